@@ -1,0 +1,111 @@
+// On-disk records of a callmon recording: the per-thread event file header and the
+// event encoding. STABLE FORMAT: this header is shared by the runtime (writer) and the
+// format library (reader). Any change to an encoding bumps kTraceVersion and is described
+// in docs/format.md.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+namespace callmon::format {
+
+// "CMTHREAD" read as bytes at the start of every thread event file.
+inline constexpr char kThreadMagic[8] = {'C', 'M', 'T', 'H', 'R', 'E', 'A', 'D'};
+inline constexpr uint16_t kTraceVersion = 1;
+// The header occupies the first page; chunks of events follow it.
+inline constexpr uint32_t kHeaderSize = 4096;
+inline constexpr uint32_t kDefaultChunkSize = 4u << 20;
+inline constexpr uint32_t kMinChunkSize = 64u << 10;
+inline constexpr uint32_t kMaxChunkSize = 256u << 20;
+
+enum class ClockKind : uint32_t { kTsc = 0, kMonotonic = 1 };
+
+// Header of a thread event file. The runtime keeps it mapped while the thread runs and
+// updates the counters at chunk switches and at the end, so a reader learns how much a
+// truncated file lost.
+struct ThreadFileHeader {
+  char magic[8];
+  uint16_t version;
+  uint16_t header_size;        // kHeaderSize
+  uint32_t chunk_size;         // bytes per chunk, a multiple of 4096
+  uint32_t pid;
+  uint32_t tid;
+  uint32_t clock;              // ClockKind
+  uint32_t flags;              // kFlag* below
+  uint64_t start_ticks;        // clock reading when the thread's recording started
+  uint64_t committed_end;      // file offset up to which chunks are complete
+  uint64_t end_offset;         // file offset of the end of data once finished, else 0
+  uint64_t unmatched_exits;    // exits that matched no open frame (dropped)
+  uint64_t lost_events;        // events the runtime could not store (e.g. disk full)
+  char thread_name[16];        // from PR_GET_NAME at the end, NUL padded
+  char process_key[32];        // "<pid>.<generation>", NUL padded
+  uint8_t reserved[kHeaderSize - 120];
+};
+static_assert(sizeof(ThreadFileHeader) == kHeaderSize, "header must fill one page");
+
+inline constexpr uint32_t kFlagFinished = 1u << 0;   // END was written
+inline constexpr uint32_t kFlagForkChild = 1u << 1;  // stream starts with INHERIT frames
+
+// ---- event encoding --------------------------------------------------------------
+// Every record starts with an unsigned LEB128 value V; its two low bits are the kind.
+// The first byte of a record is never 0: a 0 byte ends the records of a chunk.
+// Encoding state (time base, last address) resets to 0 at the start of every chunk.
+enum RecordKind : uint32_t {
+  kKindEnter = 1,    // V = dt<<2|1, then zigzag LEB128 (addr - last_addr)
+  kKindExit = 2,     // V = dt<<2|2
+  kKindSpecial = 3,  // V = ((code<<1 | nested)<<2)|3, then LEB128 time, then fields
+};
+
+// Codes of special records. When `nested` is set the record was written by a hook that
+// interrupted another hook (a signal): its time is absolute ticks and it does not move
+// the encoding state. Otherwise the time is a delta that moves the time base.
+enum SpecialCode : uint32_t {
+  kCodeEnter = 0,    // addr (absolute LEB128). Only written nested.
+  kCodeExit = 1,     // no fields. Only written nested.
+  kCodeUnwind = 2,   // count, reason (UnwindReason): closes `count` open frames
+  kCodeEnd = 3,      // thread finished; frames still open close here
+  kCodeFork = 4,     // child pid: this process forked
+  kCodeExec = 5,     // the process called exec; if last record, frames close here
+  kCodeInherit = 6,  // count, then count absolute addresses: frames open at fork,
+                     // outermost first (several INHERIT records append)
+  kCodeLost = 7,     // count: events that could not be recorded here
+  kCodeSync = 8,     // monotonic ns: a (ticks, ns) pair for clock calibration
+};
+
+enum class UnwindReason : uint32_t {
+  kException = 1,  // left by C++ exception unwinding
+  kLongjmp = 2,    // abandoned by longjmp/siglongjmp
+  kUnknown = 3,    // an exit skipped over them (unmatched frames)
+};
+
+// Largest encoded record the runtime writes in one reservation (ENTER: 10 + 10 bytes).
+inline constexpr size_t kMaxRecordBytes = 40;
+
+inline constexpr uint64_t zigzag(int64_t v) {
+  return (static_cast<uint64_t>(v) << 1) ^ static_cast<uint64_t>(v >> 63);
+}
+inline constexpr int64_t unzigzag(uint64_t v) {
+  return static_cast<int64_t>(v >> 1) ^ -static_cast<int64_t>(v & 1);
+}
+
+// Bytes needed to encode v as unsigned LEB128.
+inline constexpr unsigned leb128_size(uint64_t v) {
+  unsigned bits = 64 - static_cast<unsigned>(__builtin_clzll(v | 1));
+  return (bits + 6) / 7;
+}
+
+// Writes v as unsigned LEB128 at p; returns the byte after it.
+inline uint8_t* leb128_put(uint8_t* p, uint64_t v) {
+  while (v >= 0x80) {
+    *p++ = static_cast<uint8_t>(v | 0x80);
+    v >>= 7;
+  }
+  *p++ = static_cast<uint8_t>(v);
+  return p;
+}
+
+inline constexpr uint64_t special_head(SpecialCode code, bool nested) {
+  return ((static_cast<uint64_t>(code) << 1 | (nested ? 1 : 0)) << 2) | kKindSpecial;
+}
+
+}  // namespace callmon::format
