@@ -1,0 +1,48 @@
+// Parses a process metadata file (`<key>.meta`, text, see docs/format.md): identity, clock,
+// modules, fork and exec marks. Validated line by line; errors name the file and line.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "format/result.hpp"
+
+namespace callmon::format {
+
+struct ModuleRecord {
+  uint64_t start = 0;  // first mapped address
+  uint64_t end = 0;    // one past the last mapped address
+  uint64_t bias = 0;   // load bias: runtime address = ELF virtual address + bias
+  std::string path;
+};
+
+struct ClockSync {
+  uint64_t ticks = 0;
+  uint64_t mono_ns = 0;
+};
+
+struct ProcessMeta {
+  std::string key;         // "<pid>.<generation>"
+  uint32_t pid = 0;
+  uint32_t ppid = 0;
+  std::string parent_key;  // empty unless created by fork
+  std::string exe;
+  std::string clock_kind;  // "tsc" or "monotonic"
+  double ticks_per_second = 0;
+  std::vector<ClockSync> syncs;
+  std::vector<ModuleRecord> modules;  // in file order; later lines win on overlap
+  std::optional<std::pair<uint64_t, std::string>> exec;  // ticks, path of the last exec
+  std::vector<std::pair<uint64_t, uint32_t>> forks;      // ticks, child pid
+  std::optional<ClockSync> exit;  // finished through exit()
+  std::vector<std::pair<uint64_t, std::string>> symbols;  // `symbol` lines: address, name
+
+  // Converts a tick count (a duration) to nanoseconds.
+  double ticks_to_ns(uint64_t ticks) const;
+};
+
+// Parses the file at `path`. Errors: missing file, bad magic/version, a malformed line.
+Result<ProcessMeta> read_process_meta(const std::string& path);
+
+}  // namespace callmon::format

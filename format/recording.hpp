@@ -1,0 +1,35 @@
+// A recording directory as a whole: its session, its processes and their thread files.
+// Opening validates the layout; reading each thread's events is left to ThreadReader.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "format/process_meta.hpp"
+#include "format/result.hpp"
+#include "format/session.hpp"
+
+namespace callmon::format {
+
+struct ThreadFile {
+  std::string path;
+  uint32_t tid = 0;
+};
+
+struct ProcessRecording {
+  ProcessMeta meta;
+  std::vector<ThreadFile> threads;  // sorted by file name (tid, then restart number)
+};
+
+struct Recording {
+  std::string dir;
+  std::optional<Session> session;        // absent when the runtime was linked in directly
+  std::vector<ProcessRecording> processes;  // sorted by pid, then generation
+  std::vector<std::string> warnings;     // files that were skipped and why
+};
+
+// Opens DIR. Errors: not a directory, no callmon files in it, a corrupt meta file.
+Result<Recording> open_recording(const std::string& dir);
+
+}  // namespace callmon::format

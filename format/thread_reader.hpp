@@ -1,0 +1,93 @@
+// Reads one thread event file (`<key>.<tid>.events`) record by record, chunk by chunk, with
+// memory bounded by one chunk whatever the file size. Validates the header and every record;
+// a file cut short (a crash, a full disk) is read up to the cut and the loss is reported.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "callmon/format/records.hpp"
+#include "format/result.hpp"
+
+namespace callmon::format {
+
+// One decoded record. Times are absolute ticks of the process clock.
+struct Event {
+  enum Type : uint8_t {
+    kEnter,    // addr: a call began
+    kExit,     // the innermost open call returned
+    kUnwind,   // count innermost open calls ended; reason
+    kEnd,      // the thread finished (meaningful when last)
+    kFork,     // count = child pid
+    kExec,     // the process called exec (meaningful when last)
+    kInherit,  // addr: one frame open at fork, outermost first
+    kLost,     // count events could not be stored
+    kSync,     // count = monotonic ns at ticks
+  };
+  Type type = kEnter;
+  bool nested = false;  // written by a hook interrupted by a signal
+  uint32_t reason = 0;  // UnwindReason for kUnwind
+  uint64_t ticks = 0;
+  uint64_t addr = 0;
+  uint64_t count = 0;
+};
+
+// What a reader found wrong in a file without being unable to read it.
+struct ReadDamage {
+  uint64_t bytes_missing = 0;   // committed or claimed data beyond the end of the file
+  uint64_t bad_records = 0;     // chunks abandoned at an undecodable record
+  std::vector<std::string> notes;  // one sentence each, for warnings
+};
+
+class ThreadReader {
+ public:
+  // Opens and validates the header. Errors: missing file, not a callmon thread file,
+  // unsupported version, impossible header values.
+  static Result<ThreadReader> open(const std::string& path);
+
+  ThreadReader(ThreadReader&& other) noexcept;
+  ThreadReader& operator=(ThreadReader&& other) noexcept;
+  ThreadReader(const ThreadReader&) = delete;
+  ~ThreadReader();
+
+  const ThreadFileHeader& header() const { return header_; }
+  const std::string& path() const { return path_; }
+  uint64_t file_size() const { return file_size_; }
+
+  // Decodes the next record into `ev`. Returns false at the end of the data (or at a cut).
+  // Never fails: damage is recorded in damage() and reading stops or resumes at the next
+  // chunk.
+  bool next(Event& ev);
+
+  // Bytes of records consumed so far (for progress and bytes-per-call figures).
+  uint64_t bytes_read() const { return bytes_read_; }
+  const ReadDamage& damage() const { return damage_; }
+
+ private:
+  ThreadReader() = default;
+  bool map_chunk(uint64_t index);
+  void unmap();
+  bool decode_special(uint64_t v, Event& ev);
+  void note_bad_record(const char* what);
+
+  std::string path_;
+  ThreadFileHeader header_{};
+  int fd_ = -1;
+  uint64_t file_size_ = 0;
+  uint64_t chunk_count_ = 0;
+  uint64_t chunk_index_ = 0;
+  const uint8_t* map_ = nullptr;   // current chunk mapping
+  size_t map_len_ = 0;
+  const uint8_t* pos_ = nullptr;
+  const uint8_t* end_ = nullptr;
+  uint64_t time_base_ = 0;
+  uint64_t last_addr_ = 0;
+  uint64_t last_ticks_ = 0;      // for clamping time that steps back
+  uint64_t inherit_left_ = 0;    // addresses still to read of an INHERIT record
+  uint64_t bytes_read_ = 0;
+  bool done_ = false;
+  ReadDamage damage_;
+};
+
+}  // namespace callmon::format
