@@ -68,15 +68,26 @@ class ThreadReader {
   ThreadReader() = default;
   bool map_chunk(uint64_t index);
   void unmap();
-  bool decode_special(uint64_t v, Event& ev);
+  // Maps the next chunk and resets the encoding state; false (and finish()) at the end.
+  bool advance_chunk();
+  // Decodes the SPECIAL record whose head V was read; p points after V and is advanced.
+  // False when the record is bad (the chunk was abandoned).
+  bool decode_special(uint64_t v, const uint8_t*& p, Event& ev);
+  // Yields the next address of an INHERIT record already validated.
+  bool next_inherited(Event& ev);
+  // Abandons the current chunk at the record starting at `rec`: a bad record, or the end
+  // of a file cut inside a record when `past_end` and the chunk is clipped by the file end.
+  void abandon_chunk(const uint8_t* rec, const char* what, bool past_end);
   void note_bad_record(const char* what);
+  // Called once at the end of the data: unmaps and completes the damage notes.
+  void finish();
 
   std::string path_;
   ThreadFileHeader header_{};
   int fd_ = -1;
   uint64_t file_size_ = 0;
   uint64_t chunk_count_ = 0;
-  uint64_t chunk_index_ = 0;
+  uint64_t chunk_index_ = 0;       // the next chunk to map
   const uint8_t* map_ = nullptr;   // current chunk mapping
   size_t map_len_ = 0;
   const uint8_t* pos_ = nullptr;
@@ -85,7 +96,11 @@ class ThreadReader {
   uint64_t last_addr_ = 0;
   uint64_t last_ticks_ = 0;      // for clamping time that steps back
   uint64_t inherit_left_ = 0;    // addresses still to read of an INHERIT record
+  bool inherit_nested_ = false;  // the nested flag of that INHERIT record
   uint64_t bytes_read_ = 0;
+  uint64_t calls_read_ = 0;      // ENTER records, for the bytes-per-call estimate
+  uint64_t claimed_end_ = 0;     // max(committed_end, end_offset) when beyond the file
+  size_t missing_note_ = 0;      // index in damage_.notes of the bytes-missing note + 1
   bool done_ = false;
   ReadDamage damage_;
 };

@@ -70,7 +70,11 @@ enum SpecialCode : uint32_t {
                      // outermost first (several INHERIT records append)
   kCodeLost = 7,     // count: events that could not be recorded here
   kCodeSync = 8,     // monotonic ns: a (ticks, ns) pair for clock calibration
+  kCodePad = 9,      // one byte (0x4B), NO time field: filler the reader skips
 };
+
+// The single byte of a PAD record: ((kCodePad << 1) << 2) | kKindSpecial.
+inline constexpr uint8_t kPadByte = 0x4B;
 
 enum class UnwindReason : uint32_t {
   kException = 1,  // left by C++ exception unwinding

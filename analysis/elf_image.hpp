@@ -1,0 +1,81 @@
+// One ELF file as the symbolizer sees it: its function symbols (.symtab, or .dynsym when the
+// file is stripped) sorted by address, and the source line of each function from DWARF
+// (elfutils libdw), read lazily on the first query for a compile unit. Separate debug files
+// (build-id or .gnu_debuglink under /usr/lib/debug) are used when the file has no DWARF or no
+// .symtab of its own. ElfCache opens every path once. Nothing here is thread-safe.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "format/result.hpp"
+
+namespace callmon::analysis {
+
+struct FuncSymbol {
+  uint64_t start = 0;  // ELF virtual address
+  uint64_t size = 0;   // 0 when the symbol table gives none
+  std::string name;    // as in the symbol table (mangled)
+};
+
+struct SourceLocation {
+  std::string file;  // empty if unknown
+  uint32_t line = 0; // 0 if unknown
+};
+
+class ElfImage {
+ public:
+  // Opens `path` and reads its function symbols. Errors: the file cannot be opened or is not
+  // an ELF file. DWARF is not touched until source_of() is called.
+  static Result<std::unique_ptr<ElfImage>> open(const std::string& path);
+  ~ElfImage();
+  ElfImage(const ElfImage&) = delete;
+  ElfImage& operator=(const ElfImage&) = delete;
+
+  // The function symbol containing ELF virtual address `vaddr`: the symbol starting exactly
+  // there, else a sized symbol whose range covers it, else a zero-size symbol immediately
+  // preceding it. nullptr when none.
+  const FuncSymbol* find_function(uint64_t vaddr) const;
+
+  // Declaration file and line of the function whose code starts at (or covers) `vaddr`, from
+  // the subprogram's DW_AT_decl_file/decl_line, else from the line table row at `vaddr`.
+  // Empty when the file has no usable DWARF. Cached per address.
+  const SourceLocation& source_of(uint64_t vaddr);
+
+  const std::string& path() const { return path_; }
+  size_t symbol_count() const { return symbols_.size(); }
+
+ private:
+  struct File;   // an open descriptor and its libelf handle
+  struct DwarfState;  // libdw state, built lazily
+  ElfImage() = default;
+  void read_symbols();
+  SourceLocation lookup_source(uint64_t vaddr);
+
+  std::string path_;
+  std::unique_ptr<File> main_;
+  std::unique_ptr<File> debug_;  // separate debug file, may be null
+  std::vector<FuncSymbol> symbols_;
+  std::unique_ptr<DwarfState> dwarf_;
+  std::unordered_map<uint64_t, SourceLocation> sources_;
+};
+
+// ELF images by path, opened on first use and kept (with the reason of a failure) for the
+// life of the cache, so a library shared by many processes is read once.
+class ElfCache {
+ public:
+  // The image of `path`, or nullptr with `*error` set to why it cannot be read.
+  ElfImage* get(const std::string& path, std::string* error);
+
+ private:
+  struct Entry {
+    std::unique_ptr<ElfImage> image;
+    std::string error;
+  };
+  std::unordered_map<std::string, Entry> entries_;
+};
+
+}  // namespace callmon::analysis
