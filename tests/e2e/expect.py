@@ -1,0 +1,72 @@
+"""Builds the expected, normalised `callmon replay` text of a fixture (see run_fixture.py).
+
+The replay contract: per process `# process KEY pid PID ppid PPID exe PATH`, per thread
+`# thread TID "NAME"`, then one line per call event: a 12-character duration field, ` | `,
+two spaces per depth and `NAME;` (a call without callees), `NAME {` (opening) or
+`} /* NAME */` (closing), optionally followed by a mark such as ` [exception]`. Normalised,
+the duration field goes, pids become P1, P2... in pid order, the first thread of a process
+is `# thread MAIN` (tid == pid) and the others `# thread T`, and executables are shown by
+their base name.
+"""
+
+
+def display_name(name):
+    """The replay's spelling of a function: the demangled name, `()` added if it has no `(`."""
+    return name if "(" in name else name + "()"
+
+
+class Replay:
+    """Appends normalised replay lines; `lines` is the result."""
+
+    def __init__(self, program):
+        self.program = program
+        self.lines = []
+        self.depth = 0
+
+    def _mark(self, mark):
+        return f" [{mark}]" if mark else ""
+
+    def process(self, key, ppid="EXT", exe=None):
+        pid = key.split(".")[0]
+        self.lines.append(f"# process {key} pid {pid} ppid {ppid} exe {exe or self.program}")
+        self.depth = 0
+        return self
+
+    def thread(self, main=True):
+        self.lines.append("# thread MAIN" if main else "# thread T")
+        self.depth = 0
+        return self
+
+    def special(self, text):
+        """A `# ...` line inside a thread (fork, exec). Compared without indentation: its
+        place among the call lines already says where it happened."""
+        self.lines.append("# " + text)
+        return self
+
+    def leaf(self, name, mark=None):
+        self.lines.append("  " * self.depth + display_name(name) + ";" + self._mark(mark))
+        return self
+
+    def open(self, name, mark=None):
+        self.lines.append("  " * self.depth + display_name(name) + " {" + self._mark(mark))
+        self.depth += 1
+        return self
+
+    def close(self, name, mark=None):
+        self.depth -= 1
+        self.lines.append("  " * self.depth + "} /* " + display_name(name) + " */" +
+                          self._mark(mark))
+        return self
+
+    def call(self, name, body=None, mark=None):
+        """A whole call: a leaf when body is None, else open, body(self), close."""
+        if body is None:
+            return self.leaf(name, mark)
+        self.open(name)
+        body(self)
+        return self.close(name, mark)
+
+    def repeat(self, n, name, body=None, mark=None):
+        for _ in range(n):
+            self.call(name, body, mark)
+        return self

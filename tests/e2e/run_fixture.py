@@ -1,0 +1,336 @@
+#!/usr/bin/env python3
+"""End-to-end test of one fixture program (tests/programs) in one build.
+
+Builds the fixture with the given compiler at the given optimisation level with
+-finstrument-functions, runs it once plainly and once under `callmon record`, and checks:
+the program's stdout and exit status are the same both ways and equal the expected ones;
+`callmon report --format=json` counts exactly the expected calls per function (and nothing
+else); `callmon replay` prints exactly the expected call tree once durations, pids and tids
+are normalised; `callmon info --format=json` tells the expected exit status, processes and
+thread states. The expectations live in tests/e2e/fixtures/<fixture>.py (see expect.py).
+
+Exit status: 0 passed, 1 failed, 77 skipped (CTest's SKIP_RETURN_CODE). Python stdlib only.
+"""
+import argparse
+import difflib
+import importlib.util
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+import expect  # noqa: E402  (the builder the fixture files use)
+
+PROGRAMS = os.path.join(os.path.dirname(HERE), "programs")
+RUN_TIMEOUT = 120
+SKIP = 77
+
+
+class Failures:
+    """Collects every failed check, so one run reports all that is wrong."""
+
+    def __init__(self):
+        self.items = []
+
+    def add(self, what, detail):
+        self.items.append((what, detail))
+        print(f"FAIL: {what}\n{detail}\n", flush=True)
+
+    def check_equal(self, what, expected, got):
+        if expected != got:
+            self.add(what, f"  expected: {expected!r}\n  got:      {got!r}")
+
+
+def run(cmd, cwd, timeout=RUN_TIMEOUT, env=None):
+    """Runs cmd; returns CompletedProcess (text). A timeout is turned into status None."""
+    try:
+        return subprocess.run(cmd, cwd=cwd, capture_output=True, text=True,
+                              errors="replace", timeout=timeout, env=env)
+    except subprocess.TimeoutExpired as e:
+        out = e.stdout.decode(errors="replace") if isinstance(e.stdout, bytes) else (e.stdout or "")
+        err = e.stderr.decode(errors="replace") if isinstance(e.stderr, bytes) else (e.stderr or "")
+        return subprocess.CompletedProcess(cmd, None, out, err + f"\n[timed out after {timeout}s]")
+
+
+def describe(proc):
+    return (f"  command: {' '.join(proc.args)}\n  status: {proc.returncode}\n"
+            f"  stderr: {proc.stderr.strip()[-2000:]}")
+
+
+def load_fixture(name):
+    path = os.path.join(HERE, "fixtures", name + ".py")
+    spec = importlib.util.spec_from_file_location("fixture_" + name, path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def build(fx, args, work):
+    """Compiles the fixture (and its plugin, if any) into work/. Returns the program path."""
+    common = [f"-{args.opt}", "-g", "-finstrument-functions", "-Wall", "-I", PROGRAMS]
+    for lib, sources in getattr(fx, "PLUGINS", []):
+        cmd = [args.cc] + common + ["-fPIC", "-shared", "-o", os.path.join(work, lib)]
+        cmd += [os.path.join(PROGRAMS, s) for s in sources]
+        proc = run(cmd, work)
+        if proc.returncode != 0:
+            raise RuntimeError("building the plugin failed\n" + describe(proc))
+    cxx = any(s.endswith(".cpp") for s in fx.SOURCES)
+    compiler = args.cxx if cxx else args.cc
+    program = os.path.join(work, fx.PROGRAM)
+    cmd = [compiler] + common + ["-pthread", "-o", program]
+    cmd += [os.path.join(PROGRAMS, s) for s in fx.SOURCES]
+    cmd += ["-ldl"]
+    if cxx and args.compiler == "clang":
+        cmd += ["-lstdc++"]
+    proc = run(cmd, work)
+    if proc.returncode != 0:
+        raise RuntimeError("building the fixture failed\n" + describe(proc))
+    return program
+
+
+def callmon_status(plain_status):
+    """The status callmon must exit with: the program's, 128+signal if it was killed."""
+    return 128 - plain_status if plain_status < 0 else plain_status
+
+
+def pid_symbols(info, replay_text):
+    """Maps each pid of the recording to P1, P2, ... in the order info lists processes
+    (sorted by pid), falling back to the order of the replay's process lines."""
+    pids = []
+    if info:
+        for p in info.get("processes", []):
+            pids.append(int(p.get("pid", -1)))
+    if not pids and replay_text:
+        pids = [int(m.group(1)) for m in
+                re.finditer(r"^# process \S+ pid (\d+)", replay_text, re.M)]
+    table = {}
+    for pid in pids:
+        if pid not in table:
+            table[pid] = f"P{len(table) + 1}"
+    return table
+
+
+def sym_key(key, pids):
+    """'4242.1' -> 'P1.1'."""
+    m = re.fullmatch(r"(\d+)\.(\d+)", str(key))
+    if not m:
+        return str(key)
+    return f"{pids.get(int(m.group(1)), '?' + m.group(1))}.{m.group(2)}"
+
+
+def normalize_replay(text, pids):
+    """Turns replay output into comparable lines: the duration field and its ' | ' go, pids
+    become P1.., tids become MAIN (tid == pid) or T, executables their base name."""
+    out = []
+    current_pid = None
+
+    def map_pids(s):
+        return re.sub(r"\b\d+\b", lambda m: pids.get(int(m.group(0)), m.group(0)), s)
+
+    for raw in text.splitlines():
+        line = raw.rstrip()
+        if not line.strip():
+            continue
+        m = re.match(r"^# process (\S+) pid (\d+) ppid (\d+) exe (.*)$", line)
+        if m:
+            current_pid = int(m.group(2))
+            ppid = pids.get(int(m.group(3)), "EXT")
+            out.append(f"# process {sym_key(m.group(1), pids)} pid {pids.get(current_pid, '?')}"
+                       f" ppid {ppid} exe {os.path.basename(m.group(4))}")
+            continue
+        m = re.match(r'^# thread (\d+)( .*)?$', line)
+        if m:
+            out.append("# thread MAIN" if int(m.group(1)) == current_pid else "# thread T")
+            continue
+        if line.startswith("# "):
+            out.append(map_pids(line))
+            continue
+        if " | " in line:
+            body = line.split(" | ", 1)[1]
+            if body.lstrip().startswith("# "):
+                body = map_pids(body.lstrip())
+            out.append(body)
+            continue
+        out.append("?? " + line)  # neither a special nor a call line: shows up in the diff
+    return out
+
+
+def show_diff(expected, got, limit=80):
+    diff = list(difflib.unified_diff(expected, got, "expected", "callmon replay", lineterm="", n=2))
+    text = "\n".join(diff[:limit])
+    if len(diff) > limit:
+        text += f"\n... {len(diff) - limit} more diff lines"
+    return text
+
+
+def function_counts(functions, what, failures):
+    counts = {}
+    for f in functions:
+        name = expect.display_name(f.get("name", "?"))
+        if name in counts:
+            failures.add(what, f"  function {name!r} listed twice")
+        counts[name] = counts.get(name, 0) + int(f.get("calls", -1))
+        total, self_ns = f.get("total_ns"), f.get("self_ns")
+        if not (isinstance(total, (int, float)) and isinstance(self_ns, (int, float))
+                and 0 <= self_ns <= total):
+            failures.add(what, f"  {name}: expected 0 <= self_ns <= total_ns, got "
+                               f"self_ns={self_ns!r} total_ns={total!r}")
+    return counts
+
+
+def check_info(fx, info, pids, program, failures):
+    spec = fx.INFO
+    for field in ("exit_status", "exit_signal", "calls"):
+        if field in spec:
+            failures.check_equal(f"info {field}", spec[field], info.get(field))
+    if "problems" in spec:
+        failures.check_equal("info problems", spec["problems"], info.get("problems"))
+    got_procs = info.get("processes", [])
+    if len(got_procs) != len(spec["processes"]):
+        failures.add("info processes", f"  expected {len(spec['processes'])} processes, got "
+                                       f"{json.dumps(got_procs)[:2000]}")
+        return
+    for exp, got in zip(spec["processes"], got_procs):
+        key = sym_key(got.get("key"), pids)
+        where = f"info process {exp['key']}"
+        failures.check_equal(where + " key", exp["key"], key)
+        failures.check_equal(where + " parent", exp.get("parent"),
+                             sym_key(got["parent"], pids) if got.get("parent") else None)
+        failures.check_equal(where + " exe", program, os.path.basename(got.get("exe", "")))
+        ppid_sym = pids.get(int(got.get("ppid", -1)), "EXT")
+        failures.check_equal(where + " ppid", exp.get("ppid", "EXT"), ppid_sym)
+        threads = sorted((t.get("status"), t.get("calls")) for t in got.get("threads", []))
+        failures.check_equal(where + " threads (status, calls)", sorted(exp["threads"]), threads)
+
+
+def json_of(proc, what, failures):
+    if proc.returncode != 0:
+        failures.add(what, describe(proc))
+        return None
+    try:
+        return json.loads(proc.stdout)
+    except ValueError as e:
+        failures.add(what, f"  not JSON ({e}): {proc.stdout[:500]!r}")
+        return None
+
+
+def replay_prefix(callmon, data, cwd, nlines):
+    """Reads only the first nlines of `callmon replay` (for traces whose full tree is too big
+    to print), then stops it."""
+    proc = subprocess.Popen([callmon, "replay", "-d", data], cwd=cwd, stdout=subprocess.PIPE,
+                            stderr=subprocess.DEVNULL, text=True, errors="replace")
+    lines = []
+    try:
+        for line in proc.stdout:
+            lines.append(line)
+            if len(lines) >= nlines:
+                break
+    finally:
+        proc.kill()
+        proc.wait()
+    return "".join(lines)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--callmon", required=True)
+    ap.add_argument("--fixture", required=True)
+    ap.add_argument("--compiler", required=True, choices=["gcc", "clang"])
+    ap.add_argument("--cc", required=True)
+    ap.add_argument("--cxx", required=True)
+    ap.add_argument("--opt", required=True, choices=["O0", "O2"])
+    ap.add_argument("--work", required=True)
+    args = ap.parse_args()
+
+    for tool in (args.cc, args.cxx):
+        if not tool or tool.endswith("-NOTFOUND") or not shutil.which(tool):
+            print(f"SKIP: compiler {args.compiler} not found ({tool}); install it to run "
+                  f"the {args.compiler} variants")
+            return SKIP
+    fx = load_fixture(args.fixture)
+    shutil.rmtree(args.work, ignore_errors=True)
+    os.makedirs(args.work)
+    print(f"fixture {args.fixture}, {args.compiler} -{args.opt}, in {args.work}", flush=True)
+    failures = Failures()
+    try:
+        program = build(fx, args, args.work)
+    except RuntimeError as e:
+        print(f"FAIL: {e}")
+        return 1
+    argv = ["./" + fx.PROGRAM] + list(getattr(fx, "ARGS", []))
+
+    plain = run(argv, args.work)
+    failures.check_equal("plain run: stdout", fx.STDOUT, plain.stdout)
+    failures.check_equal("plain run: exit status", fx.STATUS, plain.returncode)
+
+    data = os.path.join(args.work, "callmon.data")
+    rec = run([args.callmon, "record", "-o", data, "--"] + argv, args.work)
+    failures.check_equal("record: program's stdout (as without callmon)", plain.stdout, rec.stdout)
+    if rec.returncode != callmon_status(fx.STATUS):
+        failures.add("record: exit status", f"  expected {callmon_status(fx.STATUS)}\n" + describe(rec))
+    if not os.path.isdir(data):
+        failures.add("record", f"  no recording directory {data}\n" + describe(rec))
+        return finish(failures)
+
+    info = json_of(run([args.callmon, "info", "--format=json", "-d", data], args.work),
+                   "info --format=json", failures)
+    tree_lines = getattr(fx, "TREE_PREFIX_LINES", None)
+    if tree_lines:
+        replay_text = replay_prefix(args.callmon, data, args.work, tree_lines)
+    else:
+        rp = run([args.callmon, "replay", "-d", data], args.work)
+        replay_text = rp.stdout if rp.returncode == 0 else ""
+        if rp.returncode != 0:
+            failures.add("replay", describe(rp))
+    pids = pid_symbols(info, replay_text)
+
+    report = json_of(run([args.callmon, "report", "--format=json", "-d", data], args.work),
+                     "report --format=json", failures)
+    if report is not None:
+        counts = function_counts(report.get("functions", []), "report", failures)
+        if counts != fx.COUNTS:
+            failures.add("report: calls per function",
+                         "  expected: " + json.dumps(fx.COUNTS, sort_keys=True) +
+                         "\n  got:      " + json.dumps(counts, sort_keys=True))
+
+    if getattr(fx, "PER_PROCESS", None):
+        per = json_of(run([args.callmon, "report", "--format=json", "--per-process", "-d", data],
+                          args.work), "report --per-process", failures)
+        if per is not None:
+            got = {}
+            for group in per.get("groups", []):
+                key = sym_key(group.get("process"), pids)
+                got[key] = function_counts(group.get("functions", []), f"group {key}", failures)
+            if got != fx.PER_PROCESS:
+                failures.add("report --per-process: calls per function and process",
+                             "  expected: " + json.dumps(fx.PER_PROCESS, sort_keys=True) +
+                             "\n  got:      " + json.dumps(got, sort_keys=True))
+
+    if replay_text or not failures.items:
+        expected_tree = fx.tree(expect.Replay(fx.PROGRAM))
+        got_tree = normalize_replay(replay_text, pids)
+        if tree_lines:
+            expected_tree = expected_tree[:tree_lines]
+            got_tree = got_tree[:len(expected_tree)]
+        if expected_tree != got_tree:
+            failures.add("replay: call tree (normalised)", show_diff(expected_tree, got_tree))
+
+    if info is not None:
+        check_info(fx, info, pids, fx.PROGRAM, failures)
+    return finish(failures)
+
+
+def finish(failures):
+    if failures.items:
+        print(f"{len(failures.items)} check(s) failed: " + "; ".join(w for w, _ in failures.items))
+        return 1
+    print("all checks passed")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,14 @@
+/* Shared by the end-to-end fixture programs (tests/e2e): COUNTED marks a function whose
+ * calls the tests count exactly. It must stay a real, separate function at -O2 in both
+ * compilers: GCC's IPA passes would otherwise clone it (`fib.constprop.0`, a different
+ * address and name) or fold it; clang only needs noinline, and would warn about noipa. */
+#ifndef CALLMON_FIXTURE_H
+#define CALLMON_FIXTURE_H
+
+#if defined(__clang__)
+#define COUNTED __attribute__((noinline))
+#else
+#define COUNTED __attribute__((noinline, noipa))
+#endif
+
+#endif
