@@ -1,0 +1,117 @@
+// ProcessSymbolizer: runtime address -> module (the process's module lines, last one covering
+// the address wins) -> ELF virtual address (address - load bias) -> function symbol and
+// DWARF source line of one ElfImage. `symbol` lines of the meta file win over everything.
+// Results are cached per address: a trace names the same few functions again and again.
+#include "analysis/symbolizer.hpp"
+
+#include <cinttypes>
+#include <cstdio>
+#include <unordered_set>
+
+#include "analysis/elf_image.hpp"
+
+namespace callmon::analysis {
+
+namespace {
+
+std::string hex(uint64_t value) {
+  char buf[24];
+  std::snprintf(buf, sizeof buf, "0x%" PRIx64, value);
+  return buf;
+}
+
+std::string basename_of(const std::string& path) {
+  size_t slash = path.rfind('/');
+  return slash == std::string::npos ? path : path.substr(slash + 1);
+}
+
+}  // namespace
+
+struct ProcessSymbolizer::Impl {
+  std::vector<format::ModuleRecord> modules;
+  std::unordered_map<uint64_t, std::string> synthetic;  // `symbol` lines
+  std::shared_ptr<ElfCache> cache;
+  std::unordered_map<uint64_t, SymbolInfo> results;
+  std::vector<std::string> warnings;
+  std::unordered_set<std::string> warned_paths;
+
+  // The last module line covering `addr`, or nullptr.
+  const format::ModuleRecord* module_of(uint64_t addr) const {
+    for (auto it = modules.rbegin(); it != modules.rend(); ++it) {
+      if (addr >= it->start && addr < it->end) return &*it;
+    }
+    return nullptr;
+  }
+
+  // The image of a module's file, warning once per path when it cannot be read or has no
+  // function symbols.
+  ElfImage* image_of(const format::ModuleRecord& module) {
+    if (module.path.empty()) return nullptr;
+    std::string error;
+    ElfImage* image = cache->get(module.path, &error);
+    if (warned_paths.count(module.path) == 0) {
+      if (image == nullptr) {
+        warned_paths.insert(module.path);
+        warnings.push_back("cannot read " + module.path + ": " + error +
+                           "; its functions appear as addresses");
+      } else if (image->symbol_count() == 0) {
+        warned_paths.insert(module.path);
+        warnings.push_back("no function symbols in " + module.path +
+                           "; its functions appear as addresses");
+      }
+    }
+    return image;
+  }
+
+  SymbolInfo resolve(uint64_t addr) {
+    SymbolInfo info;
+    const format::ModuleRecord* module = module_of(addr);
+    if (module != nullptr) info.module = module->path;
+
+    if (auto it = synthetic.find(addr); it != synthetic.end()) {
+      info.name = demangle(it->second);
+      info.known = true;
+      return info;
+    }
+    if (module == nullptr) {
+      info.name = hex(addr);
+      return info;
+    }
+    uint64_t vaddr = addr - module->bias;
+    if (ElfImage* image = image_of(*module)) {
+      if (const FuncSymbol* fn = image->find_function(vaddr)) {
+        info.name = demangle(fn->name);
+        info.offset = vaddr - fn->start;
+        info.known = true;
+        const SourceLocation& src = image->source_of(fn->start);
+        info.file = src.file;
+        info.line = src.line;
+        return info;
+      }
+    }
+    info.name = basename_of(module->path) + "+" + hex(vaddr);
+    return info;
+  }
+};
+
+ProcessSymbolizer::ProcessSymbolizer(const format::ProcessMeta& meta,
+                                     std::shared_ptr<ElfCache> cache)
+    : impl_(std::make_unique<Impl>()) {
+  impl_->modules = meta.modules;
+  for (const auto& [addr, name] : meta.symbols) impl_->synthetic[addr] = name;  // last wins
+  impl_->cache = cache != nullptr ? std::move(cache) : make_elf_cache();
+}
+
+ProcessSymbolizer::~ProcessSymbolizer() = default;
+
+const SymbolInfo& ProcessSymbolizer::lookup(uint64_t addr) {
+  auto it = impl_->results.find(addr);
+  if (it == impl_->results.end()) it = impl_->results.emplace(addr, impl_->resolve(addr)).first;
+  return it->second;
+}
+
+const std::vector<std::string>& ProcessSymbolizer::warnings() const { return impl_->warnings; }
+
+std::shared_ptr<ElfCache> make_elf_cache() { return std::make_shared<ElfCache>(); }
+
+}  // namespace callmon::analysis
