@@ -52,4 +52,20 @@ inline LebStatus leb128_get(const uint8_t*& p, const uint8_t* end, uint64_t& out
   return LebStatus::kTooLong;
 }
 
+// Decodes a LEB128 value of at most 8 bytes held in `w` (8 bytes loaded little-endian)
+// without branches: returns its length in bytes, or 0 when it is longer than 8 bytes.
+// Branch-free because the lengths of real deltas vary at random, and a mispredicted
+// branch costs more than these few operations.
+inline unsigned leb128_word(uint64_t w, uint64_t& out) {
+  const uint64_t stops = ~w & 0x8080808080808080ull;  // bytes without a continuation bit
+  const unsigned len = (static_cast<unsigned>(__builtin_ctzll(stops | (1ull << 63))) >> 3) + 1;
+  // Keep the bytes up to the first stop, then pack their 7-bit groups together.
+  uint64_t x = w & (stops ^ (stops - 1)) & 0x7f7f7f7f7f7f7f7full;
+  x = ((x & 0x7f007f007f007f00ull) >> 1) | (x & 0x007f007f007f007full);
+  x = ((x & 0x3fff00003fff0000ull) >> 2) | (x & 0x00003fff00003fffull);
+  x = ((x & 0x0fffffff00000000ull) >> 4) | (x & 0x000000000fffffffull);
+  out = x;
+  return stops == 0 ? 0 : len;
+}
+
 }  // namespace callmon::format::detail

@@ -43,6 +43,17 @@ std::string check_header(const ThreadFileHeader& h) {
   return {};
 }
 
+std::string missing_note(const std::string& path, uint64_t file_size, uint64_t claimed,
+                         double per_call, bool measured) {
+  const uint64_t lost = claimed - file_size;
+  return fmt::format(
+      "{}: file ends at byte {} but the runtime had written {}: {} bytes (about {} calls at "
+      "{} {:.1f} bytes/call) were lost",
+      path, file_size, claimed, lost,
+      static_cast<uint64_t>(static_cast<double>(lost) / per_call + 0.5),
+      measured ? "this file's" : "the typical", per_call);
+}
+
 }  // namespace
 
 Result<ThreadReader> ThreadReader::open(const std::string& path) {
@@ -76,7 +87,9 @@ Result<ThreadReader> ThreadReader::open(const std::string& path) {
   if (claimed > r.file_size_) {
     r.claimed_end_ = claimed;
     r.damage_.bytes_missing = claimed - r.file_size_;
-    r.damage_.notes.emplace_back();  // worded by finish(), once bytes/call is known
+    // Worded again by finish() with the bytes/call measured on this file.
+    r.damage_.notes.push_back(
+        missing_note(path, r.file_size_, claimed, kTypicalBytesPerCall, false));
     r.missing_note_ = r.damage_.notes.size();
   } else if (data % chunk != 0) {
     r.damage_.notes.push_back(fmt::format(
@@ -188,7 +201,6 @@ void ThreadReader::abandon_chunk(const uint8_t* rec, const char* what, bool past
   } else {
     note_bad_record(what);
   }
-  bytes_read_ += 0;
   inherit_left_ = 0;
   pos_ = end_;  // the next call to next() moves to the next chunk
 }
@@ -200,17 +212,11 @@ void ThreadReader::finish() {
   if (damage_.bad_records > kMaxBadNotes)
     damage_.notes.push_back(fmt::format("{}: {} more chunks with a bad record were skipped",
                                         path_, damage_.bad_records - kMaxBadNotes));
-  if (missing_note_ != 0) {
-    double per_call = kTypicalBytesPerCall;
-    bool measured = calls_read_ >= kMinCallsForEstimate;
-    if (measured) per_call = static_cast<double>(bytes_read_) / static_cast<double>(calls_read_);
-    const uint64_t lost = damage_.bytes_missing;
-    damage_.notes[missing_note_ - 1] = fmt::format(
-        "{}: file ends at byte {} but the runtime had written {}: {} bytes (about {} calls at "
-        "{} {:.1f} bytes/call) were lost",
-        path_, file_size_, claimed_end_, lost,
-        static_cast<uint64_t>(static_cast<double>(lost) / per_call + 0.5),
-        measured ? "this file's" : "the typical", per_call);
+  if (missing_note_ != 0 && calls_read_ >= kMinCallsForEstimate) {
+    const double per_call =
+        static_cast<double>(bytes_read_) / static_cast<double>(calls_read_);
+    damage_.notes[missing_note_ - 1] =
+        missing_note(path_, file_size_, claimed_end_, per_call, true);
   }
 }
 

@@ -44,16 +44,26 @@ class ThreadWriter {
 
  private:
   ThreadWriter() = default;
-  void put_record(const uint8_t* bytes, size_t n);
+  // Appends one encoded record to the current chunk. When it does not fit, writes the
+  // chunk out, starts a new one (encoding state reset) and returns false: the caller
+  // encodes the record again against the reset state.
+  bool put_record(const uint8_t* bytes, size_t n);
   void special(SpecialCode code, bool nested, uint64_t ticks, const uint64_t* fields,
                size_t nfields);
+  uint64_t delta(uint64_t ticks) const;  // ticks - time base, 0 if time steps back
+  void flush_chunk();                    // writes the current chunk at its offset
+  void write_all(const void* data, size_t n, uint64_t offset);
 
   std::string path_;
   ThreadFileHeader header_{};
-  std::vector<uint8_t> data_;  // chunks after the header, zero padded
+  int fd_ = -1;
+  std::vector<uint8_t> data_;  // the current chunk, zero padded (earlier ones are written)
+  uint64_t chunks_ = 0;        // chunks started so far; the current one is chunks_ - 1
   uint64_t chunk_used_ = 0;    // bytes used in the current (last) chunk
   uint64_t time_base_ = 0;
   uint64_t last_addr_ = 0;
+  bool started_ = false;       // a record was written (start_ticks is set)
+  std::string error_;          // the first write error, reported by close()
   bool closed_ = false;
 };
 

@@ -1,0 +1,40 @@
+// write_process_meta: the text form of a ProcessMeta, as the runtime writes it (see
+// docs/format.md), for hand-written test traces and synthetic benchmark recordings.
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <fmt/format.h>
+#include <iterator>
+
+#include "format/trace_writer.hpp"
+
+namespace callmon::format {
+
+Status write_process_meta(const std::string& path, const ProcessMeta& meta,
+                          const std::vector<std::pair<uint64_t, std::string>>& symbols) {
+  std::string out = "callmon-process 1\n";
+  auto o = std::back_inserter(out);
+  if (!meta.key.empty()) fmt::format_to(o, "key {}\n", meta.key);
+  fmt::format_to(o, "pid {}\n", meta.pid);
+  fmt::format_to(o, "ppid {}\n", meta.ppid);
+  if (!meta.parent_key.empty()) fmt::format_to(o, "parent {}\n", meta.parent_key);
+  if (!meta.exe.empty()) fmt::format_to(o, "exe {}\n", meta.exe);
+  fmt::format_to(o, "clock {} {:.3f}\n", meta.clock_kind.empty() ? "tsc" : meta.clock_kind,
+       meta.ticks_per_second);
+  for (const auto& s : meta.syncs) fmt::format_to(o, "sync {} {}\n", s.ticks, s.mono_ns);
+  for (const auto& m : meta.modules) fmt::format_to(o, "module {:x} {:x} {:x} {}\n", m.start, m.end, m.bias, m.path);
+  for (const auto& [addr, name] : meta.symbols) fmt::format_to(o, "symbol {:x} {}\n", addr, name);
+  for (const auto& [addr, name] : symbols) fmt::format_to(o, "symbol {:x} {}\n", addr, name);
+  for (const auto& [ticks, child] : meta.forks) fmt::format_to(o, "fork {} {}\n", ticks, child);
+  if (meta.exec) fmt::format_to(o, "exec {} {}\n", meta.exec->first, meta.exec->second);
+  if (meta.exit) fmt::format_to(o, "exit {} {}\n", meta.exit->ticks, meta.exit->mono_ns);
+
+  std::FILE* f = std::fopen(path.c_str(), "wb");
+  if (!f) return Error{fmt::format("{}: cannot create: {}", path, std::strerror(errno))};
+  bool ok = std::fwrite(out.data(), 1, out.size(), f) == out.size();
+  ok = std::fclose(f) == 0 && ok;
+  if (!ok) return Error{fmt::format("{}: write failed: {}", path, std::strerror(errno))};
+  return ok_status();
+}
+
+}  // namespace callmon::format

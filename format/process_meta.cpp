@@ -1,0 +1,180 @@
+// Parser of `<key>.meta` files (docs/format.md): one record per line, strict about the
+// records it knows, silent about the ones it does not (forward compatibility).
+#include "format/process_meta.hpp"
+
+#include <algorithm>
+#include <charconv>
+#include <fmt/format.h>
+#include <fstream>
+#include <sstream>
+#include <string_view>
+
+namespace callmon::format {
+namespace {
+
+// Clock syncs closer than this give a rate too noisy to improve on the runtime's figure.
+constexpr uint64_t kMinRefineSpanNs = 100'000'000;
+
+// Splits `line` at single spaces into at most `max` fields; the last field keeps the rest
+// of the line (paths may contain spaces).
+std::vector<std::string_view> split(std::string_view line, size_t max) {
+  std::vector<std::string_view> out;
+  while (out.size() + 1 < max) {
+    size_t sp = line.find(' ');
+    if (sp == std::string_view::npos) break;
+    out.push_back(line.substr(0, sp));
+    line.remove_prefix(sp + 1);
+  }
+  out.push_back(line);
+  return out;
+}
+
+bool parse_u64(std::string_view s, uint64_t& out, int base = 10) {
+  // Hex fields are written bare; a 0x prefix (hand-written traces) is accepted too.
+  if (base == 16 && s.size() > 2 && s[0] == '0' && (s[1] == 'x' || s[1] == 'X'))
+    s.remove_prefix(2);
+  if (s.empty()) return false;
+  auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), out, base);
+  return ec == std::errc() && ptr == s.data() + s.size();
+}
+
+bool parse_u32(std::string_view s, uint32_t& out) {
+  uint64_t v;
+  if (!parse_u64(s, v) || v > UINT32_MAX) return false;
+  out = static_cast<uint32_t>(v);
+  return true;
+}
+
+bool parse_positive(std::string_view s, double& out) {
+  if (s.empty()) return false;
+  auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), out);
+  return ec == std::errc() && ptr == s.data() + s.size() && out > 0 && out < 1e300;
+}
+
+// Parses one record (name already split off as f[0]); false when malformed.
+bool parse_record(ProcessMeta& m, std::string_view name, std::string_view rest,
+                  bool& known) {
+  known = true;
+  if (name == "key") {
+    if (rest.empty() || rest.find(' ') != std::string_view::npos) return false;
+    m.key = rest;
+  } else if (name == "pid") {
+    return parse_u32(rest, m.pid);
+  } else if (name == "ppid") {
+    return parse_u32(rest, m.ppid);
+  } else if (name == "parent") {
+    if (rest.empty() || rest.find(' ') != std::string_view::npos) return false;
+    m.parent_key = rest;
+  } else if (name == "exe") {
+    if (rest.empty()) return false;
+    m.exe = rest;
+  } else if (name == "clock") {
+    auto f = split(rest, 3);
+    if (f.size() != 2 || (f[0] != "tsc" && f[0] != "monotonic")) return false;
+    if (!parse_positive(f[1], m.ticks_per_second)) return false;
+    m.clock_kind = f[0];
+  } else if (name == "sync") {
+    auto f = split(rest, 3);
+    ClockSync s;
+    if (f.size() != 2 || !parse_u64(f[0], s.ticks) || !parse_u64(f[1], s.mono_ns)) return false;
+    m.syncs.push_back(s);
+  } else if (name == "module") {
+    auto f = split(rest, 4);
+    ModuleRecord mod;
+    if (f.size() != 4 || !parse_u64(f[0], mod.start, 16) || !parse_u64(f[1], mod.end, 16) ||
+        !parse_u64(f[2], mod.bias, 16) || f[3].empty() || mod.end <= mod.start)
+      return false;
+    mod.path = f[3];
+    m.modules.push_back(std::move(mod));
+  } else if (name == "exec") {
+    auto f = split(rest, 2);
+    uint64_t ticks;
+    if (f.size() != 2 || !parse_u64(f[0], ticks) || f[1].empty()) return false;
+    m.exec = std::make_pair(ticks, std::string(f[1]));
+  } else if (name == "fork") {
+    auto f = split(rest, 3);
+    uint64_t ticks;
+    uint32_t child;
+    if (f.size() != 2 || !parse_u64(f[0], ticks) || !parse_u32(f[1], child)) return false;
+    m.forks.emplace_back(ticks, child);
+  } else if (name == "exit") {
+    auto f = split(rest, 3);
+    ClockSync s;
+    if (f.size() != 2 || !parse_u64(f[0], s.ticks) || !parse_u64(f[1], s.mono_ns)) return false;
+    m.exit = s;
+  } else if (name == "symbol") {
+    // The name is the rest of the line: demangled C++ names contain spaces.
+    auto f = split(rest, 2);
+    uint64_t addr;
+    if (f.size() != 2 || !parse_u64(f[0], addr, 16) || f[1].empty()) return false;
+    m.symbols.emplace_back(addr, std::string(f[1]));
+  } else {
+    known = false;
+  }
+  return true;
+}
+
+// The clock line holds the runtime's calibration, measured over a short interval at
+// start-up. Sync lines written later (the runtime adds some while the process runs) give
+// a rate over a much longer interval, so when the widest pair spans more than 100 ms its
+// rate replaces the clock line's. Pairs whose ticks do not grow with time are ignored.
+void refine_rate(ProcessMeta& m) {
+  if (m.syncs.size() < 2) return;
+  auto [lo, hi] = std::minmax_element(
+      m.syncs.begin(), m.syncs.end(),
+      [](const ClockSync& a, const ClockSync& b) { return a.mono_ns < b.mono_ns; });
+  if (hi->mono_ns - lo->mono_ns <= kMinRefineSpanNs || hi->ticks <= lo->ticks) return;
+  m.ticks_per_second = static_cast<double>(hi->ticks - lo->ticks) * 1e9 /
+                       static_cast<double>(hi->mono_ns - lo->mono_ns);
+}
+
+}  // namespace
+
+double ProcessMeta::ticks_to_ns(uint64_t ticks) const {
+  if (ticks_per_second <= 0) return 0;
+  return static_cast<double>(ticks) * 1e9 / ticks_per_second;
+}
+
+Result<ProcessMeta> read_process_meta(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return Error{fmt::format("{}: cannot open process file", path)};
+  std::stringstream buf;
+  buf << in.rdbuf();
+  const std::string text = buf.str();
+  if (in.bad()) return Error{fmt::format("{}: read error", path)};
+
+  ProcessMeta m;
+  bool have_clock = false;
+  size_t line_no = 0;
+  size_t pos = 0;
+  while (pos < text.size()) {
+    size_t nl = text.find('\n', pos);
+    // A last line without its newline was being written when the process died: ignored.
+    if (nl == std::string::npos) break;
+    std::string_view line(text.data() + pos, nl - pos);
+    pos = nl + 1;
+    ++line_no;
+    if (line_no == 1) {
+      if (line == "callmon-process 1") continue;
+      constexpr std::string_view magic = "callmon-process ";
+      uint64_t version;
+      if (line.substr(0, magic.size()) == magic && parse_u64(line.substr(magic.size()), version))
+        return Error{fmt::format("{}: unsupported version {} of the process file format "
+                                 "(this callmon reads version 1)",
+                                 path, version)};
+      return Error{fmt::format("{}: not a callmon process file", path)};
+    }
+    if (line.empty()) continue;
+    auto f = split(line, 2);
+    bool known = false;
+    if (!parse_record(m, f[0], f.size() > 1 ? f[1] : std::string_view(), known))
+      return Error{fmt::format("{}:{}: malformed '{}' record", path, line_no, f[0])};
+    if (known && f[0] == "clock") have_clock = true;
+  }
+  if (line_no == 0) return Error{fmt::format("{}: not a callmon process file", path)};
+  if (!have_clock) return Error{fmt::format("{}: no 'clock' record", path)};
+  refine_rate(m);
+  return m;
+}
+
+}  // namespace callmon::format

@@ -1,0 +1,143 @@
+// open_recording: finds the process and thread files of a recording directory, pairs them
+// by process key and sorts them (docs/format.md, file names).
+#include "format/recording.hpp"
+
+#include <algorithm>
+#include <charconv>
+#include <filesystem>
+#include <fmt/format.h>
+#include <map>
+#include <string_view>
+#include <system_error>
+#include <tuple>
+
+namespace callmon::format {
+namespace {
+
+namespace fs = std::filesystem;
+
+bool parse_num(std::string_view s, uint64_t& out) {
+  if (s.empty()) return false;
+  auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), out);
+  return ec == std::errc() && ptr == s.data() + s.size();
+}
+
+bool ends_with(std::string_view s, std::string_view suffix) {
+  return s.size() > suffix.size() && s.substr(s.size() - suffix.size()) == suffix;
+}
+
+// A process key "<pid>.<generation>" as numbers, for sorting.
+bool parse_key(std::string_view key, uint64_t& pid, uint64_t& gen) {
+  size_t dot = key.find('.');
+  return dot != std::string_view::npos && parse_num(key.substr(0, dot), pid) &&
+         parse_num(key.substr(dot + 1), gen);
+}
+
+// "<key>.<tid>.events" or "<key>.<tid>-<n>.events" (the .events already removed).
+bool parse_thread_name(std::string_view stem, std::string& key, uint64_t& tid,
+                       uint64_t& restart) {
+  size_t dot = stem.rfind('.');
+  if (dot == std::string_view::npos) return false;
+  std::string_view t = stem.substr(dot + 1);
+  restart = 0;
+  if (size_t dash = t.find('-'); dash != std::string_view::npos) {
+    if (!parse_num(t.substr(dash + 1), restart)) return false;
+    t = t.substr(0, dash);
+  }
+  if (!parse_num(t, tid) || tid > UINT32_MAX) return false;
+  key = stem.substr(0, dot);
+  uint64_t pid, gen;
+  return parse_key(key, pid, gen);
+}
+
+struct PendingThread {
+  uint64_t tid, restart;
+  ThreadFile file;
+};
+
+}  // namespace
+
+Result<Recording> open_recording(const std::string& dir) {
+  std::error_code ec;
+  fs::file_status st = fs::status(dir, ec);
+  if (ec || !fs::exists(st)) return Error{fmt::format("{}: no such directory", dir)};
+  if (!fs::is_directory(st)) return Error{fmt::format("{}: not a directory", dir)};
+
+  Recording rec;
+  rec.dir = dir;
+  // Sorted by (pid, generation) through the map key.
+  std::map<std::tuple<uint64_t, uint64_t>, ProcessRecording> processes;
+  std::map<std::string, std::tuple<uint64_t, uint64_t>> key_index;
+  std::vector<std::pair<std::string, PendingThread>> threads;
+  bool have_session = false;
+
+  std::vector<fs::path> entries;
+  for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec))
+    entries.push_back(it->path());
+  if (ec) return Error{fmt::format("{}: cannot list: {}", dir, ec.message())};
+  std::sort(entries.begin(), entries.end());
+
+  for (const fs::path& p : entries) {
+    const std::string name = p.filename().string();
+    if (name == "session.json") {
+      have_session = true;
+    } else if (ends_with(name, ".meta")) {
+      const std::string key = name.substr(0, name.size() - 5);
+      uint64_t pid, gen;
+      if (!parse_key(key, pid, gen)) {
+        rec.warnings.push_back(fmt::format("{}: not a process file name (<pid>.<generation>"
+                                           ".meta); skipped",
+                                           p.string()));
+        continue;
+      }
+      Result<ProcessMeta> meta = read_process_meta(p.string());
+      if (!meta) return std::move(meta).take_error();
+      if (meta->key.empty()) meta->key = key;
+      if (meta->key != key)
+        rec.warnings.push_back(fmt::format("{}: its key record says '{}'; the file name's key "
+                                           "'{}' is used",
+                                           p.string(), meta->key, key));
+      meta->key = key;
+      key_index[key] = {pid, gen};
+      processes[{pid, gen}].meta = std::move(meta).value();
+    } else if (ends_with(name, ".events")) {
+      PendingThread t{};
+      std::string key;
+      if (!parse_thread_name(std::string_view(name).substr(0, name.size() - 7), key, t.tid,
+                             t.restart)) {
+        rec.warnings.push_back(fmt::format("{}: not a thread file name (<pid>.<generation>."
+                                           "<tid>.events); skipped",
+                                           p.string()));
+        continue;
+      }
+      t.file = {p.string(), static_cast<uint32_t>(t.tid)};
+      threads.emplace_back(std::move(key), std::move(t));
+    }
+  }
+  if (processes.empty())
+    return Error{fmt::format("{}: not a callmon recording (no process files)", dir)};
+
+  std::sort(threads.begin(), threads.end(), [](const auto& a, const auto& b) {
+    return std::tie(a.second.tid, a.second.restart) < std::tie(b.second.tid, b.second.restart);
+  });
+  for (auto& [key, t] : threads) {
+    auto it = key_index.find(key);
+    if (it == key_index.end()) {
+      rec.warnings.push_back(fmt::format("{}: no process file {}.meta for this thread file; "
+                                         "skipped",
+                                         t.file.path, key));
+      continue;
+    }
+    processes[it->second].threads.push_back(std::move(t.file));
+  }
+  for (auto& [k, proc] : processes) rec.processes.push_back(std::move(proc));
+
+  if (have_session) {
+    Result<Session> s = read_session((fs::path(dir) / "session.json").string());
+    if (!s) return std::move(s).take_error();
+    rec.session = std::move(s).value();
+  }
+  return rec;
+}
+
+}  // namespace callmon::format

@@ -1,0 +1,111 @@
+// session.json (docs/format.md): read with full type checks, written atomically.
+#include "format/session.hpp"
+
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <fmt/format.h>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+namespace callmon::format {
+namespace {
+
+using nlohmann::json;
+
+// Reads an optional integer field that may be null; false when it has another type.
+template <class T>
+bool optional_int(const json& j, const char* name, std::optional<T>& out) {
+  auto it = j.find(name);
+  if (it == j.end() || it->is_null()) return true;
+  if (!it->is_number_integer()) return false;
+  out = it->get<T>();
+  return true;
+}
+
+}  // namespace
+
+Result<Session> read_session(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return Error{fmt::format("{}: cannot open session file", path)};
+  std::stringstream buf;
+  buf << in.rdbuf();
+  const json j = json::parse(buf.str(), nullptr, /*allow_exceptions=*/false);
+  auto corrupt = [&path](const char* what) {
+    return Error{fmt::format("{}: corrupt session file: {}", path, what)};
+  };
+  if (j.is_discarded()) return corrupt("not valid JSON");
+  if (!j.is_object()) return corrupt("not a JSON object");
+  auto fmt_it = j.find("format");
+  if (fmt_it == j.end() || !fmt_it->is_string() || *fmt_it != "callmon-session")
+    return corrupt("\"format\" is not \"callmon-session\"");
+  auto ver = j.find("version");
+  if (ver == j.end() || !ver->is_number_integer())
+    return corrupt("\"version\" is missing");
+  if (*ver != 1)
+    return Error{fmt::format("{}: unsupported session file version {}", path, ver->dump())};
+
+  Session s;
+  auto cmd = j.find("command");
+  if (cmd == j.end() || !cmd->is_array()) return corrupt("\"command\" is not an array");
+  for (const auto& arg : *cmd) {
+    if (!arg.is_string()) return corrupt("\"command\" holds a non-string");
+    s.command.push_back(arg.get<std::string>());
+  }
+  if (auto it = j.find("cwd"); it != j.end()) {
+    if (!it->is_string()) return corrupt("\"cwd\" is not a string");
+    s.cwd = it->get<std::string>();
+  }
+  if (auto it = j.find("start_unix_ns"); it != j.end()) {
+    if (!it->is_number_integer()) return corrupt("\"start_unix_ns\" is not an integer");
+    s.start_unix_ns = it->get<int64_t>();
+  }
+  if (!optional_int(j, "end_unix_ns", s.end_unix_ns))
+    return corrupt("\"end_unix_ns\" is not an integer or null");
+  if (!optional_int(j, "exit_status", s.exit_status))
+    return corrupt("\"exit_status\" is not an integer or null");
+  if (!optional_int(j, "exit_signal", s.exit_signal))
+    return corrupt("\"exit_signal\" is not an integer or null");
+  if (auto it = j.find("callmon_version"); it != j.end()) {
+    if (!it->is_string()) return corrupt("\"callmon_version\" is not a string");
+    s.callmon_version = it->get<std::string>();
+  }
+  return s;
+}
+
+Status write_session(const std::string& path, const Session& s) {
+  json j = {{"format", "callmon-session"},
+            {"version", 1},
+            {"command", s.command},
+            {"cwd", s.cwd},
+            {"start_unix_ns", s.start_unix_ns},
+            {"end_unix_ns", nullptr},
+            {"exit_status", nullptr},
+            {"exit_signal", nullptr},
+            {"callmon_version", s.callmon_version}};
+  if (s.end_unix_ns) j["end_unix_ns"] = *s.end_unix_ns;
+  if (s.exit_status) j["exit_status"] = *s.exit_status;
+  if (s.exit_signal) j["exit_signal"] = *s.exit_signal;
+  // Invalid UTF-8 in an argument is replaced rather than failing the whole record.
+  const std::string text = j.dump(1, ' ', false, json::error_handler_t::replace) + "\n";
+
+  // Written beside the target and renamed over it: a reader never sees half a file.
+  const std::string tmp = fmt::format("{}.tmp.{}", path, getpid());
+  std::FILE* f = std::fopen(tmp.c_str(), "wb");
+  if (!f) return Error{fmt::format("{}: cannot create: {}", tmp, std::strerror(errno))};
+  bool ok = std::fwrite(text.data(), 1, text.size(), f) == text.size();
+  ok = std::fflush(f) == 0 && ok;
+  ok = fsync(fileno(f)) == 0 && ok;
+  ok = std::fclose(f) == 0 && ok;
+  if (!ok || std::rename(tmp.c_str(), path.c_str()) != 0) {
+    Error e{fmt::format("{}: cannot write: {}", path, std::strerror(errno))};
+    std::remove(tmp.c_str());
+    return e;
+  }
+  return ok_status();
+}
+
+}  // namespace callmon::format

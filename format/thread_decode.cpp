@@ -1,0 +1,247 @@
+// ThreadReader's record decoder (docs/format.md, "Chunks and records"). next() is the hot
+// loop of every analysis: one switch on the record kind, LEB128 decoded inline, no
+// allocation. Anything undecodable abandons the rest of its chunk (see abandon_chunk).
+#include <algorithm>
+#include <cstring>
+
+#include "format/leb128_decode.hpp"
+#include "format/thread_reader.hpp"
+
+namespace callmon::format {
+namespace {
+
+using detail::leb128_get;
+using detail::leb128_word;
+using detail::LebStatus;
+
+// Larger counts cannot come from a real stack: the record is corrupt.
+constexpr uint64_t kMaxFrameCount = 10'000'000;
+// PID_MAX_LIMIT on 64-bit Linux.
+constexpr uint64_t kMaxPid = 4'194'304;
+
+const char* leb_problem(LebStatus st) {
+  return st == LebStatus::kPastEnd ? "a value runs past the end of the chunk"
+                                   : "a value is longer than 10 bytes";
+}
+
+inline uint64_t load64(const uint8_t* p) {
+  uint64_t w;
+  std::memcpy(&w, p, sizeof w);
+  return w;
+}
+
+inline void set_event(Event& ev, Event::Type type, bool nested, uint64_t ticks, uint64_t addr,
+                      uint64_t count, uint32_t reason) {
+  ev.type = type;
+  ev.nested = nested;
+  ev.reason = reason;
+  ev.ticks = ticks;
+  ev.addr = addr;
+  ev.count = count;
+}
+
+}  // namespace
+
+bool ThreadReader::next(Event& ev) {
+  if (inherit_left_ != 0) [[unlikely]]
+    return next_inherited(ev);
+  for (;;) {
+    const uint8_t* p = pos_;
+    // Fast path for ENTER and EXIT, the bulk of every stream, when 16 bytes remain in the
+    // chunk: both are decoded the same way, without a branch on the kind (which varies at
+    // random). For an EXIT the second value is decoded from the next record's bytes and
+    // discarded.
+    if (end_ - p >= 16) [[likely]] {
+      uint64_t v, z;
+      const unsigned len1 = leb128_word(load64(p), v);
+      const uint64_t kind = v & 3;
+      if (len1 != 0 && (kind == kKindEnter || kind == kKindExit)) [[likely]] {
+        const unsigned len2 = leb128_word(load64(p + len1), z);
+        const uint64_t enter = kind & 1;
+        if (len2 != 0 || !enter) [[likely]] {
+          const uint64_t mask = 0 - enter;
+          time_base_ += v >> 2;
+          last_addr_ += static_cast<uint64_t>(unzigzag(z)) & mask;
+          last_ticks_ = std::max(last_ticks_, time_base_);
+          calls_read_ += enter;
+          const unsigned n = len1 + (len2 & static_cast<unsigned>(mask));
+          set_event(ev, enter ? Event::kEnter : Event::kExit, false, last_ticks_,
+                    last_addr_ & mask, 0, 0);
+          bytes_read_ += n;
+          pos_ = p + n;
+          return true;
+        }
+      }
+    }
+    if (p >= end_ || *p == 0) [[unlikely]] {
+      if (!advance_chunk()) return false;
+      continue;
+    }
+    uint64_t v;
+    LebStatus st = leb128_get(p, end_, v);
+    if (st != LebStatus::kOk) [[unlikely]] {
+      abandon_chunk(pos_, leb_problem(st), st == LebStatus::kPastEnd);
+      continue;
+    }
+    switch (v & 3) {
+      case kKindEnter: {
+        uint64_t z;
+        st = leb128_get(p, end_, z);
+        if (st != LebStatus::kOk) [[unlikely]] {
+          abandon_chunk(pos_, leb_problem(st), st == LebStatus::kPastEnd);
+          continue;
+        }
+        time_base_ += v >> 2;
+        last_addr_ += static_cast<uint64_t>(unzigzag(z));
+        last_ticks_ = std::max(last_ticks_, time_base_);
+        set_event(ev, Event::kEnter, false, last_ticks_, last_addr_, 0, 0);
+        ++calls_read_;
+        break;
+      }
+      case kKindExit:
+        time_base_ += v >> 2;
+        last_ticks_ = std::max(last_ticks_, time_base_);
+        set_event(ev, Event::kExit, false, last_ticks_, 0, 0, 0);
+        break;
+      case kKindSpecial:
+        if (v == kPadByte) {  // filler of one byte, no time field: skipped
+          bytes_read_ += 1;
+          pos_ = p;
+          continue;
+        }
+        if (!decode_special(v, p, ev)) continue;
+        break;
+      default:
+        abandon_chunk(pos_, "a record of unknown kind 0", false);
+        continue;
+    }
+    bytes_read_ += static_cast<uint64_t>(p - pos_);
+    pos_ = p;
+    return true;
+  }
+}
+
+bool ThreadReader::decode_special(uint64_t v, const uint8_t*& p, Event& ev) {
+  const uint8_t* rec = pos_;
+  const uint64_t code = v >> 3;
+  const bool nested = (v >> 2) & 1;
+  uint64_t fields[2] = {0, 0};
+  // Reads `n` LEB128 values into `out`; abandons the chunk on failure.
+  auto read = [&](uint64_t* out, int n) {
+    for (int i = 0; i < n; ++i) {
+      LebStatus st = leb128_get(p, end_, out[i]);
+      if (st != LebStatus::kOk) {
+        abandon_chunk(rec, leb_problem(st), st == LebStatus::kPastEnd);
+        return false;
+      }
+    }
+    return true;
+  };
+  uint64_t t;
+  if (!read(&t, 1)) return false;
+  Event::Type type;
+  uint64_t addr = 0, count = 0;
+  uint32_t reason = 0;
+  switch (code) {
+    case kCodeEnter:
+      if (!read(fields, 1)) return false;
+      type = Event::kEnter;
+      addr = fields[0];
+      ++calls_read_;
+      break;
+    case kCodeExit:
+      type = Event::kExit;
+      break;
+    case kCodeUnwind:
+      if (!read(fields, 2)) return false;
+      if (fields[1] < 1 || fields[1] > 3) {
+        abandon_chunk(rec, "an UNWIND record with a reason other than 1..3", false);
+        return false;
+      }
+      if (fields[0] > kMaxFrameCount) {
+        abandon_chunk(rec, "an UNWIND record with an impossible count", false);
+        return false;
+      }
+      type = Event::kUnwind;
+      count = fields[0];
+      reason = static_cast<uint32_t>(fields[1]);
+      break;
+    case kCodeEnd:
+      type = Event::kEnd;
+      break;
+    case kCodeFork:
+      if (!read(fields, 1)) return false;
+      if (fields[0] == 0 || fields[0] > kMaxPid) {
+        abandon_chunk(rec, "a FORK record with an impossible child pid", false);
+        return false;
+      }
+      type = Event::kFork;
+      count = fields[0];
+      break;
+    case kCodeExec:
+      type = Event::kExec;
+      break;
+    case kCodeInherit: {
+      if (!read(fields, 1)) return false;
+      if (fields[0] > kMaxFrameCount) {
+        abandon_chunk(rec, "an INHERIT record with an impossible count", false);
+        return false;
+      }
+      // Validate every address before yielding the first, so that a bad record yields
+      // nothing; next_inherited() then decodes the rest without checks.
+      const uint8_t* first = p;
+      for (uint64_t i = 0; i < fields[0]; ++i)
+        if (!read(&addr, 1)) return false;
+      p = first;
+      if (fields[0] == 0) {
+        bytes_read_ += static_cast<uint64_t>(p - rec);
+        pos_ = p;
+        if (!nested) time_base_ += t;
+        return false;  // no event: next() goes on with the next record
+      }
+      (void)leb128_get(p, end_, addr);
+      inherit_left_ = fields[0] - 1;
+      inherit_nested_ = nested;
+      type = Event::kInherit;
+      break;
+    }
+    case kCodeLost:
+      if (!read(fields, 1)) return false;
+      type = Event::kLost;
+      count = fields[0];
+      break;
+    case kCodeSync:
+      if (!read(fields, 1)) return false;
+      type = Event::kSync;
+      count = fields[0];
+      break;
+    default:
+      abandon_chunk(rec, "a special record of unknown code", false);
+      return false;
+  }
+  // A nested record carries absolute time and leaves the encoding state alone.
+  uint64_t ticks;
+  if (nested) {
+    ticks = t;
+  } else {
+    time_base_ += t;
+    ticks = time_base_;
+    if (code == kCodeEnter) last_addr_ = addr;
+  }
+  last_ticks_ = std::max(last_ticks_, ticks);
+  set_event(ev, type, nested, last_ticks_, addr, count, reason);
+  return true;
+}
+
+bool ThreadReader::next_inherited(Event& ev) {
+  const uint8_t* p = pos_;
+  uint64_t addr = 0;
+  (void)leb128_get(p, end_, addr);  // validated by decode_special
+  bytes_read_ += static_cast<uint64_t>(p - pos_);
+  pos_ = p;
+  --inherit_left_;
+  set_event(ev, Event::kInherit, inherit_nested_, last_ticks_, addr, 0, 0);
+  return true;
+}
+
+}  // namespace callmon::format

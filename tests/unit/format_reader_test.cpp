@@ -1,0 +1,549 @@
+// Thread event files: ThreadWriter -> ThreadReader round trips (every record kind, many
+// chunks, nested records), and the reader's behaviour on truncated, corrupt and invalid
+// files.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "format/thread_reader.hpp"
+#include "format/trace_writer.hpp"
+
+namespace callmon::format {
+namespace {
+
+namespace fs = std::filesystem;
+
+class ThreadFileTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    char tmpl[] = "/tmp/callmon_reader_test.XXXXXX";
+    ASSERT_NE(mkdtemp(tmpl), nullptr);
+    dir_ = tmpl;
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+  std::string path(const std::string& name) const { return dir_ + "/" + name; }
+
+  std::string dir_;
+};
+
+bool same(const Event& a, const Event& b) {
+  return a.type == b.type && a.nested == b.nested && a.reason == b.reason &&
+         a.ticks == b.ticks && a.addr == b.addr && a.count == b.count;
+}
+
+std::string show(const Event& e) {
+  return "type=" + std::to_string(e.type) + " nested=" + std::to_string(e.nested) +
+         " ticks=" + std::to_string(e.ticks) + " addr=" + std::to_string(e.addr) +
+         " count=" + std::to_string(e.count) + " reason=" + std::to_string(e.reason);
+}
+
+Event ev(Event::Type type, uint64_t ticks, uint64_t addr = 0, uint64_t count = 0,
+         uint32_t reason = 0, bool nested = false) {
+  Event e;
+  e.type = type;
+  e.ticks = ticks;
+  e.addr = addr;
+  e.count = count;
+  e.reason = reason;
+  e.nested = nested;
+  return e;
+}
+
+std::vector<Event> read_all(ThreadReader& r) {
+  std::vector<Event> out;
+  Event e;
+  while (r.next(e)) out.push_back(e);
+  return out;
+}
+
+void expect_events(const std::vector<Event>& got, const std::vector<Event>& want) {
+  ASSERT_EQ(got.size(), want.size());
+  for (size_t i = 0; i < got.size(); ++i)
+    ASSERT_TRUE(same(got[i], want[i])) << "event " << i << ": got " << show(got[i])
+                                       << ", want " << show(want[i]);
+}
+
+// Writes `calls` calls (enter+exit pairs, some nested) with varied deltas and addresses;
+// returns the events a reader must yield.
+std::vector<Event> write_calls(ThreadWriter& w, size_t calls, uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::vector<Event> want;
+  uint64_t t = 1'000'000'000'000ull;
+  std::vector<uint64_t> stack;
+  for (size_t i = 0; i < calls; ++i) {
+    if (stack.size() < 3 || (stack.size() < 200 && rng() % 2)) {
+      t += rng() % 5000;
+      uint64_t addr = 0x400000 + (rng() % 4096) * 16;
+      w.enter(t, addr);
+      want.push_back(ev(Event::kEnter, t, addr));
+      stack.push_back(addr);
+    } else {
+      t += rng() % 5000;
+      w.exit(t);
+      want.push_back(ev(Event::kExit, t));
+      stack.pop_back();
+    }
+  }
+  while (!stack.empty()) {
+    t += 7;
+    w.exit(t);
+    want.push_back(ev(Event::kExit, t));
+    stack.pop_back();
+  }
+  return want;
+}
+
+TEST_F(ThreadFileTest, RoundTripsEveryRecordKind) {
+  auto w = ThreadWriter::create(path("1.0.1.events"), 1, 7, "1.0");
+  ASSERT_TRUE(w) << w.error();
+  w->sync(90, 123456789);
+  w->enter(100, 0x401000);
+  w->enter(150, 0x400010);  // a lower address: negative delta
+  w->nested_enter(160, 0x7f0000001000);
+  w->nested_exit(170);
+  w->exit(200);
+  w->unwind(210, 1, UnwindReason::kException);
+  w->fork(220, 4250);
+  w->lost(230, 5);
+  w->inherit(240, {0x401000, 0x401100, 0x401200});
+  w->exec(250);
+  w->end(260);
+  w->set_thread_name("worker");
+  ASSERT_TRUE(w->close(true));
+
+  auto r = ThreadReader::open(path("1.0.1.events"));
+  ASSERT_TRUE(r) << r.error();
+  const ThreadFileHeader& h = r->header();
+  EXPECT_EQ(h.pid, 1u);
+  EXPECT_EQ(h.tid, 7u);
+  EXPECT_STREQ(h.process_key, "1.0");
+  EXPECT_STREQ(h.thread_name, "worker");
+  EXPECT_EQ(h.chunk_size, kMinChunkSize);
+  EXPECT_EQ(h.flags, kFlagFinished | kFlagForkChild);
+  EXPECT_EQ(h.lost_events, 5u);
+  EXPECT_EQ(h.start_ticks, 90u);
+  EXPECT_GT(h.end_offset, kHeaderSize);
+  EXPECT_EQ(h.committed_end, h.end_offset);
+  EXPECT_EQ(r->file_size(), kHeaderSize + kMinChunkSize);
+
+  std::vector<Event> want = {
+      ev(Event::kSync, 90, 0, 123456789),
+      ev(Event::kEnter, 100, 0x401000),
+      ev(Event::kEnter, 150, 0x400010),
+      ev(Event::kEnter, 160, 0x7f0000001000, 0, 0, true),
+      ev(Event::kExit, 170, 0, 0, 0, true),
+      ev(Event::kExit, 200),
+      ev(Event::kUnwind, 210, 0, 1, 1),
+      ev(Event::kFork, 220, 0, 4250),
+      ev(Event::kLost, 230, 0, 5),
+      ev(Event::kInherit, 240, 0x401000),
+      ev(Event::kInherit, 240, 0x401100),
+      ev(Event::kInherit, 240, 0x401200),
+      ev(Event::kExec, 250),
+      ev(Event::kEnd, 260),
+  };
+  expect_events(read_all(*r), want);
+  EXPECT_EQ(r->damage().bad_records, 0u);
+  EXPECT_EQ(r->damage().bytes_missing, 0u);
+  EXPECT_TRUE(r->damage().notes.empty());
+  EXPECT_EQ(r->bytes_read(), h.end_offset - kHeaderSize);
+  Event e;
+  EXPECT_FALSE(r->next(e));  // stays at the end
+}
+
+TEST_F(ThreadFileTest, EmptyStream) {
+  auto w = ThreadWriter::create(path("e.events"), 1, 1, "1.0");
+  ASSERT_TRUE(w);
+  ASSERT_TRUE(w->close(false));
+  auto r = ThreadReader::open(path("e.events"));
+  ASSERT_TRUE(r) << r.error();
+  EXPECT_EQ(r->header().flags, 0u);
+  EXPECT_TRUE(read_all(*r).empty());
+  EXPECT_TRUE(r->damage().notes.empty());
+}
+
+TEST_F(ThreadFileTest, ManyChunksRoundTrip) {
+  auto w = ThreadWriter::create(path("big.events"), 2, 2, "2.0", kMinChunkSize);
+  ASSERT_TRUE(w);
+  std::vector<Event> want = write_calls(*w, 300'000, 42);
+  w->end(want.back().ticks + 1);
+  want.push_back(ev(Event::kEnd, want.back().ticks + 1));
+  ASSERT_TRUE(w->close(true));
+
+  auto r = ThreadReader::open(path("big.events"));
+  ASSERT_TRUE(r) << r.error();
+  EXPECT_GT(r->file_size(), kHeaderSize + 5ull * kMinChunkSize);
+  EXPECT_EQ((r->file_size() - kHeaderSize) % kMinChunkSize, 0u);
+  expect_events(read_all(*r), want);
+  EXPECT_TRUE(r->damage().notes.empty());
+  EXPECT_EQ(r->damage().bad_records, 0u);
+}
+
+TEST_F(ThreadFileTest, NestedRecordsKeepStateAndTimeIsClamped) {
+  auto w = ThreadWriter::create(path("n.events"), 1, 1, "1.0");
+  ASSERT_TRUE(w);
+  w->enter(1000, 0x5000);
+  // A signal arrives inside the runtime: the nested hook read a later clock.
+  w->nested_enter(1500, 0x9000);
+  w->nested_exit(1600);
+  w->enter(1200, 0x5010);  // the interrupted hook's own time: before the nested ones
+  w->exit(1700);
+  w->exit(1800);
+  ASSERT_TRUE(w->close(true));
+
+  auto r = ThreadReader::open(path("n.events"));
+  ASSERT_TRUE(r);
+  std::vector<Event> want = {
+      ev(Event::kEnter, 1000, 0x5000),
+      ev(Event::kEnter, 1500, 0x9000, 0, 0, true),
+      ev(Event::kExit, 1600, 0, 0, 0, true),
+      ev(Event::kEnter, 1600, 0x5010),  // 1200 clamped to the previous event's time
+      ev(Event::kExit, 1700),
+      ev(Event::kExit, 1800),
+  };
+  expect_events(read_all(*r), want);
+}
+
+TEST_F(ThreadFileTest, LongInheritSpansRecordsAndChunks) {
+  auto w = ThreadWriter::create(path("i.events"), 1, 1, "1.0");
+  ASSERT_TRUE(w);
+  std::vector<Event> want = write_calls(*w, 13'000, 3);  // most of the first chunk
+  std::vector<uint64_t> frames;
+  for (uint64_t i = 0; i < 5000; ++i) frames.push_back(0x7f0000000000 + i * 0x40);
+  uint64_t t = want.back().ticks + 10;
+  w->inherit(t, frames);
+  for (uint64_t a : frames) want.push_back(ev(Event::kInherit, t, a));
+  w->enter(t + 5, 0x1234);
+  want.push_back(ev(Event::kEnter, t + 5, 0x1234));
+  ASSERT_TRUE(w->close(true));
+  auto r = ThreadReader::open(path("i.events"));
+  ASSERT_TRUE(r);
+  EXPECT_GT(r->file_size(), kHeaderSize + kMinChunkSize);
+  expect_events(read_all(*r), want);
+}
+
+// ---- damaged files -------------------------------------------------------------------
+
+class DamagedFileTest : public ThreadFileTest {
+ protected:
+  void SetUp() override {
+    ThreadFileTest::SetUp();
+    auto w = ThreadWriter::create(path("good.events"), 3, 3, "3.0", kMinChunkSize);
+    ASSERT_TRUE(w);
+    want_ = write_calls(*w, 120'000, 7);
+    ASSERT_TRUE(w->close(true));
+    auto r = ThreadReader::open(path("good.events"));
+    ASSERT_TRUE(r);
+    end_ = r->header().end_offset;
+    chunks_ = (r->file_size() - kHeaderSize) / kMinChunkSize;
+    ASSERT_GE(chunks_, 4u);
+  }
+
+  std::string copy(const std::string& name) {
+    fs::copy_file(path("good.events"), path(name), fs::copy_options::overwrite_existing);
+    return path(name);
+  }
+
+  void poke(const std::string& file, uint64_t offset, const std::vector<uint8_t>& bytes) {
+    std::fstream f(file, std::ios::in | std::ios::out | std::ios::binary);
+    f.seekp(static_cast<std::streamoff>(offset));
+    f.write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
+  }
+
+  uint64_t chunk_offset(uint64_t i) const { return kHeaderSize + i * kMinChunkSize; }
+
+  std::vector<Event> want_;
+  uint64_t end_ = 0;
+  uint64_t chunks_ = 0;
+};
+
+TEST_F(DamagedFileTest, TruncatedFilesReadUpToTheCut) {
+  const uint64_t cuts[] = {kHeaderSize, kHeaderSize + 1, kHeaderSize + 777,
+                           chunk_offset(1), chunk_offset(1) + 3, chunk_offset(2) + 12345,
+                           end_ - 1, end_, chunk_offset(chunks_) - 100};
+  for (uint64_t cut : cuts) {
+    SCOPED_TRACE("cut at " + std::to_string(cut));
+    std::string f = copy("cut.events");
+    fs::resize_file(f, cut);
+    auto r = ThreadReader::open(f);
+    ASSERT_TRUE(r) << r.error();
+    std::vector<Event> got = read_all(*r);
+    ASSERT_LE(got.size(), want_.size());
+    for (size_t i = 0; i < got.size(); ++i) ASSERT_TRUE(same(got[i], want_[i])) << i;
+    const ReadDamage& d = r->damage();
+    EXPECT_EQ(d.bad_records, 0u);
+    if (cut < end_) {
+      EXPECT_LT(got.size(), want_.size());
+      EXPECT_EQ(d.bytes_missing, end_ - cut);
+      ASSERT_FALSE(d.notes.empty());
+      EXPECT_NE(d.notes[0].find("file ends at byte " + std::to_string(cut)), std::string::npos)
+          << d.notes[0];
+      EXPECT_NE(d.notes[0].find("were lost"), std::string::npos);
+      if (got.size() > 1000) {
+        EXPECT_NE(d.notes[0].find("this file's"), std::string::npos) << d.notes[0];
+      }
+    } else {
+      EXPECT_EQ(got.size(), want_.size());
+      EXPECT_EQ(d.bytes_missing, 0u);
+      ASSERT_EQ(d.notes.size(), 1u);  // the last chunk is cut short, but holds no data
+      EXPECT_NE(d.notes[0].find("not the header plus whole chunks"), std::string::npos);
+    }
+  }
+}
+
+TEST_F(DamagedFileTest, TooLongValueAbandonsOnlyItsChunk) {
+  std::string f = copy("bad.events");
+  poke(f, chunk_offset(1) + 5000, std::vector<uint8_t>(12, 0xff));
+  auto r = ThreadReader::open(f);
+  ASSERT_TRUE(r);
+  std::vector<Event> got = read_all(*r);
+  EXPECT_EQ(r->damage().bad_records, 1u);
+  ASSERT_EQ(r->damage().notes.size(), 1u);
+  EXPECT_NE(r->damage().notes[0].find("chunk 1"), std::string::npos) << r->damage().notes[0];
+  EXPECT_NE(r->damage().notes[0].find(f), std::string::npos);
+  // The events read are a prefix of the original, then (after the abandoned rest of
+  // chunk 1) an exact suffix of it: chunks 2.. decode normally.
+  size_t k = 0;
+  while (k < got.size() && same(got[k], want_[k])) ++k;
+  ASSERT_LT(k, want_.size());
+  size_t rest = got.size() - k;
+  ASSERT_GT(rest, 10'000u);
+  for (size_t i = 0; i < rest; ++i)
+    ASSERT_TRUE(same(got[k + i], want_[want_.size() - rest + i])) << i;
+  // Ticks stay non-decreasing across the gap.
+  for (size_t i = 1; i < got.size(); ++i) ASSERT_GE(got[i].ticks, got[i - 1].ticks);
+}
+
+TEST_F(DamagedFileTest, UnknownKindAtChunkStartSkipsTheWholeChunk) {
+  std::string f = copy("bad.events");
+  poke(f, chunk_offset(2), {0x04});  // V = 4: kind 0
+  auto r = ThreadReader::open(f);
+  ASSERT_TRUE(r);
+  std::vector<Event> got = read_all(*r);
+  EXPECT_EQ(r->damage().bad_records, 1u);
+  EXPECT_LT(got.size(), want_.size());
+  EXPECT_TRUE(same(got.back(), want_.back()));
+}
+
+TEST_F(DamagedFileTest, ZeroChunkEndsTheStream) {
+  std::string f = copy("zero.events");
+  poke(f, chunk_offset(1), std::vector<uint8_t>(kMinChunkSize, 0));
+  auto r = ThreadReader::open(f);
+  ASSERT_TRUE(r);
+  std::vector<Event> got = read_all(*r);
+  ASSERT_FALSE(got.empty());
+  ASSERT_LT(got.size(), want_.size() / 2);
+  for (size_t i = 0; i < got.size(); ++i) ASSERT_TRUE(same(got[i], want_[i]));
+  EXPECT_EQ(r->damage().bad_records, 0u);
+}
+
+// ---- hand-made chunks ------------------------------------------------------------------
+
+class RawFileTest : public ThreadFileTest {
+ protected:
+  // Writes a valid header followed by `chunks`, each zero padded to kMinChunkSize.
+  std::string write_raw(const std::vector<std::vector<uint8_t>>& chunks,
+                        void (*patch)(ThreadFileHeader&) = nullptr) {
+    ThreadFileHeader h{};
+    std::memcpy(h.magic, kThreadMagic, 8);
+    h.version = kTraceVersion;
+    h.header_size = kHeaderSize;
+    h.chunk_size = kMinChunkSize;
+    h.pid = h.tid = 9;
+    if (patch) patch(h);
+    std::string p = path("raw.events");
+    std::ofstream out(p, std::ios::binary | std::ios::trunc);
+    out.write(reinterpret_cast<const char*>(&h), sizeof h);
+    for (auto c : chunks) {
+      c.resize(kMinChunkSize, 0);
+      out.write(reinterpret_cast<const char*>(c.data()), static_cast<std::streamsize>(c.size()));
+    }
+    return p;
+  }
+
+  // Reads the raw file; returns the events and the damage.
+  std::vector<Event> read_raw(const std::string& p, ReadDamage* damage = nullptr) {
+    auto r = ThreadReader::open(p);
+    EXPECT_TRUE(r) << r.error();
+    if (!r) return {};
+    std::vector<Event> got = read_all(*r);
+    if (damage) *damage = r->damage();
+    return got;
+  }
+};
+
+// ENTER at ticks 10, addr 0x20 with state reset: V = 10<<2|1 = 41, zigzag(0x20) = 0x40.
+const std::vector<uint8_t> kEnter10 = {41, 0x40};
+const std::vector<uint8_t> kExit5 = {5 << 2 | 2};
+
+std::vector<uint8_t> cat(std::vector<std::vector<uint8_t>> parts) {
+  std::vector<uint8_t> out;
+  for (auto& p : parts) out.insert(out.end(), p.begin(), p.end());
+  return out;
+}
+
+TEST_F(RawFileTest, StateResetsAtEveryChunk) {
+  std::string p = write_raw({cat({kEnter10, kExit5}), cat({kEnter10, kExit5})});
+  std::vector<Event> got = read_raw(p);
+  // The second chunk's times are absolute again; clamping keeps them non-decreasing.
+  expect_events(got, {ev(Event::kEnter, 10, 0x20), ev(Event::kExit, 15),
+                      ev(Event::kEnter, 15, 0x20), ev(Event::kExit, 15)});
+}
+
+TEST_F(RawFileTest, BadSpecialRecordsAbandonTheirChunk) {
+  const std::vector<std::vector<uint8_t>> bad = {
+      {uint8_t(special_head(kCodeUnwind, false)), 1, 1, 9},              // reason 9
+      {uint8_t(special_head(kCodeUnwind, false)), 1, 0x80, 0x80, 0x80, 0x08, 1},  // 16M
+      {uint8_t(special_head(kCodeInherit, false)), 1, 0x80, 0x80, 0x80, 0x08},    // 16M
+      {0xfb, 0x01, 1},                                                    // code 31
+      {uint8_t(special_head(kCodeFork, false)), 1, 0},                    // pid 0
+      {0x04},                                                             // kind 0
+  };
+  for (size_t i = 0; i < bad.size(); ++i) {
+    SCOPED_TRACE("case " + std::to_string(i));
+    std::string p = write_raw({cat({kEnter10, bad[i], kExit5}), cat({kEnter10})});
+    ReadDamage d;
+    std::vector<Event> got = read_raw(p, &d);
+    EXPECT_EQ(d.bad_records, 1u);
+    ASSERT_EQ(d.notes.size(), 1u);
+    EXPECT_NE(d.notes[0].find("chunk 0"), std::string::npos) << d.notes[0];
+    expect_events(got, {ev(Event::kEnter, 10, 0x20), ev(Event::kEnter, 10, 0x20)});
+  }
+}
+
+TEST_F(RawFileTest, RecordRunningPastAFullChunkIsBad) {
+  std::vector<uint8_t> full(kMinChunkSize - 1, kExit5[0]);
+  full.push_back(0x81);  // a value continued past the chunk end
+  std::string p = write_raw({full, kEnter10});
+  ReadDamage d;
+  std::vector<Event> got = read_raw(p, &d);
+  EXPECT_EQ(d.bad_records, 1u);
+  ASSERT_EQ(got.size(), kMinChunkSize);
+  EXPECT_EQ(got.back().type, Event::kEnter);
+}
+
+TEST_F(RawFileTest, InheritWithBadAddressYieldsNothing) {
+  std::vector<uint8_t> inherit = {uint8_t(special_head(kCodeInherit, false)), 0, 3, 1, 2};
+  // Place the INHERIT at the very end of a full chunk so its third address is missing.
+  std::vector<uint8_t> c0(kMinChunkSize - inherit.size(), kExit5[0]);
+  std::copy(kEnter10.begin(), kEnter10.end(), c0.begin());
+  c0.insert(c0.end(), inherit.begin(), inherit.end());
+  std::string p = write_raw({c0, kEnter10});
+  ReadDamage d;
+  std::vector<Event> got = read_raw(p, &d);
+  EXPECT_EQ(d.bad_records, 1u);
+  for (const Event& e : got) EXPECT_NE(e.type, Event::kInherit);
+}
+
+TEST_F(RawFileTest, ZeroCountInheritIsSkipped) {
+  std::vector<uint8_t> inherit = {uint8_t(special_head(kCodeInherit, false)), 4, 0};
+  std::string p = write_raw({cat({kEnter10, inherit, kExit5})});
+  ReadDamage d;
+  expect_events(read_raw(p, &d), {ev(Event::kEnter, 10, 0x20), ev(Event::kExit, 19)});
+  EXPECT_EQ(d.bad_records, 0u);
+}
+
+TEST_F(RawFileTest, PadBytesAreSkipped) {
+  std::string p = write_raw({cat({{kPadByte}, kEnter10, {kPadByte, kPadByte}, kExit5,
+                                  {kPadByte}})});
+  ReadDamage d;
+  expect_events(read_raw(p, &d), {ev(Event::kEnter, 10, 0x20), ev(Event::kExit, 15)});
+  EXPECT_EQ(d.bad_records, 0u);
+}
+
+TEST_F(RawFileTest, CutInsideARecordIsNoted) {
+  // ENTER 10/0x20, then EXIT with dt = 32 (V = 130: two bytes), cut after its first byte.
+  std::string p = write_raw({cat({kEnter10, {0x82, 0x01}})});
+  fs::resize_file(p, kHeaderSize + 3);
+  ReadDamage d;
+  expect_events(read_raw(p, &d), {ev(Event::kEnter, 10, 0x20)});
+  EXPECT_EQ(d.bad_records, 0u);
+  ASSERT_EQ(d.notes.size(), 2u);
+  EXPECT_NE(d.notes[0].find("not the header plus whole chunks"), std::string::npos);
+  EXPECT_NE(d.notes[1].find("ends inside a record at byte 4098"), std::string::npos)
+      << d.notes[1];
+}
+
+TEST_F(RawFileTest, CommittedEndBeyondTheFileIsReported) {
+  std::string p = write_raw({cat({kEnter10, kExit5})}, [](ThreadFileHeader& h) {
+    h.committed_end = kHeaderSize + 3ull * kMinChunkSize;
+  });
+  ReadDamage d;
+  read_raw(p, &d);
+  EXPECT_EQ(d.bytes_missing, 2ull * kMinChunkSize);
+  ASSERT_EQ(d.notes.size(), 1u);
+  EXPECT_NE(d.notes[0].find("131072 bytes (about 26214 calls at the typical 5.0 bytes/call)"),
+            std::string::npos)
+      << d.notes[0];
+}
+
+// ---- invalid files ----------------------------------------------------------------------
+
+TEST_F(RawFileTest, InvalidHeadersAreErrorsNamingTheFile) {
+  struct Case {
+    void (*patch)(ThreadFileHeader&);
+    const char* expect;
+  };
+  const Case cases[] = {
+      {[](ThreadFileHeader& h) { h.magic[0] = 'X'; }, "not a callmon thread file"},
+      {[](ThreadFileHeader& h) { h.version = 2; }, "unsupported thread file version 2"},
+      {[](ThreadFileHeader& h) { h.header_size = 512; }, "header size 512"},
+      {[](ThreadFileHeader& h) { h.chunk_size = kMinChunkSize + 100; }, "chunk size"},
+      {[](ThreadFileHeader& h) { h.chunk_size = 32768; }, "chunk size 32768"},
+      {[](ThreadFileHeader& h) { h.chunk_size = 512u << 20; }, "chunk size"},
+      {[](ThreadFileHeader& h) { h.clock = 7; }, "clock kind 7"},
+  };
+  for (const Case& c : cases) {
+    std::string p = write_raw({kEnter10}, c.patch);
+    auto r = ThreadReader::open(p);
+    ASSERT_FALSE(r) << c.expect;
+    EXPECT_NE(r.error().find(p + ": "), std::string::npos) << r.error();
+    EXPECT_NE(r.error().find(c.expect), std::string::npos) << r.error();
+  }
+}
+
+TEST_F(ThreadFileTest, MissingShortAndDirectoryFilesAreErrors) {
+  auto missing = ThreadReader::open(path("nope.events"));
+  ASSERT_FALSE(missing);
+  EXPECT_NE(missing.error().find(path("nope.events")), std::string::npos);
+
+  std::ofstream(path("short.events")) << "CMTHREAD";
+  auto small = ThreadReader::open(path("short.events"));
+  ASSERT_FALSE(small);
+  EXPECT_NE(small.error().find("shorter than the 4096-byte header"), std::string::npos)
+      << small.error();
+
+  auto dir = ThreadReader::open(dir_);
+  ASSERT_FALSE(dir);
+  EXPECT_NE(dir.error().find("is a directory"), std::string::npos) << dir.error();
+}
+
+TEST_F(ThreadFileTest, WriterRejectsBadChunkSizeAndPath) {
+  EXPECT_FALSE(ThreadWriter::create(path("x.events"), 1, 1, "1.0", 5000));
+  EXPECT_FALSE(ThreadWriter::create(path("no/such/dir/x.events"), 1, 1, "1.0"));
+}
+
+TEST_F(ThreadFileTest, ReaderIsMovable) {
+  auto w = ThreadWriter::create(path("m.events"), 1, 1, "1.0");
+  ASSERT_TRUE(w);
+  w->enter(1, 2);
+  w->exit(3);
+  ASSERT_TRUE(w->close());
+  auto r = ThreadReader::open(path("m.events"));
+  ASSERT_TRUE(r);
+  Event e;
+  ASSERT_TRUE(r->next(e));
+  ThreadReader moved = std::move(*r);
+  ASSERT_TRUE(moved.next(e));
+  EXPECT_EQ(e.type, Event::kExit);
+  EXPECT_FALSE(moved.next(e));
+}
+
+}  // namespace
+}  // namespace callmon::format
