@@ -1,0 +1,73 @@
+// Merging and sorting of flat-profile rows (flat_profile.hpp).
+#include "analysis/flat_profile.hpp"
+
+#include <algorithm>
+#include <tuple>
+
+namespace callmon::analysis {
+
+void FuncTicks::merge(const FuncTicks& o) {
+  calls += o.calls;
+  total += o.total;
+  self += o.self;
+  incl += o.incl;
+  min = std::min(min, o.min);
+  max = std::max(max, o.max);
+}
+
+void FunctionRow::merge(const FunctionRow& o) {
+  if (o.calls == 0) return;
+  min_ns = calls == 0 ? o.min_ns : std::min(min_ns, o.min_ns);
+  max_ns = std::max(max_ns, o.max_ns);
+  calls += o.calls;
+  total_ns += o.total_ns;
+  self_ns += o.self_ns;
+  incl_ns += o.incl_ns;
+  if (file.empty() && !o.file.empty()) {
+    file = o.file;
+    line = o.line;
+  }
+}
+
+bool parse_sort_key(const std::string& text, SortKey& key) {
+  static const std::pair<const char*, SortKey> names[] = {
+      {"total", SortKey::kTotal}, {"self", SortKey::kSelf}, {"calls", SortKey::kCalls},
+      {"avg", SortKey::kAvg},     {"min", SortKey::kMin},   {"max", SortKey::kMax},
+      {"name", SortKey::kName}};
+  for (const auto& [name, k] : names) {
+    if (text == name) {
+      key = k;
+      return true;
+    }
+  }
+  return false;
+}
+
+namespace {
+
+double sort_value(const FunctionRow& r, SortKey key) {
+  switch (key) {
+    case SortKey::kTotal: return r.total_ns;
+    case SortKey::kSelf: return r.self_ns;
+    case SortKey::kCalls: return static_cast<double>(r.calls);
+    case SortKey::kAvg: return r.avg_ns();
+    case SortKey::kMin: return r.min_ns;
+    case SortKey::kMax: return r.max_ns;
+    case SortKey::kName: return 0;
+  }
+  return 0;
+}
+
+}  // namespace
+
+void sort_functions(std::vector<FunctionRow>& rows, SortKey key) {
+  std::stable_sort(rows.begin(), rows.end(), [key](const FunctionRow& a, const FunctionRow& b) {
+    if (key != SortKey::kName) {
+      double va = sort_value(a, key), vb = sort_value(b, key);
+      if (va != vb) return va > vb;
+    }
+    return std::tie(a.name, a.module) < std::tie(b.name, b.module);
+  });
+}
+
+}  // namespace callmon::analysis

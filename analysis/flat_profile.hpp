@@ -1,0 +1,102 @@
+// The flat profile: per function, calls, total (inclusive, recursion not double counted),
+// self, and avg/min/max of each call's inclusive duration. ProfileSink gathers it in ticks
+// per address while the call walk runs; FunctionRow holds the result in nanoseconds once
+// addresses are symbolized and merged (see profile_builder.hpp).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "analysis/addr_index.hpp"
+#include "analysis/call_walk.hpp"
+
+namespace callmon::analysis {
+
+// Per-address counters in ticks.
+struct FuncTicks {
+  uint64_t addr = 0;
+  uint64_t calls = 0;
+  uint64_t total = 0;  // inclusive time of the outermost activations only
+  uint64_t self = 0;
+  uint64_t incl = 0;   // sum of every call's inclusive duration (for the average)
+  uint64_t min = UINT64_MAX;
+  uint64_t max = 0;
+  uint32_t active = 0;  // activations open on the walked thread's stack right now
+
+  // Adds the counters of `other` (same function, another thread).
+  void merge(const FuncTicks& other);
+};
+
+// Call-walk sink that fills one FuncTicks per distinct address. Inherited frames (a fork
+// child's copy of its parent's open calls) are not counted: the parent counts those calls.
+class ProfileSink {
+ public:
+  uint32_t on_enter(uint64_t addr, uint64_t /*ticks*/, uint32_t /*depth*/, bool inherited) {
+    bool inserted;
+    uint32_t slot =
+        index_.find_or_insert(addr, static_cast<uint32_t>(funcs_.size()), inserted);
+    if (inserted) {
+      funcs_.emplace_back();
+      funcs_.back().addr = addr;
+    }
+    if (!inherited) ++funcs_[slot].active;
+    return slot;
+  }
+
+  void on_call(const FinishedCall& call) {
+    if (call.inherited) return;
+    FuncTicks& f = funcs_[call.slot];
+    uint64_t d = call.end - call.start;
+    // Only the outermost activation adds to the total, so recursion is counted once.
+    if (--f.active == 0) f.total += d;
+    ++f.calls;
+    f.self += call.self;
+    f.incl += d;
+    if (d < f.min) f.min = d;
+    if (d > f.max) f.max = d;
+    ++calls_;
+  }
+
+  void on_special(const format::Event& ev, uint32_t /*depth*/) {
+    if (ev.type == format::Event::kLost) lost_ += ev.count;
+  }
+
+  const std::vector<FuncTicks>& functions() const { return funcs_; }
+  uint64_t calls() const { return calls_; }
+  uint64_t lost_events() const { return lost_; }  // from LOST records
+
+ private:
+  AddrIndex index_;
+  std::vector<FuncTicks> funcs_;
+  uint64_t calls_ = 0;
+  uint64_t lost_ = 0;
+};
+
+// One line of a profile, symbolized, in nanoseconds.
+struct FunctionRow {
+  std::string name;    // demangled
+  std::string module;  // path, may be empty
+  std::string file;    // source file, may be empty
+  uint32_t line = 0;
+  uint64_t calls = 0;
+  double total_ns = 0;
+  double self_ns = 0;
+  double incl_ns = 0;  // sum of inclusive durations
+  double min_ns = 0;
+  double max_ns = 0;
+
+  double avg_ns() const { return calls ? incl_ns / static_cast<double>(calls) : 0; }
+  // Adds another row of the same function (another process or thread).
+  void merge(const FunctionRow& other);
+};
+
+enum class SortKey { kTotal, kSelf, kCalls, kAvg, kMin, kMax, kName };
+
+// Parses "total", "self", "calls", "avg", "min", "max", "name". False if unknown.
+bool parse_sort_key(const std::string& text, SortKey& key);
+
+// Sorts descending by the key (ascending by name for kName); ties by name then module.
+void sort_functions(std::vector<FunctionRow>& rows, SortKey key);
+
+}  // namespace callmon::analysis

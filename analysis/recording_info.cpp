@@ -1,0 +1,121 @@
+// Gathering of `callmon info` data (recording_info.hpp).
+#include "analysis/recording_info.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cstring>
+#include <limits>
+
+#include "analysis/call_walk.hpp"
+
+namespace callmon::analysis {
+namespace {
+
+// Counts what info needs and nothing else.
+struct InfoSink {
+  uint64_t calls = 0;
+  uint64_t lost = 0;
+  format::Event::Type last_close = format::Event::kEnd;  // last END or EXEC seen
+
+  uint32_t on_enter(uint64_t, uint64_t, uint32_t, bool) { return 0; }
+  void on_call(const FinishedCall& c) {
+    if (!c.inherited) ++calls;
+  }
+  void on_special(const format::Event& ev, uint32_t) {
+    if (ev.type == format::Event::kLost) lost += ev.count;
+    if (ev.type == format::Event::kEnd || ev.type == format::Event::kExec) last_close = ev.type;
+  }
+};
+
+std::string thread_status(const CallWalker<InfoSink>& walker, const InfoSink& sink) {
+  if (!walker.ended_cleanly()) return "cut";
+  if (sink.last_close == format::Event::kExec) return "exec";
+  return walker.left_open() > 0 ? "unfinished" : "finished";
+}
+
+}  // namespace
+
+Result<RecordingInfo> gather_info(const format::Recording& rec, const ProgressFn& progress) {
+  RecordingInfo info;
+  info.dir = rec.dir;
+  info.session = rec.session;
+  for (const std::string& w : rec.warnings) info.warnings.push_back(w);
+
+  std::vector<std::string> paths;
+  for (const auto& p : rec.processes)
+    for (const auto& t : p.threads) paths.push_back(t.path);
+  uint64_t total_bytes = progress ? total_file_size(paths) : 0;
+  uint64_t done_bytes = 0;
+  double min_start = std::numeric_limits<double>::infinity();
+  double max_end = -min_start;
+
+  for (const format::ProcessRecording& proc : rec.processes) {
+    const format::ProcessMeta& meta = proc.meta;
+    ProcessInfo pi;
+    pi.key = meta.key;
+    pi.pid = meta.pid;
+    pi.ppid = meta.ppid;
+    pi.parent = meta.parent_key;
+    pi.exe = meta.exe;
+    if (meta.exec) pi.exec = meta.exec->second;
+    pi.clock_kind = meta.clock_kind;
+    pi.ticks_per_second = meta.ticks_per_second;
+    for (const format::ThreadFile& tf : proc.threads) {
+      auto opened = format::ThreadReader::open(tf.path);
+      if (!opened) return Error{opened.error()};
+      format::ThreadReader& reader = opened.value();
+      InfoSink sink;
+      CallWalker<InfoSink> walker(sink);
+      ThreadInfo ti;
+      ti.events = walk_thread(reader, walker, [&](uint64_t bytes) {
+        if (progress) progress(done_bytes + bytes, total_bytes);
+      });
+      done_bytes += reader.file_size();
+      const format::ThreadFileHeader& h = reader.header();
+      ti.tid = tf.tid;
+      ti.name.assign(h.thread_name, strnlen(h.thread_name, sizeof(h.thread_name)));
+      ti.file = base_name(tf.path);
+      ti.calls = sink.calls;
+      if (walker.started()) {
+        ti.first_ns = meta.ticks_to_ns(walker.first_ticks());
+        ti.last_ns = meta.ticks_to_ns(walker.last_ticks());
+        ti.duration_ns = meta.ticks_to_ns(walker.last_ticks() - walker.first_ticks());
+        min_start = std::min(min_start, ti.first_ns);
+        max_end = std::max(max_end, ti.last_ns);
+      }
+      ti.status = thread_status(walker, sink);
+      ti.left_open = walker.left_open();
+      ti.bytes = reader.file_size();
+      ti.unmatched_exits = h.unmatched_exits + walker.unmatched_exits();
+      ti.lost_events = std::max<uint64_t>(h.lost_events, sink.lost);
+
+      if (ti.status == "cut") {
+        info.problems.push_back(fmt::format(
+            "thread {} of process {} was cut (killed or _exit) with {} call(s) open", ti.tid,
+            pi.key, ti.left_open));
+      }
+      if (ti.unmatched_exits > 0) {
+        info.problems.push_back(fmt::format("{}: {} unmatched exit(s)", ti.file,
+                                            ti.unmatched_exits));
+      }
+      if (ti.lost_events > 0) {
+        info.problems.push_back(fmt::format("{}: {} event(s) lost while recording", ti.file,
+                                            ti.lost_events));
+      }
+      for (const std::string& m : damage_messages(reader, ti.calls)) {
+        info.problems.push_back(m);
+        info.warnings.push_back(m);
+      }
+      info.events += ti.events;
+      info.calls += ti.calls;
+      pi.threads.push_back(std::move(ti));
+    }
+    info.processes.push_back(std::move(pi));
+  }
+  if (max_end >= min_start) info.duration_ns = max_end - min_start;
+  for (const std::string& w : rec.warnings) info.problems.push_back(w);
+  return info;
+}
+
+}  // namespace callmon::analysis

@@ -1,0 +1,60 @@
+// What `callmon info` shows about a recording: the session, every process image and
+// thread (events, calls, times, how the thread ended, file size), totals, and the problems
+// found (cut threads, unmatched exits, lost events, damaged files). Gathered with one call
+// walk per thread; nothing is stored per event.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "analysis/thread_problems.hpp"
+#include "format/recording.hpp"
+#include "format/result.hpp"
+
+namespace callmon::analysis {
+
+struct ThreadInfo {
+  uint32_t tid = 0;
+  std::string name;           // thread_name of the header, may be empty
+  std::string file;           // base name of the events file
+  uint64_t events = 0;        // records read
+  uint64_t calls = 0;         // calls begun on this thread (inherited frames excluded)
+  double first_ns = 0;        // first and last event time, ns of the process clock
+  double last_ns = 0;
+  double duration_ns = 0;     // last - first
+  std::string status;         // "finished" | "unfinished" | "exec" | "cut"
+  uint64_t left_open = 0;     // calls open at the end (closed as unfinished or cut)
+  uint64_t bytes = 0;         // file size
+  uint64_t unmatched_exits = 0;  // header counter + exits the walk could not match
+  uint64_t lost_events = 0;      // max(header counter, sum of LOST records)
+};
+
+struct ProcessInfo {
+  std::string key;
+  uint32_t pid = 0;
+  uint32_t ppid = 0;
+  std::string parent;  // key of the parent image for a fork child, else empty
+  std::string exe;
+  std::optional<std::string> exec;  // the program this image exec'd, if it did
+  std::string clock_kind;
+  double ticks_per_second = 0;
+  std::vector<ThreadInfo> threads;
+};
+
+struct RecordingInfo {
+  std::string dir;
+  std::optional<format::Session> session;
+  std::vector<ProcessInfo> processes;
+  uint64_t events = 0;
+  uint64_t calls = 0;
+  double duration_ns = 0;  // latest thread end - earliest thread start
+  std::vector<std::string> problems;  // one sentence each
+  std::vector<std::string> warnings;  // the damage part of `problems`, for stderr
+};
+
+// Walks every thread of `rec`. Errors: a thread file that cannot be opened.
+Result<RecordingInfo> gather_info(const format::Recording& rec, const ProgressFn& progress);
+
+}  // namespace callmon::analysis

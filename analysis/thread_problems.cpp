@@ -1,0 +1,44 @@
+// Messages for damaged thread files (thread_problems.hpp).
+#include "analysis/thread_problems.hpp"
+
+#include <fmt/format.h>
+#include <sys/stat.h>
+
+namespace callmon::analysis {
+
+std::string base_name(const std::string& path) {
+  size_t slash = path.find_last_of('/');
+  return slash == std::string::npos ? path : path.substr(slash + 1);
+}
+
+std::vector<std::string> damage_messages(const format::ThreadReader& reader, uint64_t calls) {
+  const format::ReadDamage& d = reader.damage();
+  std::vector<std::string> out;
+  std::string name = base_name(reader.path());
+  for (const std::string& note : d.notes) out.push_back(name + ": " + note);
+  if (!d.notes.empty()) return out;  // the reader already worded its counters
+  if (d.bytes_missing > 0) {
+    // A call takes about 5 bytes (docs/format.md); use this file's own ratio if known.
+    double per_call = calls > 0 ? static_cast<double>(reader.bytes_read()) / calls : 5.0;
+    if (per_call <= 0) per_call = 5.0;
+    auto lost = static_cast<uint64_t>(static_cast<double>(d.bytes_missing) / per_call);
+    out.push_back(fmt::format("{}: file cut at byte {}; {} bytes missing, about {} calls were lost",
+                              name, reader.file_size(), d.bytes_missing, lost));
+  }
+  if (d.bad_records > 0) {
+    out.push_back(fmt::format("{}: {} chunk(s) abandoned at an undecodable record", name,
+                              d.bad_records));
+  }
+  return out;
+}
+
+uint64_t total_file_size(const std::vector<std::string>& paths) {
+  uint64_t total = 0;
+  for (const std::string& p : paths) {
+    struct stat st;
+    if (::stat(p.c_str(), &st) == 0) total += static_cast<uint64_t>(st.st_size);
+  }
+  return total;
+}
+
+}  // namespace callmon::analysis

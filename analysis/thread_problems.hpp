@@ -1,0 +1,29 @@
+// Words for what went wrong in one thread file, shared by every command that reads a
+// recording: the reader's damage (a file cut short, undecodable records), lost events,
+// unmatched exits. Each message is one sentence prefixed with the file's name, ready for a
+// warning line or the problem list of `callmon info`.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "format/thread_reader.hpp"
+
+namespace callmon::analysis {
+
+// The last component of `path`.
+std::string base_name(const std::string& path);
+
+// Sentences for reader.damage(); `calls` (calls read from the file) estimates the calls
+// lost with missing bytes. Empty when the file was read without damage.
+std::vector<std::string> damage_messages(const format::ThreadReader& reader, uint64_t calls);
+
+// Called with (bytes read so far, total bytes to read) during long reads.
+using ProgressFn = std::function<void(uint64_t done, uint64_t total)>;
+
+// Sum of the sizes of the files at `paths` (for progress); unreadable files count 0.
+uint64_t total_file_size(const std::vector<std::string>& paths);
+
+}  // namespace callmon::analysis

@@ -1,0 +1,68 @@
+// JSON rendering of `callmon info` (info_render.hpp). Keys keep the documented order.
+#include <nlohmann/json.hpp>
+
+#include <cmath>
+
+#include "report/info_render.hpp"
+
+namespace callmon::report {
+namespace {
+
+using json = nlohmann::ordered_json;
+
+template <class T>
+json opt(const std::optional<T>& v) {
+  return v ? json(*v) : json(nullptr);
+}
+
+int64_t ns_int(double ns) { return static_cast<int64_t>(std::llround(ns)); }
+
+}  // namespace
+
+std::string render_info_json(const analysis::RecordingInfo& info) {
+  json root{{"recording", info.dir}};
+  const auto& s = info.session;
+  root["command"] = s ? json(s->command) : json(nullptr);
+  root["exit_status"] = s ? opt(s->exit_status) : json(nullptr);
+  root["exit_signal"] = s ? opt(s->exit_signal) : json(nullptr);
+  root["start_unix_ns"] = s ? json(s->start_unix_ns) : json(nullptr);
+  root["end_unix_ns"] = s ? opt(s->end_unix_ns) : json(nullptr);
+  if (!info.processes.empty()) {
+    root["clock"] = json{{"kind", info.processes.front().clock_kind},
+                         {"ticks_per_second", info.processes.front().ticks_per_second}};
+  } else {
+    root["clock"] = nullptr;
+  }
+  json procs = json::array();
+  for (const analysis::ProcessInfo& p : info.processes) {
+    json threads = json::array();
+    for (const analysis::ThreadInfo& t : p.threads) {
+      threads.push_back(json{{"tid", t.tid},
+                             {"name", t.name},
+                             {"file", t.file},
+                             {"events", t.events},
+                             {"calls", t.calls},
+                             {"status", t.status},
+                             {"open_at_end", t.left_open},
+                             {"bytes", t.bytes},
+                             {"duration_ns", ns_int(t.duration_ns)},
+                             {"unmatched_exits", t.unmatched_exits},
+                             {"lost_events", t.lost_events}});
+    }
+    procs.push_back(json{{"key", p.key},
+                         {"pid", p.pid},
+                         {"ppid", p.ppid},
+                         {"parent", p.parent.empty() ? json(nullptr) : json(p.parent)},
+                         {"exe", p.exe},
+                         {"exec", opt(p.exec)},
+                         {"threads", std::move(threads)}});
+  }
+  root["processes"] = std::move(procs);
+  root["events"] = info.events;
+  root["calls"] = info.calls;
+  root["duration_ns"] = ns_int(info.duration_ns);
+  root["problems"] = info.problems;
+  return root.dump(2, ' ', false, json::error_handler_t::replace) + "\n";
+}
+
+}  // namespace callmon::report

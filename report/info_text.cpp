@@ -1,0 +1,88 @@
+// Text rendering of `callmon info` (info_render.hpp).
+#include <fmt/format.h>
+
+#include <cmath>
+#include <ctime>
+
+#include "report/info_render.hpp"
+#include "report/units.hpp"
+
+namespace callmon::report {
+
+std::string format_unix_ns(int64_t ns) {
+  time_t secs = static_cast<time_t>(ns / 1000000000);
+  int64_t ms = (ns % 1000000000) / 1000000;
+  struct tm tm {};
+  gmtime_r(&secs, &tm);
+  char buf[64];
+  std::strftime(buf, sizeof buf, "%Y-%m-%d %H:%M:%S", &tm);
+  return fmt::format("{}.{:03d} UTC", buf, ms);
+}
+
+namespace {
+
+std::string join_command(const std::vector<std::string>& args) {
+  std::string out;
+  for (const std::string& a : args) {
+    if (!out.empty()) out += ' ';
+    bool plain = !a.empty() && a.find_first_of(" \t\"'\\$") == std::string::npos;
+    out += plain ? a : "'" + a + "'";
+  }
+  return out;
+}
+
+std::string exit_text(const format::Session& s) {
+  if (s.exit_signal) return fmt::format("killed by signal {} (status {})", *s.exit_signal,
+                                        s.exit_status.value_or(128 + *s.exit_signal));
+  if (s.exit_status) return fmt::format("status {}", *s.exit_status);
+  return "unknown (the recording did not finish)";
+}
+
+std::string bytes_per_call(uint64_t bytes, uint64_t calls) {
+  if (calls == 0) return "-";
+  return fmt::format("{:.1f}", static_cast<double>(bytes) / static_cast<double>(calls));
+}
+
+}  // namespace
+
+std::string render_info_text(const analysis::RecordingInfo& info) {
+  std::string out = fmt::format("recording: {}\n", info.dir);
+  if (info.session) {
+    const format::Session& s = *info.session;
+    out += fmt::format("command:   {}\n", join_command(s.command));
+    out += fmt::format("exit:      {}\n", exit_text(s));
+    out += fmt::format("start:     {}\n", format_unix_ns(s.start_unix_ns));
+    out += fmt::format("end:       {}\n",
+                       s.end_unix_ns ? format_unix_ns(*s.end_unix_ns) : "unknown");
+  } else {
+    out += "command:   unknown (no session.json)\n";
+  }
+  if (!info.processes.empty()) {
+    const analysis::ProcessInfo& p = info.processes.front();
+    out += fmt::format("clock:     {}, {:.0f} ticks per second\n", p.clock_kind,
+                       p.ticks_per_second);
+  }
+  out += fmt::format("processes: {}\n", info.processes.size());
+  for (const analysis::ProcessInfo& p : info.processes) {
+    out += fmt::format("  process {} pid {} ppid {}{} exe {}\n", p.key, p.pid, p.ppid,
+                       p.parent.empty() ? "" : " parent " + p.parent, p.exe);
+    if (p.exec) out += fmt::format("    exec'd {}\n", *p.exec);
+    for (const analysis::ThreadInfo& t : p.threads) {
+      out += fmt::format(
+          "    thread {} \"{}\": {} events, {} calls, {}, duration {}, {} bytes, {} bytes/call\n",
+          t.tid, t.name, t.events, t.calls, t.status, human_duration(t.duration_ns), t.bytes,
+          bytes_per_call(t.bytes, t.calls));
+    }
+  }
+  out += fmt::format("totals:    {} events, {} calls, duration {}\n", info.events, info.calls,
+                     human_duration(info.duration_ns));
+  if (info.problems.empty()) {
+    out += "problems:  none\n";
+  } else {
+    out += fmt::format("problems:  {}\n", info.problems.size());
+    for (const std::string& p : info.problems) out += "  - " + p + "\n";
+  }
+  return out;
+}
+
+}  // namespace callmon::report

@@ -1,0 +1,65 @@
+// The call tree of `callmon replay`, printed while the call walk runs (a call-walk sink).
+// One record of lookahead decides whether a call is a leaf: its opening line waits until
+// its first child starts (then "NAME {") or it ends (then "NAME;" with its duration), so
+// memory stays bounded by the stack depth. Line format (end-to-end tests parse it):
+//
+//   <duration, 12 chars right-aligned | 12 spaces> | <2 spaces per depth><text>
+//   text: "NAME;" (leaf) | "NAME {" (opens) | "} /* NAME */" (closes, with the duration)
+//   then " [exception]" " [longjmp]" " [unwound]" " [unfinished]" " [cut]" for non-normal
+//   exits, " [inherited]" after the "{" of a fork child's inherited frames;
+//   special events: "# fork child PID", "# exec", "# lost N events".
+#pragma once
+
+#include <cstdint>
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "analysis/addr_index.hpp"
+#include "analysis/call_walk.hpp"
+#include "analysis/symbolizer.hpp"
+#include "format/process_meta.hpp"
+
+namespace callmon::report {
+
+// "# process KEY pid PID ppid PPID exe PATH"
+std::string replay_process_header(const format::ProcessMeta& meta);
+// "# thread TID \"NAME\""
+std::string replay_thread_header(uint32_t tid, const std::string& name);
+
+class ReplayPrinter {
+ public:
+  // Prints to `out`. `max_depth` 0 shows every call, N hides calls at depth >= N.
+  ReplayPrinter(std::FILE* out, const format::ProcessMeta& meta,
+                analysis::ProcessSymbolizer& symbolizer, uint32_t max_depth);
+  ~ReplayPrinter();
+
+  // Call-walk sink interface (analysis/call_walk.hpp).
+  uint32_t on_enter(uint64_t addr, uint64_t ticks, uint32_t depth, bool inherited);
+  void on_call(const analysis::FinishedCall& call);
+  void on_special(const format::Event& ev, uint32_t depth);
+
+  // Writes a line as is (headers); flushes nothing pending.
+  void raw_line(const std::string& line);
+  // Writes the buffered output to the stream.
+  void flush();
+
+ private:
+  bool hidden(uint32_t depth) const { return max_depth_ != 0 && depth >= max_depth_; }
+  const std::string& name_of(uint64_t addr);
+  void open_pending();
+  void line(const std::string& duration, uint32_t depth, const std::string& text);
+
+  std::FILE* out_;
+  const format::ProcessMeta& meta_;
+  analysis::ProcessSymbolizer& symbolizer_;
+  uint32_t max_depth_;
+  analysis::AddrIndex name_index_;
+  std::vector<std::string> names_;
+  std::string buf_;
+  bool pending_ = false;  // a call entered, its opening line not printed yet
+  uint64_t pending_addr_ = 0;
+  uint32_t pending_depth_ = 0;
+};
+
+}  // namespace callmon::report

@@ -1,0 +1,53 @@
+// Duration formatting (units.hpp).
+#include "report/units.hpp"
+
+#include <fmt/format.h>
+
+#include <cmath>
+
+namespace callmon::report {
+namespace {
+
+struct Unit {
+  const char* name;
+  double scale;  // ns per unit
+};
+constexpr Unit kUnits[] = {{"ns", 1}, {"us", 1e3}, {"ms", 1e6}, {"s", 1e9}};
+
+// Decimals that leave 3 significant digits for a value in [0, 1000).
+int decimals_for(double v) { return v >= 100 ? 0 : v >= 10 ? 1 : 2; }
+
+}  // namespace
+
+std::string human_duration(double ns) {
+  if (!(ns > 0)) return "0 ns";
+  size_t u = 0;
+  while (u + 1 < std::size(kUnits) && ns >= kUnits[u + 1].scale) ++u;
+  double v = ns / kUnits[u].scale;
+  int dec = decimals_for(v);
+  // Rounding may reach 1000 (999.7 ns -> "1000 ns"): move to the next unit then.
+  double p = std::pow(10.0, dec);
+  if (std::round(v * p) / p >= 1000 && u + 1 < std::size(kUnits)) {
+    ++u;
+    v = ns / kUnits[u].scale;
+    dec = decimals_for(v);
+  }
+  return fmt::format("{:.{}f} {}", v, dec, kUnits[u].name);
+}
+
+std::string replay_duration(double ns) {
+  if (ns < 0) ns = 0;
+  std::string text;
+  if (ns < 999.95) {
+    text = fmt::format("{:.1f} ns", ns);
+  } else if (ns < 999999.5) {
+    text = fmt::format("{:.3f} us", ns / 1e3);
+  } else if (ns < 999999500.0) {
+    text = fmt::format("{:.3f} ms", ns / 1e6);
+  } else {
+    text = fmt::format("{:.1f} s", ns / 1e9);
+  }
+  return fmt::format("{:>12}", text);
+}
+
+}  // namespace callmon::report

@@ -1,0 +1,23 @@
+// Human-readable durations for the reports: 3 significant digits with a unit (report,
+// info) and the fixed 12-character field of `callmon replay`.
+#pragma once
+
+#include <string>
+
+namespace callmon::report {
+
+// "0 ns", "35.2 ns", "1.23 us", "12.3 ms", "123 ms", "1.50 s": 3 significant digits.
+std::string human_duration(double ns);
+
+// The replay duration field, right-aligned in 12 characters: "     35.2 ns",
+// "    1.234 us", "   12.345 ms", "       1.2 s". ns with 1 decimal, us and ms with 3,
+// s with 1.
+std::string replay_duration(double ns);
+
+// 12 spaces: the duration field of a line that opens a call.
+inline const std::string& replay_blank() {
+  static const std::string blank(12, ' ');
+  return blank;
+}
+
+}  // namespace callmon::report

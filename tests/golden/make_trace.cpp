@@ -1,0 +1,240 @@
+// make_trace: turns a hand-written trace description (tests/traces/<name>.txt, syntax in
+// tests/traces/README.md) into a recording directory, with format::ThreadWriter for the
+// event files, write_process_meta for the `.meta` files (with `symbol` lines, so no ELF is
+// needed) and write_session for session.json. Used by the golden tests.
+//
+// Usage: make_trace TRACE.txt OUTDIR
+#include <fmt/format.h>
+#include <sys/stat.h>
+
+#include <fstream>
+#include <iostream>
+#include <map>
+#include <memory>
+#include <optional>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "format/session.hpp"
+#include "format/trace_writer.hpp"
+
+namespace fmtns = callmon::format;
+
+namespace {
+
+struct ProcessState {
+  fmtns::ProcessMeta meta;
+  std::vector<std::pair<uint64_t, std::string>> symbols;
+  std::map<std::string, uint64_t> by_name;
+};
+
+class Builder {
+ public:
+  explicit Builder(std::string out) : out_(std::move(out)) {}
+
+  // Applies one line; returns an error message or "".
+  std::string line(const std::vector<std::string>& w) {
+    const std::string& op = w[0];
+    if (op == "session") {
+      session_.emplace();
+      session_->command.assign(w.begin() + 1, w.end());
+      session_->cwd = "/tmp";
+      session_->start_unix_ns = 1700000000000000000;
+      session_->callmon_version = "0.1.0";
+      return "";
+    }
+    if (op == "exit_status" || op == "exit_signal") {
+      if (!session_ || w.size() != 2) return "exit_status/exit_signal needs a session first";
+      session_->end_unix_ns = session_->start_unix_ns + 1000000000;
+      (op == "exit_status" ? session_->exit_status : session_->exit_signal) = std::stoi(w[1]);
+      return "";
+    }
+    if (op == "process") return process(w);
+    if (!proc_) return "'" + op + "' before any 'process' line";
+    if (op == "symbol") {
+      if (w.size() < 3) return "symbol ADDR NAME";
+      uint64_t addr = std::stoull(w[1], nullptr, 16);
+      std::string name = w[2];
+      for (size_t i = 3; i < w.size(); ++i) name += " " + w[i];
+      proc_->symbols.emplace_back(addr, name);
+      proc_->by_name[name] = addr;
+      return "";
+    }
+    if (op == "thread") return thread(w);
+    if (!writer_) return "'" + op + "' before any 'thread' line";
+    return event(w);
+  }
+
+  std::string finish() {
+    std::string err = close_process();
+    if (!err.empty()) return err;
+    if (session_) {
+      auto st = fmtns::write_session(out_ + "/session.json", *session_);
+      if (!st) return st.error();
+    }
+    return "";
+  }
+
+ private:
+  std::string process(const std::vector<std::string>& w) {
+    std::string err = close_process();
+    if (!err.empty()) return err;
+    if (w.size() < 2) return "process KEY [pid N] [ppid N] [parent KEY] [exe PATH] [clock TPS]";
+    proc_ = std::make_unique<ProcessState>();
+    fmtns::ProcessMeta& m = proc_->meta;
+    m.key = w[1];
+    m.pid = static_cast<uint32_t>(std::stoul(w[1]));
+    m.exe = "/bin/prog";
+    m.clock_kind = "tsc";
+    m.ticks_per_second = 1e9;
+    for (size_t i = 2; i + 1 < w.size(); i += 2) {
+      const std::string& k = w[i];
+      const std::string& v = w[i + 1];
+      if (k == "pid") m.pid = static_cast<uint32_t>(std::stoul(v));
+      else if (k == "ppid") m.ppid = static_cast<uint32_t>(std::stoul(v));
+      else if (k == "parent") m.parent_key = v;
+      else if (k == "exe") m.exe = v;
+      else if (k == "clock") m.ticks_per_second = std::stod(v);
+      else return "unknown process field " + k;
+    }
+    return "";
+  }
+
+  std::string thread(const std::vector<std::string>& w) {
+    std::string err = close_thread();
+    if (!err.empty()) return err;
+    if (w.size() < 2) return "thread TID [name NAME]";
+    uint32_t tid = static_cast<uint32_t>(std::stoul(w[1]));
+    std::string path = fmt::format("{}/{}.{}.events", out_, proc_->meta.key, tid);
+    auto created = fmtns::ThreadWriter::create(path, proc_->meta.pid, tid, proc_->meta.key);
+    if (!created) return created.error();
+    writer_ = std::make_unique<fmtns::ThreadWriter>(std::move(created).value());
+    if (w.size() >= 4 && w[2] == "name") writer_->set_thread_name(w[3]);
+    cut_ = false;
+    return "";
+  }
+
+  std::optional<uint64_t> addr_of(const std::string& f) {
+    auto it = proc_->by_name.find(f);
+    if (it != proc_->by_name.end()) return it->second;
+    if (f.rfind("0x", 0) == 0) return std::stoull(f, nullptr, 16);
+    return std::nullopt;
+  }
+
+  std::string event(const std::vector<std::string>& w) {
+    const std::string& op = w[0];
+    if (op == "cut") {
+      cut_ = true;
+      return "";
+    }
+    if (w.size() < 2) return op + " needs a time";
+    uint64_t t = std::stoull(w[1]);
+    auto need = [&](size_t n) { return w.size() >= n; };
+    if (op == "enter" || op == "nested_enter") {
+      if (!need(3)) return op + " T FUNC";
+      auto a = addr_of(w[2]);
+      if (!a) return "unknown function " + w[2];
+      op == "enter" ? writer_->enter(t, *a) : writer_->nested_enter(t, *a);
+    } else if (op == "exit") {
+      writer_->exit(t);
+    } else if (op == "nested_exit") {
+      writer_->nested_exit(t);
+    } else if (op == "unwind") {
+      if (!need(4)) return "unwind T COUNT exception|longjmp|unknown";
+      auto reason = w[3] == "exception" ? fmtns::UnwindReason::kException
+                    : w[3] == "longjmp" ? fmtns::UnwindReason::kLongjmp
+                                        : fmtns::UnwindReason::kUnknown;
+      writer_->unwind(t, std::stoull(w[2]), reason);
+    } else if (op == "end") {
+      writer_->end(t);
+    } else if (op == "exec") {
+      writer_->exec(t);
+      if (need(3)) proc_->meta.exec = std::make_pair(t, w[2]);
+    } else if (op == "fork") {
+      if (!need(3)) return "fork T CHILD_PID";
+      auto child = static_cast<uint32_t>(std::stoul(w[2]));
+      writer_->fork(t, child);
+      proc_->meta.forks.emplace_back(t, child);
+    } else if (op == "inherit") {
+      std::vector<uint64_t> addrs;
+      for (size_t i = 2; i < w.size(); ++i) {
+        auto a = addr_of(w[i]);
+        if (!a) return "unknown function " + w[i];
+        addrs.push_back(*a);
+      }
+      writer_->inherit(t, addrs);
+    } else if (op == "lost") {
+      if (!need(3)) return "lost T COUNT";
+      writer_->lost(t, std::stoull(w[2]));
+    } else if (op == "sync") {
+      if (!need(3)) return "sync T NS";
+      writer_->sync(t, std::stoull(w[2]));
+    } else {
+      return "unknown record " + op;
+    }
+    return "";
+  }
+
+  std::string close_thread() {
+    if (!writer_) return "";
+    auto st = writer_->close(!cut_);
+    writer_.reset();
+    return st ? "" : st.error();
+  }
+
+  std::string close_process() {
+    std::string err = close_thread();
+    if (!err.empty() || !proc_) return err;
+    auto st = fmtns::write_process_meta(out_ + "/" + proc_->meta.key + ".meta", proc_->meta,
+                                        proc_->symbols);
+    proc_.reset();
+    return st ? "" : st.error();
+  }
+
+  std::string out_;
+  std::optional<fmtns::Session> session_;
+  std::unique_ptr<ProcessState> proc_;
+  std::unique_ptr<fmtns::ThreadWriter> writer_;
+  bool cut_ = false;
+};
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc != 3) {
+    std::cerr << "usage: make_trace TRACE.txt OUTDIR\n";
+    return 2;
+  }
+  std::ifstream in(argv[1]);
+  if (!in) {
+    std::cerr << "make_trace: cannot read " << argv[1] << "\n";
+    return 1;
+  }
+  ::mkdir(argv[2], 0755);
+  Builder b(argv[2]);
+  std::string text;
+  for (int n = 1; std::getline(in, text); ++n) {
+    if (auto hash = text.find('#'); hash != std::string::npos) text.resize(hash);
+    std::istringstream words(text);
+    std::vector<std::string> w;
+    for (std::string s; words >> s;) w.push_back(s);
+    if (w.empty()) continue;
+    std::string err;
+    try {
+      err = b.line(w);
+    } catch (const std::exception& e) {
+      err = std::string("bad number: ") + e.what();
+    }
+    if (!err.empty()) {
+      std::cerr << "make_trace: " << argv[1] << ":" << n << ": " << err << "\n";
+      return 1;
+    }
+  }
+  std::string err = b.finish();
+  if (!err.empty()) {
+    std::cerr << "make_trace: " << err << "\n";
+    return 1;
+  }
+  return 0;
+}

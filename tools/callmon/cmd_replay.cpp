@@ -1,0 +1,77 @@
+// `callmon replay`: the indented call tree of every thread, process by process, with the
+// duration of every call (format in report/replay_printer.hpp; end-to-end tests parse it).
+#include <cstdio>
+#include <cstring>
+#include <memory>
+
+#include "analysis/call_walk.hpp"
+#include "analysis/symbolizer.hpp"
+#include "analysis/thread_problems.hpp"
+#include "report/replay_printer.hpp"
+#include "tools/callmon/command.hpp"
+#include "tools/callmon/recording_options.hpp"
+
+namespace callmon::tools {
+namespace {
+
+struct ReplayOptions {
+  std::string dir = "callmon.data";
+  uint32_t tid = 0;  // 0: every thread
+  uint32_t max_depth = 0;
+};
+
+int run_replay(const ReplayOptions& o) {
+  const std::string cmd = "replay";
+  auto rec = open_recording_or_fail(cmd, o.dir);
+  if (!rec) return 1;
+  auto cache = analysis::make_elf_cache();
+  std::vector<std::string> warnings;
+  bool found = o.tid == 0;
+  for (const format::ProcessRecording& proc : rec->processes) {
+    bool any = o.tid == 0;
+    for (const auto& t : proc.threads) any = any || t.tid == o.tid;
+    if (!any) continue;
+    found = true;
+    analysis::ProcessSymbolizer sym(proc.meta, cache);
+    report::ReplayPrinter printer(stdout, proc.meta, sym, o.max_depth);
+    printer.raw_line(report::replay_process_header(proc.meta));
+    for (const format::ThreadFile& tf : proc.threads) {
+      if (o.tid != 0 && tf.tid != o.tid) continue;
+      auto opened = format::ThreadReader::open(tf.path);
+      if (!opened) {
+        printer.flush();
+        std::fflush(stdout);
+        return fail(cmd, opened.error());
+      }
+      format::ThreadReader& reader = opened.value();
+      const auto& name = reader.header().thread_name;
+      printer.raw_line(report::replay_thread_header(tf.tid,
+                                                    std::string(name, strnlen(name, sizeof name))));
+      analysis::CallWalker<report::ReplayPrinter> walker(printer);
+      walk_thread(reader, walker, [](uint64_t) {});
+      for (std::string& m : analysis::damage_messages(reader, 0)) warnings.push_back(m);
+    }
+    printer.flush();
+    for (const std::string& w : sym.warnings()) warnings.push_back(w);
+  }
+  std::fflush(stdout);
+  print_warnings(cmd, warnings);
+  if (!found) return fail(cmd, o.dir + ": no thread " + std::to_string(o.tid));
+  return 0;
+}
+
+void setup(CLI::App& app, int& status) {
+  auto o = std::make_shared<ReplayOptions>();
+  CLI::App* sub = app.add_subcommand(
+      "replay", "Call tree of every thread with the duration of each call");
+  add_recording_option(sub, o->dir);
+  sub->add_option("--thread", o->tid, "show only the thread with this TID")->type_name("TID");
+  sub->add_option("--max-depth", o->max_depth, "hide calls nested deeper than N levels (0: all)")
+      ->type_name("N");
+  sub->callback([o, &status] { status = run_replay(*o); });
+}
+
+const CommandRegistration registration("replay", setup);
+
+}  // namespace
+}  // namespace callmon::tools

@@ -1,0 +1,71 @@
+// `callmon report`: the flat profile of a recording (calls, total, self, avg/min/max per
+// function) as a text table, JSON or CSV, for the whole recording or per process/thread.
+#include <cstdio>
+#include <memory>
+
+#include "analysis/profile_builder.hpp"
+#include "report/profile_render.hpp"
+#include "tools/callmon/command.hpp"
+#include "tools/callmon/recording_options.hpp"
+
+namespace callmon::tools {
+namespace {
+
+struct ReportOptions {
+  std::string dir = "callmon.data";
+  std::string sort = "total";
+  std::string format = "text";
+  bool per_thread = false;
+  bool per_process = false;
+  size_t limit = 0;
+};
+
+int run_report(const ReportOptions& o) {
+  const std::string cmd = "report";
+  analysis::SortKey key;
+  if (!analysis::parse_sort_key(o.sort, key)) return fail(cmd, "unknown sort key " + o.sort, 2);
+  auto rec = open_recording_or_fail(cmd, o.dir);
+  if (!rec) return 1;
+
+  analysis::ProfileOptions po;
+  po.group_by = o.per_thread    ? analysis::GroupBy::kThread
+                : o.per_process ? analysis::GroupBy::kProcess
+                                : analysis::GroupBy::kNone;
+  Progress progress(cmd);
+  po.progress = progress.callback();
+  auto profile = analysis::build_profile(*rec, po);
+  progress.finish();
+  if (!profile) return fail(cmd, profile.error());
+  print_warnings(cmd, profile->warnings);
+
+  report::ProfileRenderOptions ro;
+  ro.sort = key;
+  ro.limit = o.limit;
+  std::string out = o.format == "json"  ? report::render_profile_json(*profile, ro)
+                    : o.format == "csv" ? report::render_profile_csv(*profile, ro)
+                                        : report::render_profile_text(*profile, ro);
+  std::fwrite(out.data(), 1, out.size(), stdout);
+  return std::fflush(stdout) == 0 ? 0 : fail(cmd, "cannot write the output");
+}
+
+void setup(CLI::App& app, int& status) {
+  auto o = std::make_shared<ReportOptions>();
+  CLI::App* sub = app.add_subcommand(
+      "report", "Flat profile: calls, total, self and avg/min/max time per function");
+  add_recording_option(sub, o->dir);
+  sub->add_option("--sort", o->sort, "sort key: total (default), self, calls, avg, min, max, name")
+      ->check(CLI::IsMember({"total", "self", "calls", "avg", "min", "max", "name"}));
+  sub->add_option("--format", o->format, "output format: text (default), json or csv")
+      ->check(CLI::IsMember({"text", "json", "csv"}));
+  CLI::Option* pt =
+      sub->add_flag("--per-thread", o->per_thread, "one table per thread of every process");
+  sub->add_flag("--per-process", o->per_process, "one table per process image")->excludes(pt);
+  sub->add_option("--limit", o->limit, "show at most N functions per table (0: all)")
+      ->type_name("N");
+  sub->callback([o, &status] { status = run_report(*o); });
+}
+
+const CommandRegistration registration("report", setup);
+
+}  // namespace
+}  // namespace callmon::tools
