@@ -98,6 +98,7 @@ Result<Recording> open_recording(const std::string& dir) {
                                            "'{}' is used",
                                            p.string(), meta->key, key));
       meta->key = key;
+      if (meta->pid == 0) meta->pid = static_cast<uint32_t>(pid);  // no pid line yet
       key_index[key] = {pid, gen};
       processes[{pid, gen}].meta = std::move(meta).value();
     } else if (ends_with(name, ".events")) {

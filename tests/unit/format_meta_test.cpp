@@ -1,0 +1,255 @@
+// Process meta files (parser, writer, clock refinement) and session.json.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include "format/process_meta.hpp"
+#include "format/session.hpp"
+#include "format/trace_writer.hpp"
+
+namespace callmon::format {
+namespace {
+
+namespace fs = std::filesystem;
+
+class MetaTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    char tmpl[] = "/tmp/callmon_meta_test.XXXXXX";
+    ASSERT_NE(mkdtemp(tmpl), nullptr);
+    dir_ = tmpl;
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  std::string write(const std::string& name, const std::string& text) {
+    std::string p = dir_ + "/" + name;
+    std::ofstream(p, std::ios::binary) << text;
+    return p;
+  }
+
+  std::string dir_;
+};
+
+const char kExample[] =
+    "callmon-process 1\n"
+    "key 4242.0\n"
+    "pid 4242\n"
+    "ppid 4241\n"
+    "parent 4241.0\n"
+    "exe /usr/bin/my prog\n"
+    "clock tsc 2096000000.000\n"
+    "sync 123456789 987654321\n"
+    "module 55d0c0000000 55d0c0003000 55d0c0000000 /usr/bin/my prog\n"
+    "module 7f0000000000 7f0000100000 7f0000000000 /lib/libc.so.6\n"
+    "future-record 1 2 3\n"
+    "fork 123457000 4250\n"
+    "fork 123457500 4251\n"
+    "exec 123456999 /usr/bin/other one\n"
+    "symbol 401000 my_function(int, char)\n"
+    "exit 123458000 987700000\n";
+
+TEST_F(MetaTest, ParsesEveryRecord) {
+  auto m = read_process_meta(write("4242.0.meta", kExample));
+  ASSERT_TRUE(m) << m.error();
+  EXPECT_EQ(m->key, "4242.0");
+  EXPECT_EQ(m->pid, 4242u);
+  EXPECT_EQ(m->ppid, 4241u);
+  EXPECT_EQ(m->parent_key, "4241.0");
+  EXPECT_EQ(m->exe, "/usr/bin/my prog");
+  EXPECT_EQ(m->clock_kind, "tsc");
+  EXPECT_DOUBLE_EQ(m->ticks_per_second, 2096000000.0);
+  ASSERT_EQ(m->syncs.size(), 1u);
+  EXPECT_EQ(m->syncs[0].ticks, 123456789u);
+  EXPECT_EQ(m->syncs[0].mono_ns, 987654321u);
+  ASSERT_EQ(m->modules.size(), 2u);
+  EXPECT_EQ(m->modules[0].start, 0x55d0c0000000u);
+  EXPECT_EQ(m->modules[0].end, 0x55d0c0003000u);
+  EXPECT_EQ(m->modules[0].bias, 0x55d0c0000000u);
+  EXPECT_EQ(m->modules[0].path, "/usr/bin/my prog");
+  EXPECT_EQ(m->modules[1].path, "/lib/libc.so.6");
+  ASSERT_EQ(m->forks.size(), 2u);
+  EXPECT_EQ(m->forks[1], std::make_pair(uint64_t{123457500}, uint32_t{4251}));
+  ASSERT_TRUE(m->exec);
+  EXPECT_EQ(m->exec->first, 123456999u);
+  EXPECT_EQ(m->exec->second, "/usr/bin/other one");
+  ASSERT_EQ(m->symbols.size(), 1u);
+  EXPECT_EQ(m->symbols[0].first, 0x401000u);
+  EXPECT_EQ(m->symbols[0].second, "my_function(int, char)");
+  ASSERT_TRUE(m->exit);
+  EXPECT_EQ(m->exit->ticks, 123458000u);
+  EXPECT_EQ(m->exit->mono_ns, 987700000u);
+  EXPECT_DOUBLE_EQ(m->ticks_to_ns(2096), 1000.0);
+}
+
+TEST_F(MetaTest, IncompleteLastLineIsIgnored) {
+  auto m = read_process_meta(write("1.0.meta",
+                                   "callmon-process 1\nkey 1.0\nclock monotonic 1000000000\n"
+                                   "module 1000 20"));
+  ASSERT_TRUE(m) << m.error();
+  EXPECT_TRUE(m->modules.empty());
+  EXPECT_EQ(m->clock_kind, "monotonic");
+  EXPECT_DOUBLE_EQ(m->ticks_to_ns(5), 5.0);
+}
+
+TEST_F(MetaTest, MalformedKnownRecordNamesFileAndLine) {
+  struct Case {
+    const char* line;
+    const char* record;
+  };
+  const Case cases[] = {
+      {"module 1000 2000 0\n", "module"},             // no path
+      {"module 2000 1000 0 /x\n", "module"},          // end before start
+      {"module 1000 zz 0 /x\n", "module"},            // not hex
+      {"pid -1\n", "pid"},
+      {"pid 99999999999\n", "pid"},
+      {"sync 1\n", "sync"},
+      {"sync 1 2 3\n", "sync"},
+      {"fork 1 x\n", "fork"},
+      {"exec 12\n", "exec"},
+      {"exit 1\n", "exit"},
+      {"symbol 40100g f\n", "symbol"},
+      {"clock tsc 0\n", "clock"},
+      {"clock hpet 1000\n", "clock"},
+      {"key\n", "key"},
+  };
+  for (const Case& c : cases) {
+    std::string p = write("bad.meta", std::string("callmon-process 1\nclock tsc 1e9\n") + c.line);
+    auto m = read_process_meta(p);
+    ASSERT_FALSE(m) << c.line;
+    EXPECT_EQ(m.error(), p + ":3: malformed '" + c.record + "' record") << c.line;
+  }
+}
+
+TEST_F(MetaTest, BadMagicVersionAndMissingClock) {
+  auto a = read_process_meta(write("a.meta", "hello\nclock tsc 1\n"));
+  ASSERT_FALSE(a);
+  EXPECT_NE(a.error().find("a.meta: not a callmon process file"), std::string::npos);
+  auto b = read_process_meta(write("b.meta", "callmon-process 2\nclock tsc 1\n"));
+  ASSERT_FALSE(b);
+  EXPECT_NE(b.error().find("unsupported version 2"), std::string::npos) << b.error();
+  auto c = read_process_meta(write("c.meta", "callmon-process 1\nkey 1.0\n"));
+  ASSERT_FALSE(c);
+  EXPECT_NE(c.error().find("clock"), std::string::npos) << c.error();
+  auto d = read_process_meta(write("d.meta", ""));
+  ASSERT_FALSE(d);
+  auto e = read_process_meta(dir_ + "/missing.meta");
+  ASSERT_FALSE(e);
+  EXPECT_NE(e.error().find("missing.meta"), std::string::npos);
+}
+
+TEST_F(MetaTest, WideSyncSpanRefinesTheRate) {
+  // The clock line says 2 GHz; syncs 1 s apart measure 2.1 GHz.
+  auto m = read_process_meta(write("r.meta",
+                                   "callmon-process 1\nclock tsc 2000000000.000\n"
+                                   "sync 1000 5000000000\n"
+                                   "sync 1050001000 5500000000\n"
+                                   "sync 2100001000 6000000000\n"));
+  ASSERT_TRUE(m);
+  EXPECT_NEAR(m->ticks_per_second, 2.1e9, 1.0);
+
+  // 50 ms apart: too close to trust, the clock line stays.
+  auto n = read_process_meta(write("s.meta",
+                                   "callmon-process 1\nclock tsc 2000000000.000\n"
+                                   "sync 1000 5000000000\n"
+                                   "sync 105001000 5050000000\n"));
+  ASSERT_TRUE(n);
+  EXPECT_DOUBLE_EQ(n->ticks_per_second, 2e9);
+}
+
+TEST_F(MetaTest, WriterRoundTrips) {
+  ProcessMeta m;
+  m.key = "77.1";
+  m.pid = 77;
+  m.ppid = 1;
+  m.parent_key = "70.0";
+  m.exe = "/opt/a b/prog";
+  m.clock_kind = "tsc";
+  m.ticks_per_second = 3000000000.5;
+  m.syncs = {{10, 20}, {30, 40}};
+  m.modules = {{0x1000, 0x2000, 0x1000, "/opt/a b/prog"}};
+  m.exec = std::make_pair(uint64_t{99}, std::string("/bin/true"));
+  m.forks = {{50, 78u}};
+  m.exit = ClockSync{100, 200};
+  m.symbols = {{0x1100, "main"}};
+  std::string p = dir_ + "/77.1.meta";
+  ASSERT_TRUE(write_process_meta(p, m, {{0x1200, "helper(int)"}}));
+  auto r = read_process_meta(p);
+  ASSERT_TRUE(r) << r.error();
+  EXPECT_EQ(r->key, m.key);
+  EXPECT_EQ(r->pid, m.pid);
+  EXPECT_EQ(r->ppid, m.ppid);
+  EXPECT_EQ(r->parent_key, m.parent_key);
+  EXPECT_EQ(r->exe, m.exe);
+  EXPECT_DOUBLE_EQ(r->ticks_per_second, m.ticks_per_second);
+  ASSERT_EQ(r->syncs.size(), 2u);
+  EXPECT_EQ(r->syncs[1].mono_ns, 40u);
+  ASSERT_EQ(r->modules.size(), 1u);
+  EXPECT_EQ(r->modules[0].path, "/opt/a b/prog");
+  EXPECT_EQ(r->exec, m.exec);
+  EXPECT_EQ(r->forks, m.forks);
+  ASSERT_TRUE(r->exit);
+  EXPECT_EQ(r->exit->mono_ns, 200u);
+  ASSERT_EQ(r->symbols.size(), 2u);
+  EXPECT_EQ(r->symbols[0].second, "main");
+  EXPECT_EQ(r->symbols[1].first, 0x1200u);
+  EXPECT_EQ(r->symbols[1].second, "helper(int)");
+}
+
+// ---- session.json ---------------------------------------------------------------------
+
+TEST_F(MetaTest, SessionRoundTrips) {
+  Session s;
+  s.command = {"./prog", "an arg", "ü"};
+  s.cwd = "/home/u";
+  s.start_unix_ns = 1700000000000000000;
+  s.callmon_version = "0.1.0";
+  std::string p = dir_ + "/session.json";
+  ASSERT_TRUE(write_session(p, s));
+  auto r = read_session(p);
+  ASSERT_TRUE(r) << r.error();
+  EXPECT_EQ(r->command, s.command);
+  EXPECT_EQ(r->cwd, s.cwd);
+  EXPECT_EQ(r->start_unix_ns, s.start_unix_ns);
+  EXPECT_FALSE(r->end_unix_ns);
+  EXPECT_FALSE(r->exit_status);
+  EXPECT_FALSE(r->exit_signal);
+  EXPECT_EQ(r->callmon_version, "0.1.0");
+
+  s.end_unix_ns = 1700000001000000000;
+  s.exit_status = 137;
+  s.exit_signal = 9;
+  ASSERT_TRUE(write_session(p, s));
+  r = read_session(p);
+  ASSERT_TRUE(r) << r.error();
+  EXPECT_EQ(r->end_unix_ns, s.end_unix_ns);
+  EXPECT_EQ(r->exit_status, 137);
+  EXPECT_EQ(r->exit_signal, 9);
+  // No temporary file is left behind.
+  size_t files = 0;
+  for ([[maybe_unused]] auto& e : fs::directory_iterator(dir_)) ++files;
+  EXPECT_EQ(files, 1u);
+}
+
+TEST_F(MetaTest, CorruptSessionsAreErrors) {
+  const char* bad[] = {
+      "{\"format\": \"callmon-session\", \"version\": 1, \"command\": [",
+      "[1, 2]",
+      "{\"format\": \"other\", \"version\": 1, \"command\": []}",
+      "{\"format\": \"callmon-session\", \"version\": 2, \"command\": []}",
+      "{\"format\": \"callmon-session\", \"version\": 1, \"command\": [1]}",
+      "{\"format\": \"callmon-session\", \"version\": 1, \"command\": [], \"exit_status\": \"x\"}",
+  };
+  for (const char* text : bad) {
+    std::string p = write("session.json", text);
+    auto r = read_session(p);
+    ASSERT_FALSE(r) << text;
+    EXPECT_NE(r.error().find(p + ": "), std::string::npos) << r.error();
+  }
+  EXPECT_FALSE(read_session(dir_ + "/none.json"));
+}
+
+}  // namespace
+}  // namespace callmon::format

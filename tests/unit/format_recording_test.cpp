@@ -1,0 +1,146 @@
+// open_recording: pairing and ordering of process and thread files, warnings for files
+// that do not fit, and the errors for directories that are not recordings.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include "format/recording.hpp"
+#include "format/trace_writer.hpp"
+
+namespace callmon::format {
+namespace {
+
+namespace fs = std::filesystem;
+
+class RecordingTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    char tmpl[] = "/tmp/callmon_recording_test.XXXXXX";
+    ASSERT_NE(mkdtemp(tmpl), nullptr);
+    dir_ = tmpl;
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  void meta(const std::string& key, uint32_t pid) {
+    ProcessMeta m;
+    m.key = key;
+    m.pid = pid;
+    m.clock_kind = "monotonic";
+    m.ticks_per_second = 1e9;
+    ASSERT_TRUE(write_process_meta(dir_ + "/" + key + ".meta", m));
+  }
+
+  void thread(const std::string& name) {
+    auto w = ThreadWriter::create(dir_ + "/" + name, 1, 1, "1.0");
+    ASSERT_TRUE(w);
+    w->enter(1, 0x1000);
+    w->exit(2);
+    ASSERT_TRUE(w->close());
+  }
+
+  void file(const std::string& name, const std::string& text) {
+    std::ofstream(dir_ + "/" + name, std::ios::binary) << text;
+  }
+
+  std::string dir_;
+};
+
+TEST_F(RecordingTest, PairsAndSortsFiles) {
+  meta("4242.0", 4242);
+  meta("4242.1", 4242);
+  meta("100.0", 100);
+  meta("4250.0", 4250);
+  thread("4242.0.4242.events");
+  thread("4242.0.4243.events");
+  thread("4242.0.4242-1.events");
+  thread("4242.0.10.events");
+  thread("4242.1.4242.events");
+  thread("999.0.5.events");      // no process file
+  thread("garbage.events");      // not a thread file name
+  file("notes.txt", "ignored");
+
+  auto r = open_recording(dir_);
+  ASSERT_TRUE(r) << r.error();
+  EXPECT_EQ(r->dir, dir_);
+  EXPECT_FALSE(r->session);
+  ASSERT_EQ(r->processes.size(), 4u);
+  EXPECT_EQ(r->processes[0].meta.key, "100.0");
+  EXPECT_EQ(r->processes[1].meta.key, "4242.0");
+  EXPECT_EQ(r->processes[2].meta.key, "4242.1");
+  EXPECT_EQ(r->processes[3].meta.key, "4250.0");
+
+  const auto& t = r->processes[1].threads;
+  ASSERT_EQ(t.size(), 4u);
+  EXPECT_EQ(t[0].tid, 10u);
+  EXPECT_EQ(fs::path(t[1].path).filename(), "4242.0.4242.events");
+  EXPECT_EQ(fs::path(t[2].path).filename(), "4242.0.4242-1.events");
+  EXPECT_EQ(t[2].tid, 4242u);
+  EXPECT_EQ(t[3].tid, 4243u);
+  EXPECT_EQ(r->processes[2].threads.size(), 1u);
+  EXPECT_TRUE(r->processes[0].threads.empty());
+
+  ASSERT_EQ(r->warnings.size(), 2u);
+  std::string all = r->warnings[0] + "\n" + r->warnings[1];
+  EXPECT_NE(all.find("999.0.5.events: no process file"), std::string::npos) << all;
+  EXPECT_NE(all.find("garbage.events"), std::string::npos) << all;
+}
+
+TEST_F(RecordingTest, ReadsTheSession) {
+  meta("1.0", 1);
+  Session s;
+  s.command = {"./a"};
+  s.exit_status = 3;
+  ASSERT_TRUE(write_session(dir_ + "/session.json", s));
+  auto r = open_recording(dir_);
+  ASSERT_TRUE(r) << r.error();
+  ASSERT_TRUE(r->session);
+  EXPECT_EQ(r->session->command, s.command);
+  EXPECT_EQ(r->session->exit_status, 3);
+
+  file("session.json", "{not json");
+  auto bad = open_recording(dir_);
+  ASSERT_FALSE(bad);
+  EXPECT_NE(bad.error().find("session.json"), std::string::npos) << bad.error();
+}
+
+TEST_F(RecordingTest, NotARecording) {
+  auto missing = open_recording(dir_ + "/nope");
+  ASSERT_FALSE(missing);
+  EXPECT_EQ(missing.error(), dir_ + "/nope: no such directory");
+
+  auto empty = open_recording(dir_);
+  ASSERT_FALSE(empty);
+  EXPECT_EQ(empty.error(), dir_ + ": not a callmon recording (no process files)");
+
+  thread("1.0.1.events");  // thread files alone are not enough
+  EXPECT_FALSE(open_recording(dir_));
+
+  file("plain", "x");
+  auto not_dir = open_recording(dir_ + "/plain");
+  ASSERT_FALSE(not_dir);
+  EXPECT_NE(not_dir.error().find("not a directory"), std::string::npos);
+}
+
+TEST_F(RecordingTest, CorruptMetaIsAnError) {
+  meta("1.0", 1);
+  file("2.0.meta", "callmon-process 1\nclock tsc 1000\nmodule x\n");
+  auto r = open_recording(dir_);
+  ASSERT_FALSE(r);
+  EXPECT_NE(r.error().find("2.0.meta:3: malformed 'module' record"), std::string::npos)
+      << r.error();
+}
+
+TEST_F(RecordingTest, KeyFromTheFileName) {
+  file("5.0.meta", "callmon-process 1\nclock tsc 1000\n");  // written before its key line
+  auto r = open_recording(dir_);
+  ASSERT_TRUE(r) << r.error();
+  ASSERT_EQ(r->processes.size(), 1u);
+  EXPECT_EQ(r->processes[0].meta.key, "5.0");
+  EXPECT_EQ(r->processes[0].meta.pid, 5u);
+}
+
+}  // namespace
+}  // namespace callmon::format
