@@ -45,6 +45,7 @@ static_assert(sizeof(ThreadFileHeader) == kHeaderSize, "header must fill one pag
 
 inline constexpr uint32_t kFlagFinished = 1u << 0;   // END was written
 inline constexpr uint32_t kFlagForkChild = 1u << 1;  // stream starts with INHERIT frames
+inline constexpr uint32_t kFlagStopped = 1u << 2;    // recording stopped early (no space)
 
 // ---- event encoding --------------------------------------------------------------
 // Every record starts with an unsigned LEB128 value V; its two low bits are the kind.
@@ -92,10 +93,14 @@ inline constexpr int64_t unzigzag(uint64_t v) {
   return static_cast<int64_t>(v >> 1) ^ -static_cast<int64_t>(v & 1);
 }
 
-// Bytes needed to encode v as unsigned LEB128.
+// Bytes needed to encode v as unsigned LEB128 (a table on the bit length: the runtime's
+// hot path calls this for every record).
+inline constexpr uint8_t kLeb128BytesForClz[64] = {
+      10, 9, 9, 9, 9, 9, 9, 9, 8, 8, 8, 8, 8, 8, 8, 7, 7, 7, 7, 7, 7, 7,
+      6,  6, 6, 6, 6, 6, 6, 5, 5, 5, 5, 5, 5, 5, 4, 4, 4, 4, 4, 4, 4,
+      3,  3, 3, 3, 3, 3, 3, 2, 2, 2, 2, 2, 2, 2, 1, 1, 1, 1, 1, 1, 1};
 inline constexpr unsigned leb128_size(uint64_t v) {
-  unsigned bits = 64 - static_cast<unsigned>(__builtin_clzll(v | 1));
-  return (bits + 6) / 7;
+  return kLeb128BytesForClz[__builtin_clzll(v | 1)];
 }
 
 // Writes v as unsigned LEB128 at p; returns the byte after it.

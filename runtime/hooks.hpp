@@ -1,0 +1,32 @@
+// Slow paths shared by the hook entry points (hooks_cyg.cpp) and the interposers of
+// exceptions, longjmp, fork and exec: everything that is not the common call and return.
+#pragma once
+
+#include <cstdint>
+
+#include "callmon/format/records.hpp"
+#include "runtime/thread_state.hpp"
+
+namespace callmon::rt {
+
+// A hook's enter/exit when the fast path cannot take it: no thread state yet, a hook
+// interrupted by a signal (nested), an exception propagating, shadow stack full, a return
+// that does not match the innermost frame. `fn` is the function, `sp` the hook's frame
+// address.
+void enter_slow(ThreadState* s, uintptr_t fn, uintptr_t sp);
+void exit_slow(ThreadState* s, uintptr_t fn, uintptr_t sp);
+
+// Ends every open call whose frame is deeper than `sp` (the frame address of code that is
+// about to run in an outer frame: a catch block, a longjmp target) with an UNWIND record.
+void unwind_below(uintptr_t sp, format::UnwindReason reason);
+
+// Notes that a C++ exception starts propagating on this thread: exits the compiler's
+// cleanups report for frames open at the throw are exception exits.
+void note_throw();
+// Notes that a handler caught it in the frame whose frame address is `sp`.
+void note_catch(uintptr_t sp);
+
+// Writes a SPECIAL record for the calling thread (FORK, EXEC), from ordinary code.
+void note_special(format::SpecialCode code, const uint64_t* fields, unsigned nfields);
+
+}  // namespace callmon::rt

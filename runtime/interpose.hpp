@@ -1,0 +1,34 @@
+// Pointers to the real functions behind the runtime's interposers, resolved once with
+// dlsym(RTLD_NEXT) in the library's constructor (dlsym is not async-signal-safe, and
+// longjmp may well be called from a signal handler).
+#pragma once
+
+#include <setjmp.h>
+#include <sys/types.h>
+#include <unwind.h>
+
+namespace callmon::rt {
+
+struct RealFunctions {
+  _Unwind_Reason_Code (*raise_exception)(_Unwind_Exception*);
+  _Unwind_Reason_Code (*resume_or_rethrow)(_Unwind_Exception*);
+  _Unwind_Reason_Code (*forced_unwind)(_Unwind_Exception*, _Unwind_Stop_Fn, void*);
+  void* (*begin_catch)(void*);
+  void (*longjmp_)(__jmp_buf_tag*, int);
+  void (*under_longjmp)(__jmp_buf_tag*, int);
+  void (*siglongjmp_)(__jmp_buf_tag*, int);
+  void (*longjmp_chk)(__jmp_buf_tag*, int);
+  pid_t (*fork_)();
+  int (*execve_)(const char*, char* const[], char* const[]);
+  int (*execvpe_)(const char*, char* const[], char* const[]);
+  int (*fexecve_)(int, char* const[], char* const[]);
+  void* (*dlopen_)(const char*, int);
+  void* (*dlmopen_)(long, const char*, int);
+};
+
+extern RealFunctions g_real;
+
+// Resolves g_real (idempotent).
+void resolve_real_functions();
+
+}  // namespace callmon::rt

@@ -1,0 +1,31 @@
+// Runtime options, read once from the environment that `callmon record` sets up. All of
+// them live in one X-macro table: name, environment variable, default, description.
+#pragma once
+
+#include <cstdint>
+
+namespace callmon::rt {
+
+// X(field, ENV_NAME, default, description)
+#define CALLMON_RUNTIME_OPTIONS(X)                                                        \
+  X(dir, "CALLMON_DIR", "", "absolute path of the recording directory; unset: no tracing") \
+  X(clock, "CALLMON_CLOCK", "auto", "tsc, monotonic or auto (tsc when the CPU's is usable)") \
+  X(tsc_hz, "CALLMON_TSC_HZ", "", "TSC ticks per second measured by callmon record")        \
+  X(chunk_kib, "CALLMON_CHUNK_KIB", "4096", "size of one mapped chunk of a thread file")    \
+  X(max_depth, "CALLMON_MAX_DEPTH", "8388608", "frames reserved per thread shadow stack")
+
+struct Options {
+#define CALLMON_OPTION_FIELD(field, env, def, desc) const char* field;
+  CALLMON_RUNTIME_OPTIONS(CALLMON_OPTION_FIELD)
+#undef CALLMON_OPTION_FIELD
+};
+
+// Reads the options from the environment (defaults where unset). Async-signal-safe.
+Options read_options();
+
+// Parses a decimal number; returns `fallback` when `s` is not one.
+uint64_t parse_u64(const char* s, uint64_t fallback);
+// Parses a decimal number with an optional fraction ("2096000000.5"); 0 when invalid.
+double parse_double(const char* s);
+
+}  // namespace callmon::rt

@@ -1,0 +1,209 @@
+// Process set-up, the meta file, modules, fork and exit handling (see process.hpp).
+#include "runtime/process.hpp"
+
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <link.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "runtime/clock.hpp"
+#include "runtime/sys.hpp"
+#include "runtime/thread_state.hpp"
+
+namespace callmon::rt {
+
+ProcessState g_proc;
+
+namespace {
+
+enum : int { kUnset = 0, kSettingUp = 1, kOn = 2, kOff = 3 };
+int g_state = kUnset;
+int g_rescan = 0;
+pthread_key_t g_thread_key;
+
+// Module lines already written, by start address and path hash, so rescans add only new
+// objects. Fixed size: no allocation in the runtime.
+struct ModuleSeen {
+  uintptr_t start;
+  uint64_t path_hash;
+};
+ModuleSeen g_modules[4096];
+unsigned g_module_count = 0;
+
+uint64_t hash_str(const char* s) {
+  uint64_t h = 1469598103934665603ull;
+  for (; *s; ++s) h = (h ^ static_cast<uint8_t>(*s)) * 1099511628211ull;
+  return h;
+}
+
+void thread_key_destructor(void* p) {
+  auto* s = static_cast<ThreadState*>(p);
+  if (s && s == t_state) thread_finish(s);
+}
+
+// Creates `<dir>/<pid>.<gen>.meta` with the smallest free generation, writes the header.
+bool create_meta(const char* parent_key) {
+  for (unsigned gen = 0; gen < 100000; ++gen) {
+    LineBuf key(g_proc.key, sizeof g_proc.key);
+    key.dec(static_cast<uint64_t>(g_proc.pid)).ch('.').dec(gen);
+    LineBuf path(g_proc.meta_path, sizeof g_proc.meta_path);
+    path.str(g_proc.dir).ch('/').str(g_proc.key).str(".meta");
+    int fd = open(g_proc.meta_path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+    if (fd < 0 && errno == EEXIST) continue;
+    if (fd < 0) return false;
+    close(fd);
+    char buf[8192];
+    LineBuf b(buf, sizeof buf);
+    b.str("callmon-process 1\nkey ").str(g_proc.key).str("\npid ").dec(g_proc.pid);
+    b.str("\nppid ").dec(static_cast<uint64_t>(getppid())).ch('\n');
+    if (parent_key) b.str("parent ").str(parent_key).ch('\n');
+    char exe[PATH_MAX];
+    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    exe[n > 0 ? n : 0] = 0;
+    b.str("exe ").str(exe).ch('\n');
+    b.str("clock ").str(g_clock_tsc ? "tsc " : "monotonic ").milli(g_proc.ticks_per_second);
+    b.str("\nsync ").dec(read_ticks()).ch(' ').dec(monotonic_ns()).ch('\n');
+    meta_append(b.c_str(), static_cast<unsigned>(b.size()));
+    return true;
+  }
+  return false;
+}
+
+int module_callback(dl_phdr_info* info, size_t, void*) {
+  const char* name = info->dlpi_name;
+  char path[PATH_MAX];
+  if (!name || !*name) {
+    ssize_t n = readlink("/proc/self/exe", path, sizeof path - 1);
+    if (n <= 0) return 0;
+    path[n] = 0;
+  } else if (name[0] != '/') {
+    if (!realpath(name, path)) return 0;  // no file (the vDSO) or gone
+  } else {
+    copy_str(path, sizeof path, name);
+  }
+  uintptr_t lo = UINTPTR_MAX, hi = 0;
+  for (int i = 0; i < info->dlpi_phnum; ++i) {
+    const ElfW(Phdr)& ph = info->dlpi_phdr[i];
+    if (ph.p_type != PT_LOAD) continue;
+    uintptr_t a = info->dlpi_addr + ph.p_vaddr;
+    if (a < lo) lo = a;
+    if (a + ph.p_memsz > hi) hi = a + ph.p_memsz;
+  }
+  if (hi <= lo) return 0;
+  uint64_t h = hash_str(path);
+  for (unsigned i = 0; i < g_module_count; ++i)
+    if (g_modules[i].start == lo && g_modules[i].path_hash == h) return 0;
+  if (g_module_count < sizeof g_modules / sizeof g_modules[0]) g_modules[g_module_count++] = {lo, h};
+  char line[PATH_MAX + 128];
+  LineBuf b(line, sizeof line);
+  b.str("module ").hex(lo).ch(' ').hex(hi).ch(' ').hex(info->dlpi_addr).ch(' ').str(path).ch('\n');
+  meta_append(b.c_str(), static_cast<unsigned>(b.size()));
+  return 0;
+}
+
+void fork_child_handler() {
+  if (__atomic_load_n(&g_state, __ATOMIC_ACQUIRE) != kOn) return;
+  process_after_fork_child();
+  if (ThreadState* s = t_state) thread_after_fork_child(s);
+}
+
+bool setup_locked() {
+  g_proc.options = read_options();
+  const Options& o = g_proc.options;
+  if (!o.dir[0]) return false;  // not under `callmon record`: stay out of the way
+  if (!copy_str(g_proc.dir, sizeof g_proc.dir, o.dir)) {
+    diag("recording directory path too long; not recording");
+    return false;
+  }
+  g_proc.pid = getpid();
+  g_proc.ticks_per_second = setup_clock(o.clock, parse_double(o.tsc_hz));
+  uint64_t kib = parse_u64(o.chunk_kib, 4096);
+  if (kib < format::kMinChunkSize / 1024) kib = format::kMinChunkSize / 1024;
+  if (kib > format::kMaxChunkSize / 1024) kib = format::kMaxChunkSize / 1024;
+  g_proc.chunk_size = static_cast<uint32_t>(kib * 1024) & ~4095u;
+  g_proc.max_depth = parse_u64(o.max_depth, 8u << 20);
+  if (g_proc.max_depth < 1024) g_proc.max_depth = 1024;
+  Dl_info self;
+  if (dladdr(reinterpret_cast<void*>(&process_setup), &self) && self.dli_fname)
+    copy_str(g_proc.self_path, sizeof g_proc.self_path, self.dli_fname);
+  if (!create_meta(nullptr)) {
+    char msg[4300];
+    LineBuf b(msg, sizeof msg);
+    b.str("cannot create files in ").str(g_proc.dir).str(": ").str(strerror(errno));
+    b.str("; the program runs untraced");
+    diag(msg);
+    return false;
+  }
+  if (pthread_key_create(&g_thread_key, thread_key_destructor) != 0) return false;
+  pthread_atfork(nullptr, nullptr, fork_child_handler);
+  modules_rescan();
+  return true;
+}
+
+}  // namespace
+
+bool process_setup() {
+  int st = __atomic_load_n(&g_state, __ATOMIC_ACQUIRE);
+  if (st == kOn) return true;
+  if (st == kOff) return false;
+  int expected = kUnset;
+  if (__atomic_compare_exchange_n(&g_state, &expected, kSettingUp, false, __ATOMIC_ACQ_REL,
+                                  __ATOMIC_ACQUIRE)) {
+    ErrnoSaver es;
+    bool on = setup_locked();
+    __atomic_store_n(&g_state, on ? kOn : kOff, __ATOMIC_RELEASE);
+    return on;
+  }
+  // Another thread is setting up; it takes a few microseconds (no calibration when
+  // `callmon record` passed the TSC rate).
+  while ((st = __atomic_load_n(&g_state, __ATOMIC_ACQUIRE)) == kSettingUp) sched_yield();
+  return st == kOn;
+}
+
+pthread_key_t thread_key() { return g_thread_key; }
+
+void meta_append(const char* line, unsigned len) { append_to_file(g_proc.meta_path, line, len); }
+
+void modules_rescan() {
+  ErrnoSaver es;
+  dl_iterate_phdr(module_callback, nullptr);
+}
+
+void request_rescan() { __atomic_store_n(&g_rescan, 1, __ATOMIC_RELEASE); }
+
+bool take_rescan_request() {
+  return __atomic_load_n(&g_rescan, __ATOMIC_RELAXED) &&
+         __atomic_exchange_n(&g_rescan, 0, __ATOMIC_ACQ_REL);
+}
+
+void process_after_fork_child() {
+  char parent[sizeof g_proc.key];
+  copy_str(parent, sizeof parent, g_proc.key);
+  g_proc.pid = getpid();
+  g_module_count = 0;
+  if (!create_meta(parent)) {
+    __atomic_store_n(&g_state, kOff, __ATOMIC_RELEASE);
+    return;
+  }
+  modules_rescan();
+}
+
+void process_finish() {
+  if (__atomic_load_n(&g_state, __ATOMIC_ACQUIRE) != kOn) return;
+  ErrnoSaver es;
+  modules_rescan();
+  char line[128];
+  LineBuf b(line, sizeof line);
+  uint64_t t = read_ticks(), ns = monotonic_ns();
+  b.str("sync ").dec(t).ch(' ').dec(ns).str("\nexit ").dec(t).ch(' ').dec(ns).ch('\n');
+  meta_append(b.c_str(), static_cast<unsigned>(b.size()));
+  if (ThreadState* s = t_state) thread_finish(s, true);
+}
+
+}  // namespace callmon::rt

@@ -1,0 +1,55 @@
+// Process-wide recording state: the options, the process image's key and meta file, the
+// clock, the module map. Set up once per process image on the first hook; set up again in
+// a fork child.
+#pragma once
+
+#include <pthread.h>
+#include <sys/types.h>
+
+#include <cstdint>
+
+#include "runtime/options.hpp"
+
+namespace callmon::rt {
+
+struct ProcessState {
+  Options options;
+  char dir[4096];        // recording directory (absolute)
+  char key[32];          // "<pid>.<generation>"
+  char meta_path[4200];
+  double ticks_per_second;
+  uint32_t chunk_size;
+  uint64_t max_depth;    // shadow stack frames reserved per thread
+  pid_t pid;
+  char self_path[4096];  // path of libcallmon.so, kept in LD_PRELOAD across exec
+};
+
+extern ProcessState g_proc;
+
+// Sets up recording for this process image if not done yet. Thread-safe; returns true
+// when recording is on. Never throws, never exits; on failure it prints one diagnostic and
+// leaves recording off so the program runs on untraced.
+bool process_setup();
+
+// The pthread key whose destructor finishes a thread's recording at thread exit.
+pthread_key_t thread_key();
+
+// Appends one line (which must end with '\n') to the meta file.
+void meta_append(const char* line, unsigned len);
+
+// Writes `module` lines for every loaded ELF object not written yet. Takes the dynamic
+// loader's lock: not from a signal handler.
+void modules_rescan();
+
+// Asks for a module rescan at the next slow path of any thread (after dlopen).
+void request_rescan();
+bool take_rescan_request();
+
+// In a fork child: new key, new meta file naming the parent, modules. Called from the
+// pthread_atfork child handler before the child's thread state is re-created.
+void process_after_fork_child();
+
+// At process exit (library destructor): `exit` and `sync` lines, END for this thread.
+void process_finish();
+
+}  // namespace callmon::rt

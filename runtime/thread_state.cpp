@@ -1,0 +1,217 @@
+// Thread set-up, chunk switches, thread end and fork of the per-thread recording state.
+#include "runtime/thread_state.hpp"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <unistd.h>
+
+#include "runtime/clock.hpp"
+#include "runtime/event_writer.hpp"
+#include "runtime/process.hpp"
+#include "runtime/sys.hpp"
+
+namespace callmon::rt {
+
+__thread ThreadState* t_state __attribute__((tls_model("initial-exec"))) = nullptr;
+
+namespace {
+
+using format::ThreadFileHeader;
+
+uint64_t chunk_offset(const ThreadState* s, uint64_t index) {
+  return format::kHeaderSize + index * s->chunk_size;
+}
+
+// Makes [off, off+len) of the file real disk blocks. fallocate, not ftruncate: a sparse
+// file that cannot get blocks later would kill the program with SIGBUS on a full disk.
+bool grow_file(int fd, uint64_t off, uint64_t len) {
+  if (fallocate(fd, 0, static_cast<off_t>(off), static_cast<off_t>(len)) == 0) return true;
+  if (errno != EOPNOTSUPP) return false;
+  return ftruncate(fd, static_cast<off_t>(off + len)) == 0;
+}
+
+// Maps chunk `index` of the thread's file, growing the file first. The file is opened by
+// path each time instead of keeping a descriptor: programs close or dup2 over every fd.
+bool map_chunk(ThreadState* s, uint64_t index) {
+  int fd = open(s->path, O_RDWR | O_CLOEXEC);
+  if (fd < 0) return false;
+  uint64_t off = chunk_offset(s, index);
+  void* mem = MAP_FAILED;
+  if (grow_file(fd, off, s->chunk_size))
+    mem = mmap(nullptr, s->chunk_size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE, fd,
+               static_cast<off_t>(off));
+  close(fd);
+  if (mem == MAP_FAILED) return false;
+  if (s->chunk_base) munmap(s->chunk_base, s->chunk_size);
+  s->chunk_base = static_cast<uint8_t*>(mem);
+  s->chunk_index = index;
+  s->real_end = s->chunk_base + s->chunk_size;
+  s->limit = s->real_end - kNestedMargin;
+  s->last_ticks = 0;
+  s->last_addr = 0;
+  signal_fence();
+  s->cur = s->chunk_base;  // last: a nested hook sees either the old chunk or this one
+  if (s->header) s->header->committed_end = off;
+  return true;
+}
+
+void stop_recording(ThreadState* s, const char* why) {
+  s->guard |= kGuardStopped;
+  if (s->header) s->header->flags |= format::kFlagStopped;
+  char msg[4400];
+  LineBuf b(msg, sizeof msg);
+  b.str("cannot extend ").str(s->path).str(": ").str(why).str("; the recording of thread ");
+  b.dec(static_cast<uint64_t>(s->tid)).str(" stops here, the program runs on");
+  diag(msg);
+}
+
+// Creates the thread's event file and maps its header and first chunk.
+bool open_thread_file(ThreadState* s, uint32_t flags) {
+  s->tid = static_cast<pid_t>(gettid());
+  int fd = -1;
+  for (unsigned n = 0; n < 1000 && fd < 0; ++n) {
+    LineBuf p(s->path, sizeof s->path);
+    p.str(g_proc.dir).ch('/').str(g_proc.key).ch('.').dec(static_cast<uint64_t>(s->tid));
+    if (n) p.ch('-').dec(n);
+    p.str(".events");
+    fd = open(s->path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+    if (fd < 0 && errno != EEXIST) return false;
+  }
+  if (fd < 0) return false;
+  void* hdr = MAP_FAILED;
+  if (grow_file(fd, 0, format::kHeaderSize))
+    hdr = mmap(nullptr, format::kHeaderSize, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  close(fd);
+  if (hdr == MAP_FAILED) return false;
+  auto* h = static_cast<ThreadFileHeader*>(hdr);
+  memcpy(h->magic, format::kThreadMagic, sizeof h->magic);
+  h->version = format::kTraceVersion;
+  h->header_size = format::kHeaderSize;
+  h->chunk_size = s->chunk_size;
+  h->pid = static_cast<uint32_t>(g_proc.pid);
+  h->tid = static_cast<uint32_t>(s->tid);
+  h->clock = static_cast<uint32_t>(g_clock_tsc ? format::ClockKind::kTsc
+                                               : format::ClockKind::kMonotonic);
+  h->flags = flags;
+  h->start_ticks = read_ticks();
+  h->committed_end = format::kHeaderSize;
+  copy_str(h->process_key, sizeof h->process_key, g_proc.key);
+  prctl(PR_GET_NAME, h->thread_name);
+  s->header = h;
+  s->chunk_base = nullptr;
+  return map_chunk(s, 0);
+}
+
+void unmap_file(ThreadState* s) {
+  if (s->chunk_base) munmap(s->chunk_base, s->chunk_size);
+  if (s->header) munmap(s->header, format::kHeaderSize);
+  s->chunk_base = nullptr;
+  s->header = nullptr;
+}
+
+}  // namespace
+
+ThreadState* thread_setup() {
+  ErrnoSaver es;
+  if (!process_setup()) return nullptr;
+  SignalBlock block;
+  if (t_state) return t_state;  // a signal handler's hook got here first
+  void* mem = mmap(nullptr, sizeof(ThreadState), PROT_READ | PROT_WRITE,
+                   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (mem == MAP_FAILED) return nullptr;
+  auto* s = static_cast<ThreadState*>(mem);
+  s->chunk_size = g_proc.chunk_size;
+  // The shadow stack reserves address space for max_depth frames; pages are only used as
+  // deep as the program goes (MAP_NORESERVE), so 100 000-deep recursion costs 1.6 MB.
+  uint64_t depth = g_proc.max_depth;
+  void* stack = MAP_FAILED;
+  for (; depth >= 1024 && stack == MAP_FAILED; depth /= 4)
+    stack = mmap(nullptr, depth * sizeof(Frame), PROT_READ | PROT_WRITE,
+                 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  if (stack == MAP_FAILED) {
+    munmap(mem, sizeof(ThreadState));
+    return nullptr;
+  }
+  depth *= 4;  // undo the last division of the loop
+  s->stack_base = static_cast<Frame*>(stack);
+  s->top = s->stack_base;
+  s->stack_bytes = depth * sizeof(Frame);
+  s->stack_limit = s->stack_base + depth;
+  if (!open_thread_file(s, 0)) {
+    diag("cannot create a thread event file; this thread runs untraced");
+    unmap_file(s);
+    munmap(stack, s->stack_bytes);
+    munmap(mem, sizeof(ThreadState));
+    return nullptr;
+  }
+  pthread_setspecific(thread_key(), s);
+  t_state = s;
+  return s;
+}
+
+bool switch_chunk(ThreadState* s, uint8_t* p, unsigned n) {
+  ErrnoSaver es;
+  SignalBlock block;
+  // A signal handler's hook may have switched already between our xadd and the block.
+  if (s->cur <= s->limit) return true;
+  // What we reserved inside the chunk becomes padding: nested records may follow it.
+  if (p < s->real_end) {
+    uint8_t* e = p + n < s->real_end ? p + n : s->real_end;
+    memset(p, format::kPadByte, static_cast<size_t>(e - p));
+  }
+  if (map_chunk(s, s->chunk_index + 1)) return true;
+  stop_recording(s, errno ? strerror(errno) : "mapping failed");
+  return false;
+}
+
+void thread_finish(ThreadState* s, bool process_exit) {
+  ErrnoSaver es;
+  SignalBlock block;
+  s->guard += 1;
+  if (s->header && !(s->guard & kGuardStopped)) {
+    write_special(s, false, format::kCodeEnd, read_ticks(), nullptr, 0);
+    if (!(s->guard & kGuardStopped)) {
+      uint64_t end = chunk_offset(s, s->chunk_index) + static_cast<uint64_t>(s->cur - s->chunk_base);
+      prctl(PR_GET_NAME, s->header->thread_name);
+      s->header->end_offset = end;
+      s->header->committed_end = end;
+      s->header->flags |= format::kFlagFinished;
+    }
+  }
+  s->guard -= 1;
+  if (process_exit) return;
+  uint64_t end = s->header ? s->header->end_offset : 0;
+  unmap_file(s);
+  if (end) truncate(s->path, static_cast<off_t>(end));
+  munmap(s->stack_base, s->stack_bytes);
+  t_state = nullptr;
+  munmap(s, sizeof(ThreadState));
+}
+
+void thread_release_mappings(ThreadState* s) { unmap_file(s); }
+
+void thread_after_fork_child(ThreadState* s) {
+  // The mappings were inherited from the parent and are MAP_SHARED with its files: drop
+  // them before anything is written.
+  unmap_file(s);
+  s->guard &= ~(kGuardStopped | kGuardUnwinding);
+  if (!open_thread_file(s, format::kFlagForkChild)) {
+    s->guard |= kGuardStopped;
+    return;
+  }
+  pthread_setspecific(thread_key(), s);
+  // The calls open at fork are open in the child too: tell the reader, outermost first.
+  uint64_t t = read_ticks();
+  uint64_t fields[1 + 256];
+  for (Frame* f = s->stack_base; f < s->top;) {
+    unsigned k = 0;
+    while (f < s->top && k < 256) fields[1 + k++] = f++->fn;
+    fields[0] = k;
+    write_special(s, false, format::kCodeInherit, t, fields, k + 1);
+  }
+}
+
+}  // namespace callmon::rt

@@ -1,0 +1,82 @@
+// Per-thread recording state: the shadow stack of open calls and the write cursor into the
+// thread's memory-mapped event file. Set up lazily on a thread's first hook, finished at
+// thread exit. Only its own thread touches it — but a signal handler running on that
+// thread can interrupt any hook at any instruction, which is what the `guard` word and the
+// reservation protocol in event_writer.hpp are about.
+#pragma once
+
+#include <sys/types.h>
+
+#include <cstdint>
+
+#include "callmon/format/records.hpp"
+
+namespace callmon::rt {
+
+// One open call. `sp` is the frame address of the hook that recorded it: the caller's
+// stack pointer minus 16 (hooks and interposers keep frame pointers), so deeper calls have
+// smaller values and a frame abandoned by longjmp or an exception can be recognised.
+struct Frame {
+  uintptr_t fn;
+  uintptr_t sp;
+};
+
+// Bits of ThreadState::guard. Any bit set sends a hook to its slow path.
+inline constexpr uint32_t kGuardBusyMask = 0xffff;   // hooks active on this thread (nesting)
+inline constexpr uint32_t kGuardUnwinding = 1u << 16; // a C++ exception is propagating
+inline constexpr uint32_t kGuardOverflow = 1u << 17;  // shadow stack full: frames uncounted
+inline constexpr uint32_t kGuardStopped = 1u << 18;   // recording stopped (disk full, ...)
+
+struct ThreadState {
+  // --- hot: touched by every hook ---
+  uint8_t* cur;          // next free byte of the mapped chunk; advanced with xadd
+  uint8_t* limit;        // where depth-0 hooks must switch chunks
+  uint64_t last_ticks;   // encoding state: time base of the chunk
+  uintptr_t last_addr;   // encoding state: last entered address of the chunk
+  Frame* top;            // one past the innermost open frame
+  Frame* stack_limit;    // end of the shadow stack's reserved storage
+  uint32_t guard;        // kGuard* bits; 0 on the fast path
+  uint32_t overflow_depth;  // frames entered while the shadow stack was full
+
+  // --- cold ---
+  uint8_t* real_end;     // end of the chunk; nested hooks may use [limit, real_end)
+  uint8_t* chunk_base;   // mapping of the current chunk
+  uint64_t chunk_index;  // index of the current chunk in the file
+  uint32_t chunk_size;
+  format::ThreadFileHeader* header;  // the file's first page, mapped for the thread's life
+  Frame* stack_base;
+  uint64_t stack_bytes;
+  uint64_t throw_depth;  // frames open when the propagating exception was thrown
+  pid_t tid;
+  char path[4096];       // the thread's event file
+};
+
+// The calling thread's state, or nullptr before its first hook. initial-exec TLS: one
+// %fs-relative load, no __tls_get_addr call (libcallmon.so is preloaded or linked in, so
+// its TLS block is part of the static TLS area).
+extern __thread ThreadState* t_state __attribute__((tls_model("initial-exec")));
+
+// Sets up the calling thread's state (and the process's, on first use). Returns nullptr when
+// recording is off or failed; the hook then does nothing.
+ThreadState* thread_setup();
+
+// Writes END and completes the file's header. At thread exit it also trims the file and
+// releases the thread's mappings (t_state is reset, so a later hook starts a new file). At
+// process exit (`process_exit`) the mappings stay: destructors that run after ours may
+// still call instrumented code, and their records simply follow the END.
+void thread_finish(ThreadState* s, bool process_exit = false);
+
+// Releases the mappings of `s` without writing anything (a fork child dropping a state
+// inherited from its parent).
+void thread_release_mappings(ThreadState* s);
+
+// Moves to a fresh chunk after a reservation at `p` of `n` bytes overflowed. Runs with
+// signals blocked. Returns false if no new chunk could be had (recording stops for this
+// thread, kGuardStopped is set). Resets the encoding state.
+bool switch_chunk(ThreadState* s, uint8_t* p, unsigned n);
+
+// Re-creates the calling thread's file after fork, in the child, with its open frames as
+// INHERIT records.
+void thread_after_fork_child(ThreadState* s);
+
+}  // namespace callmon::rt

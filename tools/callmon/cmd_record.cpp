@@ -1,0 +1,173 @@
+// `callmon record [-o DIR] [options] -- PROG [ARGS...]`: runs PROG with libcallmon.so
+// preloaded and records every instrumented call into DIR; exits with PROG's status.
+#include <limits.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstring>
+#include <cstdlib>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "format/session.hpp"
+#include "tools/callmon/command.hpp"
+#include "tools/callmon/program_launch.hpp"
+
+extern char** environ;
+
+namespace callmon::tools {
+namespace {
+
+namespace fs = std::filesystem;
+
+struct RecordOptions {
+  std::string dir = "callmon.data";
+  std::string clock = "auto";
+  unsigned chunk_kib = 4096;
+  std::vector<std::string> command;
+};
+
+bool is_recording_file(const fs::path& p) {
+  auto ext = p.extension().string();
+  return p.filename() == "session.json" || ext == ".meta" || ext == ".events";
+}
+
+// Makes `dir` an empty directory for the new recording. A previous recording there is kept
+// as DIR.old (replacing an older DIR.old); any other non-empty directory is refused so a
+// typo never wipes a user's files.
+Status prepare_dir(const fs::path& dir) {
+  std::error_code ec;
+  if (fs::exists(dir, ec)) {
+    if (!fs::is_directory(dir, ec)) return Error{dir.string() + " exists and is not a directory"};
+    bool empty = true, recording = false;
+    for (auto& e : fs::directory_iterator(dir, ec)) {
+      empty = false;
+      if (is_recording_file(e.path())) recording = true;
+    }
+    if (!empty) {
+      if (!recording)
+        return Error{dir.string() + " is not empty and holds no callmon recording; choose another -o"};
+      fs::path old = dir.string() + ".old";
+      fs::remove_all(old, ec);
+      fs::rename(dir, old, ec);
+      if (ec) return Error{"cannot move the previous recording to " + old.string() + ": " + ec.message()};
+    }
+  }
+  fs::create_directories(dir, ec);
+  if (ec) return Error{"cannot create " + dir.string() + ": " + ec.message()};
+  if (access(dir.c_str(), W_OK) != 0) return Error{"cannot write to " + dir.string()};
+  return ok_status();
+}
+
+// libcallmon.so next to this executable: <prefix>/bin/callmon -> <prefix>/lib/libcallmon.so
+// (the build tree and `cmake --install` both use that layout). CALLMON_LIB overrides.
+Result<std::string> find_runtime() {
+  if (const char* env = std::getenv("CALLMON_LIB")) {
+    if (access(env, R_OK) == 0) return std::string(env);
+    return Error{std::string("CALLMON_LIB=") + env + ": no such file"};
+  }
+  char self[PATH_MAX];
+  ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+  if (n <= 0) return Error{"cannot find the callmon executable's directory"};
+  self[n] = 0;
+  fs::path prefix = fs::path(self).parent_path().parent_path();
+  for (const char* sub : {"lib", "lib64", "lib/x86_64-linux-gnu"}) {
+    fs::path lib = prefix / sub / "libcallmon.so";
+    if (access(lib.c_str(), R_OK) == 0) return lib.string();
+  }
+  return Error{"cannot find libcallmon.so under " + prefix.string() + "/lib (set CALLMON_LIB)"};
+}
+
+std::vector<std::string> program_env(const std::string& lib, const std::string& dir,
+                                     const RecordOptions& o) {
+  std::vector<std::string> env;
+  std::string preload = lib;
+  auto has_prefix = [](const char* e, const char* p) { return std::strncmp(e, p, std::strlen(p)) == 0; };
+  for (char** e = environ; *e; ++e) {
+    if (has_prefix(*e, "CALLMON_")) continue;
+    if (has_prefix(*e, "LD_PRELOAD=")) {
+      if ((*e)[11]) preload += ":" + std::string(*e + 11);
+      continue;
+    }
+    env.emplace_back(*e);
+  }
+  env.push_back("LD_PRELOAD=" + preload);
+  env.push_back("CALLMON_DIR=" + dir);
+  env.push_back("CALLMON_CLOCK=" + o.clock);
+  env.push_back("CALLMON_CHUNK_KIB=" + std::to_string(o.chunk_kib));
+  if (o.clock != "monotonic") {
+    double hz = measure_tsc_hz();
+    if (hz > 0) env.push_back("CALLMON_TSC_HZ=" + std::to_string(hz));
+  }
+  return env;
+}
+
+int64_t unix_ns() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+bool has_events(const fs::path& dir) {
+  std::error_code ec;
+  for (auto& e : fs::directory_iterator(dir, ec))
+    if (e.path().extension() == ".events") return true;
+  return false;
+}
+
+int run_record(const RecordOptions& o) {
+  const std::string cmd = "record";
+  if (o.command.empty()) return fail(cmd, "no program given: callmon record [-o DIR] -- PROG [ARGS...]", 2);
+  auto program = resolve_program(o.command[0]);
+  if (!program) return fail(cmd, program.error(), 127);
+  auto lib = find_runtime();
+  if (!lib) return fail(cmd, lib.error());
+  std::error_code ec;
+  fs::path dir = fs::absolute(o.dir, ec);
+  if (auto st = prepare_dir(dir); !st) return fail(cmd, st.error());
+
+  format::Session session;
+  session.command = o.command;
+  session.cwd = fs::current_path(ec).string();
+  session.start_unix_ns = unix_ns();
+  session.callmon_version = CALLMON_VERSION;
+  fs::path session_path = dir / "session.json";
+  if (auto st = format::write_session(session_path.string(), session); !st)
+    return fail(cmd, st.error());
+
+  auto env = program_env(*lib, dir.string(), o);
+  auto ended = run_program(*program, o.command, env);
+  if (!ended) return fail(cmd, ended.error(), 127);
+
+  session.end_unix_ns = unix_ns();
+  session.exit_status = ended->status;
+  if (ended->signal) session.exit_signal = ended->signal;
+  if (auto st = format::write_session(session_path.string(), session); !st)
+    warn(cmd, st.error());
+  if (!has_events(dir))
+    warn(cmd, "no instrumented function was called; was " + o.command[0] +
+                  " built with -finstrument-functions? (" + o.dir + " holds no events)");
+  return ended->status;
+}
+
+CommandRegistration registration{"record", [](CLI::App& app, int& status) {
+  auto* sub = app.add_subcommand("record", "Run a program and record every instrumented call");
+  auto o = std::make_shared<RecordOptions>();
+  sub->add_option("-o,--output", o->dir, "Recording directory (a previous one becomes DIR.old)")
+      ->capture_default_str();
+  sub->add_option("--clock", o->clock, "Timestamp source: auto (TSC when invariant), tsc, monotonic")
+      ->check(CLI::IsMember({"auto", "tsc", "monotonic"}))
+      ->capture_default_str();
+  sub->add_option("--chunk-size", o->chunk_kib, "KiB of trace file mapped at a time per thread")
+      ->check(CLI::Range(64u, 262144u))
+      ->capture_default_str();
+  sub->add_option("command", o->command, "PROG [ARGS...] (put -- before PROG)")->required();
+  sub->footer("Example: callmon record -o fib.data -- ./fib 30\n"
+              "The program keeps its stdin, stdout, stderr and signals; callmon exits with its "
+              "status (128+signal if it was killed).");
+  sub->callback([o, &status] { status = run_record(*o); });
+}};
+
+}  // namespace
+}  // namespace callmon::tools

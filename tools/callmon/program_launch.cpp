@@ -1,0 +1,150 @@
+// Program resolution, launch, signal forwarding and TSC measurement for `callmon record`.
+#include "tools/callmon/program_launch.hpp"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+#include <x86intrin.h>
+
+#include <cerrno>
+#include <cstring>
+#include <sstream>
+
+namespace callmon::tools {
+
+namespace {
+
+volatile sig_atomic_t g_child_pid = 0;
+
+void forward_signal(int sig) {
+  if (g_child_pid > 0) kill(g_child_pid, sig);
+}
+
+Status check_executable(const std::string& path, const std::string& name) {
+  struct stat st;
+  if (stat(path.c_str(), &st) != 0)
+    return Error{name + ": " + std::strerror(errno)};
+  if (!S_ISREG(st.st_mode)) return Error{name + ": not a regular file"};
+  if (access(path.c_str(), X_OK) != 0) return Error{name + ": not executable (permission denied)"};
+  int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return Error{name + ": " + std::strerror(errno)};
+  char magic[4] = {};
+  ssize_t n = read(fd, magic, sizeof magic);
+  close(fd);
+  bool elf = n == 4 && std::memcmp(magic, "\x7f" "ELF", 4) == 0;
+  bool script = n >= 2 && magic[0] == '#' && magic[1] == '!';
+  if (!elf && !script) return Error{name + ": not an ELF executable or a script"};
+  return ok_status();
+}
+
+uint64_t mono_ns() {
+  timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return static_cast<uint64_t>(ts.tv_sec) * 1000000000ull + static_cast<uint64_t>(ts.tv_nsec);
+}
+
+// One (tsc, ns) pair, taking the tightest of a few tries so the pair is read within a
+// fraction of a microsecond.
+void read_pair(uint64_t& tsc, uint64_t& ns) {
+  uint64_t best = UINT64_MAX;
+  for (int i = 0; i < 16; ++i) {
+    uint64_t a = mono_ns(), t = __rdtsc(), b = mono_ns();
+    if (b - a < best) {
+      best = b - a;
+      tsc = t;
+      ns = a + (b - a) / 2;
+    }
+  }
+}
+
+}  // namespace
+
+Result<std::string> resolve_program(const std::string& name) {
+  if (name.empty()) return Error{"no program given"};
+  if (name.find('/') != std::string::npos) {
+    auto st = check_executable(name, name);
+    if (!st) return std::move(st).take_error();
+    return name;
+  }
+  const char* path_env = std::getenv("PATH");
+  std::stringstream dirs(path_env ? path_env : "/usr/local/bin:/usr/bin:/bin");
+  std::string dir;
+  while (std::getline(dirs, dir, ':')) {
+    std::string candidate = (dir.empty() ? "." : dir) + "/" + name;
+    if (access(candidate.c_str(), F_OK) != 0) continue;
+    auto st = check_executable(candidate, name);
+    if (!st) return std::move(st).take_error();
+    return candidate;
+  }
+  return Error{name + ": command not found in PATH"};
+}
+
+Result<ChildExit> run_program(const std::string& path, const std::vector<std::string>& args,
+                              const std::vector<std::string>& env) {
+  std::vector<char*> argv, envp;
+  for (auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
+  argv.push_back(nullptr);
+  for (auto& e : env) envp.push_back(const_cast<char*>(e.c_str()));
+  envp.push_back(nullptr);
+
+  int pipefd[2];
+  if (pipe2(pipefd, O_CLOEXEC) != 0) return Error{std::string("pipe: ") + std::strerror(errno)};
+  pid_t pid = fork();
+  if (pid < 0) return Error{std::string("fork: ") + std::strerror(errno)};
+  if (pid == 0) {
+    close(pipefd[0]);
+    execve(path.c_str(), argv.data(), envp.data());
+    int err = errno;
+    ssize_t w = write(pipefd[1], &err, sizeof err);
+    (void)w;
+    _exit(127);
+  }
+  close(pipefd[1]);
+  g_child_pid = pid;
+  struct sigaction ignore {}, forward{}, old_int{}, old_quit{};
+  ignore.sa_handler = SIG_IGN;
+  sigaction(SIGINT, &ignore, &old_int);
+  sigaction(SIGQUIT, &ignore, &old_quit);
+  forward.sa_handler = forward_signal;
+  sigemptyset(&forward.sa_mask);
+  for (int sig : {SIGTERM, SIGHUP, SIGUSR1, SIGUSR2}) sigaction(sig, &forward, nullptr);
+
+  int exec_errno = 0;
+  ssize_t n;
+  do n = read(pipefd[0], &exec_errno, sizeof exec_errno);
+  while (n < 0 && errno == EINTR);
+  close(pipefd[0]);
+
+  int wstatus = 0;
+  while (waitpid(pid, &wstatus, 0) < 0 && errno == EINTR) {
+  }
+  g_child_pid = 0;
+  sigaction(SIGINT, &old_int, nullptr);
+  sigaction(SIGQUIT, &old_quit, nullptr);
+  if (n == static_cast<ssize_t>(sizeof exec_errno))
+    return Error{"cannot execute " + path + ": " + std::strerror(exec_errno)};
+  ChildExit result;
+  if (WIFEXITED(wstatus)) {
+    result.status = WEXITSTATUS(wstatus);
+  } else if (WIFSIGNALED(wstatus)) {
+    result.signal = WTERMSIG(wstatus);
+    result.status = 128 + result.signal;
+  }
+  return result;
+}
+
+double measure_tsc_hz() {
+  uint64_t t0, n0, t1, n1;
+  read_pair(t0, n0);
+  timespec pause{0, 20 * 1000 * 1000};
+  while (nanosleep(&pause, &pause) != 0 && errno == EINTR) {
+  }
+  read_pair(t1, n1);
+  if (n1 <= n0 || t1 <= t0) return 0;
+  return static_cast<double>(t1 - t0) * 1e9 / static_cast<double>(n1 - n0);
+}
+
+}  // namespace callmon::tools

@@ -1,0 +1,34 @@
+// Starting the recorded program: resolving it on PATH and checking it is something exec can
+// run, building its environment, and running it as a child whose exit status and signals
+// callmon passes on unchanged.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "format/result.hpp"
+
+namespace callmon::tools {
+
+// Resolves `name` like execvp would (PATH search when it has no '/') and checks that it is
+// an executable regular file holding an ELF image or a #! script. Errors are one sentence
+// naming the program.
+Result<std::string> resolve_program(const std::string& name);
+
+// How the child ended, as a shell would report it.
+struct ChildExit {
+  int status = 0;  // exit code, or 128+signal
+  int signal = 0;  // the signal that killed it, 0 if it exited
+};
+
+// Runs `path` with `args` (args[0] is argv[0]) and `env`, waits for it and returns how it
+// ended. While it runs, SIGINT and SIGQUIT are ignored here (the terminal delivers them to
+// the child, which decides) and SIGTERM, SIGHUP, SIGUSR1 and SIGUSR2 are forwarded to it.
+// Errors: fork failed, exec failed (reported through a close-on-exec pipe).
+Result<ChildExit> run_program(const std::string& path, const std::vector<std::string>& args,
+                              const std::vector<std::string>& env);
+
+// TSC ticks per second measured against CLOCK_MONOTONIC over about 20 ms.
+double measure_tsc_hz();
+
+}  // namespace callmon::tools
