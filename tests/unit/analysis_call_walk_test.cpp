@@ -1,0 +1,248 @@
+// The call walk (analysis/call_walk.hpp) on tiny traces written with format::ThreadWriter
+// and read back with ThreadReader: self times, exit kinds (exception, longjmp, unwound,
+// unfinished, cut), END/EXEC only when last, INHERIT frames, nested signal records and
+// unmatched exits.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "analysis/call_walk.hpp"
+#include "format/trace_writer.hpp"
+
+namespace callmon::analysis {
+namespace {
+
+namespace fs = std::filesystem;
+using format::UnwindReason;
+
+struct Collect {
+  std::vector<FinishedCall> calls;
+  std::vector<format::Event::Type> specials;
+  uint32_t on_enter(uint64_t, uint64_t, uint32_t, bool) { return 0; }
+  void on_call(const FinishedCall& c) { calls.push_back(c); }
+  void on_special(const format::Event& ev, uint32_t) { specials.push_back(ev.type); }
+};
+
+class CallWalkTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    char tmpl[] = "/tmp/callmon_walk_test.XXXXXX";
+    ASSERT_NE(mkdtemp(tmpl), nullptr);
+    dir_ = tmpl;
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  // Writes a trace with `body`, then walks it; `finished` = close as a clean thread end.
+  void walk(const std::function<void(format::ThreadWriter&)>& body, bool finished = true) {
+    std::string path = dir_ + "/1.0.1.events";
+    auto w = format::ThreadWriter::create(path, 1, 1, "1.0");
+    ASSERT_TRUE(w.ok()) << w.error();
+    body(*w);
+    ASSERT_TRUE(w->close(finished).ok());
+    auto r = format::ThreadReader::open(path);
+    ASSERT_TRUE(r.ok()) << r.error();
+    CallWalker<Collect> walker(sink_);
+    walk_thread(*r, walker, [](uint64_t) {});
+    unmatched_ = walker.unmatched_exits();
+    clean_ = walker.ended_cleanly();
+  }
+
+  // The finished call of `addr` number `n` (in completion order).
+  const FinishedCall& call(uint64_t addr, int n = 0) {
+    for (const FinishedCall& c : sink_.calls)
+      if (c.addr == addr && n-- == 0) return c;
+    ADD_FAILURE() << "no call of " << addr;
+    static FinishedCall none;
+    return none;
+  }
+
+  std::string dir_;
+  Collect sink_;
+  uint64_t unmatched_ = 0;
+  bool clean_ = false;
+};
+
+constexpr uint64_t kMain = 0x1000, kA = 0x1100, kB = 0x1200, kC = 0x1300;
+
+TEST_F(CallWalkTest, SelfTimeSubtractsDirectChildrenOnly) {
+  walk([](format::ThreadWriter& w) {
+    w.enter(0, kMain);
+    w.enter(10, kA);
+    w.enter(20, kB);
+    w.exit(50);  // B 30
+    w.exit(60);  // A 50, self 20
+    w.exit(100);  // main 100, self 50
+    w.end(100);
+  });
+  ASSERT_EQ(sink_.calls.size(), 3u);
+  EXPECT_EQ(call(kB).duration(), 30u);
+  EXPECT_EQ(call(kB).depth, 2u);
+  EXPECT_EQ(call(kA).self, 20u);
+  EXPECT_EQ(call(kMain).self, 50u);
+  EXPECT_EQ(call(kMain).depth, 0u);
+  EXPECT_EQ(call(kMain).exit, ExitKind::kNormal);
+  EXPECT_TRUE(clean_);
+}
+
+TEST_F(CallWalkTest, ExceptionUnwindsThreeFrames) {
+  walk([](format::ThreadWriter& w) {
+    w.enter(0, kMain);
+    w.enter(10, kA);
+    w.enter(20, kB);
+    w.enter(30, kC);
+    w.unwind(50, 3, UnwindReason::kException);
+    w.exit(70);
+    w.end(70);
+  });
+  ASSERT_EQ(sink_.calls.size(), 4u);
+  EXPECT_EQ(sink_.calls[0].addr, kC);  // innermost first
+  EXPECT_EQ(call(kC).exit, ExitKind::kException);
+  EXPECT_EQ(call(kB).exit, ExitKind::kException);
+  EXPECT_EQ(call(kA).exit, ExitKind::kException);
+  EXPECT_EQ(call(kA).duration(), 40u);
+  EXPECT_EQ(call(kA).self, 10u);
+  EXPECT_EQ(call(kMain).exit, ExitKind::kNormal);
+  EXPECT_EQ(call(kMain).self, 30u);
+}
+
+TEST_F(CallWalkTest, LongjmpAndUnknownUnwind) {
+  walk([](format::ThreadWriter& w) {
+    w.enter(0, kMain);
+    w.enter(10, kA);
+    w.enter(20, kB);
+    w.unwind(30, 2, UnwindReason::kLongjmp);
+    w.enter(40, kC);
+    w.unwind(45, 1, UnwindReason::kUnknown);
+    w.exit(50);
+    w.end(50);
+  });
+  EXPECT_EQ(call(kB).exit, ExitKind::kLongjmp);
+  EXPECT_EQ(call(kA).exit, ExitKind::kLongjmp);
+  EXPECT_EQ(call(kA).duration(), 20u);
+  EXPECT_EQ(call(kC).exit, ExitKind::kUnwound);
+  EXPECT_EQ(call(kMain).self, 50u - 20u - 5u);
+}
+
+TEST_F(CallWalkTest, CutStreamClosesAtLastTime) {
+  walk(
+      [](format::ThreadWriter& w) {
+        w.enter(0, kMain);
+        w.enter(10, kA);
+        w.exit(20);
+        w.enter(30, kB);
+        w.lost(35, 2);
+      },
+      /*finished=*/false);
+  ASSERT_EQ(sink_.calls.size(), 3u);
+  EXPECT_EQ(call(kA).exit, ExitKind::kNormal);
+  EXPECT_EQ(call(kB).exit, ExitKind::kCut);
+  EXPECT_EQ(call(kB).end, 35u);
+  EXPECT_EQ(call(kMain).exit, ExitKind::kCut);
+  EXPECT_EQ(call(kMain).duration(), 35u);
+  EXPECT_FALSE(clean_);
+}
+
+TEST_F(CallWalkTest, EndWithOpenFramesClosesThemUnfinished) {
+  walk([](format::ThreadWriter& w) {
+    w.enter(0, kMain);
+    w.enter(10, kA);
+    w.end(40);
+  });
+  EXPECT_EQ(call(kA).exit, ExitKind::kUnfinished);
+  EXPECT_EQ(call(kA).end, 40u);
+  EXPECT_EQ(call(kMain).exit, ExitKind::kUnfinished);
+  EXPECT_EQ(call(kMain).self, 10u);
+  EXPECT_TRUE(clean_);
+}
+
+TEST_F(CallWalkTest, EndOrExecNotLastIsIgnored) {
+  walk([](format::ThreadWriter& w) {
+    w.enter(0, kMain);
+    w.exec(10);  // a failed exec: the stream goes on
+    w.enter(20, kA);
+    w.exit(30);
+    w.exit(40);
+    w.end(50);
+  });
+  ASSERT_EQ(sink_.calls.size(), 2u);
+  EXPECT_EQ(call(kMain).exit, ExitKind::kNormal);
+  EXPECT_EQ(call(kMain).end, 40u);
+}
+
+TEST_F(CallWalkTest, ExecLastClosesUnfinished) {
+  walk([](format::ThreadWriter& w) {
+    w.enter(0, kMain);
+    w.exec(25);
+  });
+  EXPECT_EQ(call(kMain).exit, ExitKind::kUnfinished);
+  EXPECT_EQ(call(kMain).end, 25u);
+}
+
+TEST_F(CallWalkTest, InheritedFramesOpenAtFirstTime) {
+  walk([](format::ThreadWriter& w) {
+    w.inherit(100, {kMain, kA});
+    w.exit(105);  // A, inherited
+    w.enter(110, kB);
+    w.exit(130);
+    w.exit(150);  // main, inherited
+    w.end(150);
+  });
+  ASSERT_EQ(sink_.calls.size(), 3u);
+  EXPECT_TRUE(call(kA).inherited);
+  EXPECT_EQ(call(kA).start, 100u);
+  EXPECT_EQ(call(kA).depth, 1u);
+  EXPECT_FALSE(call(kB).inherited);
+  EXPECT_EQ(call(kB).depth, 1u);
+  EXPECT_TRUE(call(kMain).inherited);
+  EXPECT_EQ(call(kMain).duration(), 50u);
+  EXPECT_EQ(call(kMain).self, 50u - 5u - 20u);
+}
+
+TEST_F(CallWalkTest, NestedSignalRecordsNestWhereTheyHappened) {
+  walk([](format::ThreadWriter& w) {
+    w.enter(0, kMain);
+    w.enter(10, kA);
+    w.nested_enter(20, kC);  // a signal handler inside A
+    w.nested_exit(30);
+    w.exit(40);
+    w.exit(50);
+    w.end(50);
+  });
+  ASSERT_EQ(sink_.calls.size(), 3u);
+  EXPECT_EQ(call(kC).depth, 2u);
+  EXPECT_EQ(call(kC).duration(), 10u);
+  EXPECT_EQ(call(kA).self, 20u);
+}
+
+TEST_F(CallWalkTest, UnmatchedExitIsCountedAndSkipped) {
+  walk([](format::ThreadWriter& w) {
+    w.exit(5);
+    w.enter(10, kMain);
+    w.exit(20);
+    w.exit(25);
+    w.end(30);
+  });
+  EXPECT_EQ(unmatched_, 2u);
+  ASSERT_EQ(sink_.calls.size(), 1u);
+  EXPECT_EQ(call(kMain).duration(), 10u);
+}
+
+TEST_F(CallWalkTest, SpecialsReachTheSink) {
+  walk([](format::ThreadWriter& w) {
+    w.enter(0, kMain);
+    w.fork(5, 42);
+    w.lost(6, 3);
+    w.exit(10);
+    w.end(10);
+  });
+  std::vector<format::Event::Type> want = {format::Event::kFork, format::Event::kLost,
+                                           format::Event::kEnd};
+  EXPECT_EQ(sink_.specials, want);
+}
+
+}  // namespace
+}  // namespace callmon::analysis
