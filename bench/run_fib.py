@@ -18,6 +18,7 @@ import tempfile
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+SMALL_N = 20  # about 22 000 calls: start-up cost dominates
 FLAGS = ["-O2", "-fno-inline", "-fno-optimize-sibling-calls", "-g"]
 
 
@@ -74,40 +75,50 @@ def main():
     build(args.cc, cyg, ["-finstrument-functions"])
     build(args.cc, pg, ["-pg"])
     calls = fib_calls(args.n) + 1  # + main(), which the instrumented builds record too
-    n = str(args.n)
+    small_calls = fib_calls(SMALL_N) + 1
     rows = []
 
-    t_plain = timed([plain, n], args.runs, work)
-    rows.append(("plain", t_plain, None, None))
-    t_hooks = timed([cyg, n], args.runs, work)
-    rows.append(("-finstrument-functions, no tool", t_hooks, None, None))
+    def measure(name, cmd, data=None, suffix=None):
+        """Runs cmd (a list with N last) at N and at SMALL_N. The difference between the two
+        removes the fixed start-up cost and gives the cost per call."""
+        clean = (lambda: shutil.rmtree(data, ignore_errors=True)) if data else None
+        big = timed(cmd + [str(args.n)], args.runs, work, clean)
+        size = disk_bytes(data, suffix) if data else None
+        small = timed(cmd + [str(SMALL_N)], args.runs, work, clean)
+        rows.append((name, big, small, size))
 
+    measure("plain", [plain])
+    measure("-finstrument-functions, no tool", [cyg])
     data = os.path.join(work, "callmon.data")
     if os.access(args.callmon, os.X_OK):
-        t = timed([args.callmon, "record", "-o", data, "--", cyg, n], args.runs, work,
-                  before=lambda: shutil.rmtree(data, ignore_errors=True))
-        rows.append(("callmon record", t, (t - t_plain) * 1e9 / calls,
-                     disk_bytes(data, ".events")))
+        measure("callmon record", [args.callmon, "record", "-o", data, "--", cyg], data, ".events")
     else:
         print(f"callmon not found at {args.callmon}: build it first", file=sys.stderr)
-
     udata = os.path.join(work, "uftrace.data")
     if shutil.which("uftrace"):
-        t = timed(["uftrace", "record", "-d", udata, pg, n], args.runs, work,
-                  before=lambda: shutil.rmtree(udata, ignore_errors=True))
-        rows.append(("uftrace record", t, (t - t_plain) * 1e9 / calls, disk_bytes(udata, ".dat")))
+        measure("uftrace record", ["uftrace", "record", "-d", udata, pg], udata, ".dat")
     else:
         print("uftrace not installed: its row is left out", file=sys.stderr)
 
-    print(f"fib({args.n}): {calls} calls, median of {args.runs} runs, {args.cc} {' '.join(FLAGS)}")
-    print(f"{'run':34} {'time s':>9} {'ns/call over plain':>19} {'trace B/call':>13} {'(du B/call)':>12}")
-    for name, t, over, size in rows:
-        over_s = f"{over:19.1f}" if over is not None else f"{'':19}"
-        if size:
-            size_s = f"{size[0] / calls:13.2f} {size[1] / calls:12.2f}"
+    _, p_big, p_small, _ = rows[0]
+    print(f"fib({args.n}): {calls} calls, median of {args.runs} runs, "
+          f"{args.cc} {' '.join(FLAGS)}")
+    print("  ns/call: (time - plain time) / calls, start-up included;")
+    print(f"  marginal: the same from the difference between fib({args.n}) and fib({SMALL_N}),"
+          " start-up excluded")
+    print(f"  start-up: time of fib({SMALL_N}) minus the plain one")
+    print(f"{'run':32} {'time s':>8} {'ns/call':>8} {'marginal':>9} {'start-up ms':>12}"
+          f" {'trace B/call':>13} {'du B/call':>10}")
+    for name, big, small, size in rows:
+        per_call = (big - p_big) * 1e9 / calls
+        marginal = ((big - small) - (p_big - p_small)) * 1e9 / (calls - small_calls)
+        startup = (small - p_small) * 1e3
+        size_s = (f"{size[0] / calls:13.2f} {size[1] / calls:10.2f}" if size
+                  else f"{'':13} {'':10}")
+        if name == "plain":
+            print(f"{name:32} {big:8.3f} {'':8} {'':9} {'':12} {size_s}")
         else:
-            size_s = f"{'':13} {'':12}"
-        print(f"{name:34} {t:9.3f} {over_s} {size_s}")
+            print(f"{name:32} {big:8.3f} {per_call:8.1f} {marginal:9.1f} {startup:12.1f} {size_s}")
     if args.keep:
         print("work directory:", work)
     else:
