@@ -1,0 +1,107 @@
+// `callmon dump`: prints every decoded record of every thread file of a recording, one per
+// line, after one line per file with its header. A debugging aid for the format: what the
+// reader sees is exactly what the analyses see.
+#include <cstdio>
+#include <fmt/format.h>
+#include <memory>
+#include <optional>
+
+#include "format/thread_reader.hpp"
+#include "tools/callmon/command.hpp"
+#include "tools/callmon/recording_options.hpp"
+
+namespace callmon::tools {
+namespace {
+
+struct DumpOptions {
+  std::string dir = "callmon.data";
+  std::optional<uint32_t> thread;
+};
+
+const char* type_name(format::Event::Type t) {
+  switch (t) {
+    case format::Event::kEnter: return "enter";
+    case format::Event::kExit: return "exit";
+    case format::Event::kUnwind: return "unwind";
+    case format::Event::kEnd: return "end";
+    case format::Event::kFork: return "fork";
+    case format::Event::kExec: return "exec";
+    case format::Event::kInherit: return "inherit";
+    case format::Event::kLost: return "lost";
+    case format::Event::kSync: return "sync";
+  }
+  return "?";
+}
+
+void header_line(fmt::memory_buffer& out, const format::ThreadReader& r) {
+  const format::ThreadFileHeader& h = r.header();
+  fmt::format_to(std::back_inserter(out),
+                 "file {} pid={} tid={} key={} name=\"{}\" clock={} chunk_size={} "
+                 "flags=0x{:x}{}{} start_ticks={} committed_end={} end_offset={} "
+                 "unmatched_exits={} lost_events={} file_size={}\n",
+                 r.path(), h.pid, h.tid, h.process_key, h.thread_name,
+                 h.clock == 0 ? "tsc" : "monotonic", h.chunk_size, h.flags,
+                 (h.flags & format::kFlagFinished) ? " finished" : "",
+                 (h.flags & format::kFlagForkChild) ? " fork-child" : "", h.start_ticks,
+                 h.committed_end, h.end_offset, h.unmatched_exits, h.lost_events,
+                 r.file_size());
+}
+
+// Dumps one thread file; false when it cannot be opened or the output fails.
+bool dump_file(const std::string& cmd, const std::string& path) {
+  auto r = format::ThreadReader::open(path);
+  if (!r) {
+    fail(cmd, r.error());
+    return false;
+  }
+  fmt::memory_buffer out;
+  header_line(out, *r);
+  format::Event ev;
+  bool ok = true;
+  while (r->next(ev)) {
+    fmt::format_to(std::back_inserter(out), "{} ticks={} addr=0x{:x} count={} reason={} nested={}\n",
+                   type_name(ev.type), ev.ticks, ev.addr, ev.count, ev.reason, ev.nested ? 1 : 0);
+    if (out.size() >= (1 << 16)) {
+      ok = ok && std::fwrite(out.data(), 1, out.size(), stdout) == out.size();
+      out.clear();
+    }
+  }
+  ok = ok && std::fwrite(out.data(), 1, out.size(), stdout) == out.size();
+  std::fflush(stdout);
+  for (const std::string& note : r->damage().notes) warn(cmd, note);
+  if (!ok) fail(cmd, "cannot write the output");
+  return ok;
+}
+
+int run_dump(const DumpOptions& o) {
+  const std::string cmd = "dump";
+  auto rec = open_recording_or_fail(cmd, o.dir);
+  if (!rec) return 1;
+  bool ok = true;
+  size_t dumped = 0;
+  for (const auto& proc : rec->processes) {
+    for (const auto& t : proc.threads) {
+      if (o.thread && t.tid != *o.thread) continue;
+      ++dumped;
+      ok = dump_file(cmd, t.path) && ok;
+    }
+  }
+  if (o.thread && dumped == 0)
+    return fail(cmd, fmt::format("{}: no thread {} in this recording", o.dir, *o.thread));
+  return ok ? 0 : 1;
+}
+
+void setup(CLI::App& app, int& status) {
+  auto o = std::make_shared<DumpOptions>();
+  CLI::App* sub = app.add_subcommand(
+      "dump", "Print every decoded record of every thread file (a format debugging aid)");
+  add_recording_option(sub, o->dir);
+  sub->add_option("--thread", o->thread, "dump only the files of this thread id")
+      ->type_name("TID");
+  sub->callback([o, &status] { status = run_dump(*o); });
+}
+
+const CommandRegistration registration("dump", setup);
+
+}  // namespace
+}  // namespace callmon::tools
