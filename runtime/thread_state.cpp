@@ -21,6 +21,8 @@ namespace {
 
 using format::ThreadFileHeader;
 
+constexpr int kMadvPopulateWrite = 23;  // MADV_POPULATE_WRITE, Linux 5.14
+
 uint64_t chunk_offset(const ThreadState* s, uint64_t index) {
   return format::kHeaderSize + index * s->chunk_size;
 }
@@ -41,10 +43,15 @@ bool map_chunk(ThreadState* s, uint64_t index) {
   uint64_t off = chunk_offset(s, index);
   void* mem = MAP_FAILED;
   if (grow_file(fd, off, s->chunk_size))
-    mem = mmap(nullptr, s->chunk_size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE, fd,
+    mem = mmap(nullptr, s->chunk_size, PROT_READ | PROT_WRITE, MAP_SHARED, fd,
                static_cast<off_t>(off));
   close(fd);
   if (mem == MAP_FAILED) return false;
+  // Fault the whole chunk in writable now, in one system call: a write fault per page on a
+  // shared file mapping costs microseconds in a VM, i.e. ~10 ns per recorded call.
+  // (MAP_POPULATE maps pages read-only for dirty tracking, so it does not avoid them.)
+  // Kernels before 5.14 lack MADV_POPULATE_WRITE and fault page by page as before.
+  madvise(mem, s->chunk_size, kMadvPopulateWrite);
   if (s->chunk_base) munmap(s->chunk_base, s->chunk_size);
   s->chunk_base = static_cast<uint8_t*>(mem);
   s->chunk_index = index;
