@@ -189,7 +189,22 @@ void thread_finish(ThreadState* s, bool process_exit) {
     }
   }
   s->guard -= 1;
-  if (process_exit) return;
+  if (process_exit) {
+    // Give back the disk blocks of the chunk's unused tail. The mapping stays valid (a
+    // later write refills the hole), which truncating would not allow.
+    uintptr_t used = static_cast<uintptr_t>(s->cur - s->chunk_base);
+    uint64_t keep = (used + 4095) & ~uint64_t{4095};
+    if (keep < s->chunk_size) {
+      int fd = open(s->path, O_RDWR | O_CLOEXEC);
+      if (fd >= 0) {
+        fallocate(fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE,
+                  static_cast<off_t>(chunk_offset(s, s->chunk_index) + keep),
+                  static_cast<off_t>(s->chunk_size - keep));
+        close(fd);
+      }
+    }
+    return;
+  }
   uint64_t end = s->header ? s->header->end_offset : 0;
   unmap_file(s);
   if (end) truncate(s->path, static_cast<off_t>(end));

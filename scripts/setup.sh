@@ -1,0 +1,12 @@
+#!/usr/bin/env bash
+# Installs the Debian 12 packages callmon needs to build and test (apt-get; root or sudo).
+set -euo pipefail
+SUDO=""
+if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
+export DEBIAN_FRONTEND=noninteractive
+$SUDO apt-get update -qq
+$SUDO apt-get install -y -qq --no-install-recommends \
+  build-essential cmake pkg-config clang python3 \
+  libdw-dev libelf-dev libcli11-dev libfmt-dev nlohmann-json3-dev libgtest-dev \
+  > /dev/null
+echo "setup: build dependencies installed"
