@@ -22,7 +22,8 @@ Status write_process_meta(const std::string& path, const ProcessMeta& meta,
   fmt::format_to(o, "clock {} {:.3f}\n", meta.clock_kind.empty() ? "tsc" : meta.clock_kind,
        meta.ticks_per_second);
   for (const auto& s : meta.syncs) fmt::format_to(o, "sync {} {}\n", s.ticks, s.mono_ns);
-  for (const auto& m : meta.modules) fmt::format_to(o, "module {:x} {:x} {:x} {}\n", m.start, m.end, m.bias, m.path);
+  for (const auto& m : meta.modules)
+    fmt::format_to(o, "module {:x} {:x} {:x} {}\n", m.start, m.end, m.bias, m.path);
   for (const auto& [addr, name] : meta.symbols) fmt::format_to(o, "symbol {:x} {}\n", addr, name);
   for (const auto& [addr, name] : symbols) fmt::format_to(o, "symbol {:x} {}\n", addr, name);
   for (const auto& [ticks, child] : meta.forks) fmt::format_to(o, "fork {} {}\n", ticks, child);

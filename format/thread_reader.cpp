@@ -43,13 +43,13 @@ std::string check_header(const ThreadFileHeader& h) {
   return {};
 }
 
-std::string missing_note(const std::string& path, uint64_t file_size, uint64_t claimed,
+std::string missing_note(uint64_t file_size, uint64_t claimed,
                          double per_call, bool measured) {
   const uint64_t lost = claimed - file_size;
   return fmt::format(
-      "{}: file ends at byte {} but the runtime had written {}: {} bytes (about {} calls at "
+      "file ends at byte {} but the runtime had written {}: {} bytes (about {} calls at "
       "{} {:.1f} bytes/call) were lost",
-      path, file_size, claimed, lost,
+      file_size, claimed, lost,
       static_cast<uint64_t>(static_cast<double>(lost) / per_call + 0.5),
       measured ? "this file's" : "the typical", per_call);
 }
@@ -89,13 +89,13 @@ Result<ThreadReader> ThreadReader::open(const std::string& path) {
     r.damage_.bytes_missing = claimed - r.file_size_;
     // Worded again by finish() with the bytes/call measured on this file.
     r.damage_.notes.push_back(
-        missing_note(path, r.file_size_, claimed, kTypicalBytesPerCall, false));
+        missing_note(r.file_size_, claimed, kTypicalBytesPerCall, false));
     r.missing_note_ = r.damage_.notes.size();
   } else if (data % chunk != 0) {
     r.damage_.notes.push_back(fmt::format(
-        "{}: file size {} is not the header plus whole chunks of {} bytes: the last chunk "
-        "is cut short",
-        path, r.file_size_, chunk));
+        "file size {} is not the header plus whole chunks of {} bytes: the last chunk is cut "
+        "short",
+        r.file_size_, chunk));
   }
   return r;
 }
@@ -146,9 +146,9 @@ bool ThreadReader::map_chunk(uint64_t index) {
   void* m = mmap(nullptr, len, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd_,
                  static_cast<off_t>(offset));
   if (m == MAP_FAILED) {
-    damage_.notes.push_back(fmt::format("{}: cannot map chunk {} at byte {}: {}; reading "
+    damage_.notes.push_back(fmt::format("cannot map chunk {} at byte {}: {}; reading "
                                         "stopped there",
-                                        path_, index, offset, std::strerror(errno)));
+                                        index, offset, std::strerror(errno)));
     return false;
   }
   map_ = static_cast<const uint8_t*>(m);
@@ -184,9 +184,9 @@ void ThreadReader::note_bad_record(const char* what) {
   const uint64_t chunk = chunk_index_ - 1;
   const uint64_t at = kHeaderSize + chunk * header_.chunk_size +
                       static_cast<uint64_t>(pos_ - map_);
-  damage_.notes.push_back(fmt::format("{}: chunk {}: {} at byte {}; the rest of the chunk was "
+  damage_.notes.push_back(fmt::format("chunk {}: {} at byte {}; the rest of the chunk was "
                                       "skipped",
-                                      path_, chunk, what, at));
+                                      chunk, what, at));
 }
 
 void ThreadReader::abandon_chunk(const uint8_t* rec, const char* what, bool past_end) {
@@ -195,9 +195,9 @@ void ThreadReader::abandon_chunk(const uint8_t* rec, const char* what, bool past
     // The file ends inside this record: a truncation, not a corrupt record.
     const uint64_t at = kHeaderSize + (chunk_index_ - 1) * header_.chunk_size +
                         static_cast<uint64_t>(rec - map_);
-    damage_.notes.push_back(fmt::format("{}: the file ends inside a record at byte {} (it was "
+    damage_.notes.push_back(fmt::format("the file ends inside a record at byte {} (it was "
                                         "cut short); the events after it are lost",
-                                        path_, at));
+                                        at));
   } else {
     note_bad_record(what);
   }
@@ -210,13 +210,13 @@ void ThreadReader::finish() {
   done_ = true;
   inherit_left_ = 0;
   if (damage_.bad_records > kMaxBadNotes)
-    damage_.notes.push_back(fmt::format("{}: {} more chunks with a bad record were skipped",
-                                        path_, damage_.bad_records - kMaxBadNotes));
+    damage_.notes.push_back(fmt::format("{} more chunks with a bad record were skipped",
+                                        damage_.bad_records - kMaxBadNotes));
   if (missing_note_ != 0 && calls_read_ >= kMinCallsForEstimate) {
     const double per_call =
         static_cast<double>(bytes_read_) / static_cast<double>(calls_read_);
     damage_.notes[missing_note_ - 1] =
-        missing_note(path_, file_size_, claimed_end_, per_call, true);
+        missing_note(file_size_, claimed_end_, per_call, true);
   }
 }
 

@@ -37,7 +37,8 @@ struct Event {
 struct ReadDamage {
   uint64_t bytes_missing = 0;   // committed or claimed data beyond the end of the file
   uint64_t bad_records = 0;     // chunks abandoned at an undecodable record
-  std::vector<std::string> notes;  // one sentence each, for warnings
+  std::vector<std::string> notes;  // one sentence each, for warnings; they do not name
+                                   // the file (the caller prefixes its name)
 };
 
 class ThreadReader {

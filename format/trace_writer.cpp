@@ -84,7 +84,8 @@ void ThreadWriter::write_all(const void* data, size_t n, uint64_t offset) {
     ssize_t w = pwrite(fd_, p, n, static_cast<off_t>(offset));
     if (w < 0 && errno == EINTR) continue;
     if (w <= 0) {
-      error_ = fmt::format("{}: write failed: {}", path_, w < 0 ? std::strerror(errno) : "no progress");
+      error_ = fmt::format("{}: write failed: {}", path_,
+                           w < 0 ? std::strerror(errno) : "no progress");
       return;
     }
     p += w;

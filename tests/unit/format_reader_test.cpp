@@ -253,7 +253,8 @@ class DamagedFileTest : public ThreadFileTest {
   void poke(const std::string& file, uint64_t offset, const std::vector<uint8_t>& bytes) {
     std::fstream f(file, std::ios::in | std::ios::out | std::ios::binary);
     f.seekp(static_cast<std::streamoff>(offset));
-    f.write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
+    f.write(reinterpret_cast<const char*>(bytes.data()),
+            static_cast<std::streamsize>(bytes.size()));
   }
 
   uint64_t chunk_offset(uint64_t i) const { return kHeaderSize + i * kMinChunkSize; }
@@ -282,8 +283,7 @@ TEST_F(DamagedFileTest, TruncatedFilesReadUpToTheCut) {
       EXPECT_LT(got.size(), want_.size());
       EXPECT_EQ(d.bytes_missing, end_ - cut);
       ASSERT_FALSE(d.notes.empty());
-      EXPECT_NE(d.notes[0].find("file ends at byte " + std::to_string(cut)), std::string::npos)
-          << d.notes[0];
+      EXPECT_EQ(d.notes[0].find("file ends at byte " + std::to_string(cut)), 0u) << d.notes[0];
       EXPECT_NE(d.notes[0].find("were lost"), std::string::npos);
       if (got.size() > 1000) {
         EXPECT_NE(d.notes[0].find("this file's"), std::string::npos) << d.notes[0];
@@ -306,7 +306,6 @@ TEST_F(DamagedFileTest, TooLongValueAbandonsOnlyItsChunk) {
   EXPECT_EQ(r->damage().bad_records, 1u);
   ASSERT_EQ(r->damage().notes.size(), 1u);
   EXPECT_NE(r->damage().notes[0].find("chunk 1"), std::string::npos) << r->damage().notes[0];
-  EXPECT_NE(r->damage().notes[0].find(f), std::string::npos);
   // The events read are a prefix of the original, then (after the abandoned rest of
   // chunk 1) an exact suffix of it: chunks 2.. decode normally.
   size_t k = 0;

@@ -59,8 +59,9 @@ bool dump_file(const std::string& cmd, const std::string& path) {
   format::Event ev;
   bool ok = true;
   while (r->next(ev)) {
-    fmt::format_to(std::back_inserter(out), "{} ticks={} addr=0x{:x} count={} reason={} nested={}\n",
-                   type_name(ev.type), ev.ticks, ev.addr, ev.count, ev.reason, ev.nested ? 1 : 0);
+    fmt::format_to(std::back_inserter(out),
+                   "{} ticks={} addr=0x{:x} count={} reason={} nested={}\n", type_name(ev.type),
+                   ev.ticks, ev.addr, ev.count, ev.reason, ev.nested ? 1 : 0);
     if (out.size() >= (1 << 16)) {
       ok = ok && std::fwrite(out.data(), 1, out.size(), stdout) == out.size();
       out.clear();
@@ -68,7 +69,7 @@ bool dump_file(const std::string& cmd, const std::string& path) {
   }
   ok = ok && std::fwrite(out.data(), 1, out.size(), stdout) == out.size();
   std::fflush(stdout);
-  for (const std::string& note : r->damage().notes) warn(cmd, note);
+  for (const std::string& note : r->damage().notes) warn(cmd, path + ": " + note);
   if (!ok) fail(cmd, "cannot write the output");
   return ok;
 }
