@@ -68,6 +68,7 @@ def main():
     ap.add_argument("--callmon", default=os.path.join(ROOT, "build", "bin", "callmon"))
     ap.add_argument("--keep", action="store_true", help="keep the work directory")
     args = ap.parse_args()
+    args.callmon = os.path.abspath(args.callmon)
 
     work = tempfile.mkdtemp(prefix="callmon-bench-")
     plain, cyg, pg = (os.path.join(work, x) for x in ("fib_plain", "fib_cyg", "fib_pg"))
