@@ -15,7 +15,10 @@ std::vector<std::string> damage_messages(const format::ThreadReader& reader, uin
   const format::ReadDamage& d = reader.damage();
   std::vector<std::string> out;
   std::string name = base_name(reader.path());
-  for (const std::string& note : d.notes) out.push_back(name + ": " + note);
+  for (const std::string& note : d.notes) {
+    // The reader's notes usually name the file already.
+    out.push_back(note.find(name) != std::string::npos ? note : name + ": " + note);
+  }
   if (!d.notes.empty()) return out;  // the reader already worded its counters
   if (d.bytes_missing > 0) {
     // A call takes about 5 bytes (docs/format.md); use this file's own ratio if known.

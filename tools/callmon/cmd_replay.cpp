@@ -24,6 +24,14 @@ int run_replay(const ReplayOptions& o) {
   const std::string cmd = "replay";
   auto rec = open_recording_or_fail(cmd, o.dir);
   if (!rec) return 1;
+  // Validate every selected file first, so a corrupt one fails before any output.
+  for (const format::ProcessRecording& proc : rec->processes) {
+    for (const format::ThreadFile& tf : proc.threads) {
+      if (o.tid != 0 && tf.tid != o.tid) continue;
+      auto opened = format::ThreadReader::open(tf.path);
+      if (!opened) return fail(cmd, opened.error());
+    }
+  }
   auto cache = analysis::make_elf_cache();
   std::vector<std::string> warnings;
   bool found = o.tid == 0;

@@ -1,0 +1,57 @@
+# Error paths of a reading command CMD (report | replay | info) on bad input CASE:
+#   missing    the directory does not exist           -> exit 1, one "error: DIR: no such directory" line
+#   empty      an empty directory (not a recording)   -> exit 1, one error line
+#   corrupt    an events file without the magic          -> exit 1, one error line naming the file
+#   truncated  an events file cut inside its records  -> exit 0, a "warning:" line, normal output
+# The recordings are made from TRACE by MAKE_TRACE in WORK.
+foreach(var CALLMON MAKE_TRACE TRACE CMD CASE WORK)
+  if(NOT DEFINED ${var})
+    message(FATAL_ERROR "run_errors.cmake: ${var} is not set")
+  endif()
+endforeach()
+file(REMOVE_RECURSE ${WORK})
+file(MAKE_DIRECTORY ${WORK})
+set(dir ${WORK}/rec.data)
+if(CASE STREQUAL "missing")
+  set(dir ${WORK}/does-not-exist)
+elseif(CASE STREQUAL "empty")
+  file(MAKE_DIRECTORY ${dir})
+else()
+  execute_process(COMMAND ${MAKE_TRACE} ${TRACE} ${dir} RESULT_VARIABLE rc)
+  if(NOT rc EQUAL 0)
+    message(FATAL_ERROR "make_trace failed on ${TRACE}")
+  endif()
+  file(GLOB events ${dir}/*.events)
+  list(GET events 0 victim)
+  if(CASE STREQUAL "corrupt")
+    # Replace the file by a page of text: the header has no "CMTHREAD" magic.
+    string(REPEAT "not a callmon thread file\n" 200 garbage)
+    file(WRITE ${victim} "${garbage}")
+  elseif(CASE STREQUAL "truncated")
+    # Keep the header and 14 bytes of records: the stream is cut in the middle.
+    execute_process(COMMAND truncate -s 4110 ${victim} RESULT_VARIABLE rc)
+  endif()
+endif()
+
+execute_process(COMMAND ${CALLMON} ${CMD} -d ${dir} OUTPUT_VARIABLE out ERROR_VARIABLE err
+                RESULT_VARIABLE rc)
+string(REGEX MATCHALL "\n" newlines "${err}")
+list(LENGTH newlines nlines)
+if(CASE STREQUAL "truncated")
+  if(NOT rc EQUAL 0 OR NOT err MATCHES "^callmon ${CMD}: warning: " OR out STREQUAL "")
+    message(FATAL_ERROR "expected a warning and output, got exit ${rc}, stderr:\n${err}")
+  endif()
+  return()
+endif()
+if(NOT rc EQUAL 1)
+  message(FATAL_ERROR "expected exit status 1, got ${rc}; stderr:\n${err}")
+endif()
+if(NOT nlines EQUAL 1 OR NOT err MATCHES "^callmon ${CMD}: error: ")
+  message(FATAL_ERROR "expected one 'callmon ${CMD}: error:' line, got:\n${err}")
+endif()
+if(CASE STREQUAL "missing" AND NOT err MATCHES "no such directory")
+  message(FATAL_ERROR "expected 'no such directory', got:\n${err}")
+endif()
+if(NOT out STREQUAL "")
+  message(FATAL_ERROR "expected no output on error, got:\n${out}")
+endif()
