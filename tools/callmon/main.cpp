@@ -2,7 +2,7 @@
 // and returns the subcommand's status. Only this file turns errors into exit codes.
 #include <algorithm>
 #include <cstdio>
-#include <iostream>
+#include <string>
 
 #include "tools/callmon/command.hpp"
 
@@ -39,6 +39,19 @@ int main(int argc, char** argv) {
   auto& registry = command_registry();
   std::sort(registry.begin(), registry.end(),
             [](const CommandInfo& a, const CommandInfo& b) { return a.name < b.name; });
+  if (argc > 1 && argv[1][0] != '-') {
+    bool known = false;
+    std::string names;
+    for (auto& command : registry) {
+      known = known || command.name == argv[1];
+      names += (names.empty() ? "" : ", ") + command.name;
+    }
+    if (!known) {
+      std::fprintf(stderr, "callmon: error: unknown command '%s' (commands: %s; see --help)\n",
+                   argv[1], names.c_str());
+      return 2;
+    }
+  }
   int status = 0;
   for (auto& command : registry) command.setup(app, status);
   try {
