@@ -38,6 +38,19 @@ std::string exit_text(const format::Session& s) {
   return "unknown (the recording did not finish)";
 }
 
+std::string count_of(uint64_t n, const char* one, const char* many) {
+  return fmt::format("{} {}", n, n == 1 ? one : many);
+}
+
+// The earliest first-event time of all threads: thread times are shown relative to it.
+double recording_start(const analysis::RecordingInfo& info) {
+  double start = -1;
+  for (const auto& p : info.processes)
+    for (const auto& t : p.threads)
+      if (t.events > 0 && (start < 0 || t.first_ns < start)) start = t.first_ns;
+  return start < 0 ? 0 : start;
+}
+
 std::string bytes_per_call(uint64_t bytes, uint64_t calls) {
   if (calls == 0) return "-";
   return fmt::format("{:.1f}", static_cast<double>(bytes) / static_cast<double>(calls));
@@ -63,19 +76,21 @@ std::string render_info_text(const analysis::RecordingInfo& info) {
                        p.ticks_per_second);
   }
   out += fmt::format("processes: {}\n", info.processes.size());
+  const double start = recording_start(info);
   for (const analysis::ProcessInfo& p : info.processes) {
     out += fmt::format("  process {} pid {} ppid {}{} exe {}\n", p.key, p.pid, p.ppid,
                        p.parent.empty() ? "" : " parent " + p.parent, p.exe);
     if (p.exec) out += fmt::format("    exec'd {}\n", *p.exec);
     for (const analysis::ThreadInfo& t : p.threads) {
       out += fmt::format(
-          "    thread {} \"{}\": {} events, {} calls, {}, duration {}, {} bytes, {} bytes/call\n",
-          t.tid, t.name, t.events, t.calls, t.status, human_duration(t.duration_ns), t.bytes,
-          bytes_per_call(t.bytes, t.calls));
+          "    thread {} \"{}\": {}, {}, {}, +{} to +{} (duration {}), {} bytes, {} bytes/call\n",
+          t.tid, t.name, count_of(t.events, "event", "events"), count_of(t.calls, "call", "calls"),
+          t.status, human_duration(t.first_ns - start), human_duration(t.last_ns - start),
+          human_duration(t.duration_ns), t.bytes, bytes_per_call(t.bytes, t.calls));
     }
   }
-  out += fmt::format("totals:    {} events, {} calls, duration {}\n", info.events, info.calls,
-                     human_duration(info.duration_ns));
+  out += fmt::format("totals:    {}, {}, duration {}\n", count_of(info.events, "event", "events"),
+                     count_of(info.calls, "call", "calls"), human_duration(info.duration_ns));
   if (info.problems.empty()) {
     out += "problems:  none\n";
   } else {
