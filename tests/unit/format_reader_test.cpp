@@ -482,6 +482,24 @@ TEST_F(RawFileTest, CommittedEndBeyondTheFileIsReported) {
       << d.notes[0];
 }
 
+TEST_F(RawFileTest, RandomBytesNeverCrash) {
+  for (uint64_t seed = 1; seed <= 20; ++seed) {
+    std::mt19937_64 rng(seed);
+    std::vector<std::vector<uint8_t>> chunks(3, std::vector<uint8_t>(kMinChunkSize));
+    for (auto& c : chunks)
+      for (auto& b : c) b = static_cast<uint8_t>(rng() % (seed % 2 ? 256 : 16));
+    for (auto& c : chunks) c[0] = c[0] ? c[0] : 1;  // keep reading past every chunk
+    std::string p = write_raw(chunks);
+    if (seed % 3 == 0) fs::resize_file(p, kHeaderSize + kMinChunkSize * 2 + rng() % 5000);
+    ReadDamage d;
+    std::vector<Event> got = read_raw(p, &d);
+    for (size_t i = 1; i < got.size(); ++i) ASSERT_GE(got[i].ticks, got[i - 1].ticks);
+    for (const Event& e : got) {
+      if (e.type == Event::kUnwind) ASSERT_TRUE(e.reason >= 1 && e.reason <= 3);
+    }
+  }
+}
+
 // ---- invalid files ----------------------------------------------------------------------
 
 TEST_F(RawFileTest, InvalidHeadersAreErrorsNamingTheFile) {
