@@ -495,7 +495,9 @@ TEST_F(RawFileTest, RandomBytesNeverCrash) {
     std::vector<Event> got = read_raw(p, &d);
     for (size_t i = 1; i < got.size(); ++i) ASSERT_GE(got[i].ticks, got[i - 1].ticks);
     for (const Event& e : got) {
-      if (e.type == Event::kUnwind) ASSERT_TRUE(e.reason >= 1 && e.reason <= 3);
+      if (e.type == Event::kUnwind) {
+        ASSERT_TRUE(e.reason >= 1 && e.reason <= 3);
+      }
     }
   }
 }
