@@ -167,6 +167,11 @@ def show_diff(expected, got, limit=80):
     return text
 
 
+def function_table(functions):
+    """report's functions by display name (for the fixtures' own checks)."""
+    return {expect.display_name(f.get("name", "?")): f for f in functions}
+
+
 def function_counts(functions, what, failures):
     counts = {}
     for f in functions:
@@ -205,6 +210,9 @@ def check_info(fx, info, pids, program, failures):
         failures.check_equal(where + " ppid", exp.get("ppid", "EXT"), ppid_sym)
         threads = sorted((t.get("status"), t.get("calls")) for t in got.get("threads", []))
         failures.check_equal(where + " threads (status, calls)", sorted(exp["threads"]), threads)
+        if "thread_names" in exp:
+            names = sorted(t.get("name") for t in got.get("threads", []))
+            failures.check_equal(where + " thread names", sorted(exp["thread_names"]), names)
 
 
 def json_of(proc, what, failures):
@@ -296,6 +304,9 @@ def main():
             failures.add("report: calls per function",
                          "  expected: " + json.dumps(fx.COUNTS, sort_keys=True) +
                          "\n  got:      " + json.dumps(counts, sort_keys=True))
+        if hasattr(fx, "check_report"):
+            for problem in fx.check_report(function_table(report.get("functions", []))):
+                failures.add("report: " + problem.split(":")[0], "  " + problem)
 
     if getattr(fx, "PER_PROCESS", None):
         per = json_of(run([args.callmon, "report", "--format=json", "--per-process", "-d", data],

@@ -1,4 +1,6 @@
-/* Eight threads, each calling worker() NCALLS times; main() only starts and joins them. */
+/* Eight threads, each calling worker() NCALLS times; main() only starts and joins them.
+ * Each thread names itself worker<N>, which the recording keeps. */
+#define _GNU_SOURCE
 #include <pthread.h>
 #include <stdio.h>
 
@@ -14,6 +16,9 @@ COUNTED long worker(long i) { return i * 3 + 1; }
 
 static void* thread_main(void* arg) {
   long id = (long)arg;
+  char name[16];
+  snprintf(name, sizeof name, "worker%ld", id);
+  pthread_setname_np(pthread_self(), name);
   long sum = 0;
   for (long i = 0; i < NCALLS; i++) sum += worker(i);
   results[id] = sum;
