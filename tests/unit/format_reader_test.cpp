@@ -566,3 +566,40 @@ TEST_F(ThreadFileTest, ReaderIsMovable) {
 
 }  // namespace
 }  // namespace callmon::format
+
+namespace callmon::format {
+namespace {
+
+// The runtime trims a cleanly finished thread's file to the end of its data; that is not
+// damage. (Regression: the reader used to warn that the last chunk was cut short.)
+TEST_F(ThreadFileTest, FinishedFileTrimmedToItsDataIsNotDamage) {
+  auto w = ThreadWriter::create(path("t.events"), 1, 1, "1.0");
+  ASSERT_TRUE(w.ok()) << w.error();
+  w->enter(10, 0x1000);
+  w->exit(20);
+  w->end(30);
+  ASSERT_TRUE(w->close(true).ok());
+  uint64_t end = 0;
+  {
+    auto r = ThreadReader::open(path("t.events"));
+    ASSERT_TRUE(r.ok()) << r.error();
+    end = r->header().end_offset;
+  }
+  ASSERT_GT(end, kHeaderSize);
+  ASSERT_EQ(truncate(path("t.events").c_str(), static_cast<off_t>(end)), 0);
+  auto r = ThreadReader::open(path("t.events"));
+  ASSERT_TRUE(r.ok()) << r.error();
+  EXPECT_EQ(read_all(*r).size(), 3u);
+  EXPECT_TRUE(r->damage().notes.empty()) << r->damage().notes.front();
+  EXPECT_EQ(r->damage().bytes_missing, 0u);
+
+  // Cut one byte more and it is damage again.
+  ASSERT_EQ(truncate(path("t.events").c_str(), static_cast<off_t>(end - 1)), 0);
+  auto cut = ThreadReader::open(path("t.events"));
+  ASSERT_TRUE(cut.ok());
+  read_all(*cut);
+  EXPECT_FALSE(cut->damage().notes.empty());
+}
+
+}  // namespace
+}  // namespace callmon::format
