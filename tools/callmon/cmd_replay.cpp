@@ -32,6 +32,14 @@ int run_replay(const ReplayOptions& o) {
       if (!opened) return fail(cmd, opened.error());
     }
   }
+  std::vector<std::string> paths;
+  for (const auto& proc : rec->processes)
+    for (const auto& tf : proc.threads)
+      if (o.tid == 0 || tf.tid == o.tid) paths.push_back(tf.path);
+  Progress progress(cmd);
+  analysis::ProgressFn tick = progress.callback();
+  const uint64_t total_bytes = tick ? analysis::total_file_size(paths) : 0;
+  uint64_t done_bytes = 0;
   auto cache = analysis::make_elf_cache();
   std::vector<std::string> warnings;
   bool found = o.tid == 0;
@@ -56,13 +64,20 @@ int run_replay(const ReplayOptions& o) {
       printer.raw_line(report::replay_thread_header(tf.tid,
                                                     std::string(name, strnlen(name, sizeof name))));
       analysis::CallWalker<report::ReplayPrinter> walker(printer);
-      walk_thread(reader, walker, [](uint64_t) {});
+      walk_thread(reader, walker, [&](uint64_t bytes) {
+        if (tick) {
+          printer.flush();  // keep stdout ahead of the progress line
+          tick(done_bytes + bytes, total_bytes);
+        }
+      });
+      done_bytes += reader.file_size();
       for (std::string& m : analysis::damage_messages(reader, 0)) warnings.push_back(m);
     }
     printer.flush();
     for (const std::string& w : sym.warnings()) warnings.push_back(w);
   }
   std::fflush(stdout);
+  progress.finish();
   print_warnings(cmd, warnings);
   if (!found) return fail(cmd, o.dir + ": no thread " + std::to_string(o.tid));
   return 0;
