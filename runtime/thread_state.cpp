@@ -22,6 +22,7 @@ namespace {
 using format::ThreadFileHeader;
 
 constexpr int kMadvPopulateWrite = 23;  // MADV_POPULATE_WRITE, Linux 5.14
+constexpr size_t kPopulateWindow = 256 * 1024;
 
 uint64_t chunk_offset(const ThreadState* s, uint64_t index) {
   return format::kHeaderSize + index * s->chunk_size;
@@ -33,6 +34,21 @@ bool grow_file(int fd, uint64_t off, uint64_t len) {
   if (fallocate(fd, 0, static_cast<off_t>(off), static_cast<off_t>(len)) == 0) return true;
   if (errno != EOPNOTSUPP) return false;
   return ftruncate(fd, static_cast<off_t>(off + len)) == 0;
+}
+
+// Faults the next window of the chunk in writable, in one system call, and moves `limit` to
+// its end. A write fault per page on a shared file mapping costs microseconds in a VM (~10 ns
+// per recorded call); MAP_POPULATE would not help, it maps pages read-only for dirty
+// tracking. Windows rather than the whole chunk, so a short-lived thread does not pay for
+// 4 MiB it never uses. Kernels before 5.14 lack MADV_POPULATE_WRITE: pages fault one by one.
+void populate_next(ThreadState* s) {
+  uint8_t* from = s->limit;
+  uint8_t* to = from + kPopulateWindow;
+  uint8_t* last = s->real_end - kNestedMargin;
+  if (to > last) to = last;
+  madvise(from, static_cast<size_t>(to - from), kMadvPopulateWrite);
+  signal_fence();
+  s->limit = to;
 }
 
 // Maps chunk `index` of the thread's file, growing the file first. The file is opened by
@@ -47,16 +63,13 @@ bool map_chunk(ThreadState* s, uint64_t index) {
                static_cast<off_t>(off));
   close(fd);
   if (mem == MAP_FAILED) return false;
-  // Fault the whole chunk in writable now, in one system call: a write fault per page on a
-  // shared file mapping costs microseconds in a VM, i.e. ~10 ns per recorded call.
-  // (MAP_POPULATE maps pages read-only for dirty tracking, so it does not avoid them.)
-  // Kernels before 5.14 lack MADV_POPULATE_WRITE and fault page by page as before.
-  madvise(mem, s->chunk_size, kMadvPopulateWrite);
+
   if (s->chunk_base) munmap(s->chunk_base, s->chunk_size);
   s->chunk_base = static_cast<uint8_t*>(mem);
   s->chunk_index = index;
   s->real_end = s->chunk_base + s->chunk_size;
-  s->limit = s->real_end - kNestedMargin;
+  s->limit = s->chunk_base;
+  populate_next(s);
   s->last_ticks = 0;
   s->last_addr = 0;
   signal_fence();
@@ -168,6 +181,12 @@ bool switch_chunk(ThreadState* s, uint8_t* p, unsigned n) {
   if (p < s->real_end) {
     uint8_t* e = p + n < s->real_end ? p + n : s->real_end;
     memset(p, format::kPadByte, static_cast<size_t>(e - p));
+  }
+  if (s->limit < s->real_end - kNestedMargin) {
+    // Only the populated window is used up: extend it. The encoding state stays valid and
+    // the cursor stays where it is (a signal's records may already follow our padding).
+    populate_next(s);
+    return true;
   }
   if (map_chunk(s, s->chunk_index + 1)) return true;
   stop_recording(s, errno ? strerror(errno) : "mapping failed");
