@@ -3,7 +3,7 @@
 // so a signal handler whose hooks write records while this thread is inside a hook always
 // gets bytes after ours, never the same ones. Such nested hooks write self-contained
 // records (absolute time and address, see docs/format.md) and never touch the encoding
-// state or switch chunks; they may use the chunk's last kNestedMargin bytes.
+// state or switch chunks; they may write up to kNestedMargin bytes past the usable part.
 #pragma once
 
 #include <cstdint>

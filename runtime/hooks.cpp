@@ -59,9 +59,12 @@ Frame* find_exit_frame(ThreadState* s, uintptr_t fn, uintptr_t sp) {
   return any;
 }
 
+// After a dlopen: the new module's `module` line must be written before its functions'
+// addresses are of any use. Not from a nested hook (dl_iterate_phdr takes a lock).
 void handle_rescan(ThreadState* s, bool nested) {
-  if (!nested && take_rescan_request()) modules_rescan();
-  (void)s;
+  if (nested || !(s->guard & kGuardRescan)) return;
+  s->guard &= ~kGuardRescan;
+  if (take_rescan_request()) modules_rescan();
 }
 
 }  // namespace

@@ -171,14 +171,21 @@ CALLMON_EXPORT int execle(const char* path, const char* arg, ...) {
 
 // dlopen: see arch/x86_64/dlopen_trampoline.S. Called with dlopen's own arguments before
 // the real dlopen runs; returns the real function to jump to.
+// The calling thread's next hook takes the slow path (a guard bit) and rescans; that is
+// at the latest the first call into the new library, or its constructors.
+static void rescan_soon() {
+  request_rescan();
+  if (ThreadState* s = t_state) __atomic_or_fetch(&s->guard, kGuardRescan, __ATOMIC_RELAXED);
+}
+
 extern "C" __attribute__((visibility("hidden"))) void* callmon_before_dlopen() {
   resolve_real_functions();
-  request_rescan();
+  rescan_soon();
   return reinterpret_cast<void*>(g_real.dlopen_);
 }
 
 extern "C" __attribute__((visibility("hidden"))) void* callmon_before_dlmopen() {
   resolve_real_functions();
-  request_rescan();
+  rescan_soon();
   return reinterpret_cast<void*>(g_real.dlmopen_);
 }

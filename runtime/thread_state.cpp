@@ -22,7 +22,8 @@ namespace {
 using format::ThreadFileHeader;
 
 constexpr int kMadvPopulateWrite = 23;  // MADV_POPULATE_WRITE, Linux 5.14
-constexpr size_t kPopulateWindow = 256 * 1024;
+constexpr uint32_t kFirstWindow = 16 * 1024;
+constexpr uint32_t kMaxWindow = 256 * 1024;
 
 uint64_t chunk_offset(const ThreadState* s, uint64_t index) {
   return format::kHeaderSize + index * s->chunk_size;
@@ -36,40 +37,63 @@ bool grow_file(int fd, uint64_t off, uint64_t len) {
   return ftruncate(fd, static_cast<off_t>(off + len)) == 0;
 }
 
-// Faults the next window of the chunk in writable, in one system call, and moves `limit` to
-// its end. A write fault per page on a shared file mapping costs microseconds in a VM (~10 ns
-// per recorded call); MAP_POPULATE would not help, it maps pages read-only for dirty
-// tracking. Windows rather than the whole chunk, so a short-lived thread does not pay for
-// 4 MiB it never uses. Kernels before 5.14 lack MADV_POPULATE_WRITE: pages fault one by one.
-void populate_next(ThreadState* s) {
+// Extends the usable part of the chunk by one window: the file gets real blocks for it
+// (plus the nested margin after it) and its pages are faulted in writable in one system call.
+// A write fault per page on a shared file mapping costs microseconds in a VM (~10 ns per
+// recorded call); MAP_POPULATE would not help, it maps pages read-only for dirty tracking.
+// Windows start small and double up to kMaxWindow, so a short-lived thread neither
+// allocates nor faults in 4 MiB it never uses. (Kernels before 5.14 lack
+// MADV_POPULATE_WRITE: pages then fault one by one.) Returns false when the file cannot
+// grow.
+bool extend_window(ThreadState* s) {
   uint8_t* from = s->limit;
-  uint8_t* to = from + kPopulateWindow;
   uint8_t* last = s->real_end - kNestedMargin;
-  if (to > last) to = last;
-  madvise(from, static_cast<size_t>(to - from), kMadvPopulateWrite);
+  uint8_t* to = from + s->window < last ? from + s->window : last;
+  if (s->window < kMaxWindow) s->window *= 2;
+  int fd = open(s->path, O_RDWR | O_CLOEXEC);
+  if (fd < 0) return false;
+  uint64_t base = chunk_offset(s, s->chunk_index);
+  uint64_t off = base + static_cast<uint64_t>(from - s->chunk_base);
+  uint64_t len = static_cast<uint64_t>(to - from) + kNestedMargin;
+  bool ok = grow_file(fd, off, len);
+  close(fd);
+  if (!ok) return false;
+  madvise(from, len, kMadvPopulateWrite);
   signal_fence();
   s->limit = to;
+  // Everything before the new window is written: a reader finding the file shorter than
+  // this knows data was lost.
+  if (s->header) s->header->committed_end = off;
+  return true;
 }
 
-// Maps chunk `index` of the thread's file, growing the file first. The file is opened by
-// path each time instead of keeping a descriptor: programs close or dup2 over every fd.
+// Maps chunk `index` of the thread's file and makes its first window usable. The file is
+// opened by path each time instead of keeping a descriptor: programs close or dup2 over
+// every fd. Mapping past the end of the file is fine; only the windows are ever touched.
 bool map_chunk(ThreadState* s, uint64_t index) {
   int fd = open(s->path, O_RDWR | O_CLOEXEC);
   if (fd < 0) return false;
   uint64_t off = chunk_offset(s, index);
-  void* mem = MAP_FAILED;
-  if (grow_file(fd, off, s->chunk_size))
-    mem = mmap(nullptr, s->chunk_size, PROT_READ | PROT_WRITE, MAP_SHARED, fd,
-               static_cast<off_t>(off));
+  void* mem = mmap(nullptr, s->chunk_size, PROT_READ | PROT_WRITE, MAP_SHARED, fd,
+                   static_cast<off_t>(off));
   close(fd);
   if (mem == MAP_FAILED) return false;
-
-  if (s->chunk_base) munmap(s->chunk_base, s->chunk_size);
+  uint8_t* old = s->chunk_base;
+  uint8_t* old_limit = s->limit;
+  uint64_t old_index = s->chunk_index;
   s->chunk_base = static_cast<uint8_t*>(mem);
   s->chunk_index = index;
   s->real_end = s->chunk_base + s->chunk_size;
   s->limit = s->chunk_base;
-  populate_next(s);
+  if (!extend_window(s)) {
+    munmap(mem, s->chunk_size);
+    s->chunk_base = old;
+    s->chunk_index = old_index;
+    s->real_end = old ? old + s->chunk_size : nullptr;
+    s->limit = old_limit;
+    return false;
+  }
+  if (old) munmap(old, s->chunk_size);
   s->last_ticks = 0;
   s->last_addr = 0;
   signal_fence();
@@ -144,6 +168,7 @@ ThreadState* thread_setup() {
   if (mem == MAP_FAILED) return nullptr;
   auto* s = static_cast<ThreadState*>(mem);
   s->chunk_size = g_proc.chunk_size;
+  s->window = kFirstWindow;
   // The shadow stack reserves address space for max_depth frames; pages are only used as
   // deep as the program goes (MAP_NORESERVE), so 100 000-deep recursion costs 1.6 MB.
   uint64_t depth = g_proc.max_depth;
@@ -178,17 +203,18 @@ bool switch_chunk(ThreadState* s, uint8_t* p, unsigned n) {
   // A signal handler's hook may have switched already between our xadd and the block.
   if (s->cur <= s->limit) return true;
   // What we reserved inside the chunk becomes padding: nested records may follow it.
-  if (p < s->real_end) {
-    uint8_t* e = p + n < s->real_end ? p + n : s->real_end;
+  uint8_t* usable = s->limit + kNestedMargin;  // what the file has blocks for
+  if (p < usable) {
+    uint8_t* e = p + n < usable ? p + n : usable;
     memset(p, format::kPadByte, static_cast<size_t>(e - p));
   }
   if (s->limit < s->real_end - kNestedMargin) {
-    // Only the populated window is used up: extend it. The encoding state stays valid and
-    // the cursor stays where it is (a signal's records may already follow our padding).
-    populate_next(s);
+    // Only the window is used up: extend it. The encoding state stays valid and the
+    // cursor stays where it is (a signal's records may already follow our padding).
+    if (extend_window(s)) return true;
+  } else if (map_chunk(s, s->chunk_index + 1)) {
     return true;
   }
-  if (map_chunk(s, s->chunk_index + 1)) return true;
   stop_recording(s, errno ? strerror(errno) : "mapping failed");
   return false;
 }
@@ -238,6 +264,7 @@ void thread_after_fork_child(ThreadState* s) {
   // The mappings were inherited from the parent and are MAP_SHARED with its files: drop
   // them before anything is written.
   unmap_file(s);
+  s->window = kFirstWindow;
   s->guard &= ~(kGuardStopped | kGuardUnwinding);
   if (!open_thread_file(s, format::kFlagForkChild)) {
     s->guard |= kGuardStopped;

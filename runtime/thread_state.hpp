@@ -26,11 +26,13 @@ inline constexpr uint32_t kGuardBusyMask = 0xffff;   // hooks active on this thr
 inline constexpr uint32_t kGuardUnwinding = 1u << 16; // a C++ exception is propagating
 inline constexpr uint32_t kGuardOverflow = 1u << 17;  // shadow stack full: frames uncounted
 inline constexpr uint32_t kGuardStopped = 1u << 18;   // recording stopped (disk full, ...)
+inline constexpr uint32_t kGuardRescan = 1u << 19;    // modules changed (dlopen): rescan
 
 struct ThreadState {
   // --- hot: touched by every hook ---
   uint8_t* cur;          // next free byte of the mapped chunk; advanced with xadd
-  uint8_t* limit;        // where depth-0 hooks must switch chunks
+  uint8_t* limit;        // end of the usable part of the chunk for depth-0 hooks; nested
+                         // hooks may go kNestedMargin further (the file has blocks there)
   uint64_t last_ticks;   // encoding state: time base of the chunk
   uintptr_t last_addr;   // encoding state: last entered address of the chunk
   Frame* top;            // one past the innermost open frame
@@ -39,7 +41,8 @@ struct ThreadState {
   uint32_t overflow_depth;  // frames entered while the shadow stack was full
 
   // --- cold ---
-  uint8_t* real_end;     // end of the chunk; nested hooks may use [limit, real_end)
+  uint8_t* real_end;     // end of the chunk mapping
+  uint32_t window;       // bytes the next extension of the usable part adds
   uint8_t* chunk_base;   // mapping of the current chunk
   uint64_t chunk_index;  // index of the current chunk in the file
   uint32_t chunk_size;

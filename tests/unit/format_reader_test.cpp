@@ -291,8 +291,9 @@ TEST_F(DamagedFileTest, TruncatedFilesReadUpToTheCut) {
     } else {
       EXPECT_EQ(got.size(), want_.size());
       EXPECT_EQ(d.bytes_missing, 0u);
-      ASSERT_EQ(d.notes.size(), 1u);  // the last chunk is cut short, but holds no data
-      EXPECT_NE(d.notes[0].find("not the header plus whole chunks"), std::string::npos);
+      // A last chunk shorter than chunk_size that holds all the data is how the runtime
+      // grows files (window by window): not damage.
+      EXPECT_TRUE(d.notes.empty()) << d.notes[0];
     }
   }
 }
@@ -463,10 +464,9 @@ TEST_F(RawFileTest, CutInsideARecordIsNoted) {
   ReadDamage d;
   expect_events(read_raw(p, &d), {ev(Event::kEnter, 10, 0x20)});
   EXPECT_EQ(d.bad_records, 0u);
-  ASSERT_EQ(d.notes.size(), 2u);
-  EXPECT_NE(d.notes[0].find("not the header plus whole chunks"), std::string::npos);
-  EXPECT_NE(d.notes[1].find("ends inside a record at byte 4098"), std::string::npos)
-      << d.notes[1];
+  ASSERT_EQ(d.notes.size(), 1u);
+  EXPECT_NE(d.notes[0].find("ends inside a record at byte 4098"), std::string::npos)
+      << d.notes[0];
 }
 
 TEST_F(RawFileTest, CommittedEndBeyondTheFileIsReported) {
