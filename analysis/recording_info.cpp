@@ -87,6 +87,7 @@ Result<RecordingInfo> gather_info(const format::Recording& rec, const ProgressFn
       ti.status = thread_status(walker, sink);
       ti.left_open = walker.left_open();
       ti.bytes = reader.file_size();
+      ti.event_bytes = reader.bytes_read();
       ti.unmatched_exits = h.unmatched_exits + walker.unmatched_exits();
       ti.lost_events = std::max<uint64_t>(h.lost_events, sink.lost);
 

@@ -45,6 +45,7 @@ std::string render_info_json(const analysis::RecordingInfo& info) {
                              {"status", t.status},
                              {"open_at_end", t.left_open},
                              {"bytes", t.bytes},
+                             {"event_bytes", t.event_bytes},
                              {"first_ns", ns_int(t.first_ns)},
                              {"last_ns", ns_int(t.last_ns)},
                              {"duration_ns", ns_int(t.duration_ns)},

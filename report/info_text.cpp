@@ -83,10 +83,10 @@ std::string render_info_text(const analysis::RecordingInfo& info) {
     if (p.exec) out += fmt::format("    exec'd {}\n", *p.exec);
     for (const analysis::ThreadInfo& t : p.threads) {
       out += fmt::format(
-          "    thread {} \"{}\": {}, {}, {}, +{} to +{} (duration {}), {} bytes, {} bytes/call\n",
+          "    thread {} \"{}\": {}, {}, {}, +{} to +{} (duration {}), {} bytes on disk, {} bytes/call\n",
           t.tid, t.name, count_of(t.events, "event", "events"), count_of(t.calls, "call", "calls"),
           t.status, human_duration(t.first_ns - start), human_duration(t.last_ns - start),
-          human_duration(t.duration_ns), t.bytes, bytes_per_call(t.bytes, t.calls));
+          human_duration(t.duration_ns), t.bytes, bytes_per_call(t.event_bytes, t.calls));
     }
   }
   out += fmt::format("totals:    {}, {}, duration {}\n", count_of(info.events, "event", "events"),
