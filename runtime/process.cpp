@@ -117,10 +117,17 @@ bool setup_locked() {
   g_proc.options = read_options();
   const Options& o = g_proc.options;
   if (!o.dir[0]) return false;  // not under `callmon record`: stay out of the way
-  if (!copy_str(g_proc.dir, sizeof g_proc.dir, o.dir)) {
-    diag("recording directory path too long; not recording");
+  // Absolute, so a program that changes directory keeps writing to the same place.
+  char abs_dir[PATH_MAX];
+  if (!realpath(o.dir, abs_dir)) {
+    char msg[4300];
+    LineBuf b(msg, sizeof msg);
+    b.str("recording directory ").str(o.dir).str(": ").str(strerror(errno));
+    b.str("; the program runs untraced");
+    diag(msg);
     return false;
   }
+  copy_str(g_proc.dir, sizeof g_proc.dir, abs_dir);
   g_proc.pid = getpid();
   g_proc.ticks_per_second = setup_clock(o.clock, parse_double(o.tsc_hz));
   uint64_t kib = parse_u64(o.chunk_kib, 4096);
