@@ -18,8 +18,10 @@ import json
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
+import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
@@ -54,6 +56,42 @@ def run(cmd, cwd, timeout=RUN_TIMEOUT, env=None):
         out = e.stdout.decode(errors="replace") if isinstance(e.stdout, bytes) else (e.stdout or "")
         err = e.stderr.decode(errors="replace") if isinstance(e.stderr, bytes) else (e.stderr or "")
         return subprocess.CompletedProcess(cmd, None, out, err + f"\n[timed out after {timeout}s]")
+
+
+def child_pids(pid):
+    """The pids whose parent is pid (from /proc)."""
+    kids = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/stat") as f:
+                    stat = f.read()
+            except OSError:
+                continue
+            # Fields after the command name, which is in parentheses and may hold spaces.
+            if int(stat.rsplit(")", 1)[1].split()[1]) == pid:
+                kids.append(int(entry))
+    return kids
+
+
+def run_and_kill(cmd, cwd, line, under_callmon):
+    """Runs cmd, waits until it prints `line`, then sends SIGKILL to the program: cmd itself,
+    or under callmon the program callmon started. Returns a CompletedProcess."""
+    proc = subprocess.Popen(cmd, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True, errors="replace")
+    out = []
+    deadline = time.monotonic() + RUN_TIMEOUT
+    for text in proc.stdout:
+        out.append(text)
+        if text.rstrip("\n") == line or time.monotonic() > deadline:
+            break
+    targets = child_pids(proc.pid) if under_callmon else [proc.pid]
+    for pid in targets:
+        os.kill(pid, signal.SIGKILL)
+    rest, err = proc.communicate(timeout=RUN_TIMEOUT)
+    if not targets:
+        err += "\n[run_fixture: found no program process to kill]"
+    return subprocess.CompletedProcess(cmd, proc.returncode, "".join(out) + rest, err)
 
 
 def describe(proc):
@@ -281,14 +319,16 @@ def main():
         return 1
     argv = ["./" + fx.PROGRAM] + list(getattr(fx, "ARGS", []))
 
-    plain = run(argv, args.work)
+    kill_line = getattr(fx, "KILL_AFTER_LINE", None)
+    plain = run_and_kill(argv, args.work, kill_line, False) if kill_line else run(argv, args.work)
     failures.check_equal("plain run: stdout", fx.STDOUT, plain.stdout)
     failures.check_equal("plain run: exit status", fx.STATUS, plain.returncode)
 
     data = os.path.join(args.work, "callmon.data")
     # A fixture with DEFAULT_DIR records without -o: callmon must use ./callmon.data.
     out_opt = [] if getattr(fx, "DEFAULT_DIR", False) else ["-o", data]
-    rec = run([args.callmon, "record"] + out_opt + ["--"] + argv, args.work)
+    rec_cmd = [args.callmon, "record"] + out_opt + ["--"] + argv
+    rec = run_and_kill(rec_cmd, args.work, kill_line, True) if kill_line else run(rec_cmd, args.work)
     failures.check_equal("record: program's stdout (as without callmon)", plain.stdout, rec.stdout)
     if rec.returncode != callmon_status(fx.STATUS):
         failures.add("record: exit status", f"  expected {callmon_status(fx.STATUS)}\n" + describe(rec))
