@@ -1,4 +1,5 @@
-// SPECIAL records: written on slow paths (unwinding, fork, exec, end, nested hooks).
+// The writer's slow paths: records that do not fit the 8-byte word or the chunk, SPECIAL
+// records, nested records, and the repair after a signal interrupted a speculative store.
 #include "runtime/event_writer.hpp"
 
 #include <string.h>
@@ -7,32 +8,90 @@ namespace callmon::rt {
 
 using namespace format;
 
+namespace {
+
+// Reserves n bytes for a depth-0 record of any length, switching chunks as needed.
+// Returns false when recording stopped. `encode` is called again after a chunk switch,
+// because the encoding state (time base, last address) restarts there.
+// Longest record the runtime writes: INHERIT with kInheritBatch addresses.
+constexpr unsigned kMaxSpecialBytes = 10 * (3 + kInheritBatch);
+
+template <class Encode>
+bool put_depth0(ThreadState* s, Encode&& encode) {
+  for (;;) {
+    uint8_t buf[kMaxSpecialBytes];
+    unsigned n = encode(buf);
+    uint8_t* p = bump(&s->cur, n);
+    if (p + n <= s->limit) {
+      memcpy(p, buf, n);
+      return true;
+    }
+    if (!switch_chunk(s, p, n)) return false;
+  }
+}
+
+}  // namespace
+
+void write_word_interrupted(ThreadState* s, uint8_t* stored_at, uint8_t* got, uint64_t word,
+                            unsigned n) {
+  (void)s;
+  // A nested hook reserved space at `stored_at` between our load of the cursor and our
+  // xadd; it begins with kNestedPad PAD bytes, which is all our 8-byte store can have hit.
+  memset(stored_at, kPadByte, kNestedPad);
+  // Our record goes where the xadd put it, byte-exact (a later nested record may follow).
+  memcpy(got, &word, n);
+}
+
+void write_enter_slow(ThreadState* s, uint64_t t, uintptr_t fn) {
+  if (put_depth0(s, [&](uint8_t* buf) {
+        if (t < s->last_ticks) t = s->last_ticks;
+        uint64_t v = ((t - s->last_ticks) << 2) | kKindEnter;
+        uint64_t z = zigzag(static_cast<int64_t>(fn - s->last_addr));
+        return static_cast<unsigned>(leb128_put(leb128_put(buf, v), z) - buf);
+      })) {
+    s->last_ticks = t;
+    s->last_addr = fn;
+  }
+}
+
+void write_exit_slow(ThreadState* s, uint64_t t) {
+  if (put_depth0(s, [&](uint8_t* buf) {
+        if (t < s->last_ticks) t = s->last_ticks;
+        uint64_t v = ((t - s->last_ticks) << 2) | kKindExit;
+        return static_cast<unsigned>(leb128_put(buf, v) - buf);
+      })) {
+    s->last_ticks = t;
+  }
+}
+
 void write_special(ThreadState* s, bool nested, SpecialCode code, uint64_t t,
                    const uint64_t* fields, unsigned nfields) {
-  for (;;) {
+  auto encode = [&](uint8_t* buf) {
     if (!nested && t < s->last_ticks) t = s->last_ticks;
-    uint64_t head = special_head(code, nested);
-    uint64_t time = nested ? t : t - s->last_ticks;
-    unsigned n = leb128_size(head) + leb128_size(time);
-    for (unsigned i = 0; i < nfields; ++i) n += leb128_size(fields[i]);
-    uint8_t* p = bump(&s->cur, n);
-    uint8_t* limit = nested ? s->limit + kNestedMargin : s->limit;
-    if (p + n <= limit) {
-      p = leb128_put(leb128_put(p, head), time);
-      for (unsigned i = 0; i < nfields; ++i) p = leb128_put(p, fields[i]);
-      break;
-    }
-    if (nested) {
-      // A hook interrupted another one and the chunk's margin is used up: it may not
-      // switch chunks under the interrupted writer, so the event is counted as lost. What
-      // it reserved inside the chunk is padded so the records after it stay readable.
-      if (p < limit) memset(p, kPadByte, static_cast<size_t>(limit - p));
-      if (s->header) __atomic_fetch_add(&s->header->lost_events, 1, __ATOMIC_RELAXED);
-      return;
-    }
-    if (!switch_chunk(s, p, n)) return;
+    uint8_t* p = leb128_put(buf, special_head(code, nested));
+    p = leb128_put(p, nested ? t : t - s->last_ticks);
+    for (unsigned i = 0; i < nfields; ++i) p = leb128_put(p, fields[i]);
+    return static_cast<unsigned>(p - buf);
+  };
+  if (!nested) {
+    if (put_depth0(s, encode)) s->last_ticks = t;
+    return;
   }
-  if (!nested) s->last_ticks = t;
+  // Nested: PAD first (see event_writer.hpp), never a chunk switch under the interrupted
+  // hook; past the margin the event is counted as lost.
+  uint8_t buf[kMaxSpecialBytes];
+  unsigned n = encode(buf);
+  uint8_t* p = bump(&s->cur, kNestedPad + n);
+  uint8_t* limit = s->limit + kNestedMargin;
+  if (p + kNestedPad + n <= limit) {
+    memset(p, kPadByte, kNestedPad);
+    memcpy(p + kNestedPad, buf, n);
+    return;
+  }
+  // What it reserved inside the allocated part is padded so the records after it stay
+  // readable.
+  if (p < limit) memset(p, kPadByte, static_cast<size_t>(limit - p));
+  if (s->header) __atomic_fetch_add(&s->header->lost_events, 1, __ATOMIC_RELAXED);
 }
 
 }  // namespace callmon::rt

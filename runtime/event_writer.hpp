@@ -1,12 +1,25 @@
-// The hot path's record writer. A record is encoded straight into the mapped chunk after a
-// reservation made with one non-locked `xadd`: that instruction cannot be split by a signal,
-// so a signal handler whose hooks write records while this thread is inside a hook always
-// gets bytes after ours, never the same ones. Such nested hooks write self-contained
-// records (absolute time and address, see docs/format.md) and never touch the encoding
-// state or switch chunks; they may write up to kNestedMargin bytes past the usable part.
+// The hot path's record writer.
+//
+// A depth-0 hook (one that did not interrupt another hook of its thread) encodes its record
+// branch-free into one 64-bit word, stores all 8 bytes at the cursor, and only then
+// reserves the record's real length with one non-locked `xadd`. The single instruction
+// cannot be split by a signal, and:
+//  - the zero bytes stored past the record are overwritten by whatever comes next (and
+//    read as "end of data" if nothing does: a crash right there loses nothing);
+//  - a signal handler's hooks that run inside a hook are *nested*: they reserve 8 bytes of
+//    PAD in front of each record (write_special), so an interrupted speculative store can
+//    only land on PAD. The interrupted hook sees `xadd` return another position than the
+//    one it stored at, puts the PAD back and writes its record at the position it got.
+// Nested records are self-contained (absolute time and address, docs/format.md); they
+// never touch the encoding state nor switch chunks, and may use kNestedMargin bytes past
+// the usable part of the chunk.
+//
+// Why the word: the LEB128 length of a time delta or address delta varies from call to
+// call, and a byte loop or a switch on it mispredicts often enough to cost ~10 ns per call.
 #pragma once
 
 #include <cstdint>
+#include <cstring>
 
 #include "callmon/format/records.hpp"
 #include "runtime/thread_state.hpp"
@@ -14,6 +27,8 @@
 namespace callmon::rt {
 
 inline constexpr unsigned kNestedMargin = 4096;
+inline constexpr unsigned kNestedPad = 8;  // PAD bytes in front of every nested record
+inline constexpr unsigned kInheritBatch = 64;  // addresses per INHERIT record
 
 // Orders the compiler's view of memory against a signal handler on the same thread.
 inline void signal_fence() { __atomic_signal_fence(__ATOMIC_SEQ_CST); }
@@ -25,40 +40,76 @@ inline uint8_t* bump(uint8_t** cur, uintptr_t n) {
   return reinterpret_cast<uint8_t*>(n);
 }
 
+// Unsigned LEB128 of v as little-endian bytes of a word, given its length n (1..8, so
+// v < 2^56): the 7-bit groups spread one per byte, continuation bits on all but the last.
+inline uint64_t leb128_word(uint64_t v, unsigned n) {
+  uint64_t w = (v & 0x7f) | ((v << 1) & 0x7f00) | ((v << 2) & 0x7f0000) |
+               ((v << 3) & 0x7f000000) | ((v << 4) & 0x7f00000000) |
+               ((v << 5) & 0x7f0000000000) | ((v << 6) & 0x7f000000000000) |
+               ((v << 7) & 0x7f00000000000000);
+  return w | (0x8080808080808080ull & ((uint64_t{1} << (8 * (n - 1))) - 1));
+}
+
+// Out of line: a nested hook interfered with a speculative store, or the chunk is full.
+void write_word_interrupted(ThreadState* s, uint8_t* stored_at, uint8_t* got, uint64_t word,
+                            unsigned n);
+
+// The two halves of write_word, apart so a test can run a nested hook between them.
+// speculative_store returns where it stored, or nullptr when the usable part of the chunk
+// is full.
+inline uint8_t* speculative_store(ThreadState* s, uint64_t word, unsigned n) {
+  uint8_t* c = s->cur;
+  if (__builtin_expect(c + n > s->limit, 0)) return nullptr;
+  std::memcpy(c, &word, 8);  // c + 8 <= limit + kNestedMargin: the file has blocks there
+  return c;
+}
+
+inline void commit_store(ThreadState* s, uint8_t* stored_at, uint64_t word, unsigned n) {
+  uint8_t* p = bump(&s->cur, n);
+  if (__builtin_expect(p != stored_at, 0)) write_word_interrupted(s, stored_at, p, word, n);
+}
+
+// Stores `word` (n <= 8 bytes of record) at the cursor. Returns false when the usable part
+// of the chunk is full: the caller then takes the slow path.
+inline bool write_word(ThreadState* s, uint64_t word, unsigned n) {
+  uint8_t* c = speculative_store(s, word, n);
+  if (__builtin_expect(c == nullptr, 0)) return false;
+  commit_store(s, c, word, n);
+  return true;
+}
+
+// Slow path of write_enter/write_exit: full chunk, or a record longer than 8 bytes.
+void write_enter_slow(ThreadState* s, uint64_t t, uintptr_t fn);
+void write_exit_slow(ThreadState* s, uint64_t t);
+
 // Depth-0 ENTER. The hot path of every call.
 inline void write_enter(ThreadState* s, uint64_t t, uintptr_t fn) {
   using namespace format;
-  for (;;) {
-    if (t < s->last_ticks) t = s->last_ticks;  // never encode time stepping back
-    uint64_t v = ((t - s->last_ticks) << 2) | kKindEnter;
-    uint64_t z = zigzag(static_cast<int64_t>(fn - s->last_addr));
-    unsigned n = leb128_size(v) + leb128_size(z);
-    uint8_t* p = bump(&s->cur, n);
-    if (__builtin_expect(p + n <= s->limit, 1)) {
-      leb128_put(leb128_put(p, v), z);
-      break;
-    }
-    if (!switch_chunk(s, p, n)) return;
+  if (t < s->last_ticks) t = s->last_ticks;  // never encode time stepping back
+  uint64_t v = ((t - s->last_ticks) << 2) | kKindEnter;
+  uint64_t z = zigzag(static_cast<int64_t>(fn - s->last_addr));
+  unsigned nv = leb128_size(v), nz = leb128_size(z);
+  if (__builtin_expect(nv + nz <= 8, 1) &&
+      __builtin_expect(write_word(s, leb128_word(v, nv) | (leb128_word(z, nz) << (8 * nv)),
+                                  nv + nz), 1)) {
+    s->last_ticks = t;
+    s->last_addr = fn;
+    return;
   }
-  s->last_ticks = t;
-  s->last_addr = fn;
+  write_enter_slow(s, t, fn);
 }
 
 // Depth-0 EXIT.
 inline void write_exit(ThreadState* s, uint64_t t) {
   using namespace format;
-  for (;;) {
-    if (t < s->last_ticks) t = s->last_ticks;
-    uint64_t v = ((t - s->last_ticks) << 2) | kKindExit;
-    unsigned n = leb128_size(v);
-    uint8_t* p = bump(&s->cur, n);
-    if (__builtin_expect(p + n <= s->limit, 1)) {
-      leb128_put(p, v);
-      break;
-    }
-    if (!switch_chunk(s, p, n)) return;
+  if (t < s->last_ticks) t = s->last_ticks;
+  uint64_t v = ((t - s->last_ticks) << 2) | kKindExit;
+  unsigned nv = leb128_size(v);
+  if (__builtin_expect(nv <= 8, 1) && __builtin_expect(write_word(s, leb128_word(v, nv), nv), 1)) {
+    s->last_ticks = t;
+    return;
   }
-  s->last_ticks = t;
+  write_exit_slow(s, t);
 }
 
 // Any SPECIAL record (and nested ENTER/EXIT), depth 0 or nested. Not on the fast path.

@@ -273,10 +273,10 @@ void thread_after_fork_child(ThreadState* s) {
   pthread_setspecific(thread_key(), s);
   // The calls open at fork are open in the child too: tell the reader, outermost first.
   uint64_t t = read_ticks();
-  uint64_t fields[1 + 256];
+  uint64_t fields[1 + kInheritBatch];
   for (Frame* f = s->stack_base; f < s->top;) {
     unsigned k = 0;
-    while (f < s->top && k < 256) fields[1 + k++] = f++->fn;
+    while (f < s->top && k < kInheritBatch) fields[1 + k++] = f++->fn;
     fields[0] = k;
     write_special(s, false, format::kCodeInherit, t, fields, k + 1);
   }

@@ -1,0 +1,148 @@
+// White-box tests of the runtime's record writer (runtime/event_writer.*): the branch-free
+// word encoding, and the repair when a signal's hook writes between a hook's speculative
+// store and its reservation. The records are decoded with the format library's reader.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <random>
+#include <vector>
+
+#include "format/thread_reader.hpp"
+#include "runtime/event_writer.hpp"
+
+namespace callmon::rt {
+// The writer's only dependency outside event_writer.cpp; the tests never fill a chunk.
+bool switch_chunk(ThreadState*, uint8_t*, unsigned) { return false; }
+}  // namespace callmon::rt
+
+namespace {
+
+using namespace callmon;
+using format::Event;
+
+constexpr size_t kChunk = format::kMinChunkSize;
+
+// A ThreadState writing into a zeroed buffer that stands for one chunk.
+struct Chunk {
+  std::vector<uint8_t> mem = std::vector<uint8_t>(kChunk, 0);
+  rt::ThreadState s{};
+  Chunk() {
+    s.chunk_base = s.cur = mem.data();
+    s.chunk_size = kChunk;
+    s.real_end = mem.data() + kChunk;
+    s.limit = s.real_end - rt::kNestedMargin;
+  }
+
+  // Writes the chunk behind a valid header and reads every event back.
+  std::vector<Event> decode() {
+    std::string path = ::testing::TempDir() + "runtime_writer_test.events";
+    format::ThreadFileHeader h{};
+    std::memcpy(h.magic, format::kThreadMagic, sizeof h.magic);
+    h.version = format::kTraceVersion;
+    h.header_size = format::kHeaderSize;
+    h.chunk_size = kChunk;
+    h.pid = h.tid = 1;
+    std::ofstream out(path, std::ios::binary | std::ios::trunc);
+    out.write(reinterpret_cast<const char*>(&h), sizeof h);
+    out.write(reinterpret_cast<const char*>(mem.data()), static_cast<std::streamsize>(mem.size()));
+    out.close();
+    auto r = format::ThreadReader::open(path);
+    EXPECT_TRUE(r.ok()) << r.error();
+    std::vector<Event> events;
+    Event e;
+    while (r->next(e)) events.push_back(e);
+    EXPECT_EQ(r->damage().bad_records, 0u);
+    std::remove(path.c_str());
+    return events;
+  }
+};
+
+TEST(RuntimeWriter, WordEncodingMatchesByteEncoding) {
+  std::mt19937_64 rng(42);
+  for (int i = 0; i < 100000; ++i) {
+    uint64_t v = rng() >> (8 + rng() % 56);  // values of every length up to 56 bits
+    unsigned n = format::leb128_size(v);
+    uint8_t want[10] = {}, got[8] = {};
+    ASSERT_EQ(format::leb128_put(want, v) - want, n);
+    uint64_t w = rt::leb128_word(v, n);
+    std::memcpy(got, &w, 8);
+    ASSERT_EQ(std::memcmp(want, got, n), 0) << v;
+    for (unsigned k = n; k < 8; ++k) ASSERT_EQ(got[k], 0) << "byte past the record, v=" << v;
+  }
+}
+
+TEST(RuntimeWriter, EnterAndExitRoundTrip) {
+  Chunk c;
+  std::vector<std::pair<uint64_t, uint64_t>> calls;  // (ticks, addr)
+  uint64_t t = 1000;
+  std::mt19937_64 rng(7);
+  for (int i = 0; i < 2000; ++i) {
+    uint64_t addr = 0x400000 + (rng() % 100000) * 16;
+    t += rng() % (i % 3 == 0 ? 5000000 : 60);
+    rt::write_enter(&c.s, t, addr);
+    calls.push_back({t, addr});
+    t += rng() % 40;
+    rt::write_exit(&c.s, t);
+    calls.push_back({t, 0});
+  }
+  auto events = c.decode();
+  ASSERT_EQ(events.size(), calls.size());
+  for (size_t i = 0; i < events.size(); ++i) {
+    EXPECT_EQ(events[i].type, calls[i].second ? Event::kEnter : Event::kExit) << i;
+    EXPECT_EQ(events[i].ticks, calls[i].first) << i;
+    if (calls[i].second) EXPECT_EQ(events[i].addr, calls[i].second) << i;
+  }
+}
+
+// A signal arrives after a depth-0 hook stored its word but before its xadd: the nested
+// hook's record must survive and both records must be read, the nested one first.
+TEST(RuntimeWriter, NestedRecordBetweenStoreAndReservationSurvives) {
+  Chunk c;
+  rt::write_enter(&c.s, 100, 0x1000);
+  uint64_t word = rt::leb128_word((10 << 2) | format::kKindExit, 1);
+  uint8_t* at = rt::speculative_store(&c.s, word, 1);
+  ASSERT_NE(at, nullptr);
+  uint64_t nested_addr = 0x2000;
+  rt::write_special(&c.s, true, format::kCodeEnter, 105, &nested_addr, 1);
+  rt::write_special(&c.s, true, format::kCodeExit, 106, nullptr, 0);
+  rt::commit_store(&c.s, at, word, 1);
+  c.s.last_ticks = 110;  // what write_exit does after its store
+  rt::write_exit(&c.s, 200);
+  auto events = c.decode();
+  ASSERT_EQ(events.size(), 5u);
+  EXPECT_EQ(events[0].type, Event::kEnter);
+  EXPECT_EQ(events[1].type, Event::kEnter);
+  EXPECT_TRUE(events[1].nested);
+  EXPECT_EQ(events[1].addr, nested_addr);
+  EXPECT_EQ(events[1].ticks, 105u);
+  EXPECT_EQ(events[2].type, Event::kExit);
+  EXPECT_TRUE(events[2].nested);
+  EXPECT_EQ(events[3].type, Event::kExit);  // the interrupted hook's record
+  EXPECT_EQ(events[3].ticks, 110u);
+  EXPECT_EQ(events[4].ticks, 200u);
+}
+
+// The same signal, but arriving before the speculative store: the store lands on the
+// nested record's PAD prefix and must be undone.
+TEST(RuntimeWriter, StoreOverNestedPadIsRepaired) {
+  Chunk c;
+  rt::write_enter(&c.s, 100, 0x1000);
+  uint8_t* predicted = c.s.cur;
+  uint64_t nested_addr = 0x3000;
+  rt::write_special(&c.s, true, format::kCodeEnter, 101, &nested_addr, 1);
+  // The interrupted hook had read the cursor before the signal: it stores at the old one.
+  uint64_t word = rt::leb128_word((7 << 2) | format::kKindExit, 1);
+  std::memcpy(predicted, &word, 8);
+  rt::commit_store(&c.s, predicted, word, 1);
+  auto events = c.decode();
+  ASSERT_EQ(events.size(), 3u);
+  EXPECT_TRUE(events[1].nested);
+  EXPECT_EQ(events[1].addr, nested_addr);
+  EXPECT_EQ(events[2].type, Event::kExit);
+  EXPECT_EQ(events[2].ticks, 107u);
+}
+
+}  // namespace
