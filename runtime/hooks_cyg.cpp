@@ -15,6 +15,8 @@ using namespace callmon::rt;
 #define HOOK_SP() reinterpret_cast<uintptr_t>(__builtin_frame_address(0))
 
 CALLMON_EXPORT void __cyg_profile_func_enter(void* this_fn, void* /*call_site*/) {
+  // The clock first: rdtsc's latency then overlaps the loads and checks below.
+  uint64_t t = read_ticks();
   ThreadState* s = t_state;
   uintptr_t fn = reinterpret_cast<uintptr_t>(this_fn);
   if (__builtin_expect(s == nullptr || s->guard != 0 || s->top == s->stack_limit, 0)) {
@@ -23,7 +25,6 @@ CALLMON_EXPORT void __cyg_profile_func_enter(void* this_fn, void* /*call_site*/)
   }
   s->guard = 1;
   signal_fence();
-  uint64_t t = read_ticks();
   Frame* f = s->top;
   s->top = f + 1;
   signal_fence();  // the slot is ours before we fill it: a signal's hooks push above it
@@ -35,6 +36,7 @@ CALLMON_EXPORT void __cyg_profile_func_enter(void* this_fn, void* /*call_site*/)
 }
 
 CALLMON_EXPORT void __cyg_profile_func_exit(void* this_fn, void* /*call_site*/) {
+  uint64_t t = read_ticks();
   ThreadState* s = t_state;
   uintptr_t fn = reinterpret_cast<uintptr_t>(this_fn);
   if (__builtin_expect(s == nullptr || s->guard != 0, 0)) {
@@ -48,7 +50,6 @@ CALLMON_EXPORT void __cyg_profile_func_exit(void* this_fn, void* /*call_site*/) 
   }
   s->guard = 1;
   signal_fence();
-  uint64_t t = read_ticks();
   s->top = f;
   write_exit(s, t);
   signal_fence();
