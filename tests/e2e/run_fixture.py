@@ -300,6 +300,8 @@ def main():
     ap.add_argument("--cxx", required=True)
     ap.add_argument("--opt", required=True, choices=["O0", "O2"])
     ap.add_argument("--work", required=True)
+    ap.add_argument("--record-arg", action="append", default=[],
+                    help="extra option for callmon record (repeatable), e.g. --clock=monotonic")
     args = ap.parse_args()
 
     for tool in (args.cc, args.cxx):
@@ -327,7 +329,7 @@ def main():
     data = os.path.join(args.work, "callmon.data")
     # A fixture with DEFAULT_DIR records without -o: callmon must use ./callmon.data.
     out_opt = [] if getattr(fx, "DEFAULT_DIR", False) else ["-o", data]
-    rec_cmd = [args.callmon, "record"] + out_opt + ["--"] + argv
+    rec_cmd = [args.callmon, "record"] + out_opt + args.record_arg + ["--"] + argv
     rec = run_and_kill(rec_cmd, args.work, kill_line, True) if kill_line else run(rec_cmd, args.work)
     failures.check_equal("record: program's stdout (as without callmon)", plain.stdout, rec.stdout)
     if rec.returncode != callmon_status(fx.STATUS):

@@ -28,7 +28,7 @@ struct ChildExit {
 Result<ChildExit> run_program(const std::string& path, const std::vector<std::string>& args,
                               const std::vector<std::string>& env);
 
-// TSC ticks per second measured against CLOCK_MONOTONIC over about 20 ms.
+// TSC ticks per second measured against CLOCK_MONOTONIC over about 10 ms.
 double measure_tsc_hz();
 
 }  // namespace callmon::tools
