@@ -137,7 +137,7 @@ Result<ChildExit> run_program(const std::string& path, const std::vector<std::st
 }
 
 double measure_tsc_hz() {
-  uint64_t t0, n0, t1, n1;
+  uint64_t t0 = 0, n0 = 0, t1 = 0, n1 = 0;
   read_pair(t0, n0);
   timespec pause{0, 10 * 1000 * 1000};
   while (nanosleep(&pause, &pause) != 0 && errno == EINTR) {
