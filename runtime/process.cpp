@@ -108,7 +108,11 @@ int module_callback(dl_phdr_info* info, size_t, void*) {
 }
 
 void fork_child_handler() {
-  if (__atomic_load_n(&g_state, __ATOMIC_ACQUIRE) != kOn) return;
+  int st = __atomic_load_n(&g_state, __ATOMIC_ACQUIRE);
+  // Forked while another thread was setting the process up: that thread does not exist in
+  // the child, so nobody would ever finish; the child's first hook starts over.
+  if (st == kSettingUp) __atomic_store_n(&g_state, kUnset, __ATOMIC_RELEASE);
+  if (st != kOn) return;
   process_after_fork_child();
   if (ThreadState* s = t_state) thread_after_fork_child(s);
 }
