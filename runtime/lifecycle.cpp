@@ -1,6 +1,7 @@
 // The library's constructor and destructor: resolve the interposed functions early, and
 // finish the recording when the process exits through exit().
 #include <dlfcn.h>
+#include <pthread.h>
 
 #include "runtime/interpose.hpp"
 #include "runtime/process.hpp"
@@ -34,6 +35,7 @@ void resolve_real_functions() {
 // Priority 101: before ordinary constructors, so even their hooks find the functions.
 __attribute__((constructor(101))) static void callmon_runtime_init() {
   resolve_real_functions();
+  pthread_atfork(nullptr, nullptr, fork_child_handler);
 }
 
 // Runs late in exit(): the program's atexit handlers and static destructors have run.

@@ -107,6 +107,8 @@ int module_callback(dl_phdr_info* info, size_t, void*) {
   return 0;
 }
 
+}  // namespace
+
 void fork_child_handler() {
   int st = __atomic_load_n(&g_state, __ATOMIC_ACQUIRE);
   // Forked while another thread was setting the process up: that thread does not exist in
@@ -116,6 +118,8 @@ void fork_child_handler() {
   process_after_fork_child();
   if (ThreadState* s = t_state) thread_after_fork_child(s);
 }
+
+namespace {
 
 bool setup_locked() {
   g_proc.options = read_options();
@@ -152,7 +156,6 @@ bool setup_locked() {
     return false;
   }
   if (pthread_key_create(&g_thread_key, thread_key_destructor) != 0) return false;
-  pthread_atfork(nullptr, nullptr, fork_child_handler);
   modules_rescan();
   return true;
 }

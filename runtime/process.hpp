@@ -45,6 +45,10 @@ void modules_rescan();
 void request_rescan();
 bool take_rescan_request();
 
+// The pthread_atfork child handler, registered by the library's constructor (so it covers a
+// fork that happens while another thread is still setting the process up).
+void fork_child_handler();
+
 // In a fork child: new key, new meta file naming the parent, modules. Called from the
 // pthread_atfork child handler before the child's thread state is re-created.
 void process_after_fork_child();
