@@ -25,6 +25,7 @@ struct RecordOptions {
   std::string dir = "callmon.data";
   std::string clock = "auto";
   unsigned chunk_kib = 4096;
+  bool untraced_ok = false;  // run the program untraced when DIR cannot be used
   std::vector<std::string> command;
 };
 
@@ -116,6 +117,26 @@ bool has_events(const fs::path& dir) {
   return false;
 }
 
+// The program's environment without callmon's variables: for an untraced run.
+std::vector<std::string> untraced_env() {
+  std::vector<std::string> env;
+  for (char** e = environ; *e; ++e)
+    if (std::strncmp(*e, "CALLMON_", 8) != 0) env.emplace_back(*e);
+  return env;
+}
+
+// DIR cannot hold a recording: an error before the program starts, or with --untraced-ok a
+// one-line warning and the program run without the runtime (its status is callmon's).
+int cannot_record(const RecordOptions& o, const std::string& program, const std::string& why) {
+  const std::string cmd = "record";
+  if (!o.untraced_ok)
+    return fail(cmd, why + "; " + o.command[0] + " was not run (--untraced-ok runs it untraced)");
+  warn(cmd, why + "; running " + o.command[0] + " untraced (--untraced-ok)");
+  auto ended = run_program(program, o.command, untraced_env());
+  if (!ended) return fail(cmd, ended.error(), 127);
+  return ended->status;
+}
+
 int run_record(const RecordOptions& o) {
   const std::string cmd = "record";
   if (o.command.empty()) return fail(cmd, "no program given: callmon record [-o DIR] -- PROG [ARGS...]", 2);
@@ -125,7 +146,7 @@ int run_record(const RecordOptions& o) {
   if (!lib) return fail(cmd, lib.error());
   std::error_code ec;
   fs::path dir = fs::absolute(o.dir, ec);
-  if (auto st = prepare_dir(dir); !st) return fail(cmd, st.error());
+  if (auto st = prepare_dir(dir); !st) return cannot_record(o, *program, st.error());
 
   format::Session session;
   session.command = o.command;
@@ -134,7 +155,7 @@ int run_record(const RecordOptions& o) {
   session.callmon_version = CALLMON_VERSION;
   fs::path session_path = dir / "session.json";
   if (auto st = format::write_session(session_path.string(), session); !st)
-    return fail(cmd, st.error());
+    return cannot_record(o, *program, st.error());
 
   auto env = program_env(*lib, dir.string(), o);
   auto ended = run_program(*program, o.command, env);
@@ -162,6 +183,9 @@ CommandRegistration registration{"record", [](CLI::App& app, int& status) {
   sub->add_option("--chunk-size", o->chunk_kib, "KiB of trace file mapped at a time per thread")
       ->check(CLI::Range(64u, 262144u))
       ->capture_default_str();
+  sub->add_flag("--untraced-ok", o->untraced_ok,
+                "If DIR cannot be created or written, run the program untraced with a warning "
+                "instead of failing");
   sub->add_option("command", o->command, "PROG [ARGS...] (put -- before PROG)")->required();
   sub->footer("Example: callmon record -o fib.data -- ./fib 30\n"
               "The program keeps its stdin, stdout, stderr and signals; callmon exits with its "
