@@ -8,6 +8,8 @@
 #include <cstring>
 #include <unordered_map>
 
+#include "analysis/compensation.hpp"
+
 #include "analysis/symbolizer.hpp"
 
 namespace callmon::analysis {
@@ -46,7 +48,9 @@ std::vector<FunctionRow> to_rows(const std::vector<FuncTicks>& funcs,
     row.line = s.line;
     row.calls = f.calls;
     row.total_ns = meta.ticks_to_ns(f.total);
-    row.self_ns = meta.ticks_to_ns(f.self);
+    // Compensation is an estimate: keep what it gives within [0, total].
+    row.self_ns = meta.ticks_to_ns(
+        static_cast<uint64_t>(std::clamp<int64_t>(f.self, 0, static_cast<int64_t>(f.total))));
     row.incl_ns = meta.ticks_to_ns(f.incl);
     row.min_ns = meta.ticks_to_ns(f.min);
     row.max_ns = meta.ticks_to_ns(f.max);
@@ -97,6 +101,7 @@ Result<Profile> build_profile(const format::Recording& rec, const ProfileOptions
       format::ThreadReader& reader = opened.value();
       ProfileSink sink;
       CallWalker<ProfileSink> walker(sink);
+      apply_compensation(walker, proc.meta, options.compensate);
       walk_thread(reader, walker, [&](uint64_t bytes) {
         if (options.progress) options.progress(done_bytes + bytes, total_bytes);
       });
@@ -107,7 +112,7 @@ Result<Profile> build_profile(const format::Recording& rec, const ProfileOptions
       for (std::string& m : damage_messages(reader, sink.calls()))
         profile.warnings.push_back(std::move(m));
       uint64_t lost = std::max<uint64_t>(reader.header().lost_events, sink.lost_events());
-      if (lost > 0) {
+      if (lost > 0 && !(reader.header().flags & format::kFlagStopped)) {
         profile.warnings.push_back(fmt::format("{}: {} events were lost while recording",
                                                base_name(tf.path), lost));
       }

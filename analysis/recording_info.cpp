@@ -90,6 +90,7 @@ Result<RecordingInfo> gather_info(const format::Recording& rec, const ProgressFn
       ti.event_bytes = reader.bytes_read();
       ti.unmatched_exits = h.unmatched_exits + walker.unmatched_exits();
       ti.lost_events = std::max<uint64_t>(h.lost_events, sink.lost);
+      ti.stopped = (h.flags & format::kFlagStopped) != 0;
 
       if (ti.status == "cut") {
         info.problems.push_back(fmt::format(
@@ -100,7 +101,7 @@ Result<RecordingInfo> gather_info(const format::Recording& rec, const ProgressFn
         info.problems.push_back(fmt::format("{}: {} unmatched exit(s)", ti.file,
                                             ti.unmatched_exits));
       }
-      if (ti.lost_events > 0) {
+      if (ti.lost_events > 0 && !ti.stopped) {  // a stopped file's sentence says it
         info.problems.push_back(fmt::format("{}: {} event(s) lost while recording", ti.file,
                                             ti.lost_events));
       }

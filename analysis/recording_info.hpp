@@ -30,6 +30,7 @@ struct ThreadInfo {
   uint64_t event_bytes = 0;   // bytes of records read (the trace's own size)
   uint64_t unmatched_exits = 0;  // header counter + exits the walk could not match
   uint64_t lost_events = 0;      // max(header counter, sum of LOST records)
+  bool stopped = false;          // the runtime stopped recording it (the file could not grow)
 };
 
 struct ProcessInfo {

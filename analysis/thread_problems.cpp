@@ -11,10 +11,20 @@ std::string base_name(const std::string& path) {
   return slash == std::string::npos ? path : path.substr(slash + 1);
 }
 
+std::string stopped_message(const format::ThreadReader& reader) {
+  const format::ThreadFileHeader& h = reader.header();
+  if (!(h.flags & format::kFlagStopped)) return "";
+  std::string lost = h.lost_events > 0 ? fmt::format("{} event(s)", h.lost_events) : "the events";
+  return fmt::format("{}: the recording of thread {} stopped early (its file could not grow, "
+                     "e.g. a full disk); {} after that were not recorded",
+                     base_name(reader.path()), h.tid, lost);
+}
+
 std::vector<std::string> damage_messages(const format::ThreadReader& reader, uint64_t calls) {
   const format::ReadDamage& d = reader.damage();
   std::vector<std::string> out;
   std::string name = base_name(reader.path());
+  if (std::string stopped = stopped_message(reader); !stopped.empty()) out.push_back(stopped);
   for (const std::string& note : d.notes) {
     // The reader's notes usually name the file already.
     out.push_back(note.find(name) != std::string::npos ? note : name + ": " + note);

@@ -16,7 +16,11 @@ namespace callmon::analysis {
 // The last component of `path`.
 std::string base_name(const std::string& path);
 
-// Sentences for reader.damage(); `calls` (calls read from the file) estimates the calls
+// The sentence for a file whose recording stopped early (header flag kFlagStopped: the file
+// could not grow, e.g. a full disk), or "" when it did not stop.
+std::string stopped_message(const format::ThreadReader& reader);
+
+// Sentences for reader.damage() (after stopped_message() when the recording stopped); `calls` (calls read from the file) estimates the calls
 // lost with missing bytes. Empty when the file was read without damage.
 std::vector<std::string> damage_messages(const format::ThreadReader& reader, uint64_t calls);
 

@@ -50,7 +50,8 @@ std::string render_info_json(const analysis::RecordingInfo& info) {
                              {"last_ns", ns_int(t.last_ns)},
                              {"duration_ns", ns_int(t.duration_ns)},
                              {"unmatched_exits", t.unmatched_exits},
-                             {"lost_events", t.lost_events}});
+                             {"lost_events", t.lost_events},
+                             {"stopped", t.stopped}});
     }
     procs.push_back(json{{"key", p.key},
                          {"pid", p.pid},

@@ -85,7 +85,7 @@ std::string render_info_text(const analysis::RecordingInfo& info) {
       out += fmt::format(
           "    thread {} \"{}\": {}, {}, {}, +{} to +{} (duration {}), {} bytes on disk, {} bytes/call\n",
           t.tid, t.name, count_of(t.events, "event", "events"), count_of(t.calls, "call", "calls"),
-          t.status, human_duration(t.first_ns - start), human_duration(t.last_ns - start),
+          t.stopped ? t.status + ", recording stopped early" : t.status, human_duration(t.first_ns - start), human_duration(t.last_ns - start),
           human_duration(t.duration_ns), t.bytes, bytes_per_call(t.event_bytes, t.calls));
     }
   }

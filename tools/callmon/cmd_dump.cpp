@@ -6,6 +6,7 @@
 #include <memory>
 #include <optional>
 
+#include "analysis/thread_problems.hpp"
 #include "format/thread_reader.hpp"
 #include "tools/callmon/command.hpp"
 #include "tools/callmon/recording_options.hpp"
@@ -37,12 +38,13 @@ void header_line(fmt::memory_buffer& out, const format::ThreadReader& r) {
   const format::ThreadFileHeader& h = r.header();
   fmt::format_to(std::back_inserter(out),
                  "file {} pid={} tid={} key={} name=\"{}\" clock={} chunk_size={} "
-                 "flags=0x{:x}{}{} start_ticks={} committed_end={} end_offset={} "
+                 "flags=0x{:x}{}{}{} start_ticks={} committed_end={} end_offset={} "
                  "unmatched_exits={} lost_events={} file_size={}\n",
                  r.path(), h.pid, h.tid, h.process_key, h.thread_name,
                  h.clock == 0 ? "tsc" : "monotonic", h.chunk_size, h.flags,
                  (h.flags & format::kFlagFinished) ? " finished" : "",
-                 (h.flags & format::kFlagForkChild) ? " fork-child" : "", h.start_ticks,
+                 (h.flags & format::kFlagForkChild) ? " fork-child" : "",
+                 (h.flags & format::kFlagStopped) ? " stopped" : "", h.start_ticks,
                  h.committed_end, h.end_offset, h.unmatched_exits, h.lost_events,
                  r.file_size());
 }
@@ -69,6 +71,7 @@ bool dump_file(const std::string& cmd, const std::string& path) {
   }
   ok = ok && std::fwrite(out.data(), 1, out.size(), stdout) == out.size();
   std::fflush(stdout);
+  if (std::string stopped = analysis::stopped_message(*r); !stopped.empty()) warn(cmd, stopped);
   for (const std::string& note : r->damage().notes) warn(cmd, path + ": " + note);
   if (!ok) fail(cmd, "cannot write the output");
   return ok;

@@ -1,0 +1,170 @@
+#!/usr/bin/env python3
+"""Bad input across the CLI: every subcommand given a missing, empty, corrupt, truncated or
+wrong-version recording, or wrong options, must answer with exactly one line on stderr and a
+non-zero exit status: never a crash (signal), a hang (20 s), or a multi-line error.
+
+The cases are a table (CASES). `--doc FILE` writes docs/bad-input.md from the actual
+outputs (paths of the scratch directory shown as WORK). Exit 0 passed, 1 failed.
+"""
+import argparse
+import os
+import shutil
+import struct
+import subprocess
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+PROGRAMS = os.path.join(os.path.dirname(HERE), "programs")
+READERS = ["report", "replay", "info", "dump"]
+
+
+def make_recordings(callmon, cc, work):
+    """A good recording of fib and damaged copies of it; returns {name: dir}."""
+    subprocess.run([cc, "-O2", "-finstrument-functions", "-I", PROGRAMS, "-o",
+                    os.path.join(work, "fib"), os.path.join(PROGRAMS, "fib.c")], check=True)
+    good = os.path.join(work, "good")
+    subprocess.run([callmon, "record", "-o", good, "--", "./fib"], cwd=work, check=True,
+                   capture_output=True)
+    dirs = {"good": good}
+
+    def copy(name):
+        d = os.path.join(work, name)
+        shutil.copytree(good, d)
+        return d
+
+    def files(d, ext):
+        return sorted(os.path.join(d, f) for f in os.listdir(d) if f.endswith(ext))
+
+    empty = os.path.join(work, "empty")
+    os.makedirs(empty)
+    dirs["empty"] = empty
+    d = dirs["events_zero"] = copy("events_zero")
+    open(files(d, ".events")[0], "w").close()
+    d = dirs["events_bad_magic"] = copy("events_bad_magic")
+    with open(files(d, ".events")[0], "r+b") as f:
+        f.write(b"NOTATHRD")
+    d = dirs["events_version"] = copy("events_version")
+    with open(files(d, ".events")[0], "r+b") as f:
+        f.seek(8)
+        f.write(struct.pack("<I", 99))
+    d = dirs["events_short_header"] = copy("events_short_header")
+    with open(files(d, ".events")[0], "r+b") as f:
+        f.truncate(100)
+    d = dirs["meta_version"] = copy("meta_version")
+    meta = files(d, ".meta")[0]
+    text = open(meta).read().split("\n", 1)
+    open(meta, "w").write("callmon-process 99\n" + text[1])
+    d = dirs["meta_garbage"] = copy("meta_garbage")
+    open(files(d, ".meta")[0], "wb").write(b"\x00\xff garbage\n")
+    d = dirs["session_corrupt"] = copy("session_corrupt")
+    open(os.path.join(d, "session.json"), "w").write("{not json")
+    d = dirs["session_version"] = copy("session_version")
+    s = open(os.path.join(d, "session.json")).read().replace('"version": 1', '"version": 99')
+    open(os.path.join(d, "session.json"), "w").write(s)
+    d = dirs["no_meta"] = copy("no_meta")
+    for m in files(d, ".meta"):
+        os.remove(m)
+    d = dirs["only_session"] = copy("only_session")
+    for m in files(d, ".meta") + files(d, ".events"):
+        os.remove(m)
+    a_file = os.path.join(work, "a_file")
+    open(a_file, "w").write("x\n")
+    dirs["a_file"] = a_file
+    dirs["missing"] = os.path.join(work, "missing")
+    dirs["not_a_recording"] = os.path.join(work, "not_a_recording")
+    os.makedirs(dirs["not_a_recording"])
+    open(os.path.join(dirs["not_a_recording"], "notes.txt"), "w").write("mine\n")
+    return dirs
+
+
+def cases(dirs):
+    """(description, argv after `callmon`) of every case."""
+    out = []
+    kinds = [("missing directory", "missing"), ("a regular file, not a directory", "a_file"),
+             ("empty directory", "empty"), ("thread file of 0 bytes", "events_zero"),
+             ("thread file with a wrong magic", "events_bad_magic"),
+             ("thread file of format version 99", "events_version"),
+             ("thread file cut inside its header", "events_short_header"),
+             ("process file of version 99", "meta_version"),
+             ("process file of binary garbage", "meta_garbage"),
+             ("session.json not JSON", "session_corrupt"),
+             ("session.json of version 99", "session_version"),
+             ("thread files without process files", "no_meta"),
+             ("session.json alone", "only_session")]
+    for cmd in READERS:
+        for what, key in kinds:
+            out.append((f"{cmd}: {what}", [cmd, "-d", dirs[key]]))
+    for cmd in READERS + ["record"]:
+        out.append((f"{cmd}: unknown option", [cmd, "--no-such-option"]))
+    out += [
+        ("report: unknown sort key", ["report", "--sort=nope", "-d", dirs["good"]]),
+        ("report: unknown format", ["report", "--format=xml", "-d", dirs["good"]]),
+        ("report: --per-thread with --per-process",
+         ["report", "--per-thread", "--per-process", "-d", dirs["good"]]),
+        ("report: --limit not a number", ["report", "--limit=x", "-d", dirs["good"]]),
+        ("replay: --max-depth not a number", ["replay", "--max-depth=x", "-d", dirs["good"]]),
+        ("replay: unknown thread", ["replay", "--thread", "999999999", "-d", dirs["good"]]),
+        ("info: unknown format", ["info", "--format=xml", "-d", dirs["good"]]),
+        ("-d without a value", ["report", "-d"]),
+        ("record: no program", ["record", "-o", dirs["missing"] + ".rec"]),
+        ("record: program not found", ["record", "-o", dirs["missing"] + ".rec", "--",
+                                       "/no/such/program"]),
+        ("record: program not executable", ["record", "-o", dirs["missing"] + ".rec", "--",
+                                            dirs["a_file"]]),
+        ("record: --chunk-size out of range", ["record", "--chunk-size=1", "--", "true"]),
+        ("record: unknown clock", ["record", "--clock=sundial", "--", "true"]),
+        ("record: -o a regular file", ["record", "-o", dirs["a_file"], "--", "true"]),
+        ("record: -o a non-empty directory that holds no recording",
+         ["record", "-o", dirs["not_a_recording"], "--", "true"]),
+        ("unknown command", ["frobnicate"]),
+        ("no command", []),
+    ]
+    return out
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--callmon", required=True)
+    ap.add_argument("--cc", required=True)
+    ap.add_argument("--work", required=True)
+    ap.add_argument("--doc", help="write the table of cases and messages to this file")
+    args = ap.parse_args()
+    shutil.rmtree(args.work, ignore_errors=True)
+    os.makedirs(args.work)
+    dirs = make_recordings(args.callmon, args.cc, args.work)
+    rows, failed = [], 0
+    for what, argv in cases(dirs):
+        try:
+            p = subprocess.run([args.callmon] + argv, cwd=args.work, capture_output=True,
+                               text=True, errors="replace", timeout=20)
+            status, err = p.returncode, p.stderr
+        except subprocess.TimeoutExpired:
+            status, err = None, "[hung: no answer in 20 s]"
+        lines = err.splitlines()
+        ok = status is not None and status > 0 and status < 128 and len(lines) == 1 \
+            and lines[0].startswith("callmon")
+        if not ok:
+            failed += 1
+            print(f"FAIL: {what}: callmon {' '.join(argv)}\n  status {status}\n  stderr: {err!r}")
+        shown = err.strip().replace(args.work, "WORK").replace(PROGRAMS, "tests/programs")
+        rows.append((what, status, shown, ok))
+    print(f"{len(rows) - failed} of {len(rows)} cases answered with one line and a non-zero "
+          "status")
+    if args.doc:
+        with open(args.doc, "w") as f:
+            f.write("# Bad input: what each command answers\n\n"
+                    "Generated by `tests/cli/bad_input.py --doc docs/bad-input.md` (the test "
+                    "`cli.bad_input` runs the same table): every subcommand given a missing, "
+                    "empty, corrupt, truncated or wrong-version recording, or wrong options, "
+                    "answers with one line on stderr and a non-zero status. WORK is the test's "
+                    "scratch directory; `good` a recording of tests/programs/fib.c, the other "
+                    "directories damaged copies of it.\n\n"
+                    "| case | status | stderr |\n|---|---|---|\n")
+            for what, status, shown, ok in rows:
+                cell = shown.replace("|", "\\|").replace("\n", "<br>")
+                f.write(f"| {what} | {status} | `{cell}` |{'' if ok else ' **FAILS**'}\n")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
