@@ -33,6 +33,17 @@ inline constexpr unsigned kInheritBatch = 64;  // addresses per INHERIT record
 // Orders the compiler's view of memory against a signal handler on the same thread.
 inline void signal_fence() { __atomic_signal_fence(__ATOMIC_SEQ_CST); }
 
+// The fast path's busy mark on ThreadState::guard. Single read-modify-write instructions,
+// not `guard = 1` / `guard = 0`: a signal handler (or a failing chunk switch inside this
+// hook) may set a lasting bit such as kGuardStopped meanwhile, and a plain store would wipe
+// it (a full disk then retried the file at every later hook).
+inline void guard_acquire(ThreadState* s) {
+  asm volatile("addl $1, %0" : "+m"(s->guard) : : "memory");
+}
+inline void guard_release(ThreadState* s) {
+  asm volatile("subl $1, %0" : "+m"(s->guard) : : "memory");
+}
+
 // Reserves n bytes at *cur and returns where they start. Not `lock`-prefixed: atomic with
 // respect to this thread's signal handlers, which is all that may touch this cursor.
 inline uint8_t* bump(uint8_t** cur, uintptr_t n) {

@@ -23,7 +23,7 @@ CALLMON_EXPORT void __cyg_profile_func_enter(void* this_fn, void* /*call_site*/)
     enter_slow(s, fn, HOOK_SP());
     return;
   }
-  s->guard = 1;
+  guard_acquire(s);
   signal_fence();
   Frame* f = s->top;
   s->top = f + 1;
@@ -32,7 +32,7 @@ CALLMON_EXPORT void __cyg_profile_func_enter(void* this_fn, void* /*call_site*/)
   f->sp = HOOK_SP();
   write_enter(s, t, fn);
   signal_fence();
-  s->guard = 0;
+  guard_release(s);
 }
 
 CALLMON_EXPORT void __cyg_profile_func_exit(void* this_fn, void* /*call_site*/) {
@@ -48,10 +48,10 @@ CALLMON_EXPORT void __cyg_profile_func_exit(void* this_fn, void* /*call_site*/) 
     exit_slow(s, fn, HOOK_SP());
     return;
   }
-  s->guard = 1;
+  guard_acquire(s);
   signal_fence();
   s->top = f;
   write_exit(s, t);
   signal_fence();
-  s->guard = 0;
+  guard_release(s);
 }

@@ -5,6 +5,7 @@
 #include <fcntl.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <signal.h>
 #include <sys/prctl.h>
 #include <unistd.h>
 
@@ -31,10 +32,23 @@ uint64_t chunk_offset(const ThreadState* s, uint64_t index) {
 
 // Makes [off, off+len) of the file real disk blocks. fallocate, not ftruncate: a sparse
 // file that cannot get blocks later would kill the program with SIGBUS on a full disk.
+// Past RLIMIT_FSIZE the kernel also raises SIGXFSZ, whose default action kills the
+// program. Callers run with signals blocked, so it is only pending: take it back here, it
+// was caused by the recorder, not by the program.
 bool grow_file(int fd, uint64_t off, uint64_t len) {
-  if (fallocate(fd, 0, static_cast<off_t>(off), static_cast<off_t>(len)) == 0) return true;
-  if (errno != EOPNOTSUPP) return false;
-  return ftruncate(fd, static_cast<off_t>(off + len)) == 0;
+  int r = fallocate(fd, 0, static_cast<off_t>(off), static_cast<off_t>(len));
+  if (r != 0 && errno == EOPNOTSUPP) r = ftruncate(fd, static_cast<off_t>(off + len));
+  if (r == 0) return true;
+  if (errno == EFBIG) {
+    int saved = errno;
+    sigset_t xfsz;
+    sigemptyset(&xfsz);
+    sigaddset(&xfsz, SIGXFSZ);
+    timespec zero{0, 0};
+    sigtimedwait(&xfsz, nullptr, &zero);
+    errno = saved;
+  }
+  return false;
 }
 
 // Extends the usable part of the chunk by one window: the file gets real blocks for it
@@ -261,6 +275,7 @@ void thread_finish(ThreadState* s, bool process_exit) {
 void thread_release_mappings(ThreadState* s) { unmap_file(s); }
 
 void thread_after_fork_child(ThreadState* s) {
+  SignalBlock block;
   // The mappings were inherited from the parent and are MAP_SHARED with its files: drop
   // them before anything is written.
   unmap_file(s);
