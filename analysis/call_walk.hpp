@@ -36,12 +36,15 @@ struct FinishedCall {
   uint64_t addr = 0;
   uint64_t start = 0;  // ticks
   uint64_t end = 0;    // ticks, >= start
-  uint64_t self = 0;   // duration minus the durations of the direct children
+  uint64_t time = 0;   // the call's inclusive time: end - start, less the recording's own
+                       // cost when the walker compensates (set_probe_cost)
+  int64_t self = 0;    // time minus the times of the direct children. Negative only under
+                       // compensation, where the estimate can overshoot: kept signed so
+                       // self times still add up to the outermost call's time
   uint32_t depth = 0;  // 0 = outermost
   uint32_t slot = 0;   // what the sink returned from on_enter for this call
   ExitKind exit = ExitKind::kNormal;
   bool inherited = false;  // opened by INHERIT: the call began in the parent process
-  uint64_t duration() const { return end - start; }
 };
 
 // A sink provides:
@@ -52,6 +55,15 @@ template <class Sink>
 class CallWalker {
  public:
   explicit CallWalker(Sink& sink) : sink_(sink) { stack_.reserve(256); }
+
+  // Overhead compensation: subtracts from every call `inner` ticks (the probe cost inside
+  // its own interval) and `outer` ticks for every call made below it (the whole probe
+  // pair of each descendant), never going below zero. Self times follow: a call's self is
+  // its compensated time minus its children's compensated times.
+  void set_probe_cost(double inner, double outer) {
+    inner_ = inner;
+    outer_ = outer;
+  }
 
   // Consumes the next record of the stream.
   void feed(const format::Event& ev) {
@@ -118,7 +130,8 @@ class CallWalker {
   struct OpenFrame {
     uint64_t addr;
     uint64_t start;
-    uint64_t child_ticks;  // summed durations of the direct children
+    int64_t child_ticks;   // summed (signed) times of the direct children
+    uint64_t descendants;  // calls made below this one (for compensation)
     uint32_t slot;
     bool inherited;
   };
@@ -126,7 +139,7 @@ class CallWalker {
   void push(uint64_t addr, uint64_t ticks, bool inherited) {
     auto depth = static_cast<uint32_t>(stack_.size());
     uint32_t slot = sink_.on_enter(addr, ticks, depth, inherited);
-    stack_.push_back(OpenFrame{addr, ticks, 0, slot, inherited});
+    stack_.push_back(OpenFrame{addr, ticks, 0, 0, slot, inherited});
   }
 
   void pop(uint64_t ticks, ExitKind kind) {
@@ -135,14 +148,21 @@ class CallWalker {
     call.addr = f.addr;
     call.start = f.start;
     call.end = std::max(ticks, f.start);  // time never runs backwards within a call
-    uint64_t duration = call.end - call.start;
-    call.self = duration > f.child_ticks ? duration - f.child_ticks : 0;
+    auto time = static_cast<int64_t>(call.end - call.start);
+    if (outer_ > 0)
+      time -= static_cast<int64_t>(inner_ + outer_ * static_cast<double>(f.descendants) + 0.5);
+    call.time = time > 0 ? static_cast<uint64_t>(time) : 0;
+    call.self = time - f.child_ticks;
     call.depth = static_cast<uint32_t>(stack_.size() - 1);
     call.slot = f.slot;
     call.exit = kind;
     call.inherited = f.inherited;
+    uint64_t below = f.descendants + 1;
     stack_.pop_back();
-    if (!stack_.empty()) stack_.back().child_ticks += duration;
+    if (!stack_.empty()) {
+      stack_.back().child_ticks += time;
+      stack_.back().descendants += below;
+    }
     sink_.on_call(call);
   }
 
@@ -156,6 +176,8 @@ class CallWalker {
   bool started_ = false;
   bool pending_close_ = false;
   bool ended_cleanly_ = false;
+  double inner_ = 0;
+  double outer_ = 0;
 };
 
 // Feeds every record of `reader` to `walker`, then finishes it. `tick(bytes_read)` is

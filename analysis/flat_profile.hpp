@@ -18,7 +18,7 @@ struct FuncTicks {
   uint64_t addr = 0;
   uint64_t calls = 0;
   uint64_t total = 0;  // inclusive time of the outermost activations only
-  uint64_t self = 0;
+  int64_t self = 0;    // signed: see FinishedCall::self
   uint64_t incl = 0;   // sum of every call's inclusive duration (for the average)
   uint64_t min = UINT64_MAX;
   uint64_t max = 0;
@@ -47,7 +47,7 @@ class ProfileSink {
   void on_call(const FinishedCall& call) {
     if (call.inherited) return;
     FuncTicks& f = funcs_[call.slot];
-    uint64_t d = call.end - call.start;
+    uint64_t d = call.time;
     // Only the outermost activation adds to the total, so recursion is counted once.
     if (--f.active == 0) f.total += d;
     ++f.calls;

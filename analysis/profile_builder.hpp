@@ -38,6 +38,7 @@ struct Profile {
 
 struct ProfileOptions {
   GroupBy group_by = GroupBy::kNone;
+  bool compensate = true;  // subtract the recording's measured probe cost
   ProgressFn progress;  // may be empty
 };
 

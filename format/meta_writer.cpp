@@ -22,6 +22,9 @@ Status write_process_meta(const std::string& path, const ProcessMeta& meta,
   fmt::format_to(o, "clock {} {:.3f}\n", meta.clock_kind.empty() ? "tsc" : meta.clock_kind,
        meta.ticks_per_second);
   for (const auto& s : meta.syncs) fmt::format_to(o, "sync {} {}\n", s.ticks, s.mono_ns);
+  if (meta.probe_cost)
+    fmt::format_to(o, "overhead {:.3f} {:.3f}\n", meta.probe_cost->inner_ticks,
+                   meta.probe_cost->outer_ticks);
   for (const auto& m : meta.modules)
     fmt::format_to(o, "module {:x} {:x} {:x} {}\n", m.start, m.end, m.bias, m.path);
   for (const auto& [addr, name] : meta.symbols) fmt::format_to(o, "symbol {:x} {}\n", addr, name);

@@ -51,6 +51,12 @@ bool parse_positive(std::string_view s, double& out) {
   return ec == std::errc() && ptr == s.data() + s.size() && out > 0 && out < 1e300;
 }
 
+bool parse_non_negative(std::string_view s, double& out) {
+  if (s.empty()) return false;
+  auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), out);
+  return ec == std::errc() && ptr == s.data() + s.size() && out >= 0 && out < 1e12;
+}
+
 // Parses one record (name already split off as f[0]); false when malformed.
 bool parse_record(ProcessMeta& m, std::string_view name, std::string_view rest,
                   bool& known) {
@@ -102,6 +108,13 @@ bool parse_record(ProcessMeta& m, std::string_view name, std::string_view rest,
     ClockSync s;
     if (f.size() != 2 || !parse_u64(f[0], s.ticks) || !parse_u64(f[1], s.mono_ns)) return false;
     m.exit = s;
+  } else if (name == "overhead") {
+    auto f = split(rest, 3);
+    ProbeCost c;
+    if (f.size() != 2 || !parse_non_negative(f[0], c.inner_ticks) ||
+        !parse_non_negative(f[1], c.outer_ticks) || c.outer_ticks < c.inner_ticks)
+      return false;
+    m.probe_cost = c;
   } else if (name == "symbol") {
     // The name is the rest of the line: demangled C++ names contain spaces.
     auto f = split(rest, 2);

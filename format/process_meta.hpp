@@ -23,6 +23,14 @@ struct ClockSync {
   uint64_t mono_ns = 0;
 };
 
+// What recording one call costs, measured by the runtime at start-up (ticks per call).
+// `inner` lies inside the call's own measured interval; `outer` is the whole probe pair,
+// which a caller's time carries for each call it makes.
+struct ProbeCost {
+  double inner_ticks = 0;
+  double outer_ticks = 0;
+};
+
 struct ProcessMeta {
   std::string key;         // "<pid>.<generation>"
   uint32_t pid = 0;
@@ -37,6 +45,7 @@ struct ProcessMeta {
   std::vector<std::pair<uint64_t, uint32_t>> forks;      // ticks, child pid
   std::optional<ClockSync> exit;  // finished through exit()
   std::vector<std::pair<uint64_t, std::string>> symbols;  // `symbol` lines: address, name
+  std::optional<ProbeCost> probe_cost;  // `overhead` line
 
   // Converts a tick count (a duration) to nanoseconds.
   double ticks_to_ns(uint64_t ticks) const;

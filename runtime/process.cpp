@@ -12,6 +12,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "runtime/calibration.hpp"
 #include "runtime/clock.hpp"
 #include "runtime/sys.hpp"
 #include "runtime/thread_state.hpp"
@@ -69,6 +70,7 @@ bool create_meta(const char* parent_key) {
     b.str("exe ").str(exe).ch('\n');
     b.str("clock ").str(g_clock_tsc ? "tsc " : "monotonic ").milli(g_proc.ticks_per_second);
     b.str("\nsync ").dec(read_ticks()).ch(' ').dec(monotonic_ns()).ch('\n');
+    b.str("overhead ").milli(g_proc.probe_inner).ch(' ').milli(g_proc.probe_outer).ch('\n');
     meta_append(b.c_str(), static_cast<unsigned>(b.size()));
     return true;
   }
@@ -144,6 +146,9 @@ bool setup_locked() {
   g_proc.chunk_size = static_cast<uint32_t>(kib * 1024) & ~4095u;
   g_proc.max_depth = parse_u64(o.max_depth, 8u << 20);
   if (g_proc.max_depth < 1024) g_proc.max_depth = 1024;
+  ProbeCost cost = calibrate_probe_cost();
+  g_proc.probe_inner = cost.inner;
+  g_proc.probe_outer = cost.outer;
   Dl_info self;
   if (dladdr(reinterpret_cast<void*>(&process_setup), &self) && self.dli_fname)
     copy_str(g_proc.self_path, sizeof g_proc.self_path, self.dli_fname);

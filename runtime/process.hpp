@@ -22,6 +22,8 @@ struct ProcessState {
   uint64_t max_depth;    // shadow stack frames reserved per thread
   pid_t pid;
   char self_path[4096];  // path of libcallmon.so, kept in LD_PRELOAD across exec
+  double probe_inner;    // measured cost per recorded call, ticks (calibration.hpp)
+  double probe_outer;
 };
 
 extern ProcessState g_proc;

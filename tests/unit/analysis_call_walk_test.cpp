@@ -37,7 +37,9 @@ class CallWalkTest : public ::testing::Test {
   void TearDown() override { fs::remove_all(dir_); }
 
   // Writes a trace with `body`, then walks it; `finished` = close as a clean thread end.
-  void walk(const std::function<void(format::ThreadWriter&)>& body, bool finished = true) {
+  // `inner`/`outer`: probe cost to compensate (0: none).
+  void walk(const std::function<void(format::ThreadWriter&)>& body, bool finished = true,
+            double inner = 0, double outer = 0) {
     std::string path = dir_ + "/1.0.1.events";
     auto w = format::ThreadWriter::create(path, 1, 1, "1.0");
     ASSERT_TRUE(w.ok()) << w.error();
@@ -46,6 +48,7 @@ class CallWalkTest : public ::testing::Test {
     auto r = format::ThreadReader::open(path);
     ASSERT_TRUE(r.ok()) << r.error();
     CallWalker<Collect> walker(sink_);
+    walker.set_probe_cost(inner, outer);
     walk_thread(*r, walker, [](uint64_t) {});
     unmatched_ = walker.unmatched_exits();
     clean_ = walker.ended_cleanly();
@@ -79,7 +82,7 @@ TEST_F(CallWalkTest, SelfTimeSubtractsDirectChildrenOnly) {
     w.end(100);
   });
   ASSERT_EQ(sink_.calls.size(), 3u);
-  EXPECT_EQ(call(kB).duration(), 30u);
+  EXPECT_EQ(call(kB).time, 30u);
   EXPECT_EQ(call(kB).depth, 2u);
   EXPECT_EQ(call(kA).self, 20u);
   EXPECT_EQ(call(kMain).self, 50u);
@@ -103,7 +106,7 @@ TEST_F(CallWalkTest, ExceptionUnwindsThreeFrames) {
   EXPECT_EQ(call(kC).exit, ExitKind::kException);
   EXPECT_EQ(call(kB).exit, ExitKind::kException);
   EXPECT_EQ(call(kA).exit, ExitKind::kException);
-  EXPECT_EQ(call(kA).duration(), 40u);
+  EXPECT_EQ(call(kA).time, 40u);
   EXPECT_EQ(call(kA).self, 10u);
   EXPECT_EQ(call(kMain).exit, ExitKind::kNormal);
   EXPECT_EQ(call(kMain).self, 30u);
@@ -122,7 +125,7 @@ TEST_F(CallWalkTest, LongjmpAndUnknownUnwind) {
   });
   EXPECT_EQ(call(kB).exit, ExitKind::kLongjmp);
   EXPECT_EQ(call(kA).exit, ExitKind::kLongjmp);
-  EXPECT_EQ(call(kA).duration(), 20u);
+  EXPECT_EQ(call(kA).time, 20u);
   EXPECT_EQ(call(kC).exit, ExitKind::kUnwound);
   EXPECT_EQ(call(kMain).self, 50u - 20u - 5u);
 }
@@ -142,7 +145,7 @@ TEST_F(CallWalkTest, CutStreamClosesAtLastTime) {
   EXPECT_EQ(call(kB).exit, ExitKind::kCut);
   EXPECT_EQ(call(kB).end, 35u);
   EXPECT_EQ(call(kMain).exit, ExitKind::kCut);
-  EXPECT_EQ(call(kMain).duration(), 35u);
+  EXPECT_EQ(call(kMain).time, 35u);
   EXPECT_FALSE(clean_);
 }
 
@@ -198,7 +201,7 @@ TEST_F(CallWalkTest, InheritedFramesOpenAtFirstTime) {
   EXPECT_FALSE(call(kB).inherited);
   EXPECT_EQ(call(kB).depth, 1u);
   EXPECT_TRUE(call(kMain).inherited);
-  EXPECT_EQ(call(kMain).duration(), 50u);
+  EXPECT_EQ(call(kMain).time, 50u);
   EXPECT_EQ(call(kMain).self, 50u - 5u - 20u);
 }
 
@@ -214,7 +217,7 @@ TEST_F(CallWalkTest, NestedSignalRecordsNestWhereTheyHappened) {
   });
   ASSERT_EQ(sink_.calls.size(), 3u);
   EXPECT_EQ(call(kC).depth, 2u);
-  EXPECT_EQ(call(kC).duration(), 10u);
+  EXPECT_EQ(call(kC).time, 10u);
   EXPECT_EQ(call(kA).self, 20u);
 }
 
@@ -228,7 +231,7 @@ TEST_F(CallWalkTest, UnmatchedExitIsCountedAndSkipped) {
   });
   EXPECT_EQ(unmatched_, 2u);
   ASSERT_EQ(sink_.calls.size(), 1u);
-  EXPECT_EQ(call(kMain).duration(), 10u);
+  EXPECT_EQ(call(kMain).time, 10u);
 }
 
 TEST_F(CallWalkTest, SpecialsReachTheSink) {
@@ -242,6 +245,59 @@ TEST_F(CallWalkTest, SpecialsReachTheSink) {
   std::vector<format::Event::Type> want = {format::Event::kFork, format::Event::kLost,
                                            format::Event::kEnd};
   EXPECT_EQ(sink_.specials, want);
+}
+
+// Overhead compensation, checked by hand: probe cost inner 2, outer 5 ticks.
+//   main 0..100 calls A 10..60, which calls B 20..30 and C 40..50; then D 70..80 (leaf).
+//   B, C, D (no descendants): time = 10 - 2 = 8, self 8.
+//   A (2 descendants): time = 50 - 2 - 2*5 = 38, self = 38 - 8 - 8 = 22.
+//   main (4 descendants): time = 100 - 2 - 4*5 = 78, self = 78 - 38 - 8 = 32.
+// Without compensation the same trace gives the raw figures.
+TEST_F(CallWalkTest, CompensationSubtractsProbeCostPerCallAndPerDescendant) {
+  auto body = [](format::ThreadWriter& w) {
+    w.enter(0, kMain);
+    w.enter(10, kA);
+    w.enter(20, kB);
+    w.exit(30);
+    w.enter(40, kC);
+    w.exit(50);
+    w.exit(60);
+    w.enter(70, 0x1400);
+    w.exit(80);
+    w.exit(100);
+    w.end(100);
+  };
+  walk(body, true, 2, 5);
+  EXPECT_EQ(call(kB).time, 8u);
+  EXPECT_EQ(call(kB).self, 8u);
+  EXPECT_EQ(call(kA).time, 38u);
+  EXPECT_EQ(call(kA).self, 22u);
+  EXPECT_EQ(call(kMain).time, 78u);
+  EXPECT_EQ(call(kMain).self, 32u);
+  EXPECT_EQ(call(kMain).end - call(kMain).start, 100u);  // the timeline itself is untouched
+
+  sink_.calls.clear();
+  walk(body);
+  EXPECT_EQ(call(kA).time, 50u);
+  EXPECT_EQ(call(kA).self, 30u);
+  EXPECT_EQ(call(kMain).self, 40u);
+}
+
+// A cost larger than a call's measured time leaves a time of zero, never an underflow.
+TEST_F(CallWalkTest, CompensationNeverGoesBelowZero) {
+  walk([](format::ThreadWriter& w) {
+    w.enter(0, kMain);
+    w.enter(1, kA);
+    w.exit(2);
+    w.exit(4);
+    w.end(4);
+  }, true, 3, 10);
+  // A: 1 - 3 = -2 -> time 0, self -2; main: 4 - 3 - 10 = -9 -> time 0, self -9 - (-2) = -7.
+  // Self stays signed so the selfs still add up to the outermost time (-9).
+  EXPECT_EQ(call(kA).time, 0u);
+  EXPECT_EQ(call(kA).self, -2);
+  EXPECT_EQ(call(kMain).time, 0u);
+  EXPECT_EQ(call(kMain).self, -7);
 }
 
 }  // namespace

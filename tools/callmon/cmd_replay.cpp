@@ -8,6 +8,7 @@
 #include "analysis/symbolizer.hpp"
 #include "analysis/thread_problems.hpp"
 #include "report/replay_printer.hpp"
+#include "analysis/compensation.hpp"
 #include "tools/callmon/command.hpp"
 #include "tools/callmon/recording_options.hpp"
 
@@ -18,6 +19,7 @@ struct ReplayOptions {
   std::string dir = "callmon.data";
   uint32_t tid = 0;  // 0: every thread
   uint32_t max_depth = 0;
+  bool no_compensation = false;
 };
 
 int run_replay(const ReplayOptions& o) {
@@ -64,6 +66,7 @@ int run_replay(const ReplayOptions& o) {
       printer.raw_line(report::replay_thread_header(tf.tid,
                                                     std::string(name, strnlen(name, sizeof name))));
       analysis::CallWalker<report::ReplayPrinter> walker(printer);
+      analysis::apply_compensation(walker, proc.meta, !o.no_compensation);
       walk_thread(reader, walker, [&](uint64_t bytes) {
         if (tick) {
           printer.flush();  // keep stdout ahead of the progress line
@@ -91,6 +94,9 @@ void setup(CLI::App& app, int& status) {
   sub->add_option("--thread", o->tid, "show only the thread with this TID")->type_name("TID");
   sub->add_option("--max-depth", o->max_depth, "hide calls nested deeper than N levels (0: all)")
       ->type_name("N");
+  sub->add_flag("--no-compensation", o->no_compensation,
+                "show measured durations as they are, without subtracting the recording's own "
+                "cost per call");
   sub->callback([o, &status] { status = run_replay(*o); });
 }
 

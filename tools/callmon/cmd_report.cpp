@@ -17,6 +17,7 @@ struct ReportOptions {
   std::string format = "text";
   bool per_thread = false;
   bool per_process = false;
+  bool no_compensation = false;
   size_t limit = 0;
 };
 
@@ -31,6 +32,7 @@ int run_report(const ReportOptions& o) {
   po.group_by = o.per_thread    ? analysis::GroupBy::kThread
                 : o.per_process ? analysis::GroupBy::kProcess
                                 : analysis::GroupBy::kNone;
+  po.compensate = !o.no_compensation;
   Progress progress(cmd);
   po.progress = progress.callback();
   auto profile = analysis::build_profile(*rec, po);
@@ -60,6 +62,9 @@ void setup(CLI::App& app, int& status) {
   CLI::Option* pt =
       sub->add_flag("--per-thread", o->per_thread, "one table per thread of every process");
   sub->add_flag("--per-process", o->per_process, "one table per process image")->excludes(pt);
+  sub->add_flag("--no-compensation", o->no_compensation,
+                "report measured times as they are, without subtracting the recording's own "
+                "cost per call (measured at start-up)");
   sub->add_option("--limit", o->limit, "show at most N functions per table (0: all)")
       ->type_name("N");
   sub->callback([o, &status] { status = run_report(*o); });

@@ -1,0 +1,18 @@
+// Overhead calibration: what recording costs per call, measured at start-up through the
+// real hook path, so analysis can subtract it (docs/runtime.md, "Overhead compensation").
+#pragma once
+
+namespace callmon::rt {
+
+// Per-call probe cost in ticks.
+struct ProbeCost {
+  double inner;  // inside a call's own measured interval (its self time carries it)
+  double outer;  // the whole enter+exit pair, as seen by the caller
+};
+
+// Runs the enter and exit hooks on a scratch thread state (no file, signals blocked) a few
+// thousand times and returns the typical costs. Call on a thread that is inside no hook; it
+// restores the calling thread's state.
+ProbeCost calibrate_probe_cost();
+
+}  // namespace callmon::rt
