@@ -7,7 +7,8 @@
 //
 // Rules (docs/format.md): UNWIND closes `count` frames; END/EXEC close the open frames only
 // when they are the last record of the stream (one record of lookahead decides); a stream
-// that ends without them was cut and its frames end at the thread's last time. INHERIT
+// that ends without them was cut and its frames end at the thread's last time (unless an
+// END came earlier and nothing is open: calls recorded after the thread's END). INHERIT
 // frames (a fork child) open at the stream's first time and are marked inherited. An exit
 // with no open call is counted as unmatched and skipped.
 #pragma once
@@ -97,6 +98,7 @@ class CallWalker {
       case format::Event::kEnd:
       case format::Event::kExec:
         pending_close_ = true;
+        saw_end_ = true;
         close_ticks_ = ev.ticks;
         sink_.on_special(ev, static_cast<uint32_t>(stack_.size()));
         break;
@@ -109,7 +111,10 @@ class CallWalker {
   // The stream ended: closes the calls still open, as unfinished when the last record was
   // END or EXEC, else as cut at the thread's last time.
   void finish() {
-    ended_cleanly_ = pending_close_;
+    // Calls recorded after END (glibc frees a thread's memory with the program's free()
+    // after the thread's key destructors) leave a stream that ends without END but with
+    // nothing open: the thread did finish.
+    ended_cleanly_ = pending_close_ || (saw_end_ && stack_.empty());
     ExitKind kind = pending_close_ ? ExitKind::kUnfinished : ExitKind::kCut;
     uint64_t at = pending_close_ ? close_ticks_ : last_ticks_;
     left_open_ = stack_.size();
@@ -176,6 +181,7 @@ class CallWalker {
   bool started_ = false;
   bool pending_close_ = false;
   bool ended_cleanly_ = false;
+  bool saw_end_ = false;
   double inner_ = 0;
   double outer_ = 0;
 };

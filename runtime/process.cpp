@@ -117,6 +117,7 @@ void fork_child_handler() {
   // the child, so nobody would ever finish; the child's first hook starts over.
   if (st == kSettingUp) __atomic_store_n(&g_state, kUnset, __ATOMIC_RELEASE);
   if (st != kOn) return;
+  retired_after_fork_child();
   process_after_fork_child();
   if (ThreadState* s = t_state) thread_after_fork_child(s);
 }

@@ -3,10 +3,12 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <sched.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <signal.h>
 #include <sys/prctl.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "runtime/clock.hpp"
@@ -170,6 +172,60 @@ void unmap_file(ThreadState* s) {
   s->header = nullptr;
 }
 
+// Finished threads' states, waiting for their threads to be gone (see thread_finish).
+// Touched only at thread set-up and end, under a spin lock.
+ThreadState* g_retired = nullptr;
+int g_retired_lock = 0;
+
+void lock_retired() {
+  while (__atomic_exchange_n(&g_retired_lock, 1, __ATOMIC_ACQUIRE)) sched_yield();
+}
+void unlock_retired() { __atomic_store_n(&g_retired_lock, 0, __ATOMIC_RELEASE); }
+
+void retire(ThreadState* s) {
+  lock_retired();
+  s->retired_next = g_retired;
+  g_retired = s;
+  unlock_retired();
+}
+
+// Trims the file of a state whose thread has exited to the end of its data (records that
+// followed END included) and releases everything.
+void release(ThreadState* s) {
+  if (s->header && s->chunk_base) {
+    uint64_t end = chunk_offset(s, s->chunk_index) + static_cast<uint64_t>(s->cur - s->chunk_base);
+    if (end > s->header->end_offset) s->header->end_offset = s->header->committed_end = end;
+  }
+  uint64_t end = s->header ? s->header->end_offset : 0;
+  unmap_file(s);
+  if (end) truncate(s->path, static_cast<off_t>(end));
+  munmap(s->stack_base, s->stack_bytes);
+  munmap(s, sizeof(ThreadState));
+}
+
+// Releases the retired states whose threads no longer exist (tgkill with signal 0 fails
+// with ESRCH). A tid the kernel reused keeps its old state for later: harmless.
+void reclaim_retired() {
+  lock_retired();
+  ThreadState* gone = nullptr;
+  for (ThreadState** p = &g_retired; *p;) {
+    ThreadState* s = *p;
+    if (syscall(SYS_tgkill, g_proc.pid, s->tid, 0) != 0 && errno == ESRCH) {
+      *p = s->retired_next;
+      s->retired_next = gone;
+      gone = s;
+    } else {
+      p = &s->retired_next;
+    }
+  }
+  unlock_retired();
+  while (gone) {
+    ThreadState* next = gone->retired_next;
+    release(gone);
+    gone = next;
+  }
+}
+
 }  // namespace
 
 ThreadState* thread_setup() {
@@ -177,6 +233,7 @@ ThreadState* thread_setup() {
   if (!process_setup()) return nullptr;
   SignalBlock block;
   if (t_state) return t_state;  // a signal handler's hook got here first
+  reclaim_retired();
   void* mem = mmap(nullptr, sizeof(ThreadState), PROT_READ | PROT_WRITE,
                    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   if (mem == MAP_FAILED) return nullptr;
@@ -264,15 +321,20 @@ void thread_finish(ThreadState* s, bool process_exit) {
     }
     return;
   }
-  uint64_t end = s->header ? s->header->end_offset : 0;
-  unmap_file(s);
-  if (end) truncate(s->path, static_cast<off_t>(end));
-  munmap(s->stack_base, s->stack_bytes);
-  t_state = nullptr;
-  munmap(s, sizeof(ThreadState));
+  retire(s);
 }
 
-void thread_release_mappings(ThreadState* s) { unmap_file(s); }
+void retired_after_fork_child() {
+  for (ThreadState* s = g_retired; s;) {
+    ThreadState* next = s->retired_next;
+    unmap_file(s);
+    munmap(s->stack_base, s->stack_bytes);
+    munmap(s, sizeof(ThreadState));
+    s = next;
+  }
+  g_retired = nullptr;
+  g_retired_lock = 0;
+}
 
 void thread_after_fork_child(ThreadState* s) {
   SignalBlock block;

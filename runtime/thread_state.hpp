@@ -51,6 +51,7 @@ struct ThreadState {
   uint64_t stack_bytes;
   uint64_t throw_depth;  // frames open when the propagating exception was thrown
   pid_t tid;
+  ThreadState* retired_next;  // in the retired list once the thread has finished
   char path[4096];       // the thread's event file
 };
 
@@ -63,15 +64,16 @@ extern __thread ThreadState* t_state __attribute__((tls_model("initial-exec")));
 // recording is off or failed; the hook then does nothing.
 ThreadState* thread_setup();
 
-// Writes END and completes the file's header. At thread exit it also trims the file and
-// releases the thread's mappings (t_state is reset, so a later hook starts a new file). At
-// process exit (`process_exit`) the mappings stay: destructors that run after ours may
-// still call instrumented code, and their records simply follow the END.
+// Writes END and completes the file's header. The state stays in use: glibc still runs
+// code after the key destructors (freeing the thread's memory with the program's free(),
+// which may be instrumented), and those calls simply follow the END. At thread exit the
+// state is *retired*: released (file trimmed to its data, mappings unmapped) by a later
+// thread_setup once the thread is gone. At process exit nothing is released.
 void thread_finish(ThreadState* s, bool process_exit = false);
 
-// Releases the mappings of `s` without writing anything (a fork child dropping a state
-// inherited from its parent).
-void thread_release_mappings(ThreadState* s);
+// In a fork child: forgets the retired states (their threads belong to the parent; their
+// files must not be touched), unmapping the child's copies of their mappings.
+void retired_after_fork_child();
 
 // Moves to a fresh chunk after a reservation at `p` of `n` bytes overflowed. Runs with
 // signals blocked. Returns false if no new chunk could be had (recording stops for this

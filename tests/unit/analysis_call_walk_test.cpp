@@ -300,5 +300,30 @@ TEST_F(CallWalkTest, CompensationNeverGoesBelowZero) {
   EXPECT_EQ(call(kMain).self, -7);
 }
 
+// Calls after END (the program's free() called by glibc after the key destructors) leave a
+// stream ending without END but with nothing open: finished, not cut. With a call still
+// open at the end, it is cut.
+TEST_F(CallWalkTest, CallsAfterEndStillFinishCleanly) {
+  walk([](format::ThreadWriter& w) {
+    w.enter(0, kMain);
+    w.exit(10);
+    w.end(20);
+    w.enter(30, kA);
+    w.exit(40);
+  }, false);
+  EXPECT_TRUE(clean_);
+  EXPECT_EQ(call(kA).exit, ExitKind::kNormal);
+
+  sink_.calls.clear();
+  walk([](format::ThreadWriter& w) {
+    w.enter(0, kMain);
+    w.exit(10);
+    w.end(20);
+    w.enter(30, kA);
+  }, false);
+  EXPECT_FALSE(clean_);
+  EXPECT_EQ(call(kA).exit, ExitKind::kCut);
+}
+
 }  // namespace
 }  // namespace callmon::analysis
