@@ -1,0 +1,66 @@
+/* Workload for bench/run_compensation.py: functions with known costs — a tiny leaf called
+ * millions of times, a mid-size function, and a parent that calls both and has work of its
+ * own. `compensation time` measures each one's cost per call in this (uninstrumented)
+ * build; `compensation run N` is what gets recorded. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+static volatile unsigned sink;
+
+__attribute__((noinline)) void leaf(void) {
+  unsigned x = sink;
+  for (int i = 0; i < 4; ++i) x = x * 33u + 7u;
+  sink = x;
+}
+
+__attribute__((noinline)) void mid(void) {
+  unsigned x = sink;
+  for (int i = 0; i < 400; ++i) x = x * 33u + (unsigned)i;
+  sink = x;
+}
+
+__attribute__((noinline)) void parent(void) {
+  unsigned x = sink;
+  for (int i = 0; i < 200; ++i) x = x * 17u + (unsigned)i;  /* its own work */
+  sink = x;
+  for (int i = 0; i < 100; ++i) leaf();
+  mid();
+}
+
+static double now_ns(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return ts.tv_sec * 1e9 + ts.tv_nsec;
+}
+
+/* Best of 7 rounds of `n` calls: ns per call. */
+static double per_call(void (*f)(void), long n) {
+  double best = 1e30;
+  for (int round = 0; round < 7; ++round) {
+    double t0 = now_ns();
+    for (long i = 0; i < n; ++i) f();
+    double t = (now_ns() - t0) / (double)n;
+    if (t < best) best = t;
+  }
+  return best;
+}
+
+static void empty(void) {}
+
+int main(int argc, char** argv) {
+  if (argc >= 2 && strcmp(argv[1], "time") == 0) {
+    double loop = per_call(empty, 1000000);
+    double l = per_call(leaf, 2000000) - loop;
+    double m = per_call(mid, 20000) - loop;
+    double p = per_call(parent, 20000) - loop;
+    /* Self costs, as a profiler should report them. */
+    printf("leaf %.3f\nmid %.3f\nparent %.3f\n", l, m, p - 100 * l - m);
+    return 0;
+  }
+  long n = argc >= 3 ? atol(argv[2]) : 20000;
+  for (long i = 0; i < n; ++i) parent();
+  printf("done %u\n", sink & 1);
+  return 0;
+}

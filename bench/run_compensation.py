@@ -1,0 +1,74 @@
+#!/usr/bin/env python3
+"""Overhead compensation benchmark (run by hand, not in CI).
+
+Builds bench/compensation.c plainly and with -finstrument-functions (-O2), measures each
+function's self cost per call in the plain build (best of 7 timing loops), records the
+instrumented build with callmon, and compares the self time per call that `callmon report`
+gives, compensated and not, with the plain cost. Goal: compensated within 25%.
+
+  python3 bench/run_compensation.py [--callmon build/bin/callmon] [--n 20000] [--runs 5]
+"""
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+FUNCS = ["leaf", "mid", "parent"]
+
+
+def build(cc, out, extra):
+    src = os.path.join(ROOT, "bench", "compensation.c")
+    subprocess.run([cc, "-O2", "-fno-inline", *extra, src, "-o", out], check=True)
+
+
+def plain_costs(exe):
+    out = subprocess.run([exe, "time"], check=True, capture_output=True, text=True).stdout
+    return {name: float(v) for name, v in (line.split() for line in out.splitlines())}
+
+
+def recorded_self(callmon, exe, n, work, compensate):
+    data = os.path.join(work, "rec")
+    subprocess.run([callmon, "record", "-o", data, "--", exe, "run", str(n)], check=True,
+                   capture_output=True)
+    cmd = [callmon, "report", "--format=json", "-d", data]
+    if not compensate:
+        cmd.append("--no-compensation")
+    rep = json.loads(subprocess.run(cmd, check=True, capture_output=True, text=True).stdout)
+    rows = {f["name"]: f for f in rep["functions"]}
+    return {name: rows[name]["self_ns"] / rows[name]["calls"] for name in FUNCS}
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--callmon", default=os.path.join(ROOT, "build", "bin", "callmon"))
+    ap.add_argument("--cc", default="gcc")
+    ap.add_argument("--n", type=int, default=20000)
+    ap.add_argument("--runs", type=int, default=5)
+    args = ap.parse_args()
+    with tempfile.TemporaryDirectory(prefix="callmon-comp-") as work:
+        plain = os.path.join(work, "plain")
+        inst = os.path.join(work, "inst")
+        build(args.cc, plain, [])
+        build(args.cc, inst, ["-finstrument-functions"])
+        base = {f: statistics.median([plain_costs(plain)[f] for _ in range(args.runs)])
+                for f in FUNCS}
+        comp = [recorded_self(args.callmon, inst, args.n, work, True) for _ in range(args.runs)]
+        raw = [recorded_self(args.callmon, inst, args.n, work, False) for _ in range(args.runs)]
+    print(f"self time per call, ns (median of {args.runs}); plain = uninstrumented timing loops")
+    print(f"{'function':10} {'plain':>9} {'compensated':>12} {'ratio':>7} {'raw':>9} {'ratio':>7}")
+    worst = 0.0
+    for f in FUNCS:
+        c = statistics.median(r[f] for r in comp)
+        r = statistics.median(x[f] for x in raw)
+        worst = max(worst, abs(c / base[f] - 1))
+        print(f"{f:10} {base[f]:9.2f} {c:12.2f} {c / base[f]:7.2f} {r:9.2f} {r / base[f]:7.2f}")
+    print(f"worst compensated error: {worst * 100:.0f}% (goal <= 25%)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
