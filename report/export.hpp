@@ -1,0 +1,38 @@
+// `callmon export`: writes a recording in formats other tools read (docs/export.md).
+//   chrome      Trace Event JSON (Perfetto UI, chrome://tracing), streamed call by call
+//   folded      "a;b;c SELF_NS" lines (flamegraph.pl, inferno, speedscope)
+//   callgrind   the callgrind profile format (KCachegrind, callgrind_annotate)
+//   speedscope  speedscope's "evented" JSON, one profile per thread, streamed
+// Each writer walks the recording once; memory is bounded by the call depth plus the
+// distinct functions (chrome, speedscope), stacks (folded) or caller/callee pairs
+// (callgrind), never by the number of calls.
+#pragma once
+
+#include <cstdint>
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "format/recording.hpp"
+#include "format/result.hpp"
+
+namespace callmon::report {
+
+struct ExportOptions {
+  bool compensate = true;        // subtract the recording's probe cost (times, self times)
+  uint64_t min_duration_ns = 0;  // chrome: calls shorter than this are left out
+};
+
+// Each returns the warnings (damaged files, symbolization problems) or an error: a thread
+// file that cannot be read, or `out` failing to take the output.
+Result<std::vector<std::string>> export_chrome(const format::Recording& rec,
+                                               const ExportOptions& options, std::FILE* out);
+Result<std::vector<std::string>> export_folded(const format::Recording& rec,
+                                               const ExportOptions& options, std::FILE* out);
+Result<std::vector<std::string>> export_callgrind(const format::Recording& rec,
+                                                  const ExportOptions& options, std::FILE* out);
+Result<std::vector<std::string>> export_speedscope(const format::Recording& rec,
+                                                   const ExportOptions& options,
+                                                   std::FILE* out);
+
+}  // namespace callmon::report

@@ -1,0 +1,105 @@
+// Chrome Trace Event export (report/export.hpp): one complete event ("ph":"X") per call,
+// written as the call walk finishes it, so nothing grows with the number of calls. Events
+// come innermost first; the format does not require any order (Perfetto and
+// chrome://tracing sort by time). ts and dur are the measured positions in microseconds so
+// children always nest inside their parent on the time line; the compensated time and the
+// self time go to "args" (time_ns, self_ns), with "exit" for calls that did not return.
+#include <fmt/format.h>
+
+#include <cmath>
+#include <unordered_map>
+
+#include "analysis/export_walk.hpp"
+#include "report/export.hpp"
+#include "report/export_json.hpp"
+#include "report/export_stream.hpp"
+
+namespace callmon::report {
+namespace {
+
+std::string base_of(const std::string& path) {
+  size_t slash = path.rfind('/');
+  return slash == std::string::npos ? path : path.substr(slash + 1);
+}
+
+class ChromeWriter {
+ public:
+  ChromeWriter(ExportStream& out, uint64_t min_duration_ns)
+      : out_(out), min_ns_(static_cast<double>(min_duration_ns)) {}
+
+  void begin_process(const format::ProcessRecording& proc, analysis::ProcessSymbolizer& sym) {
+    meta_ = &proc.meta;
+    sym_ = &sym;
+    names_.clear();
+    event(fmt::format(R"({{"ph":"M","pid":{},"tid":{},"name":"process_name","args":{{"name":{}}}}})",
+                      proc.meta.pid, proc.meta.pid,
+                      json_quote(base_of(proc.meta.exe) + " [" + proc.meta.key + "]")));
+  }
+  ChromeWriter& begin_thread(const analysis::ExportThread& t) {
+    tid_ = t.tid;
+    std::string name = t.name.empty() ? fmt::format("thread {}", t.tid) : t.name;
+    event(fmt::format(R"({{"ph":"M","pid":{},"tid":{},"name":"thread_name","args":{{"name":{}}}}})",
+                      t.pid, t.tid, json_quote(name)));
+    return *this;
+  }
+  void end_thread(const analysis::ExportThread&) {}
+  void end_process(const format::ProcessRecording&, analysis::ProcessSymbolizer&) {}
+
+  // Sink of the call walk.
+  uint32_t on_enter(uint64_t, uint64_t, uint32_t, bool) { return 0; }
+  void on_special(const format::Event&, uint32_t) {}
+  void on_call(const analysis::FinishedCall& call) {
+    double dur_ns = meta_->ticks_to_ns(call.end - call.start);
+    if (dur_ns < min_ns_) return;  // its time stays inside the parent's event
+    std::string args = fmt::format(R"("time_ns":{},"self_ns":{})",
+                                   std::llround(meta_->ticks_to_ns(call.time)),
+                                   self_ns(call.self));
+    if (call.exit != analysis::ExitKind::kNormal)
+      args += fmt::format(R"(,"exit":"{}")", analysis::exit_kind_name(call.exit));
+    if (call.inherited) args += R"(,"inherited":true)";
+    event(fmt::format(R"({{"ph":"X","pid":{},"tid":{},"ts":{},"dur":{},"name":{},"args":{{{}}}}})",
+                      meta_->pid, tid_,
+                      fixed3(analysis::ticks_to_time_ns(*meta_, call.start) / 1000.0),
+                      fixed3(dur_ns / 1000.0), name(call.addr), args));
+  }
+
+ private:
+  long long self_ns(int64_t self) const {
+    double ns = meta_->ticks_to_ns(static_cast<uint64_t>(self < 0 ? -self : self));
+    return self < 0 ? -std::llround(ns) : std::llround(ns);
+  }
+  const std::string& name(uint64_t addr) {
+    auto [it, inserted] = names_.try_emplace(addr);
+    if (inserted) it->second = json_quote(sym_->lookup(addr).name);
+    return it->second;
+  }
+  void event(const std::string& text) {
+    out_.write(first_ ? "\n" : ",\n");
+    first_ = false;
+    out_.write(text);
+  }
+
+  ExportStream& out_;
+  double min_ns_;
+  const format::ProcessMeta* meta_ = nullptr;
+  analysis::ProcessSymbolizer* sym_ = nullptr;
+  uint32_t tid_ = 0;
+  bool first_ = true;
+  std::unordered_map<uint64_t, std::string> names_;  // quoted names of this process
+};
+
+}  // namespace
+
+Result<std::vector<std::string>> export_chrome(const format::Recording& rec,
+                                               const ExportOptions& options, std::FILE* out) {
+  ExportStream stream(out);
+  stream.write(R"({"displayTimeUnit":"ns","traceEvents":[)");
+  ChromeWriter writer(stream, options.min_duration_ns);
+  auto warnings = analysis::walk_recording(rec, options.compensate, writer);
+  if (!warnings) return warnings;
+  stream.write("\n]}\n");
+  if (!stream.finish()) return Error{"cannot write the output"};
+  return warnings;
+}
+
+}  // namespace callmon::report

@@ -1,0 +1,57 @@
+// JSON quoting and number formatting of the streamed exports (export_json.hpp).
+#include "report/export_json.hpp"
+
+#include <fmt/format.h>
+
+namespace callmon::report {
+namespace {
+
+// Length of the valid UTF-8 sequence at s[i], or 0 when it is not one.
+size_t utf8_length(const std::string& s, size_t i) {
+  auto c = static_cast<unsigned char>(s[i]);
+  size_t n = c < 0x80 ? 1 : (c >> 5) == 0x6 ? 2 : (c >> 4) == 0xE ? 3 : (c >> 3) == 0x1E ? 4 : 0;
+  if (n == 0 || i + n > s.size()) return 0;
+  for (size_t k = 1; k < n; ++k)
+    if ((static_cast<unsigned char>(s[i + k]) & 0xC0) != 0x80) return 0;
+  return n;
+}
+
+}  // namespace
+
+std::string json_quote(const std::string& s) {
+  std::string out;
+  out.reserve(s.size() + 2);
+  out += '"';
+  for (size_t i = 0; i < s.size();) {
+    auto c = static_cast<unsigned char>(s[i]);
+    if (c == '"' || c == '\\') {
+      out += '\\';
+      out += static_cast<char>(c);
+    } else if (c < 0x20) {
+      out += fmt::format("\\u{:04x}", c);
+    } else if (c >= 0x80) {
+      size_t n = utf8_length(s, i);
+      if (n == 0) {
+        out += "\\ufffd";
+        ++i;
+        continue;
+      }
+      out.append(s, i, n);
+      i += n;
+      continue;
+    } else {
+      out += static_cast<char>(c);
+    }
+    ++i;
+  }
+  out += '"';
+  return out;
+}
+
+std::string fixed3(double value) {
+  std::string s = fmt::format("{:.3f}", value);
+  if (s == "-0.000") s = "0.000";
+  return s;
+}
+
+}  // namespace callmon::report

@@ -1,0 +1,17 @@
+// Small helpers of the streamed JSON exports (chrome, speedscope): string quoting, and
+// numbers printed the same way on every machine so golden files compare exactly.
+#pragma once
+
+#include <cstdio>
+#include <string>
+
+namespace callmon::report {
+
+// `s` as a JSON string literal with its quotes. Bytes that are not valid UTF-8 are replaced
+// by U+FFFD so a stray byte in a symbol never makes the whole file unreadable.
+std::string json_quote(const std::string& s);
+
+// A duration or time point in the unit given: fixed with 3 decimals, "-0.000" never shown.
+std::string fixed3(double value);
+
+}  // namespace callmon::report

@@ -1,0 +1,130 @@
+// speedscope export (report/export.hpp): the "evented" profile type of speedscope's file
+// format, one profile per thread, an "O" event when a call opens and a "C" event when it
+// closes, both at their measured time in nanoseconds (a time line has no room for the
+// compensation estimate). Events are written as the walk meets them; JSON objects are
+// unordered, so "profiles" comes first and the "shared" frame table, which grows with the
+// distinct functions only, is written at the end.
+#include <fmt/format.h>
+
+#include <unordered_map>
+
+#include "analysis/export_walk.hpp"
+#include "report/export.hpp"
+#include "report/export_json.hpp"
+#include "report/export_stream.hpp"
+
+namespace callmon::report {
+namespace {
+
+class SpeedscopeWriter {
+ public:
+  explicit SpeedscopeWriter(ExportStream& out) : out_(out) {}
+
+  void begin_process(const format::ProcessRecording& proc, analysis::ProcessSymbolizer& sym) {
+    meta_ = &proc.meta;
+    sym_ = &sym;
+    frame_of_addr_.clear();
+  }
+  SpeedscopeWriter& begin_thread(const analysis::ExportThread& t) {
+    std::string name = fmt::format("{} {}", meta_->key, t.tid);
+    if (!t.name.empty()) name += " " + t.name;
+    profile_head_ = fmt::format(
+        R"({{"type":"evented","name":{},"unit":"nanoseconds","events":[)", json_quote(name));
+    opened_ = false;
+    return *this;
+  }
+  void end_thread(const analysis::ExportThread&) {
+    if (!opened_) return;  // a thread without calls has no profile
+    out_.write(fmt::format(R"(],"startValue":{},"endValue":{}}})", fixed3(start_), fixed3(end_)));
+  }
+  void end_process(const format::ProcessRecording&, analysis::ProcessSymbolizer&) {}
+
+  // Sink of the call walk.
+  uint32_t on_enter(uint64_t addr, uint64_t ticks, uint32_t, bool) {
+    double at = analysis::ticks_to_time_ns(*meta_, ticks);
+    uint32_t frame = frame_of(addr);
+    event('O', frame, at);
+    return frame;
+  }
+  void on_call(const analysis::FinishedCall& call) {
+    event('C', call.slot, analysis::ticks_to_time_ns(*meta_, call.end));
+  }
+  void on_special(const format::Event&, uint32_t) {}
+
+  // The frame table, after the last profile.
+  void write_frames() {
+    out_.write("\"frames\":[");
+    for (size_t i = 0; i < frames_.size(); ++i) {
+      if (i > 0) out_.write(",");
+      out_.write("\n");
+      out_.write(frames_[i]);
+    }
+    out_.write("\n]");
+  }
+
+ private:
+  void event(char type, uint32_t frame, double at) {
+    if (!opened_) {
+      out_.write(profiles_ == 0 ? "\n" : ",\n");
+      out_.write(profile_head_);
+      ++profiles_;
+      opened_ = true;
+      start_ = at;
+      out_.write("\n");
+    } else {
+      out_.write(",\n");
+    }
+    end_ = at;
+    out_.write(fmt::format(R"({{"type":"{}","frame":{},"at":{}}})", type, frame, fixed3(at)));
+  }
+
+  // Frames are shared by all processes: the same function in two processes is one frame.
+  uint32_t frame_of(uint64_t addr) {
+    auto [it, inserted] = frame_of_addr_.try_emplace(addr, 0);
+    if (!inserted) return it->second;
+    const analysis::SymbolInfo& s = sym_->lookup(addr);
+    std::string text = "{\"name\":" + json_quote(s.name);
+    if (!s.file.empty()) text += ",\"file\":" + json_quote(s.file);
+    if (s.line > 0) text += fmt::format(",\"line\":{}", s.line);
+    text += "}";
+    auto [fit, added] = frame_index_.try_emplace(text, static_cast<uint32_t>(frames_.size()));
+    if (added) frames_.push_back(text);
+    it->second = fit->second;
+    return it->second;
+  }
+
+  ExportStream& out_;
+  const format::ProcessMeta* meta_ = nullptr;
+  analysis::ProcessSymbolizer* sym_ = nullptr;
+  std::string profile_head_;
+  bool opened_ = false;
+  size_t profiles_ = 0;
+  double start_ = 0;
+  double end_ = 0;
+  std::unordered_map<uint64_t, uint32_t> frame_of_addr_;  // this process
+  std::unordered_map<std::string, uint32_t> frame_index_;
+  std::vector<std::string> frames_;  // JSON objects, by index
+};
+
+}  // namespace
+
+Result<std::vector<std::string>> export_speedscope(const format::Recording& rec,
+                                                   const ExportOptions& options,
+                                                   std::FILE* out) {
+  ExportStream stream(out);
+  std::string name = rec.dir;
+  if (rec.session && !rec.session->command.empty()) name = rec.session->command.front();
+  stream.write(fmt::format(
+      R"({{"$schema":"https://www.speedscope.app/file-format-schema.json","exporter":"callmon","name":{},"activeProfileIndex":0,"profiles":[)",
+      json_quote(name)));
+  SpeedscopeWriter writer(stream);
+  auto warnings = analysis::walk_recording(rec, options.compensate, writer);
+  if (!warnings) return warnings;
+  stream.write("\n],\"shared\":{");
+  writer.write_frames();
+  stream.write("}}\n");
+  if (!stream.finish()) return Error{"cannot write the output"};
+  return warnings;
+}
+
+}  // namespace callmon::report

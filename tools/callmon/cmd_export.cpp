@@ -1,0 +1,79 @@
+// `callmon export`: writes a recording for other tools (report/export.hpp, docs/export.md):
+// Chrome trace JSON, folded stacks, callgrind or speedscope, into the file given by -o
+// ("-" for stdout). A file left half-written by an error is removed.
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <memory>
+
+#include "report/export.hpp"
+#include "tools/callmon/command.hpp"
+#include "tools/callmon/recording_options.hpp"
+
+namespace callmon::tools {
+namespace {
+
+struct ExportCmdOptions {
+  std::string dir = "callmon.data";
+  std::string format;
+  std::string output;
+  uint64_t min_duration_ns = 0;
+  bool no_compensation = false;
+};
+
+int run_export(const ExportCmdOptions& o, bool min_duration_given) {
+  const std::string cmd = "export";
+  if (min_duration_given && o.format != "chrome")
+    return fail(cmd, "--min-duration applies to --format=chrome only", 2);
+  auto rec = open_recording_or_fail(cmd, o.dir);
+  if (!rec) return 1;
+
+  bool to_stdout = o.output == "-";
+  std::FILE* out = to_stdout ? stdout : std::fopen(o.output.c_str(), "wb");
+  if (!out) return fail(cmd, o.output + ": cannot create the file: " + std::strerror(errno));
+
+  report::ExportOptions eo;
+  eo.compensate = !o.no_compensation;
+  eo.min_duration_ns = o.min_duration_ns;
+  auto written = o.format == "chrome"      ? report::export_chrome(*rec, eo, out)
+                 : o.format == "folded"    ? report::export_folded(*rec, eo, out)
+                 : o.format == "callgrind" ? report::export_callgrind(*rec, eo, out)
+                                           : report::export_speedscope(*rec, eo, out);
+  bool closed = to_stdout || std::fclose(out) == 0;
+  if (!written || !closed) {
+    if (!to_stdout) std::remove(o.output.c_str());
+    std::string why = !written ? written.error() : "cannot write the output";
+    return fail(cmd, o.output + ": " + why);
+  }
+  print_warnings(cmd, *written);
+  return 0;
+}
+
+void setup(CLI::App& app, int& status) {
+  auto o = std::make_shared<ExportCmdOptions>();
+  CLI::App* sub = app.add_subcommand(
+      "export", "Write the recording for other tools: Perfetto/chrome://tracing, flame "
+                "graphs, KCachegrind/callgrind_annotate, speedscope");
+  add_recording_option(sub, o->dir);
+  sub->add_option("--format", o->format,
+                  "chrome (Trace Event JSON), folded (stacks with self ns), callgrind or "
+                  "speedscope")
+      ->required()
+      ->check(CLI::IsMember({"chrome", "folded", "callgrind", "speedscope"}));
+  sub->add_option("-o,--output", o->output, "file to write ('-' for standard output)")
+      ->required()
+      ->type_name("FILE");
+  CLI::Option* min = sub->add_option("--min-duration", o->min_duration_ns,
+                                     "chrome: leave out calls shorter than NS nanoseconds "
+                                     "(their time stays in the caller)")
+                         ->type_name("NS");
+  sub->add_flag("--no-compensation", o->no_compensation,
+                "use measured times as they are, without subtracting the recording's own "
+                "cost per call");
+  sub->callback([o, min, &status] { status = run_export(*o, min->count() > 0); });
+}
+
+const CommandRegistration registration("export", setup);
+
+}  // namespace
+}  // namespace callmon::tools
