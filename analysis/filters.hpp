@@ -1,0 +1,206 @@
+// Analysis filters shared by report, replay and graph (docs/filters.md): a FilterSet holds
+// what the user asked for (name regexes, depth, minimum duration, thread, time range) and
+// FilteredSink<Inner> applies it between a CallWalker and any call-walk sink, so every
+// command filters the same way.
+//
+// What the inner sink sees is the call tree with the dropped calls taken out: a kept
+// call's depth counts only kept ancestors, and its self time is its time minus the times
+// of its nearest kept descendants, so a dropped call's time lands in its parent's self and
+// its kept children show up under that parent. Name decisions are made once per address
+// (one symbolization and regex match per distinct function per process).
+//
+// Duration and time-range decisions need a call's end; rather than store calls, a call
+// that is still undecided is held back ("pending") and handed to the inner sink as soon as
+// a later timestamp proves it long enough, or dropped when it ends short. Only open calls
+// can be pending, so memory stays bounded by the stack depth.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <regex>
+#include <string>
+#include <vector>
+
+#include "analysis/addr_index.hpp"
+#include "analysis/call_walk.hpp"
+#include "analysis/symbolizer.hpp"
+#include "format/process_meta.hpp"
+#include "format/recording.hpp"
+#include "format/result.hpp"
+
+namespace callmon::analysis {
+
+struct FilterSet {
+  std::optional<std::regex> include;  // keep only calls whose demangled name matches
+  std::optional<std::regex> exclude;  // drop calls whose demangled name matches
+  uint32_t max_depth = 0;             // drop calls at depth >= N (0: no limit)
+  uint64_t min_duration_ns = 0;       // drop calls whose measured duration is shorter
+  uint32_t tid = 0;                   // only this thread (0: all)
+  std::optional<std::pair<uint64_t, uint64_t>> range_ns;  // [start, end] from the origin
+  uint64_t origin_ticks = 0;  // the recording's first timestamp (set_origin())
+
+  bool has_name_filter() const { return include || exclude; }
+  // True when a FilteredSink is needed at all (thread selection is done by the callers).
+  bool active() const {
+    return has_name_filter() || max_depth != 0 || min_duration_ns != 0 || range_ns;
+  }
+  bool keeps_thread(uint32_t thread_id) const { return tid == 0 || thread_id == tid; }
+  bool keeps_name(const std::string& name) const;
+};
+
+// Compiles a regex for --include/--exclude. Error: "bad regex 'TEXT': WHY".
+Result<std::regex> compile_filter_regex(const std::string& text);
+// Parses "START:END" (ns; either side may be empty: from the start / to the end).
+// Error: "bad time range 'TEXT' (expected START:END in ns, START <= END)".
+Result<std::pair<uint64_t, uint64_t>> parse_time_range(const std::string& text);
+// Sets `filters.origin_ticks` to the first timestamp of the recording's thread files
+// (needed by range_ns only). Errors: a thread file that cannot be opened.
+Result<bool> set_origin(FilterSet& filters, const format::Recording& rec);
+
+// Keep/drop decisions per address for one process, symbolizing each address once.
+class NameDecider {
+ public:
+  NameDecider(const FilterSet& filters, ProcessSymbolizer& sym) : f_(filters), sym_(sym) {}
+  bool keeps(uint64_t addr) {
+    if (!f_.has_name_filter()) return true;
+    bool inserted;
+    uint32_t i = index_.find_or_insert(addr, static_cast<uint32_t>(keep_.size()), inserted);
+    if (inserted) keep_.push_back(f_.keeps_name(sym_.lookup(addr).name));
+    return keep_[i];
+  }
+
+ private:
+  const FilterSet& f_;
+  ProcessSymbolizer& sym_;
+  AddrIndex index_;
+  std::vector<bool> keep_;
+};
+
+template <class Inner>
+class FilteredSink {
+ public:
+  // `meta` converts the ns of the FilterSet into this process's ticks.
+  FilteredSink(Inner& inner, const FilterSet& filters, NameDecider& names,
+               const format::ProcessMeta& meta)
+      : inner_(inner), f_(filters), names_(names) {
+    double per_ns = meta.ticks_per_second / 1e9;
+    min_ticks_ = static_cast<uint64_t>(static_cast<double>(filters.min_duration_ns) * per_ns);
+    if (filters.range_ns) {
+      range_start_ = filters.origin_ticks +
+                     static_cast<uint64_t>(static_cast<double>(filters.range_ns->first) * per_ns);
+      double end = static_cast<double>(filters.range_ns->second) * per_ns;
+      range_end_ = end >= 1.8e19 ? UINT64_MAX : filters.origin_ticks + static_cast<uint64_t>(end);
+    }
+  }
+
+  uint32_t on_enter(uint64_t addr, uint64_t ticks, uint32_t depth, bool inherited) {
+    resolve(ticks);
+    Frame fr{addr, ticks, 0, 0, 0, 0, kDropped, inherited};
+    bool drop = (f_.max_depth != 0 && depth >= f_.max_depth) || ticks > range_end_ ||
+                !names_.keeps(addr);
+    frames_.push_back(fr);
+    if (!drop) {
+      if (first_pending_ != kNone || min_ticks_ > 0 || ticks < range_start_) {
+        frames_.back().state = kPending;
+        if (first_pending_ == kNone) first_pending_ = frames_.size() - 1;
+      } else {
+        keep(frames_.size() - 1);
+      }
+    }
+    return 0;
+  }
+
+  void on_call(const FinishedCall& call) {
+    resolve(call.end);
+    Frame fr = frames_.back();
+    frames_.pop_back();
+    // The call's signed time, as the walker computed it (self + its children's times).
+    int64_t signed_time = call.self + fr.all_children;
+    if (!frames_.empty()) frames_.back().all_children += signed_time;
+    if (fr.state == kPending && first_pending_ == frames_.size()) first_pending_ = kNone;
+    if (fr.state != kKept) return;  // its time stays in the nearest kept ancestor's self
+    kept_.pop_back();
+    if (!kept_.empty()) frames_[kept_.back()].kept_children += signed_time;
+    FinishedCall out = call;
+    out.depth = static_cast<uint32_t>(kept_.size());
+    out.slot = fr.inner_slot;
+    out.self = signed_time - fr.kept_children;
+    inner_.on_call(out);
+  }
+
+  void on_special(const format::Event& ev, uint32_t /*depth*/) {
+    inner_.on_special(ev, static_cast<uint32_t>(kept_.size()));
+  }
+
+ private:
+  enum State : uint8_t { kDropped, kPending, kKept };
+  static constexpr size_t kNone = SIZE_MAX;
+  struct Frame {
+    uint64_t addr;
+    uint64_t start;
+    int64_t all_children;   // signed times of every direct child
+    int64_t kept_children;  // signed times of the nearest kept descendants
+    uint32_t inner_slot;
+    uint32_t pad;
+    State state;
+    bool inherited;
+  };
+
+  // Hands a frame to the inner sink; every frame below it is decided by now.
+  void keep(size_t i) {
+    Frame& fr = frames_[i];
+    fr.state = kKept;
+    fr.inner_slot =
+        inner_.on_enter(fr.addr, fr.start, static_cast<uint32_t>(kept_.size()), fr.inherited);
+    kept_.push_back(static_cast<uint32_t>(i));
+  }
+
+  // A timestamp `t` seen while the pending frames are open proves each of them lasts at
+  // least until t; keep those now known long enough, outermost first (they started first).
+  void resolve(uint64_t t) {
+    if (first_pending_ == kNone) return;
+    for (size_t i = first_pending_; i < frames_.size(); ++i) {
+      Frame& fr = frames_[i];
+      if (fr.state != kPending) continue;
+      if (t < fr.start || t - fr.start < min_ticks_ || t < range_start_) {
+        first_pending_ = i;
+        return;
+      }
+      keep(i);
+    }
+    first_pending_ = kNone;
+  }
+
+  Inner& inner_;
+  const FilterSet& f_;
+  NameDecider& names_;
+  uint64_t min_ticks_ = 0;
+  uint64_t range_start_ = 0;
+  uint64_t range_end_ = UINT64_MAX;
+  std::vector<Frame> frames_;
+  std::vector<uint32_t> kept_;  // indices of the kept frames on the stack
+  size_t first_pending_ = kNone;
+};
+
+// Walks `reader` into `sink`, through a FilteredSink when `filters` is active. Compensation
+// as apply_compensation(). Returns the number of records read.
+template <class Sink, class Tick>
+uint64_t walk_filtered(format::ThreadReader& reader, Sink& sink, const FilterSet* filters,
+                       NameDecider* names, const format::ProcessMeta& meta, bool compensate,
+                       Tick&& tick) {
+  auto setup = [&](auto& walker) {
+    if (compensate && meta.probe_cost)
+      walker.set_probe_cost(meta.probe_cost->inner_ticks, meta.probe_cost->outer_ticks);
+  };
+  if (filters && filters->active() && names) {
+    FilteredSink<Sink> filtered(sink, *filters, *names, meta);
+    CallWalker<FilteredSink<Sink>> walker(filtered);
+    setup(walker);
+    return walk_thread(reader, walker, tick);
+  }
+  CallWalker<Sink> walker(sink);
+  setup(walker);
+  return walk_thread(reader, walker, tick);
+}
+
+}  // namespace callmon::analysis

@@ -1,0 +1,188 @@
+// Call graph and calling-context tree of a whole recording (graph.hpp): the GraphSink's
+// per-event work, then per process the symbolization of the distinct addresses and the
+// merge into one graph keyed by (name, module).
+#include "analysis/graph.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "analysis/compensation.hpp"
+#include "analysis/symbolizer.hpp"
+
+namespace callmon::analysis {
+
+uint32_t GraphSink::on_enter(uint64_t addr, uint64_t /*ticks*/, uint32_t /*depth*/,
+                             bool inherited) {
+  bool inserted;
+  uint32_t func = index_.find_or_insert(addr, static_cast<uint32_t>(funcs_.size()), inserted);
+  if (inserted) {
+    funcs_.emplace_back();
+    funcs_.back().addr = addr;
+  }
+  uint32_t caller = frames_.empty() ? kGraphRoot : frames_.back().func;
+  uint32_t parent = frames_.empty() ? 0 : frames_.back().node;
+  auto [arc_it, new_arc] =
+      arc_index_.try_emplace(pair_key(caller, func), static_cast<uint32_t>(arcs_.size()));
+  if (new_arc) {
+    arcs_.emplace_back();
+    arcs_.back().caller = caller;
+    arcs_.back().callee = func;
+  }
+  auto [node_it, new_node] =
+      node_index_.try_emplace(pair_key(parent, func), static_cast<uint32_t>(nodes_.size()));
+  if (new_node) nodes_.push_back(Node{parent, func, 0, 0, 0});
+  if (!inherited) {
+    ++funcs_[func].active;
+    ++arcs_[arc_it->second].active;
+  }
+  frames_.push_back(Frame{func, arc_it->second, node_it->second});
+  return func;
+}
+
+void GraphSink::on_call(const FinishedCall& call) {
+  Frame fr = frames_.back();
+  frames_.pop_back();
+  // Inherited frames are calls of the parent process, counted there.
+  if (call.inherited) return;
+  ++calls_;
+  Func& f = funcs_[fr.func];
+  ++f.calls;
+  if (--f.active == 0) f.total += call.time;
+  f.self += call.self;
+  Arc& a = arcs_[fr.arc];
+  ++a.calls;
+  if (--a.active == 0) a.time += call.time;  // outermost activation of this arc only
+  a.self += call.self;
+  Node& n = nodes_[fr.node];
+  ++n.calls;
+  n.time += call.time;  // a context cannot be open twice: no recursion to correct for
+  n.self += call.self;
+}
+
+namespace {
+
+// Function, arc and context tables of the whole recording, keyed by name and module.
+class GraphMerger {
+ public:
+  explicit GraphMerger(CallGraph& g) : g_(g) {
+    if (g_.contexts.empty()) g_.contexts.emplace_back();
+  }
+
+  void add_process(const GraphSink& sink, const format::ProcessMeta& meta,
+                   ProcessSymbolizer& sym, bool tree) {
+    auto ns = [&](uint64_t ticks) { return meta.ticks_to_ns(ticks); };
+    auto self_ns = [&](int64_t self, uint64_t bound) {
+      return meta.ticks_to_ns(
+          static_cast<uint64_t>(std::clamp<int64_t>(self, 0, static_cast<int64_t>(bound))));
+    };
+    std::vector<uint32_t> ids;
+    for (const GraphSink::Func& f : sink.functions()) {
+      uint32_t id = function_id(sym.lookup(f.addr));
+      ids.push_back(id);
+      GraphFunction& gf = g_.functions[id];
+      gf.calls += f.calls;
+      gf.total_ns += ns(f.total);
+      gf.self_ns += self_ns(f.self, f.total);
+    }
+    for (const GraphSink::Arc& a : sink.arcs()) {
+      if (a.calls == 0) continue;  // inherited only
+      uint32_t caller = a.caller == kGraphRoot ? kGraphRoot : ids[a.caller];
+      uint64_t key = (uint64_t{caller} << 32) | ids[a.callee];
+      auto [it, inserted] = arc_index_.try_emplace(key, static_cast<uint32_t>(g_.arcs.size()));
+      if (inserted) g_.arcs.push_back(GraphArc{caller, ids[a.callee], 0, 0, 0});
+      GraphArc& ga = g_.arcs[it->second];
+      ga.calls += a.calls;
+      ga.time_ns += ns(a.time);
+      ga.self_ns += self_ns(a.self, a.time);
+    }
+    if (!tree) return;
+    // Nodes come after their parents in the sink, so one pass maps them all.
+    const auto& nodes = sink.nodes();
+    std::vector<uint32_t> map(nodes.size(), 0);
+    for (size_t i = 1; i < nodes.size(); ++i) {
+      const GraphSink::Node& n = nodes[i];
+      uint32_t parent = map[n.parent];
+      uint32_t func = ids[n.func];
+      uint64_t key = (uint64_t{parent} << 32) | func;
+      auto [it, inserted] =
+          node_index_.try_emplace(key, static_cast<uint32_t>(g_.contexts.size()));
+      if (inserted) {
+        ContextNode c;
+        c.func = func;
+        c.parent = parent;
+        g_.contexts.push_back(std::move(c));
+        g_.contexts[parent].children.push_back(it->second);
+      }
+      map[i] = it->second;
+      ContextNode& c = g_.contexts[it->second];
+      c.calls += n.calls;
+      c.time_ns += ns(n.time);
+      c.self_ns += self_ns(n.self, n.time);
+    }
+  }
+
+ private:
+  uint32_t function_id(const SymbolInfo& s) {
+    auto [it, inserted] =
+        func_index_.try_emplace(s.name + '\0' + s.module, static_cast<uint32_t>(g_.functions.size()));
+    if (inserted) g_.functions.push_back(GraphFunction{s.name, s.module, 0, 0, 0});
+    return it->second;
+  }
+
+  CallGraph& g_;
+  std::unordered_map<std::string, uint32_t> func_index_;
+  std::unordered_map<uint64_t, uint32_t> arc_index_;
+  std::unordered_map<uint64_t, uint32_t> node_index_;
+};
+
+}  // namespace
+
+Result<CallGraph> build_graph(const format::Recording& rec, const GraphOptions& options) {
+  CallGraph graph;
+  graph.recording = rec.dir;
+  graph.processes = rec.processes.size();
+  graph.warnings = rec.warnings;
+  GraphMerger merger(graph);
+  static const FilterSet kNoFilters;
+
+  std::vector<std::string> paths;
+  for (const auto& p : rec.processes)
+    for (const auto& t : p.threads) paths.push_back(t.path);
+  uint64_t total_bytes = options.progress ? total_file_size(paths) : 0;
+  uint64_t done_bytes = 0;
+
+  auto cache = make_elf_cache();
+  for (const format::ProcessRecording& proc : rec.processes) {
+    ProcessSymbolizer sym(proc.meta, cache);
+    NameDecider names(options.filters ? *options.filters : kNoFilters, sym);
+    GraphSink sink;
+    for (const format::ThreadFile& tf : proc.threads) {
+      if (options.filters && !options.filters->keeps_thread(tf.tid)) continue;
+      auto opened = format::ThreadReader::open(tf.path);
+      if (!opened) return Error{opened.error()};
+      format::ThreadReader& reader = opened.value();
+      sink.reset_counts();
+      walk_filtered(reader, sink, options.filters, &names, proc.meta, options.compensate,
+                    [&](uint64_t bytes) {
+                      if (options.progress) options.progress(done_bytes + bytes, total_bytes);
+                    });
+      done_bytes += reader.file_size();
+      ++graph.threads;
+      graph.total_calls += sink.calls();
+      for (std::string& m : damage_messages(reader, sink.calls()))
+        graph.warnings.push_back(std::move(m));
+      uint64_t lost = std::max<uint64_t>(reader.header().lost_events, sink.lost_events());
+      if (lost > 0 && !(reader.header().flags & format::kFlagStopped)) {
+        graph.warnings.push_back(fmt::format("{}: {} events were lost while recording",
+                                             base_name(tf.path), lost));
+      }
+    }
+    merger.add_process(sink, proc.meta, sym, options.tree);
+    for (const std::string& w : sym.warnings()) graph.warnings.push_back(w);
+  }
+  if (!options.tree) graph.contexts.clear();
+  return graph;
+}
+
+}  // namespace callmon::analysis

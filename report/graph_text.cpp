@@ -1,0 +1,128 @@
+// Text rendering of the call graph and the calling-context tree (graph_render.hpp), and
+// the orderings both renderers share.
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "report/graph_render.hpp"
+#include "report/units.hpp"
+
+namespace callmon::report {
+namespace {
+
+using analysis::CallGraph;
+using analysis::GraphArc;
+
+std::string count_of(uint64_t n, const char* one, const char* many) {
+  return fmt::format("{} {}", n, n == 1 ? one : many);
+}
+
+std::string heading(const CallGraph& g) {
+  return fmt::format("# {}: {}, {}, {}\n", g.recording, count_of(g.total_calls, "call", "calls"),
+                     count_of(g.processes, "process", "processes"),
+                     count_of(g.threads, "thread", "threads"));
+}
+
+std::string row(uint64_t calls, double time_ns, double self_ns, size_t indent,
+                const std::string& name) {
+  return fmt::format("{:>8}  {:>8}  {:>8}  {}{}\n", calls, human_duration(time_ns),
+                     human_duration(self_ns), std::string(indent, ' '), name);
+}
+
+}  // namespace
+
+const std::string& graph_name(const CallGraph& g, uint32_t f) {
+  static const std::string root = "<root>";
+  return f == analysis::kGraphRoot ? root : g.functions[f].name;
+}
+
+std::vector<uint32_t> graph_function_order(const CallGraph& g, const GraphRenderOptions& o) {
+  std::vector<uint32_t> order;
+  for (uint32_t i = 0; i < g.functions.size(); ++i)
+    if ((o.selected.empty() || o.selected[i]) && g.functions[i].calls > 0) order.push_back(i);
+  std::sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) {
+    const auto& fa = g.functions[a];
+    const auto& fb = g.functions[b];
+    if (fa.total_ns != fb.total_ns) return fa.total_ns > fb.total_ns;
+    if (fa.name != fb.name) return fa.name < fb.name;
+    return fa.module < fb.module;
+  });
+  return order;
+}
+
+std::vector<const GraphArc*> graph_arcs_of(const CallGraph& g, uint32_t f, bool callers) {
+  std::vector<const GraphArc*> arcs;
+  for (const GraphArc& a : g.arcs)
+    if ((callers ? a.callee : a.caller) == f) arcs.push_back(&a);
+  std::sort(arcs.begin(), arcs.end(), [&](const GraphArc* a, const GraphArc* b) {
+    if (a->time_ns != b->time_ns) return a->time_ns > b->time_ns;
+    return graph_name(g, callers ? a->caller : a->callee) <
+           graph_name(g, callers ? b->caller : b->callee);
+  });
+  return arcs;
+}
+
+std::vector<uint32_t> graph_children(const CallGraph& g, uint32_t node) {
+  std::vector<uint32_t> kids = g.contexts[node].children;
+  std::sort(kids.begin(), kids.end(), [&](uint32_t a, uint32_t b) {
+    const auto& ca = g.contexts[a];
+    const auto& cb = g.contexts[b];
+    if (ca.time_ns != cb.time_ns) return ca.time_ns > cb.time_ns;
+    return g.functions[ca.func].name < g.functions[cb.func].name;
+  });
+  return kids;
+}
+
+std::string render_graph_text(const CallGraph& g, const GraphRenderOptions& o) {
+  std::string out = heading(g);
+  for (uint32_t f : graph_function_order(g, o)) {
+    const auto& fn = g.functions[f];
+    out += fmt::format("\n{}: {}, total {}, self {}\n", fn.name,
+                       count_of(fn.calls, "call", "calls"), human_duration(fn.total_ns),
+                       human_duration(fn.self_ns));
+    for (bool callers : {true, false}) {
+      auto arcs = graph_arcs_of(g, f, callers);
+      if (arcs.empty()) continue;
+      out += fmt::format("{:>8}  {:>8}  {:>8}  {}\n", "Calls", "Time", "Self",
+                         callers ? "Caller" : "Callee");
+      for (const GraphArc* a : arcs)
+        out += row(a->calls, a->time_ns, a->self_ns, 0,
+                   graph_name(g, callers ? a->caller : a->callee));
+    }
+  }
+  return out;
+}
+
+std::string render_tree_text(const CallGraph& g, const GraphRenderOptions& o) {
+  std::string out = heading(g);
+  out += fmt::format("{:>8}  {:>8}  {:>8}  {}\n", "Calls", "Total", "Self", "Function");
+  // Preorder with an explicit stack: contexts can be as deep as the deepest recursion.
+  // `shown` is the depth below the first selected context of the path (-1: none yet).
+  struct Item {
+    uint32_t node;
+    uint32_t depth;
+    int64_t shown;
+  };
+  std::vector<Item> stack;
+  auto push_children = [&](uint32_t node, uint32_t depth, int64_t shown) {
+    auto kids = graph_children(g, node);
+    for (auto it = kids.rbegin(); it != kids.rend(); ++it) stack.push_back({*it, depth, shown});
+  };
+  push_children(0, 0, o.selected.empty() ? 0 : -1);
+  while (!stack.empty()) {
+    Item it = stack.back();
+    stack.pop_back();
+    const auto& c = g.contexts[it.node];
+    int64_t shown = it.shown;
+    if (shown < 0 && o.selected[c.func]) shown = 0;
+    if (shown >= 0) {
+      if (o.depth != 0 && shown >= o.depth) continue;
+      out += row(c.calls, c.time_ns, c.self_ns, 2 * static_cast<size_t>(shown),
+                 g.functions[c.func].name);
+    }
+    push_children(it.node, it.depth + 1, shown >= 0 ? shown + 1 : -1);
+  }
+  return out;
+}
+
+}  // namespace callmon::report
