@@ -23,6 +23,10 @@ struct ExportCmdOptions {
 
 int run_export(const ExportCmdOptions& o, bool min_duration_given) {
   const std::string cmd = "export";
+  if (o.format != "chrome" && o.format != "folded" && o.format != "callgrind" &&
+      o.format != "speedscope")
+    return fail(cmd, "unknown format '" + o.format + "' (chrome, folded, callgrind, speedscope)",
+                2);
   if (min_duration_given && o.format != "chrome")
     return fail(cmd, "--min-duration applies to --format=chrome only", 2);
   auto rec = open_recording_or_fail(cmd, o.dir);
@@ -58,8 +62,7 @@ void setup(CLI::App& app, int& status) {
   sub->add_option("--format", o->format,
                   "chrome (Trace Event JSON), folded (stacks with self ns), callgrind or "
                   "speedscope")
-      ->required()
-      ->check(CLI::IsMember({"chrome", "folded", "callgrind", "speedscope"}));
+      ->required();
   sub->add_option("-o,--output", o->output, "file to write ('-' for standard output)")
       ->required()
       ->type_name("FILE");

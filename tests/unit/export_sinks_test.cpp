@@ -1,0 +1,124 @@
+// The export sinks on event streams fed straight to a CallWalker: the stack trie of the
+// folded export (self time per distinct stack, threads merging, memory per distinct stack
+// not per call) and the call graph of the callgrind export (recursive arcs counted once),
+// plus the JSON quoting of the streamed exports.
+#include <gtest/gtest.h>
+
+#include <vector>
+
+#include "analysis/export_callgraph.hpp"
+#include "analysis/export_stacks.hpp"
+#include "report/export_json.hpp"
+
+namespace callmon::analysis {
+namespace {
+
+format::Event enter(uint64_t t, uint64_t addr) {
+  format::Event e;
+  e.type = format::Event::kEnter;
+  e.ticks = t;
+  e.addr = addr;
+  return e;
+}
+format::Event leave(uint64_t t) {
+  format::Event e;
+  e.type = format::Event::kExit;
+  e.ticks = t;
+  return e;
+}
+
+template <class Sink>
+void walk(Sink& sink, const std::vector<format::Event>& events) {
+  CallWalker<Sink> walker(sink);
+  for (const auto& e : events) walker.feed(e);
+  walker.finish();
+}
+
+TEST(StackTrie, SelfTimePerDistinctStack) {
+  StackTrie trie;
+  StackSink sink(trie);
+  // main(1) -> a(2) -> b(3) twice, then main -> b.
+  walk(sink, {enter(0, 1), enter(10, 2), enter(20, 3), leave(30), enter(40, 3), leave(45),
+              leave(50), enter(60, 3), leave(70), leave(100)});
+  const auto& n = trie.nodes();
+  ASSERT_EQ(n.size(), 5u);  // root, main, main;a, main;a;b, main;b
+  EXPECT_EQ(n[1].self, 100 - 40 - 10);
+  EXPECT_EQ(n[2].self, 40 - 15);
+  EXPECT_EQ(n[3].self, 15);  // both calls of b under a: one node
+  EXPECT_EQ(n[3].parent, 2u);
+  EXPECT_EQ(n[4].self, 10);
+  EXPECT_EQ(n[4].parent, 1u);
+}
+
+TEST(StackTrie, NodesGrowWithStacksNotCalls) {
+  StackTrie trie;
+  StackSink sink(trie);
+  std::vector<format::Event> ev{enter(0, 1)};
+  for (uint64_t i = 0; i < 10000; ++i) {
+    ev.push_back(enter(1 + 2 * i, 2));
+    ev.push_back(leave(2 + 2 * i));
+  }
+  ev.push_back(leave(30000));
+  walk(sink, ev);
+  EXPECT_EQ(trie.nodes().size(), 3u);
+  EXPECT_EQ(trie.nodes()[2].self, 10000);
+}
+
+TEST(StackTrie, ThreadsShareTheTrie) {
+  StackTrie trie;
+  StackSink one(trie);
+  walk(one, {enter(0, 1), enter(1, 2), leave(5), leave(6)});
+  StackSink two(trie);
+  walk(two, {enter(0, 1), enter(1, 2), leave(8), leave(9)});
+  ASSERT_EQ(trie.nodes().size(), 3u);
+  EXPECT_EQ(trie.nodes()[2].self, 4 + 7);
+  EXPECT_EQ(trie.nodes()[1].self, 2 + 2);
+}
+
+TEST(Callgraph, RecursiveArcCountedOnce) {
+  CallgraphSink sink;
+  // main(1) -> f(2) -> f -> f, as tests/traces/recursion.txt.
+  walk(sink, {enter(0, 1), enter(10, 2), enter(20, 2), enter(30, 2), leave(40), leave(60),
+              leave(100), leave(110)});
+  ASSERT_EQ(sink.arcs().size(), 2u);
+  const auto& outer = sink.arcs()[0];
+  EXPECT_EQ(outer.caller, 1u);
+  EXPECT_EQ(outer.calls, 1u);
+  EXPECT_EQ(outer.incl, 90u);
+  const auto& rec = sink.arcs()[1];
+  EXPECT_EQ(rec.caller, 2u);
+  EXPECT_EQ(rec.callee, 2u);
+  EXPECT_EQ(rec.calls, 2u);
+  EXPECT_EQ(rec.incl, 40u);  // 20..60; the nested 30..40 lies inside it
+  ASSERT_EQ(sink.functions().size(), 2u);
+  EXPECT_EQ(sink.functions()[0].self, 20);
+  EXPECT_EQ(sink.functions()[1].self, 90);
+  EXPECT_EQ(sink.functions()[1].calls, 3u);
+}
+
+TEST(Callgraph, InheritedFramesAddNoCalls) {
+  CallgraphSink sink;
+  format::Event inherit;
+  inherit.type = format::Event::kInherit;
+  inherit.ticks = 0;
+  inherit.addr = 1;
+  walk(sink, {inherit, enter(10, 2), leave(20), leave(30)});
+  ASSERT_EQ(sink.functions().size(), 2u);
+  EXPECT_EQ(sink.functions()[0].calls, 0u);
+  EXPECT_EQ(sink.functions()[0].self, 0);
+  ASSERT_EQ(sink.arcs().size(), 1u);
+  EXPECT_EQ(sink.arcs()[0].calls, 1u);
+  EXPECT_EQ(sink.arcs()[0].incl, 10u);
+}
+
+TEST(ExportJson, Quote) {
+  EXPECT_EQ(report::json_quote("a\"b\\c"), R"("a\"b\\c")");
+  EXPECT_EQ(report::json_quote("x\ny"), R"("x\u000ay")");
+  EXPECT_EQ(report::json_quote("\xc3\xa9"), "\"\xc3\xa9\"");
+  EXPECT_EQ(report::json_quote("bad\xff"), R"("bad\ufffd")");
+  EXPECT_EQ(report::fixed3(-0.0001), "0.000");
+  EXPECT_EQ(report::fixed3(1.5), "1.500");
+}
+
+}  // namespace
+}  // namespace callmon::analysis
