@@ -93,18 +93,20 @@ Result<Profile> build_profile(const format::Recording& rec, const ProfileOptions
   RowMerger whole;
   for (const format::ProcessRecording& proc : rec.processes) {
     ProcessSymbolizer sym(proc.meta, cache);
+    static const FilterSet kNoFilters;
+    NameDecider names(options.filters ? *options.filters : kNoFilters, sym);
     AddrIndex proc_index;
     std::vector<FuncTicks> proc_funcs;
     for (const format::ThreadFile& tf : proc.threads) {
+      if (options.filters && !options.filters->keeps_thread(tf.tid)) continue;
       auto opened = format::ThreadReader::open(tf.path);
       if (!opened) return Error{opened.error()};
       format::ThreadReader& reader = opened.value();
       ProfileSink sink;
-      CallWalker<ProfileSink> walker(sink);
-      apply_compensation(walker, proc.meta, options.compensate);
-      walk_thread(reader, walker, [&](uint64_t bytes) {
-        if (options.progress) options.progress(done_bytes + bytes, total_bytes);
-      });
+      walk_filtered(reader, sink, options.filters, &names, proc.meta, options.compensate,
+                    [&](uint64_t bytes) {
+                      if (options.progress) options.progress(done_bytes + bytes, total_bytes);
+                    });
       done_bytes += reader.file_size();
       ++profile.threads;
       profile.total_calls += sink.calls();

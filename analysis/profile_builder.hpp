@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "analysis/filters.hpp"
 #include "analysis/flat_profile.hpp"
 #include "analysis/thread_problems.hpp"
 #include "format/recording.hpp"
@@ -39,6 +40,7 @@ struct Profile {
 struct ProfileOptions {
   GroupBy group_by = GroupBy::kNone;
   bool compensate = true;  // subtract the recording's measured probe cost
+  const FilterSet* filters = nullptr;  // may be null (analysis/filters.hpp)
   ProgressFn progress;  // may be empty
 };
 

@@ -10,6 +10,7 @@
 #include "report/replay_printer.hpp"
 #include "analysis/compensation.hpp"
 #include "tools/callmon/command.hpp"
+#include "tools/callmon/filter_options.hpp"
 #include "tools/callmon/recording_options.hpp"
 
 namespace callmon::tools {
@@ -20,12 +21,15 @@ struct ReplayOptions {
   uint32_t tid = 0;  // 0: every thread
   uint32_t max_depth = 0;
   bool no_compensation = false;
+  FilterOptions filters;  // --thread and --max-depth stay replay's own (above)
 };
 
 int run_replay(const ReplayOptions& o) {
   const std::string cmd = "replay";
   auto rec = open_recording_or_fail(cmd, o.dir);
   if (!rec) return 1;
+  auto filters = make_filters_or_fail(cmd, o.filters, *rec);
+  if (!filters) return 2;
   // Validate every selected file first, so a corrupt one fails before any output.
   for (const format::ProcessRecording& proc : rec->processes) {
     for (const format::ThreadFile& tf : proc.threads) {
@@ -52,6 +56,7 @@ int run_replay(const ReplayOptions& o) {
     found = true;
     analysis::ProcessSymbolizer sym(proc.meta, cache);
     report::ReplayPrinter printer(stdout, proc.meta, sym, o.max_depth);
+    analysis::NameDecider names(*filters, sym);
     printer.raw_line(report::replay_process_header(proc.meta));
     for (const format::ThreadFile& tf : proc.threads) {
       if (o.tid != 0 && tf.tid != o.tid) continue;
@@ -65,9 +70,8 @@ int run_replay(const ReplayOptions& o) {
       const auto& name = reader.header().thread_name;
       printer.raw_line(report::replay_thread_header(tf.tid,
                                                     std::string(name, strnlen(name, sizeof name))));
-      analysis::CallWalker<report::ReplayPrinter> walker(printer);
-      analysis::apply_compensation(walker, proc.meta, !o.no_compensation);
-      walk_thread(reader, walker, [&](uint64_t bytes) {
+      analysis::walk_filtered(reader, printer, &*filters, &names, proc.meta,
+                              !o.no_compensation, [&](uint64_t bytes) {
         if (tick) {
           printer.flush();  // keep stdout ahead of the progress line
           tick(done_bytes + bytes, total_bytes);
@@ -97,6 +101,7 @@ void setup(CLI::App& app, int& status) {
   sub->add_flag("--no-compensation", o->no_compensation,
                 "show measured durations as they are, without subtracting the recording's own "
                 "cost per call");
+  add_filter_options(sub, o->filters, FilterOptionSet{false, false});
   sub->callback([o, &status] { status = run_replay(*o); });
 }
 

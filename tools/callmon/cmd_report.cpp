@@ -6,6 +6,7 @@
 #include "analysis/profile_builder.hpp"
 #include "report/profile_render.hpp"
 #include "tools/callmon/command.hpp"
+#include "tools/callmon/filter_options.hpp"
 #include "tools/callmon/recording_options.hpp"
 
 namespace callmon::tools {
@@ -19,6 +20,7 @@ struct ReportOptions {
   bool per_process = false;
   bool no_compensation = false;
   size_t limit = 0;
+  FilterOptions filters;
 };
 
 int run_report(const ReportOptions& o) {
@@ -27,8 +29,11 @@ int run_report(const ReportOptions& o) {
   if (!analysis::parse_sort_key(o.sort, key)) return fail(cmd, "unknown sort key " + o.sort, 2);
   auto rec = open_recording_or_fail(cmd, o.dir);
   if (!rec) return 1;
+  auto filters = make_filters_or_fail(cmd, o.filters, *rec);
+  if (!filters) return 2;
 
   analysis::ProfileOptions po;
+  po.filters = &*filters;
   po.group_by = o.per_thread    ? analysis::GroupBy::kThread
                 : o.per_process ? analysis::GroupBy::kProcess
                                 : analysis::GroupBy::kNone;
@@ -67,6 +72,7 @@ void setup(CLI::App& app, int& status) {
                 "cost per call (measured at start-up)");
   sub->add_option("--limit", o->limit, "show at most N functions per table (0: all)")
       ->type_name("N");
+  add_filter_options(sub, o->filters);
   sub->callback([o, &status] { status = run_report(*o); });
 }
 

@@ -1,0 +1,65 @@
+# Golden tests of graph, diff and the analysis filters (included by CMakeLists.txt): each
+# entry is "VARIANT TRACE ARGS" with ARGS "|"-separated; the output must equal
+# tests/traces/TRACE.VARIANT.expected (run_args.cmake). Then the bad-input cases.
+set(ANALYSIS_GOLDEN
+  "graph simple graph"
+  "graph recursion graph"
+  "graph mutual graph"
+  "graph-json simple graph|--format=json"
+  "graph-json recursion graph|--format=json"
+  "graph-tree simple graph|--tree"
+  "graph-tree recursion graph|--tree"
+  "graph-tree mutual graph|--tree"
+  "graph-tree-json mutual graph|--tree|--format=json"
+  "graph-tree-depth simple graph|--tree|--depth|2"
+  "graph-func mutual graph|is_odd"
+  "graph-func-tree simple graph|--tree|compute"
+  "graph-filtered simple graph|--exclude|^compute$"
+  "report-include simple report|--include|^(main)?(helper)?$"
+  "report-exclude simple report|--exclude|compute"
+  "report-depth simple report|--max-depth|2"
+  "report-min simple report|--min-duration|15"
+  "report-range simple report|--time-range|35:65"
+  "replay-exclude simple replay|--exclude|compute"
+  "replay-min recursion replay|--min-duration|20"
+  "report-thread threads report|--thread|601"
+)
+foreach(entry ${ANALYSIS_GOLDEN})
+  string(REPLACE " " ";" parts "${entry}")
+  list(GET parts 0 variant)
+  list(GET parts 1 trace)
+  list(GET parts 2 args)
+  if(EXISTS ${TRACE_DIR}/${trace}.${variant}.expected)
+    add_test(NAME golden.${trace}.${variant}
+             COMMAND ${CMAKE_COMMAND} -DCALLMON=$<TARGET_FILE:callmon>
+                     -DMAKE_TRACE=$<TARGET_FILE:make_trace> -DTRACE=${TRACE_DIR}/${trace}.txt
+                     "-DARGS=${args}" -DEXPECTED=${TRACE_DIR}/${trace}.${variant}.expected
+                     -DWORK=${CMAKE_CURRENT_BINARY_DIR}/work/${trace}.${variant}
+                     -P ${CMAKE_CURRENT_SOURCE_DIR}/run_args.cmake)
+    set_tests_properties(golden.${trace}.${variant} PROPERTIES LABELS golden)
+  endif()
+endforeach()
+
+# "NAME PATTERN ARGS": bad input => one error line, non-zero exit.
+set(ANALYSIS_BAD
+  "graph-missing no.such.directory graph|-d|/nonexistent/callmon.data"
+  "graph-regex bad.regex graph|-d|@DATA|--include|(unclosed"
+  "report-regex bad.regex report|-d|@DATA|--exclude|[z-a]"
+  "replay-regex bad.regex replay|-d|@DATA|--include|*x"
+  "graph-range bad.time.range graph|-d|@DATA|--time-range|50:10"
+  "report-range bad.time.range report|-d|@DATA|--time-range|abc"
+  "replay-range bad.time.range replay|-d|@DATA|--time-range|10"
+)
+foreach(entry ${ANALYSIS_BAD})
+  string(REPLACE " " ";" parts "${entry}")
+  list(GET parts 0 case)
+  list(GET parts 1 pattern)
+  list(GET parts 2 args)
+  add_test(NAME errors.${case}
+           COMMAND ${CMAKE_COMMAND} -DCALLMON=$<TARGET_FILE:callmon>
+                   -DMAKE_TRACE=$<TARGET_FILE:make_trace> -DTRACE=${TRACE_DIR}/simple.txt
+                   "-DARGS=${args}" "-DPATTERN=${pattern}"
+                   -DWORK=${CMAKE_CURRENT_BINARY_DIR}/work/errors.${case}
+                   -P ${CMAKE_CURRENT_SOURCE_DIR}/run_bad_args.cmake)
+  set_tests_properties(errors.${case} PROPERTIES LABELS golden)
+endforeach()
