@@ -1,0 +1,139 @@
+// Unit tests of the filter layer (analysis/filters.hpp): FilteredSink between a CallWalker
+// and a recording sink, on the call tree of tests/traces/simple.txt:
+//   main 0..120 { parse 10..30; compute 40..100 { helper 50..60; helper 70..90 } }
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "analysis/filters.hpp"
+
+namespace callmon::analysis {
+namespace {
+
+constexpr uint64_t kMain = 0x1000, kParse = 0x1100, kCompute = 0x1200, kHelper = 0x1300;
+
+struct Seen {
+  uint64_t addr;
+  uint64_t time;
+  int64_t self;
+  uint32_t depth;
+};
+
+struct RecordingSink {
+  std::vector<Seen> calls;
+  std::vector<uint32_t> enter_depths;
+  uint32_t on_enter(uint64_t, uint64_t, uint32_t depth, bool) {
+    enter_depths.push_back(depth);
+    return 0;
+  }
+  void on_call(const FinishedCall& c) { calls.push_back({c.addr, c.time, c.self, c.depth}); }
+  void on_special(const format::Event&, uint32_t) {}
+};
+
+format::Event enter(uint64_t t, uint64_t addr) {
+  format::Event ev;
+  ev.type = format::Event::kEnter;
+  ev.ticks = t;
+  ev.addr = addr;
+  return ev;
+}
+format::Event exit_at(uint64_t t) {
+  format::Event ev;
+  ev.type = format::Event::kExit;
+  ev.ticks = t;
+  return ev;
+}
+
+class FiltersTest : public ::testing::Test {
+ protected:
+  FiltersTest() {
+    meta_.ticks_per_second = 1e9;
+    meta_.symbols = {{kMain, "main"}, {kParse, "parse"}, {kCompute, "compute"},
+                     {kHelper, "helper"}};
+  }
+
+  std::vector<Seen> run(const FilterSet& f) {
+    ProcessSymbolizer sym(meta_, make_elf_cache());
+    NameDecider names(f, sym);
+    FilteredSink<RecordingSink> filtered(sink_, f, names, meta_);
+    CallWalker<FilteredSink<RecordingSink>> walker(filtered);
+    for (const format::Event& ev :
+         {enter(0, kMain), enter(10, kParse), exit_at(30), enter(40, kCompute),
+          enter(50, kHelper), exit_at(60), enter(70, kHelper), exit_at(90), exit_at(100),
+          exit_at(120)})
+      walker.feed(ev);
+    walker.finish();
+    return sink_.calls;
+  }
+
+  format::ProcessMeta meta_;
+  RecordingSink sink_;
+};
+
+TEST_F(FiltersTest, NoFilterPassesEverythingThrough) {
+  auto calls = run(FilterSet{});
+  ASSERT_EQ(calls.size(), 5u);
+  EXPECT_EQ(calls.back().addr, kMain);
+  EXPECT_EQ(calls.back().self, 40);
+}
+
+TEST_F(FiltersTest, ExcludedCallGivesItsTimeToTheParentAndKeepsItsChildren) {
+  FilterSet f;
+  f.exclude = std::regex("compute");
+  auto calls = run(f);
+  ASSERT_EQ(calls.size(), 4u);
+  EXPECT_EQ(calls[1].addr, kHelper);
+  EXPECT_EQ(calls[1].depth, 1u);  // directly under main now
+  EXPECT_EQ(calls[3].addr, kMain);
+  EXPECT_EQ(calls[3].self, 120 - 20 - 10 - 20);
+}
+
+TEST_F(FiltersTest, MinDurationDropsShortCallsOnly) {
+  FilterSet f;
+  f.min_duration_ns = 15;
+  auto calls = run(f);
+  ASSERT_EQ(calls.size(), 4u);  // the 10 ns helper is gone
+  EXPECT_EQ(calls[1].addr, kHelper);
+  EXPECT_EQ(calls[1].time, 20u);
+  EXPECT_EQ(calls[2].addr, kCompute);
+  EXPECT_EQ(calls[2].self, 60 - 20);
+  // Entered in tree order once proven long enough: main, parse, compute, helper.
+  EXPECT_EQ(sink_.enter_depths, (std::vector<uint32_t>{0, 1, 1, 2}));
+}
+
+TEST_F(FiltersTest, TimeRangeKeepsOverlappingCalls) {
+  FilterSet f;
+  f.range_ns = std::make_pair(uint64_t{35}, uint64_t{65});
+  auto calls = run(f);
+  ASSERT_EQ(calls.size(), 3u);  // parse ends at 30, the second helper starts at 70
+  EXPECT_EQ(calls[0].addr, kHelper);
+  EXPECT_EQ(calls[1].addr, kCompute);
+  EXPECT_EQ(calls[1].self, 50);
+  EXPECT_EQ(calls[2].self, 60);
+}
+
+TEST_F(FiltersTest, MaxDepthAndIncludeCombine) {
+  FilterSet f;
+  f.max_depth = 2;
+  f.include = std::regex("^(main|compute)$");
+  auto calls = run(f);
+  ASSERT_EQ(calls.size(), 2u);
+  EXPECT_EQ(calls[0].addr, kCompute);
+  EXPECT_EQ(calls[0].self, 60);
+  EXPECT_EQ(calls[1].self, 60);
+}
+
+TEST(FilterParsing, TimeRangeAndRegexErrors) {
+  EXPECT_TRUE(parse_time_range("10:20"));
+  EXPECT_EQ(parse_time_range(":20")->first, 0u);
+  EXPECT_EQ(parse_time_range("5:")->second, UINT64_MAX);
+  EXPECT_FALSE(parse_time_range("20:10"));
+  EXPECT_FALSE(parse_time_range("abc"));
+  EXPECT_FALSE(parse_time_range("1:x"));
+  EXPECT_FALSE(compile_filter_regex("(unclosed"));
+  EXPECT_TRUE(compile_filter_regex("^main$"));
+}
+
+}  // namespace
+}  // namespace callmon::analysis
