@@ -40,6 +40,21 @@ foreach(entry ${ANALYSIS_GOLDEN})
   endif()
 endforeach()
 
+# `callmon diff`: simple.txt (baseline) against simple_v2.txt; "VARIANT ARGS".
+foreach(entry "diff diff" "diff-json diff|--format=json")
+  string(REPLACE " " ";" parts "${entry}")
+  list(GET parts 0 variant)
+  list(GET parts 1 args)
+  add_test(NAME golden.simple.${variant}
+           COMMAND ${CMAKE_COMMAND} -DCALLMON=$<TARGET_FILE:callmon>
+                   -DMAKE_TRACE=$<TARGET_FILE:make_trace> -DTRACE=${TRACE_DIR}/simple.txt
+                   -DTRACE2=${TRACE_DIR}/simple_v2.txt "-DARGS=${args}"
+                   -DEXPECTED=${TRACE_DIR}/simple.${variant}.expected
+                   -DWORK=${CMAKE_CURRENT_BINARY_DIR}/work/simple.${variant}
+                   -P ${CMAKE_CURRENT_SOURCE_DIR}/run_args.cmake)
+  set_tests_properties(golden.simple.${variant} PROPERTIES LABELS golden)
+endforeach()
+
 # "NAME PATTERN ARGS": bad input => one error line, non-zero exit.
 set(ANALYSIS_BAD
   "graph-missing no.such.directory graph|-d|/nonexistent/callmon.data"
@@ -49,6 +64,7 @@ set(ANALYSIS_BAD
   "graph-range bad.time.range graph|-d|@DATA|--time-range|50:10"
   "report-range bad.time.range report|-d|@DATA|--time-range|abc"
   "replay-range bad.time.range replay|-d|@DATA|--time-range|10"
+  "diff-missing no.such.directory diff|@DATA|/nonexistent/callmon.data"
 )
 foreach(entry ${ANALYSIS_BAD})
   string(REPLACE " " ";" parts "${entry}")

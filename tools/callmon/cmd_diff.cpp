@@ -1,0 +1,66 @@
+// `callmon diff DIR1 DIR2`: per function, how calls, self and total time changed from the
+// first recording (the baseline) to the second.
+#include <cstdio>
+#include <memory>
+
+#include "analysis/profile_diff.hpp"
+#include "report/diff_render.hpp"
+#include "tools/callmon/command.hpp"
+#include "tools/callmon/recording_options.hpp"
+
+namespace callmon::tools {
+namespace {
+
+struct DiffOptions {
+  std::string old_dir;
+  std::string new_dir;
+  std::string format = "text";
+  bool no_compensation = false;
+};
+
+// Opens and profiles one side; nothing on failure (the error is printed).
+std::optional<analysis::Profile> profile_of(const std::string& cmd, const std::string& dir,
+                                            bool compensate) {
+  auto rec = open_recording_or_fail(cmd, dir);
+  if (!rec) return std::nullopt;
+  analysis::ProfileOptions po;
+  po.compensate = compensate;
+  auto profile = analysis::build_profile(*rec, po);
+  if (!profile) {
+    fail(cmd, profile.error());
+    return std::nullopt;
+  }
+  print_warnings(cmd, profile->warnings);
+  return std::move(profile).value();
+}
+
+int run_diff(const DiffOptions& o) {
+  const std::string cmd = "diff";
+  auto before = profile_of(cmd, o.old_dir, !o.no_compensation);
+  if (!before) return 1;
+  auto after = profile_of(cmd, o.new_dir, !o.no_compensation);
+  if (!after) return 1;
+  analysis::ProfileDiff d = analysis::diff_profiles(*before, *after);
+  std::string out = o.format == "json" ? report::render_diff_json(d) : report::render_diff_text(d);
+  std::fwrite(out.data(), 1, out.size(), stdout);
+  return std::fflush(stdout) == 0 ? 0 : fail(cmd, "cannot write the output");
+}
+
+void setup(CLI::App& app, int& status) {
+  auto o = std::make_shared<DiffOptions>();
+  CLI::App* sub = app.add_subcommand(
+      "diff", "Per function change in calls, self and total time between two recordings");
+  sub->add_option("old", o->old_dir, "the baseline recording directory")->required();
+  sub->add_option("new", o->new_dir, "the recording to compare with it")->required();
+  sub->add_option("--format", o->format, "output format: text (default) or json")
+      ->check(CLI::IsMember({"text", "json"}));
+  sub->add_flag("--no-compensation", o->no_compensation,
+                "compare measured times as they are, without subtracting the recording's own "
+                "cost per call");
+  sub->callback([o, &status] { status = run_diff(*o); });
+}
+
+const CommandRegistration registration("diff", setup);
+
+}  // namespace
+}  // namespace callmon::tools
