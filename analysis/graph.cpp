@@ -170,13 +170,7 @@ Result<CallGraph> build_graph(const format::Recording& rec, const GraphOptions& 
       done_bytes += reader.file_size();
       ++graph.threads;
       graph.total_calls += sink.calls();
-      for (std::string& m : damage_messages(reader, sink.calls()))
-        graph.warnings.push_back(std::move(m));
-      uint64_t lost = std::max<uint64_t>(reader.header().lost_events, sink.lost_events());
-      if (lost > 0 && !(reader.header().flags & format::kFlagStopped)) {
-        graph.warnings.push_back(fmt::format("{}: {} events were lost while recording",
-                                             base_name(tf.path), lost));
-      }
+      add_thread_warnings(reader, sink.calls(), sink.lost_events(), graph.warnings);
     }
     merger.add_process(sink, proc.meta, sym, options.tree);
     for (const std::string& w : sym.warnings()) graph.warnings.push_back(w);

@@ -111,13 +111,7 @@ Result<Profile> build_profile(const format::Recording& rec, const ProfileOptions
       ++profile.threads;
       profile.total_calls += sink.calls();
 
-      for (std::string& m : damage_messages(reader, sink.calls()))
-        profile.warnings.push_back(std::move(m));
-      uint64_t lost = std::max<uint64_t>(reader.header().lost_events, sink.lost_events());
-      if (lost > 0 && !(reader.header().flags & format::kFlagStopped)) {
-        profile.warnings.push_back(fmt::format("{}: {} events were lost while recording",
-                                               base_name(tf.path), lost));
-      }
+      add_thread_warnings(reader, sink.calls(), sink.lost_events(), profile.warnings);
       if (options.group_by == GroupBy::kThread) {
         ProfileGroup g;
         g.process_key = proc.meta.key;

@@ -54,4 +54,13 @@ uint64_t total_file_size(const std::vector<std::string>& paths) {
   return total;
 }
 
+void add_thread_warnings(const format::ThreadReader& reader, uint64_t calls,
+                         uint64_t lost_records, std::vector<std::string>& out) {
+  for (std::string& m : damage_messages(reader, calls)) out.push_back(std::move(m));
+  uint64_t lost = std::max<uint64_t>(reader.header().lost_events, lost_records);
+  if (lost > 0 && !(reader.header().flags & format::kFlagStopped))
+    out.push_back(fmt::format("{}: {} events were lost while recording",
+                              base_name(reader.path()), lost));
+}
+
 }  // namespace callmon::analysis

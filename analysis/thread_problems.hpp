@@ -24,6 +24,12 @@ std::string stopped_message(const format::ThreadReader& reader);
 // lost with missing bytes. Empty when the file was read without damage.
 std::vector<std::string> damage_messages(const format::ThreadReader& reader, uint64_t calls);
 
+// Appends every warning about one thread file read to the end: damage_messages(), and
+// "N events were lost" when the header or the LOST records (`lost_records`) count some and
+// the file did not simply stop early (that has its own sentence).
+void add_thread_warnings(const format::ThreadReader& reader, uint64_t calls,
+                         uint64_t lost_records, std::vector<std::string>& out);
+
 // Called with (bytes read so far, total bytes to read) during long reads.
 using ProgressFn = std::function<void(uint64_t done, uint64_t total)>;
 
