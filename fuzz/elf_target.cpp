@@ -11,8 +11,8 @@
 namespace callmon::fuzz {
 
 void fuzz_symbolizer(const uint8_t* data, size_t size) {
-  // A fresh name per input: the ELF cache is per symbolizer here, but libelf may keep
-  // nothing between inputs either way.
+  // The same path for every input, but a new ELF cache each time: nothing read from one
+  // input is reused for the next.
   const std::string path = scratch_dir() + "/module.elf";
   write_file(path, data, size);
   constexpr uint64_t kBias = 0x10000;

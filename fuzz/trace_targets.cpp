@@ -1,7 +1,5 @@
 // Fuzz targets of the format layer and what reads a whole recording: a thread events file,
 // a process meta file, and a recording directory taken through `report` and `info`.
-#include <sys/stat.h>
-
 #include <filesystem>
 #include <string_view>
 
