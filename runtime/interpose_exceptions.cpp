@@ -72,28 +72,28 @@ void before_longjmp(__jmp_buf_tag* env) {
 
 }  // namespace
 
-CALLMON_EXPORT [[noreturn]] void longjmp(__jmp_buf_tag env[1], int val) {
+CALLMON_EXPORT __attribute__((noreturn)) void longjmp(__jmp_buf_tag env[1], int val) {
   before_longjmp(env);
   resolve_real_functions();
   g_real.longjmp_(env, val);
   __builtin_unreachable();
 }
 
-CALLMON_EXPORT [[noreturn]] void _longjmp(__jmp_buf_tag env[1], int val) {
+CALLMON_EXPORT __attribute__((noreturn)) void _longjmp(__jmp_buf_tag env[1], int val) {
   before_longjmp(env);
   resolve_real_functions();
   g_real.under_longjmp(env, val);
   __builtin_unreachable();
 }
 
-CALLMON_EXPORT [[noreturn]] void siglongjmp(__jmp_buf_tag env[1], int val) {
+CALLMON_EXPORT __attribute__((noreturn)) void siglongjmp(__jmp_buf_tag env[1], int val) {
   before_longjmp(env);
   resolve_real_functions();
   g_real.siglongjmp_(env, val);
   __builtin_unreachable();
 }
 
-CALLMON_EXPORT [[noreturn]] void __longjmp_chk(__jmp_buf_tag env[1], int val) {
+CALLMON_EXPORT __attribute__((noreturn)) void __longjmp_chk(__jmp_buf_tag env[1], int val) {
   before_longjmp(env);
   resolve_real_functions();
   g_real.longjmp_chk(env, val);
