@@ -15,7 +15,7 @@ import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 PROGRAMS = os.path.join(os.path.dirname(HERE), "programs")
-READERS = ["report", "replay", "info", "dump"]
+READERS = ["report", "replay", "info", "dump", "graph"]
 
 
 def make_recordings(callmon, cc, work):
@@ -91,10 +91,15 @@ def cases(dirs):
              ("session.json of version 99", "session_version"),
              ("thread files without process files", "no_meta"),
              ("session.json alone", "only_session")]
-    for cmd in READERS:
+    # How each reading command is given a recording.
+    readers = {cmd: (lambda d, cmd=cmd: [cmd, "-d", d]) for cmd in READERS}
+    readers["export"] = lambda d: ["export", "--format=folded", "-o",
+                                   os.path.join(os.path.dirname(d), "out.folded"), "-d", d]
+    readers["diff"] = lambda d: ["diff", dirs["good"], d]
+    for cmd, argv in readers.items():
         for what, key in kinds:
-            out.append((f"{cmd}: {what}", [cmd, "-d", dirs[key]]))
-    for cmd in READERS + ["record"]:
+            out.append((f"{cmd}: {what}", argv(dirs[key])))
+    for cmd in list(readers) + ["record"]:
         out.append((f"{cmd}: unknown option", [cmd, "--no-such-option"]))
     out += [
         ("report: unknown sort key", ["report", "--sort=nope", "-d", dirs["good"]]),
@@ -105,6 +110,11 @@ def cases(dirs):
         ("replay: --max-depth not a number", ["replay", "--max-depth=x", "-d", dirs["good"]]),
         ("replay: unknown thread", ["replay", "--thread", "999999999", "-d", dirs["good"]]),
         ("info: unknown format", ["info", "--format=xml", "-d", dirs["good"]]),
+        ("graph: bad regex", ["graph", "--include", "(x", "-d", dirs["good"]]),
+        ("export: unknown format", ["export", "--format=svg", "-o", "x", "-d", dirs["good"]]),
+        ("export: -o in a missing directory",
+         ["export", "--format=chrome", "-o", dirs["missing"] + "/x.json", "-d", dirs["good"]]),
+        ("diff: one directory only", ["diff", dirs["good"]]),
         ("-d without a value", ["report", "-d"]),
         ("record: no program", ["record", "-o", dirs["missing"] + ".rec"]),
         ("record: program not found", ["record", "-o", dirs["missing"] + ".rec", "--",
