@@ -97,6 +97,10 @@ bool parse_record(ProcessMeta& m, std::string_view name, std::string_view rest,
     uint64_t ticks;
     if (f.size() != 2 || !parse_u64(f[0], ticks) || f[1].empty()) return false;
     m.exec = std::make_pair(ticks, std::string(f[1]));
+  } else if (name == "exec-failed") {
+    uint64_t ticks;
+    if (!parse_u64(rest, ticks)) return false;
+    m.exec.reset();  // the exec before it did not happen
   } else if (name == "fork") {
     auto f = split(rest, 3);
     uint64_t ticks;

@@ -93,6 +93,19 @@ void before_exec(const char* path) {
   meta_append(b.c_str(), static_cast<unsigned>(b.size()));
 }
 
+// exec returned: it failed and this image goes on. The EXEC record is not the stream's last
+// and readers ignore it; the meta file is told too.
+int after_failed_exec(int result) {
+  if (t_state) {
+    ErrnoSaver es;
+    char line[64];
+    LineBuf b(line, sizeof line);
+    b.str("exec-failed ").dec(read_ticks()).ch('\n');
+    meta_append(b.c_str(), static_cast<unsigned>(b.size()));
+  }
+  return result;
+}
+
 constexpr size_t kScratch = 16384;
 
 }  // namespace
@@ -107,7 +120,7 @@ CALLMON_EXPORT int execve(const char* path, char* const argv[], char* const envp
   if (!g_proc.dir[0]) return g_real.execve_(path, argv, envp);
   before_exec(path);
   WITH_RECORDING_ENV(envp, env);
-  return g_real.execve_(path, argv, env);
+  return after_failed_exec(g_real.execve_(path, argv, env));
 }
 
 CALLMON_EXPORT int execv(const char* path, char* const argv[]) {
@@ -119,7 +132,7 @@ CALLMON_EXPORT int execvpe(const char* file, char* const argv[], char* const env
   if (!g_proc.dir[0]) return g_real.execvpe_(file, argv, envp);
   before_exec(file);
   WITH_RECORDING_ENV(envp, env);
-  return g_real.execvpe_(file, argv, env);
+  return after_failed_exec(g_real.execvpe_(file, argv, env));
 }
 
 CALLMON_EXPORT int execvp(const char* file, char* const argv[]) {
@@ -131,7 +144,7 @@ CALLMON_EXPORT int fexecve(int fd, char* const argv[], char* const envp[]) {
   if (!g_proc.dir[0]) return g_real.fexecve_(fd, argv, envp);
   before_exec("(fexecve)");
   WITH_RECORDING_ENV(envp, env);
-  return g_real.fexecve_(fd, argv, env);
+  return after_failed_exec(g_real.fexecve_(fd, argv, env));
 }
 
 // execl, execlp, execle: collect the variadic arguments into an argv on the stack.

@@ -94,6 +94,32 @@ TEST_F(MetaTest, IncompleteLastLineIsIgnored) {
   EXPECT_DOUBLE_EQ(m->ticks_to_ns(5), 5.0);
 }
 
+// An exec that returned (failed) is withdrawn by the line after it; a later exec counts.
+TEST_F(MetaTest, FailedExecIsWithdrawn) {
+  const std::string head = "callmon-process 1\nkey 1.0\nclock monotonic 1000000000\n";
+  auto m = read_process_meta(write("1.0.meta", head + "exec 10 /nope\nexec-failed 11\n"));
+  ASSERT_TRUE(m) << m.error();
+  EXPECT_FALSE(m->exec.has_value());
+  m = read_process_meta(
+      write("2.0.meta", head + "exec 10 /nope\nexec-failed 11\nexec 20 /bin/true\n"));
+  ASSERT_TRUE(m) << m.error();
+  ASSERT_TRUE(m->exec.has_value());
+  EXPECT_EQ(m->exec->second, "/bin/true");
+  EXPECT_FALSE(read_process_meta(write("3.0.meta", head + "exec-failed x\n")).ok());
+}
+
+// The probe cost the runtime measured at start-up.
+TEST_F(MetaTest, OverheadLine) {
+  const std::string head = "callmon-process 1\nkey 1.0\nclock monotonic 1000000000\n";
+  auto m = read_process_meta(write("1.0.meta", head + "overhead 21.000 44.250\n"));
+  ASSERT_TRUE(m) << m.error();
+  ASSERT_TRUE(m->probe_cost.has_value());
+  EXPECT_DOUBLE_EQ(m->probe_cost->inner_ticks, 21.0);
+  EXPECT_DOUBLE_EQ(m->probe_cost->outer_ticks, 44.25);
+  EXPECT_FALSE(read_process_meta(write("2.0.meta", head + "overhead 50 10\n")).ok());
+  EXPECT_FALSE(read_process_meta(write("3.0.meta", head + "overhead -1 10\n")).ok());
+}
+
 TEST_F(MetaTest, MalformedKnownRecordNamesFileAndLine) {
   struct Case {
     const char* line;
