@@ -1,11 +1,11 @@
-/* Recursion 100 000 deep. The main thread's stack limit cannot be raised once it runs, so
- * the recursion runs in a thread created with a 256 MB stack. */
+/* Deep recursion: recurse(DEPTH) with DEPTH from argv[1] (default 100 000). The main
+ * thread's stack limit cannot be raised once it runs, so the recursion runs in a thread
+ * whose stack is sized for the depth (256 bytes a frame, at least 256 MB). */
 #include <pthread.h>
 #include <stdio.h>
+#include <stdlib.h>
 
 #include "fixture.h"
-
-#define DEPTH 100000L
 
 COUNTED long recurse(long n) {
   if (n == 0) return 0;
@@ -13,16 +13,19 @@ COUNTED long recurse(long n) {
 }
 
 static void* deep_thread(void* arg) {
-  *(long*)arg = recurse(DEPTH);
+  long* depth = (long*)arg;
+  *depth = recurse(*depth);
   return NULL;
 }
 
-int main(void) {
+int main(int argc, char** argv) {
+  long depth = argc > 1 ? atol(argv[1]) : 100000L;
+  size_t stack = (size_t)depth * 256;
+  if (stack < (256UL << 20)) stack = 256UL << 20;
   pthread_attr_t attr;
   pthread_attr_init(&attr);
-  pthread_attr_setstacksize(&attr, 256UL << 20);
+  pthread_attr_setstacksize(&attr, stack);
   pthread_t thread;
-  long depth = -1;
   if (pthread_create(&thread, &attr, deep_thread, &depth) != 0) {
     perror("pthread_create");
     return 1;
