@@ -23,6 +23,7 @@
 
 #include "analysis/addr_index.hpp"
 #include "analysis/call_walk.hpp"
+#include "analysis/compensation.hpp"
 #include "analysis/symbolizer.hpp"
 #include "format/process_meta.hpp"
 #include "format/recording.hpp"
@@ -188,18 +189,14 @@ template <class Sink, class Tick>
 uint64_t walk_filtered(format::ThreadReader& reader, Sink& sink, const FilterSet* filters,
                        NameDecider* names, const format::ProcessMeta& meta, bool compensate,
                        Tick&& tick) {
-  auto setup = [&](auto& walker) {
-    if (compensate && meta.probe_cost)
-      walker.set_probe_cost(meta.probe_cost->inner_ticks, meta.probe_cost->outer_ticks);
-  };
   if (filters && filters->active() && names) {
     FilteredSink<Sink> filtered(sink, *filters, *names, meta);
     CallWalker<FilteredSink<Sink>> walker(filtered);
-    setup(walker);
+    apply_compensation(walker, meta, compensate);
     return walk_thread(reader, walker, tick);
   }
   CallWalker<Sink> walker(sink);
-  setup(walker);
+  apply_compensation(walker, meta, compensate);
   return walk_thread(reader, walker, tick);
 }
 
