@@ -38,7 +38,9 @@ struct Chunk {
 
   // Writes the chunk behind a valid header and reads every event back.
   std::vector<Event> decode() {
-    std::string path = ::testing::TempDir() + "runtime_writer_test.events";
+    // CTest runs each TEST as its own process, two at a time: a shared name would let one
+    // test truncate the file another has mapped (SIGBUS in the reader, seen in CI).
+    std::string path = ::testing::TempDir() + "runtime_writer_test." + std::to_string(getpid()) + ".events";
     format::ThreadFileHeader h{};
     std::memcpy(h.magic, format::kThreadMagic, sizeof h.magic);
     h.version = format::kTraceVersion;
