@@ -126,7 +126,8 @@ class GraphMerger {
   uint32_t function_id(const SymbolInfo& s) {
     auto [it, inserted] =
         func_index_.try_emplace(s.name + '\0' + s.module, static_cast<uint32_t>(g_.functions.size()));
-    if (inserted) g_.functions.push_back(GraphFunction{s.name, s.module, 0, 0, 0});
+    if (inserted)
+      g_.functions.push_back(GraphFunction{s.name, s.module, s.file, s.line, 0, 0, 0});
     return it->second;
   }
 

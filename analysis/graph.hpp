@@ -92,6 +92,8 @@ class GraphSink {
 struct GraphFunction {
   std::string name;
   std::string module;
+  std::string file;   // source file of the function's start (DWARF), empty if unknown
+  uint32_t line = 0;  // 0 if unknown
   uint64_t calls = 0;
   double total_ns = 0;
   double self_ns = 0;
