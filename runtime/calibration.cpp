@@ -2,10 +2,12 @@
 //
 // A recorded call's interval runs from the clock read in its enter hook to the one in its
 // exit hook, so it contains the rest of the enter hook and the start of the exit hook
-// ("inner"); its caller's time contains the rest: the call into the enter hook before its
-// clock read and the exit hook after its clock read ("outer" minus "inner"). Calling the
-// real hooks back to back with nothing in between measures both: the interval they record
-// is the inner cost, the time around the pair is the outer cost.
+// ("inner"); its caller's time contains the whole of both hooks and the call ("outer"). An
+// instrumented parent calling an empty instrumented leaf writes four records whose tick
+// deltas give both: the leaf's interval (exit - enter) is the inner cost, and the parent's
+// interval minus its own inner part (enter of the leaf - enter of the parent, plus exit of
+// the parent - exit of the leaf) is the outer cost. The records are decoded from the scratch
+// buffer rather than timed around the calls, so the clock reads are exactly the hooks' own.
 #include "runtime/calibration.hpp"
 
 #include <sys/mman.h>
@@ -13,23 +15,17 @@
 #include <algorithm>
 #include <cstdint>
 
-#include "runtime/clock.hpp"
+#include "callmon/format/records.hpp"
 #include "runtime/sys.hpp"
 #include "runtime/thread_state.hpp"
-
-extern "C" void __cyg_profile_func_enter(void*, void*);
-extern "C" void __cyg_profile_func_exit(void*, void*);
 
 namespace callmon::rt {
 
 namespace {
 
 constexpr int kRounds = 2001;
-constexpr size_t kBuffer = 256 * 1024;  // records of all rounds fit: no chunk switch
+constexpr size_t kBuffer = 64 * 1024;  // one round's records, far from a chunk switch
 constexpr size_t kFrames = 64;
-
-// A function address the hooks can record; never called.
-void calibration_target() {}
 
 // Mean of the fastest 90%: robust against the rounds an interrupt or a page fault hit, and
 // unlike a median it is not stuck on the clock's granularity (21 ticks on some VMs, where
@@ -42,12 +38,28 @@ double typical(uint64_t* v, int n) {
   return sum / keep;
 }
 
+// The tick delta of the record at `p` (any kind: the delta is the value's upper bits); moves
+// `p` past the value and, for an ENTER, past its address.
+uint64_t next_delta(const uint8_t*& p) {
+  auto get = [&p] {
+    uint64_t v = 0;
+    for (unsigned shift = 0;; shift += 7) {
+      uint8_t b = *p++;
+      v |= static_cast<uint64_t>(b & 0x7f) << shift;
+      if ((b & 0x80) == 0) return v;
+    }
+  };
+  uint64_t v = get();
+  if ((v & 3) == format::kKindEnter) get();
+  return v >> 2;
+}
+
 }  // namespace
 
 ProbeCost calibrate_probe_cost() {
   ProbeCost cost{0, 0};
   size_t bytes = sizeof(ThreadState) + kBuffer + kFrames * sizeof(Frame) +
-                 3 * kRounds * sizeof(uint64_t);
+                 2 * kRounds * sizeof(uint64_t);
   void* mem = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   if (mem == MAP_FAILED) return cost;
   auto* s = static_cast<ThreadState*>(mem);
@@ -55,8 +67,6 @@ ProbeCost calibrate_probe_cost() {
   auto* frames = reinterpret_cast<Frame*>(buf + kBuffer);
   auto* inner = reinterpret_cast<uint64_t*>(frames + kFrames);
   uint64_t* outer = inner + kRounds;
-  uint64_t* clock = outer + kRounds;
-  s->chunk_base = s->cur = buf;
   s->chunk_size = kBuffer;
   s->real_end = buf + kBuffer;
   s->limit = s->real_end - 8192;
@@ -66,27 +76,25 @@ ProbeCost calibrate_probe_cost() {
   SignalBlock block;  // a handler's hooks must not land in the scratch state
   ThreadState* saved = t_state;
   t_state = s;
-  void* fn = reinterpret_cast<void*>(&calibration_target);
+  int rounds = 0;
   for (int i = 0; i < kRounds; ++i) {
-    uint64_t a = read_ticks();
-    uint64_t b = read_ticks();
-    clock[i] = b - a;
-  }
-  for (int i = 0; i < kRounds; ++i) {
-    uint64_t before = read_ticks();
-    __cyg_profile_func_enter(fn, fn);
-    uint64_t entered = s->last_ticks;
-    __cyg_profile_func_exit(fn, fn);
-    uint64_t exited = s->last_ticks;
-    uint64_t after = read_ticks();
-    inner[i] = exited - entered;
-    outer[i] = after - before;
+    s->chunk_base = s->cur = buf;  // each round's four records start the buffer
+    calibration_parent();
+    if (s->top != frames) break;  // a hook took its slow path: no usable records
+    const uint8_t* p = buf;
+    next_delta(p);  // the parent's ENTER: its delta reaches back to the previous round
+    uint64_t leaf_in = next_delta(p);
+    uint64_t leaf_out = next_delta(p);
+    uint64_t parent_out = next_delta(p);
+    inner[rounds] = leaf_out;
+    outer[rounds] = leaf_in + parent_out;
+    ++rounds;
   }
   t_state = saved;
-  double clock_read = typical(clock, kRounds);
-  cost.inner = typical(inner, kRounds);
-  cost.outer = typical(outer, kRounds) - clock_read;
-  if (cost.outer < cost.inner) cost.outer = cost.inner;
+  if (rounds == kRounds) {
+    cost.inner = typical(inner, rounds);
+    cost.outer = std::max(typical(outer, rounds), cost.inner);
+  }
   munmap(mem, bytes);
   return cost;
 }

@@ -10,9 +10,15 @@ struct ProbeCost {
   double outer;  // the whole enter+exit pair, as seen by the caller
 };
 
-// Runs the enter and exit hooks on a scratch thread state (no file, signals blocked) a few
-// thousand times and returns the typical costs. Call on a thread that is inside no hook; it
+// Calls an instrumented parent and its instrumented leaf (calibration_probe.cpp) on a scratch
+// thread state (no file, signals blocked) a few thousand times, decodes the records they
+// wrote, and returns the typical costs. Call on a thread that is inside no hook; it
 // restores the calling thread's state.
 ProbeCost calibrate_probe_cost();
+
+// calibration_probe.cpp, compiled with -finstrument-functions: an empty leaf and a parent
+// that calls it once.
+void calibration_leaf();
+void calibration_parent();
 
 }  // namespace callmon::rt

@@ -365,6 +365,14 @@ def main():
         if hasattr(fx, "check_report"):
             for problem in fx.check_report(function_table(report.get("functions", []))):
                 failures.add("report: " + problem.split(":")[0], "  " + problem)
+        if hasattr(fx, "check_compensation"):  # compensated times against raw ones
+            raw = json_of(run([args.callmon, "report", "--format=json", "--no-compensation",
+                               "-d", data], args.work), "report --no-compensation", failures)
+            if raw is not None:
+                for problem in fx.check_compensation(
+                        function_table(report.get("functions", [])),
+                        function_table(raw.get("functions", []))):
+                    failures.add("report: compensation", "  " + problem)
 
     if getattr(fx, "PER_PROCESS", None):
         per = json_of(run([args.callmon, "report", "--format=json", "--per-process", "-d", data],
