@@ -235,6 +235,17 @@ Result<std::unique_ptr<ElfImage>> ElfImage::open(const std::string& path) {
     }
   }
   image->read_symbols();
+  size_t phnum = 0;
+  if (elf_getphdrnum(elf, &phnum) == 0) {
+    bool first = true;
+    for (size_t i = 0; i < phnum; ++i) {
+      GElf_Phdr phdr;
+      if (gelf_getphdr(elf, static_cast<int>(i), &phdr) == nullptr || phdr.p_type != PT_LOAD)
+        continue;
+      if (first || phdr.p_vaddr < image->load_vaddr_) image->load_vaddr_ = phdr.p_vaddr;
+      first = false;
+    }
+  }
   return image;
 }
 
@@ -311,15 +322,60 @@ const SourceLocation& ElfImage::source_of(uint64_t vaddr) {
   return it->second;
 }
 
-SourceLocation ElfImage::lookup_source(uint64_t vaddr) {
+bool ElfImage::ensure_dwarf() {
   if (dwarf_ == nullptr) {
     dwarf_ = std::make_unique<DwarfState>();
     bool use_debug = debug_ != nullptr && has_section(debug_->elf, ".debug_info");
     dwarf_->dw = dwarf_begin_elf(use_debug ? debug_->elf : main_->elf, DWARF_C_READ, nullptr);
   }
+  return dwarf_->dw != nullptr;
+}
+
+std::vector<StatementRow> ElfImage::statement_rows() {
+  std::vector<StatementRow> rows;
+  if (!ensure_dwarf()) return rows;
+  Dwarf_CU* unit = nullptr;
+  Dwarf_Half version = 0;
+  uint8_t unit_type = 0;
+  Dwarf_Die cu, subdie;
+  while (dwarf_get_units(dwarf_->dw, unit, &unit, &version, &unit_type, &cu, &subdie) == 0) {
+    Dwarf_Lines* lines = nullptr;
+    size_t count = 0;
+    if (dwarf_getsrclines(&cu, &lines, &count) != 0) continue;
+    Dwarf_Attribute attr;
+    const char* comp_dir = dwarf_formstring(dwarf_attr(&cu, DW_AT_comp_dir, &attr));
+    const char* last_file = nullptr;
+    int last_line = -1;
+    for (size_t i = 0; i < count; ++i) {
+      Dwarf_Line* row = dwarf_onesrcline(lines, i);
+      bool stmt = false, end = false;
+      Dwarf_Addr addr = 0;
+      int line = 0;
+      if (row == nullptr || dwarf_lineendsequence(row, &end) != 0 || end) {
+        last_file = nullptr;  // a new sequence starts a new run
+        continue;
+      }
+      const char* file = dwarf_linesrc(row, nullptr, nullptr);
+      if (dwarf_linebeginstatement(row, &stmt) != 0 || !stmt || dwarf_lineaddr(row, &addr) != 0 ||
+          dwarf_lineno(row, &line) != 0 || line <= 0 || file == nullptr)
+        continue;
+      if (file == last_file && line == last_line) continue;
+      last_file = file;
+      last_line = line;
+      if (!rows.empty() && rows.back().vaddr == addr) rows.pop_back();  // the later row wins
+      std::string name = file;
+      if (name[0] != '/' && comp_dir != nullptr && comp_dir[0] == '/')
+        name = std::string(comp_dir) + "/" + name;
+      rows.push_back({addr, std::move(name), static_cast<uint32_t>(line)});
+    }
+  }
+  return rows;
+}
+
+SourceLocation ElfImage::lookup_source(uint64_t vaddr) {
   SourceLocation loc;
   Dwarf_Die cu;
-  if (dwarf_->dw == nullptr || !dwarf_->find_cu(vaddr, &cu)) return loc;
+  if (!ensure_dwarf() || !dwarf_->find_cu(vaddr, &cu)) return loc;
 
   Dwarf_Attribute attr;
   const char* comp_dir = dwarf_formstring(dwarf_attr(&cu, DW_AT_comp_dir, &attr));

@@ -26,6 +26,13 @@ struct SourceLocation {
   uint32_t line = 0; // 0 if unknown
 };
 
+// A statement start from a DWARF line table: the first address of a run of rows on one line.
+struct StatementRow {
+  uint64_t vaddr = 0;
+  std::string file;  // as completed by source_of()
+  uint32_t line = 0;
+};
+
 class ElfImage {
  public:
   // Opens `path` and reads its function symbols. Errors: the file cannot be opened or is not
@@ -45,20 +52,31 @@ class ElfImage {
   // Empty when the file has no usable DWARF. Cached per address.
   const SourceLocation& source_of(uint64_t vaddr);
 
+  // Every statement start of every compile unit's line table (is_stmt rows where the file or
+  // line changes), in table order. Empty when the file has no usable DWARF.
+  std::vector<StatementRow> statement_rows();
+
   const std::string& path() const { return path_; }
   size_t symbol_count() const { return symbols_.size(); }
+  // Every function symbol, sorted by address, one per address (aliases folded).
+  const std::vector<FuncSymbol>& symbols() const { return symbols_; }
+  // Lowest p_vaddr of the PT_LOAD segments: the load bias of a mapped image is the address of
+  // its file-offset-0 mapping minus this (page-aligned). 0 for PIE and shared libraries.
+  uint64_t load_vaddr() const { return load_vaddr_; }
 
  private:
   struct File;   // an open descriptor and its libelf handle
   struct DwarfState;  // libdw state, built lazily
   ElfImage() = default;
   void read_symbols();
+  bool ensure_dwarf();
   SourceLocation lookup_source(uint64_t vaddr);
 
   std::string path_;
   std::unique_ptr<File> main_;
   std::unique_ptr<File> debug_;  // separate debug file, may be null
   std::vector<FuncSymbol> symbols_;
+  uint64_t load_vaddr_ = 0;
   std::unique_ptr<DwarfState> dwarf_;
   std::unordered_map<uint64_t, SourceLocation> sources_;
 };
