@@ -1,0 +1,165 @@
+// The data blob of the HTML page (html_report.hpp): the pruned calling-context tree and the
+// compact JSON the page's script reads. Rows are arrays, not objects, so a program with
+// 50 000 functions still gives a page of a few MB; docs/html.md lists the columns.
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <cmath>
+
+#include "report/html_report.hpp"
+
+namespace callmon::report {
+namespace {
+
+using json = nlohmann::ordered_json;
+using analysis::CallGraph;
+using analysis::ContextNode;
+
+int64_t ns_int(double ns) { return static_cast<int64_t>(std::llround(ns)); }
+
+// Children of a context, larger time first, then by name (stable output for the tests).
+std::vector<uint32_t> sorted_children(const CallGraph& g, const ContextNode& c) {
+  std::vector<uint32_t> kids = c.children;
+  std::sort(kids.begin(), kids.end(), [&](uint32_t a, uint32_t b) {
+    const ContextNode& x = g.contexts[a];
+    const ContextNode& y = g.contexts[b];
+    if (x.time_ns != y.time_ns) return x.time_ns > y.time_ns;
+    const auto& fx = g.functions[x.func];
+    const auto& fy = g.functions[y.func];
+    if (fx.name != fy.name) return fx.name < fy.name;
+    return fx.module < fy.module;
+  });
+  return kids;
+}
+
+json summary_json(const CallGraph& g, const HtmlPageInfo& info) {
+  double time_ns = 0;
+  for (const analysis::GraphArc& a : g.arcs)
+    if (a.caller == analysis::kGraphRoot) time_ns += a.time_ns;
+  uint64_t called = 0;
+  for (const auto& f : g.functions) called += f.calls > 0;
+  json s{{"recording", g.recording},
+         {"command", nullptr},
+         {"exit_status", nullptr},
+         {"exit_signal", nullptr},
+         {"start_unix_ns", nullptr},
+         {"total_calls", g.total_calls},
+         {"time_ns", ns_int(time_ns)},
+         {"functions", called},
+         {"processes", g.processes},
+         {"threads", g.threads},
+         {"compensated", info.compensated},
+         {"filters", info.filters},
+         {"warnings", g.warnings}};
+  if (info.session) {
+    s["command"] = info.session->command;
+    if (info.session->exit_status) s["exit_status"] = *info.session->exit_status;
+    if (info.session->exit_signal) s["exit_signal"] = *info.session->exit_signal;
+    if (info.session->start_unix_ns) s["start_unix_ns"] = info.session->start_unix_ns;
+  }
+  return s;
+}
+
+}  // namespace
+
+FlameTree prune_context_tree(const CallGraph& g, double fraction, uint32_t max_depth) {
+  FlameTree t;
+  t.nodes.push_back(FlameNode{});
+  if (g.contexts.empty()) return t;
+  // Subtree sizes, to say how many contexts an "other" node or a cut stands for. A child
+  // always comes after its parent in CallGraph::contexts, so one backward pass does it.
+  std::vector<uint64_t> size(g.contexts.size(), 1);
+  for (size_t i = g.contexts.size(); i-- > 1;) size[g.contexts[i].parent] += size[i];
+  t.contexts = size[0] - 1;
+
+  FlameNode& root = t.nodes[0];
+  for (uint32_t k : g.contexts[0].children) {
+    root.calls += g.contexts[k].calls;
+    root.time_ns += g.contexts[k].time_ns;
+  }
+  t.threshold_ns = root.time_ns * fraction;
+
+  struct Item {
+    uint32_t context;
+    int64_t out;     // its index in t.nodes
+    uint32_t depth;  // of the context (the root's children: 1)
+  };
+  std::vector<Item> stack{{0, 0, 0}};
+  while (!stack.empty()) {
+    Item it = stack.back();
+    stack.pop_back();
+    const ContextNode& c = g.contexts[it.context];
+    if (c.children.empty()) continue;
+    if (it.depth >= max_depth) {
+      t.cut += size[it.context] - 1;
+      continue;
+    }
+    FlameNode other;
+    other.parent = it.out;
+    std::vector<Item> kept;
+    for (uint32_t k : sorted_children(g, c)) {
+      const ContextNode& child = g.contexts[k];
+      if (child.time_ns > 0 && child.time_ns >= t.threshold_ns) {
+        kept.push_back({k, static_cast<int64_t>(t.nodes.size()), it.depth + 1});
+        t.nodes.push_back(
+            FlameNode{it.out, child.func, child.calls, child.time_ns, child.self_ns, 0});
+      } else {
+        other.calls += child.calls;
+        other.time_ns += child.time_ns;
+        other.merged += size[k];
+      }
+    }
+    if (other.merged > 0) {
+      other.self_ns = other.time_ns;  // shown without children
+      t.merged += other.merged;
+      t.nodes.push_back(other);
+    }
+    for (auto k = kept.rbegin(); k != kept.rend(); ++k) stack.push_back(*k);
+  }
+  return t;
+}
+
+std::string html_data_json(const CallGraph& g, const HtmlPageInfo& info,
+                           const HtmlOptions& options) {
+  json root{{"format", 1}, {"summary", summary_json(g, info)}};
+  json funcs = json::array();
+  for (const auto& f : g.functions)
+    funcs.push_back(json::array({f.name, f.module, f.file, f.line, f.calls, ns_int(f.total_ns),
+                                 ns_int(f.self_ns)}));
+  root["functions"] = std::move(funcs);
+  json arcs = json::array();
+  for (const auto& a : g.arcs) {
+    if (a.calls == 0) continue;
+    int64_t caller = a.caller == analysis::kGraphRoot ? -1 : int64_t{a.caller};
+    arcs.push_back(json::array({caller, a.callee, a.calls, ns_int(a.time_ns), ns_int(a.self_ns)}));
+  }
+  root["arcs"] = std::move(arcs);
+
+  FlameTree t = prune_context_tree(g, options.prune_fraction, options.max_tree_depth);
+  json nodes = json::array();
+  for (const FlameNode& n : t.nodes)
+    nodes.push_back(json::array(
+        {n.parent, n.func, n.calls, ns_int(n.time_ns), ns_int(n.self_ns), n.merged}));
+  root["tree"] = json{{"contexts", t.contexts},
+                      {"merged", t.merged},
+                      {"cut", t.cut},
+                      {"fraction", options.prune_fraction},
+                      {"max_depth", options.max_tree_depth},
+                      {"threshold_ns", t.threshold_ns},
+                      {"nodes", std::move(nodes)}};
+
+  std::string text = root.dump(-1, ' ', false, json::error_handler_t::replace);
+  // No "</script>" or "<!--" can appear inside the <script> element: '<' only occurs in
+  // JSON strings, where \u003c means the same character.
+  std::string out;
+  out.reserve(text.size() + text.size() / 64);
+  for (char ch : text) {
+    if (ch == '<')
+      out += "\\u003c";
+    else
+      out += ch;
+  }
+  return out;
+}
+
+}  // namespace callmon::report

@@ -1,0 +1,28 @@
+# Golden tests of the data blob of `callmon html` (included by CMakeLists.txt): each entry
+# is "VARIANT TRACE ARGS" with ARGS "|"-separated; the page's data must print as
+# tests/traces/TRACE.VARIANT.expected (html_data.py, which also checks the page is
+# self-contained).
+set(HTML_GOLDEN
+  "html-data html"
+  "html-data-pruned html --prune|10"
+  "html-data-filtered html --exclude|^walk"
+  "html-data simple"
+  "html-data recursion"
+)
+foreach(entry ${HTML_GOLDEN})
+  string(REPLACE " " ";" parts "${entry}")
+  list(GET parts 0 variant)
+  list(GET parts 1 trace)
+  set(args "")
+  list(LENGTH parts n)
+  if(n GREATER 2)
+    list(GET parts 2 args)
+    string(REPLACE "|" ";" args "${args}")
+  endif()
+  add_test(NAME golden.${trace}.${variant}
+           COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/html_data.py
+                   $<TARGET_FILE:callmon> $<TARGET_FILE:make_trace> ${TRACE_DIR}/${trace}.txt
+                   ${TRACE_DIR}/${trace}.${variant}.expected
+                   ${CMAKE_CURRENT_BINARY_DIR}/work/${trace}.${variant} ${args})
+  set_tests_properties(golden.${trace}.${variant} PROPERTIES LABELS golden)
+endforeach()

@@ -1,0 +1,114 @@
+// `callmon html`: one self-contained HTML page of a recording (docs/html.md): summary, flat
+// profile, a section per function with its callers and callees, a flame graph. Built from
+// the call graph and calling-context tree of `callmon graph`, with the same filters and
+// compensation. A file left half-written by an error is removed.
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <memory>
+
+#include "analysis/graph.hpp"
+#include "report/html_report.hpp"
+#include "tools/callmon/command.hpp"
+#include "tools/callmon/filter_options.hpp"
+#include "tools/callmon/recording_options.hpp"
+
+namespace callmon::tools {
+namespace {
+
+struct HtmlCmdOptions {
+  std::string dir = "callmon.data";
+  std::string output;
+  bool no_compensation = false;
+  double prune_percent = 0.1;
+  FilterOptions filters;
+};
+
+// The filters as the user gave them, for the page's summary.
+std::string describe_filters(const FilterOptions& f) {
+  std::string out;
+  auto add = [&](const std::string& option, const std::string& value) {
+    if (value.empty()) return;
+    if (!out.empty()) out += ' ';
+    out += option + ' ' + value;
+  };
+  add("--include", f.include);
+  add("--exclude", f.exclude);
+  if (f.min_duration_ns) add("--min-duration", std::to_string(f.min_duration_ns));
+  add("--time-range", f.time_range);
+  if (f.max_depth) add("--max-depth", std::to_string(f.max_depth));
+  if (f.tid) add("--thread", std::to_string(f.tid));
+  return out;
+}
+
+int run_html(const HtmlCmdOptions& o) {
+  const std::string cmd = "html";
+  if (!(o.prune_percent >= 0 && o.prune_percent < 100))
+    return fail(cmd, "--prune must be a percentage in [0, 100)", 2);
+  auto rec = open_recording_or_fail(cmd, o.dir);
+  if (!rec) return 1;
+  auto filters = make_filters_or_fail(cmd, o.filters, *rec);
+  if (!filters) return 2;
+
+  bool to_stdout = o.output == "-";
+  std::FILE* out = to_stdout ? stdout : std::fopen(o.output.c_str(), "wb");
+  if (!out) return fail(cmd, o.output + ": cannot create the file: " + std::strerror(errno));
+  auto discard = [&](const std::string& why) {
+    if (!to_stdout) {
+      std::fclose(out);
+      std::remove(o.output.c_str());
+    }
+    return fail(cmd, why);
+  };
+
+  analysis::GraphOptions go;
+  go.compensate = !o.no_compensation;
+  go.tree = true;
+  go.filters = &*filters;
+  Progress progress(cmd);
+  go.progress = progress.callback();
+  auto graph = analysis::build_graph(*rec, go);
+  progress.finish();
+  if (!graph) return discard(graph.error());
+  print_warnings(cmd, graph->warnings);
+
+  report::HtmlPageInfo info;
+  info.session = rec->session;
+  info.compensated = !o.no_compensation;
+  info.filters = describe_filters(o.filters);
+  report::HtmlOptions ho;
+  ho.prune_fraction = o.prune_percent / 100;
+  std::string page = report::render_html(*graph, info, ho);
+  bool written = std::fwrite(page.data(), 1, page.size(), out) == page.size();
+  bool closed = to_stdout ? std::fflush(out) == 0 : std::fclose(out) == 0;
+  if (!written || !closed) {
+    if (!to_stdout) std::remove(o.output.c_str());
+    return fail(cmd, o.output + ": cannot write the output");
+  }
+  return 0;
+}
+
+void setup(CLI::App& app, int& status) {
+  auto o = std::make_shared<HtmlCmdOptions>();
+  CLI::App* sub = app.add_subcommand(
+      "html", "One self-contained HTML page: summary, sortable flat profile, a section per "
+              "function with callers and callees, flame graph");
+  add_recording_option(sub, o->dir);
+  sub->add_option("-o,--output", o->output, "file to write ('-' for standard output)")
+      ->required()
+      ->type_name("FILE");
+  sub->add_flag("--no-compensation", o->no_compensation,
+                "use measured times as they are, without subtracting the recording's own "
+                "cost per call");
+  sub->add_option("--prune", o->prune_percent,
+                  "flame graph: merge calling contexts under PCT % of all time into one "
+                  "'other' box per caller (default 0.1)")
+      ->type_name("PCT");
+  add_filter_options(sub, o->filters);
+  sub->callback([o, &status] { status = run_html(*o); });
+}
+
+const CommandRegistration registration("html", setup);
+
+}  // namespace
+}  // namespace callmon::tools
