@@ -37,7 +37,7 @@
     if (!(ns > 0)) return '0 ns';
     let u = 0;
     while (u + 1 < UNITS.length && ns >= UNITS[u + 1][1]) u++;
-    if (u === 0) return Math.round(ns) + ' ns';
+    if (u === 0) return (ns < 1 ? ns.toFixed(2) : Math.round(ns)) + ' ns';
     let v = ns / UNITS[u][1];
     let d = decimals(v);
     if (Math.round(v * 10 ** d) / 10 ** d >= 1000 && u + 1 < UNITS.length) {
@@ -232,7 +232,10 @@
         Math.round(Math.min(1, total > 0 ? a[3] / total : 0) * 60) + 'px"></span>' +
         fmtPct(a[3], total) + '</td></tr>';
     });
-    let html = '<h2>' + heading + ' <span class="muted">(' + fmtCount(arcs.length) + ')</span></h2>';
+    let html = '<h2>' + heading + ' <span class="muted">(' + fmtCount(arcs.length) + ')</span></h2>' +
+      '<p class="muted">' + (other === 0
+        ? 'Calls, time and self time of this function when called from each caller.'
+        : 'Calls, time and self time of each callee when called from this function.') + '</p>';
     if (!arcs.length) return html + '<p class="muted">none</p>';
     html += '<table class="grid" id="' + id + '"><thead><tr><th>' + heading.slice(0, -1) +
       '</th><th class="num">Calls</th><th class="num">Time</th><th class="num">Self</th>' +
@@ -376,8 +379,8 @@
     const pct = TREE.fraction * 100;
     $('flame-note').textContent = 'Calling-context tree: every distinct call path, widths ' +
       'proportional to time, callers above callees. ' + fmtCount(TREE.contexts) + ' contexts; ' +
-      fmtCount(TREE.merged) + ' of them, each under ' + pct + '% of all time (' +
-      fmtTime(TREE.threshold_ns) + '), are merged into one grey \u201cother\u201d box per caller' +
+      'those under ' + pct + '% of all time (' + fmtTime(TREE.threshold_ns) + ') are merged ' +
+      'into one grey \u201cother\u201d box per caller (' + fmtCount(TREE.merged) + ' merged)' +
       (TREE.cut ? '; ' + fmtCount(TREE.cut) + ' deeper than ' + TREE.max_depth +
         ' levels are left out' : '') + '. Boxes under ' + FLAME_MIN_PX + ' px are not drawn.';
     $('flame').addEventListener('click', (ev) => {
