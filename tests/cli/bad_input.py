@@ -96,6 +96,8 @@ def cases(dirs):
     readers["export"] = lambda d: ["export", "--format=folded", "-o",
                                    os.path.join(os.path.dirname(d), "out.folded"), "-d", d]
     readers["diff"] = lambda d: ["diff", dirs["good"], d]
+    readers["html"] = lambda d: ["html", "-o", os.path.join(os.path.dirname(d), "out.html"),
+                                 "-d", d]
     for cmd, argv in readers.items():
         for what, key in kinds:
             out.append((f"{cmd}: {what}", argv(dirs[key])))
@@ -114,6 +116,13 @@ def cases(dirs):
         ("export: unknown format", ["export", "--format=svg", "-o", "x", "-d", dirs["good"]]),
         ("export: -o in a missing directory",
          ["export", "--format=chrome", "-o", dirs["missing"] + "/x.json", "-d", dirs["good"]]),
+        ("html: no -o", ["html", "-d", dirs["good"]]),
+        ("html: -o in a missing directory",
+         ["html", "-o", dirs["missing"] + "/x.html", "-d", dirs["good"]]),
+        ("html: -o a directory", ["html", "-o", dirs["not_a_recording"], "-d", dirs["good"]]),
+        ("html: --prune out of range", ["html", "--prune", "100", "-o", "x.html", "-d",
+                                        dirs["good"]]),
+        ("html: bad regex", ["html", "--exclude", "(x", "-o", "x.html", "-d", dirs["good"]]),
         ("diff: one directory only", ["diff", dirs["good"]]),
         ("-d without a value", ["report", "-d"]),
         ("record: no program", ["record", "-o", dirs["missing"] + ".rec"]),
