@@ -6,12 +6,14 @@
 
 #include <cstdint>
 #include <cstring>
+#include <optional>
 #include <string>
 #include <type_traits>
 #include <vector>
 
 #include "analysis/call_walk.hpp"
 #include "analysis/compensation.hpp"
+#include "analysis/filters.hpp"
 #include "analysis/symbolizer.hpp"
 #include "analysis/thread_problems.hpp"
 #include "format/recording.hpp"
@@ -54,17 +56,21 @@ struct CountingSink {
 //   Sink& begin_thread(const ExportThread&);   // a call-walk sink (call_walk.hpp)
 //   void end_thread(const ExportThread&);      // after the walker finished
 //   void end_process(const format::ProcessRecording&, ProcessSymbolizer&);
-// `compensate` applies the recording's probe cost to `time`/`self` (compensation.hpp).
-// Errors: a thread file that cannot be opened. Returns the warnings otherwise.
+// `compensate` applies the recording's probe cost to `time`/`self` (compensation.hpp);
+// `filters`, if given, selects threads and calls (filters.hpp: the sink sees the filtered
+// tree). Errors: a thread file that cannot be opened. Returns the warnings otherwise.
 template <class Visitor>
 Result<std::vector<std::string>> walk_recording(const format::Recording& rec, bool compensate,
-                                                Visitor& visitor) {
+                                                const FilterSet* filters, Visitor& visitor) {
   std::vector<std::string> warnings = rec.warnings;
   auto cache = make_elf_cache();
   for (const format::ProcessRecording& proc : rec.processes) {
     ProcessSymbolizer sym(proc.meta, cache);
+    std::optional<NameDecider> names;
+    if (filters) names.emplace(*filters, sym);
     visitor.begin_process(proc, sym);
     for (const format::ThreadFile& tf : proc.threads) {
+      if (filters && !filters->keeps_thread(tf.tid)) continue;
       auto opened = format::ThreadReader::open(tf.path);
       if (!opened) return Error{opened.error()};
       format::ThreadReader& reader = opened.value();
@@ -77,9 +83,8 @@ Result<std::vector<std::string>> walk_recording(const format::Recording& rec, bo
       thread.name.assign(name, strnlen(name, sizeof(name)));
       auto& sink = visitor.begin_thread(thread);
       CountingSink<std::remove_reference_t<decltype(sink)>> counting{sink};
-      CallWalker<decltype(counting)> walker(counting);
-      apply_compensation(walker, proc.meta, compensate);
-      walk_thread(reader, walker, [](uint64_t) {});
+      walk_filtered(reader, counting, filters, names ? &*names : nullptr, proc.meta, compensate,
+                    [](uint64_t) {});
       visitor.end_thread(thread);
       for (std::string& m : damage_messages(reader, counting.calls))
         warnings.push_back(std::move(m));
@@ -88,6 +93,12 @@ Result<std::vector<std::string>> walk_recording(const format::Recording& rec, bo
     for (const std::string& w : sym.warnings()) warnings.push_back(w);
   }
   return warnings;
+}
+
+template <class Visitor>
+Result<std::vector<std::string>> walk_recording(const format::Recording& rec, bool compensate,
+                                                Visitor& visitor) {
+  return walk_recording(rec, compensate, nullptr, visitor);
 }
 
 }  // namespace callmon::analysis

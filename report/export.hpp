@@ -13,14 +13,15 @@
 #include <string>
 #include <vector>
 
+#include "analysis/filters.hpp"
 #include "format/recording.hpp"
 #include "format/result.hpp"
 
 namespace callmon::report {
 
 struct ExportOptions {
-  bool compensate = true;        // subtract the recording's probe cost (times, self times)
-  uint64_t min_duration_ns = 0;  // chrome: calls shorter than this are left out
+  bool compensate = true;                       // subtract the recording's probe cost
+  const analysis::FilterSet* filters = nullptr;  // the analysis filters (docs/filters.md)
 };
 
 // Each returns the warnings (damaged files, symbolization problems) or an error: a thread

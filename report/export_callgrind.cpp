@@ -66,7 +66,7 @@ Result<std::vector<std::string>> export_callgrind(const format::Recording& rec,
                                                   const ExportOptions& options,
                                                   std::FILE* out) {
   CallgraphVisitor visitor;
-  auto warnings = analysis::walk_recording(rec, options.compensate, visitor);
+  auto warnings = analysis::walk_recording(rec, options.compensate, options.filters, visitor);
   if (!warnings) return warnings;
   analysis::Callgraph graph = visitor.take();
 

@@ -24,8 +24,7 @@ std::string base_of(const std::string& path) {
 
 class ChromeWriter {
  public:
-  ChromeWriter(ExportStream& out, uint64_t min_duration_ns)
-      : out_(out), min_ns_(static_cast<double>(min_duration_ns)) {}
+  explicit ChromeWriter(ExportStream& out) : out_(out) {}
 
   void begin_process(const format::ProcessRecording& proc, analysis::ProcessSymbolizer& sym) {
     meta_ = &proc.meta;
@@ -49,8 +48,6 @@ class ChromeWriter {
   uint32_t on_enter(uint64_t, uint64_t, uint32_t, bool) { return 0; }
   void on_special(const format::Event&, uint32_t) {}
   void on_call(const analysis::FinishedCall& call) {
-    double dur_ns = meta_->ticks_to_ns(call.end - call.start);
-    if (dur_ns < min_ns_) return;  // its time stays inside the parent's event
     std::string args = fmt::format(R"("time_ns":{},"self_ns":{})",
                                    std::llround(meta_->ticks_to_ns(call.time)),
                                    self_ns(call.self));
@@ -60,7 +57,8 @@ class ChromeWriter {
     event(fmt::format(R"({{"ph":"X","pid":{},"tid":{},"ts":{},"dur":{},"name":{},"args":{{{}}}}})",
                       meta_->pid, tid_,
                       fixed3(analysis::ticks_to_time_ns(*meta_, call.start) / 1000.0),
-                      fixed3(dur_ns / 1000.0), name(call.addr), args));
+                      fixed3(meta_->ticks_to_ns(call.end - call.start) / 1000.0),
+                      name(call.addr), args));
   }
 
  private:
@@ -80,7 +78,6 @@ class ChromeWriter {
   }
 
   ExportStream& out_;
-  double min_ns_;
   const format::ProcessMeta* meta_ = nullptr;
   analysis::ProcessSymbolizer* sym_ = nullptr;
   uint32_t tid_ = 0;
@@ -94,8 +91,8 @@ Result<std::vector<std::string>> export_chrome(const format::Recording& rec,
                                                const ExportOptions& options, std::FILE* out) {
   ExportStream stream(out);
   stream.write(R"({"displayTimeUnit":"ns","traceEvents":[)");
-  ChromeWriter writer(stream, options.min_duration_ns);
-  auto warnings = analysis::walk_recording(rec, options.compensate, writer);
+  ChromeWriter writer(stream);
+  auto warnings = analysis::walk_recording(rec, options.compensate, options.filters, writer);
   if (!warnings) return warnings;
   stream.write("\n]}\n");
   if (!stream.finish()) return Error{"cannot write the output"};

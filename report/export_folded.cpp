@@ -68,7 +68,7 @@ class FoldedVisitor {
 Result<std::vector<std::string>> export_folded(const format::Recording& rec,
                                                const ExportOptions& options, std::FILE* out) {
   FoldedVisitor visitor;
-  auto warnings = analysis::walk_recording(rec, options.compensate, visitor);
+  auto warnings = analysis::walk_recording(rec, options.compensate, options.filters, visitor);
   if (!warnings) return warnings;
   ExportStream s(out);
   for (const auto& [stack, ns] : visitor.stacks()) {

@@ -118,7 +118,7 @@ Result<std::vector<std::string>> export_speedscope(const format::Recording& rec,
       R"({{"$schema":"https://www.speedscope.app/file-format-schema.json","exporter":"callmon","name":{},"activeProfileIndex":0,"profiles":[)",
       json_quote(name)));
   SpeedscopeWriter writer(stream);
-  auto warnings = analysis::walk_recording(rec, options.compensate, writer);
+  auto warnings = analysis::walk_recording(rec, options.compensate, options.filters, writer);
   if (!warnings) return warnings;
   stream.write("\n],\"shared\":{");
   writer.write_frames();

@@ -23,6 +23,10 @@ set(ANALYSIS_GOLDEN
   "replay-exclude simple replay|--exclude|compute"
   "replay-min recursion replay|--min-duration|20"
   "report-thread threads report|--thread|601"
+  "export-folded-exclude simple export|--format=folded|-o|-|--exclude|^compute$"
+  "export-chrome-min simple export|--format=chrome|-o|-|--min-duration|15"
+  "export-callgrind-depth simple export|--format=callgrind|-o|-|--max-depth|2"
+  "export-speedscope-thread threads export|--format=speedscope|-o|-|--thread|601"
 )
 foreach(entry ${ANALYSIS_GOLDEN})
   string(REPLACE " " ";" parts "${entry}")

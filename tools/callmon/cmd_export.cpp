@@ -8,6 +8,7 @@
 
 #include "report/export.hpp"
 #include "tools/callmon/command.hpp"
+#include "tools/callmon/filter_options.hpp"
 #include "tools/callmon/recording_options.hpp"
 
 namespace callmon::tools {
@@ -17,20 +18,20 @@ struct ExportCmdOptions {
   std::string dir = "callmon.data";
   std::string format;
   std::string output;
-  uint64_t min_duration_ns = 0;
+  FilterOptions filters;
   bool no_compensation = false;
 };
 
-int run_export(const ExportCmdOptions& o, bool min_duration_given) {
+int run_export(const ExportCmdOptions& o) {
   const std::string cmd = "export";
   if (o.format != "chrome" && o.format != "folded" && o.format != "callgrind" &&
       o.format != "speedscope")
     return fail(cmd, "unknown format '" + o.format + "' (chrome, folded, callgrind, speedscope)",
                 2);
-  if (min_duration_given && o.format != "chrome")
-    return fail(cmd, "--min-duration applies to --format=chrome only", 2);
   auto rec = open_recording_or_fail(cmd, o.dir);
   if (!rec) return 1;
+  auto filters = make_filters_or_fail(cmd, o.filters, *rec);
+  if (!filters) return 2;
 
   bool to_stdout = o.output == "-";
   std::FILE* out = to_stdout ? stdout : std::fopen(o.output.c_str(), "wb");
@@ -38,7 +39,7 @@ int run_export(const ExportCmdOptions& o, bool min_duration_given) {
 
   report::ExportOptions eo;
   eo.compensate = !o.no_compensation;
-  eo.min_duration_ns = o.min_duration_ns;
+  eo.filters = &*filters;
   auto written = o.format == "chrome"      ? report::export_chrome(*rec, eo, out)
                  : o.format == "folded"    ? report::export_folded(*rec, eo, out)
                  : o.format == "callgrind" ? report::export_callgrind(*rec, eo, out)
@@ -66,14 +67,11 @@ void setup(CLI::App& app, int& status) {
   sub->add_option("-o,--output", o->output, "file to write ('-' for standard output)")
       ->required()
       ->type_name("FILE");
-  CLI::Option* min = sub->add_option("--min-duration", o->min_duration_ns,
-                                     "chrome: leave out calls shorter than NS nanoseconds "
-                                     "(their time stays in the caller)")
-                         ->type_name("NS");
+  add_filter_options(sub, o->filters);
   sub->add_flag("--no-compensation", o->no_compensation,
                 "use measured times as they are, without subtracting the recording's own "
                 "cost per call");
-  sub->callback([o, min, &status] { status = run_export(*o, min->count() > 0); });
+  sub->callback([o, &status] { status = run_export(*o); });
 }
 
 const CommandRegistration registration("export", setup);
