@@ -11,22 +11,6 @@ namespace callmon::rt {
 using format::SpecialCode;
 using format::UnwindReason;
 
-namespace {
-
-// Enters a guarded section: returns whether another hook of this thread is active below us
-// (we interrupted it from a signal handler).
-inline bool guard_enter(ThreadState* s) {
-  bool nested = (s->guard & kGuardBusyMask) != 0;
-  s->guard += 1;
-  signal_fence();
-  return nested;
-}
-
-inline void guard_leave(ThreadState* s) {
-  signal_fence();
-  s->guard -= 1;
-}
-
 void put_enter(ThreadState* s, bool nested, uint64_t t, uintptr_t fn) {
   if (nested) {
     uint64_t a = fn;
@@ -46,6 +30,16 @@ void put_unwind(ThreadState* s, bool nested, uint64_t t, uint64_t count, UnwindR
   write_special(s, nested, format::kCodeUnwind, t, f, 2);
 }
 
+// After a dlopen: the new module's `module` line must be written before its functions'
+// addresses are of any use. Not from a nested hook (dl_iterate_phdr takes a lock).
+void handle_rescan(ThreadState* s, bool nested) {
+  if (nested || !(s->guard & kGuardRescan)) return;
+  s->guard &= ~kGuardRescan;
+  if (take_rescan_request()) modules_rescan();
+}
+
+namespace {
+
 // The frame an exit of `fn` at frame address `sp` returns from: the innermost frame of
 // `fn` that is not deeper than `sp` (deeper ones were abandoned: their sp is smaller),
 // else the innermost frame of `fn` at all.
@@ -57,14 +51,6 @@ Frame* find_exit_frame(ThreadState* s, uintptr_t fn, uintptr_t sp) {
     if (!any) any = f;
   }
   return any;
-}
-
-// After a dlopen: the new module's `module` line must be written before its functions'
-// addresses are of any use. Not from a nested hook (dl_iterate_phdr takes a lock).
-void handle_rescan(ThreadState* s, bool nested) {
-  if (nested || !(s->guard & kGuardRescan)) return;
-  s->guard &= ~kGuardRescan;
-  if (take_rescan_request()) modules_rescan();
 }
 
 }  // namespace
@@ -101,6 +87,7 @@ void enter_slow(ThreadState* s, uintptr_t fn, uintptr_t sp) {
     signal_fence();  // publish the slot before filling it: a nested hook pushes above it
     f->fn = fn;
     f->sp = sp;
+    f->ret = 0;
   }
   put_enter(s, nested, t, fn);
   guard_leave(s);
@@ -169,6 +156,8 @@ void unwind_below(uintptr_t sp, UnwindReason reason) {
 void note_throw() {
   ThreadState* s = t_state;
   if (!s) return;
+  // The unwinder must see the real return addresses of the frames it walks (-pg modes).
+  pg_restore_returns();
   s->throw_depth = static_cast<uint64_t>(s->top - s->stack_base);
   s->guard |= kGuardUnwinding;
 }
@@ -178,6 +167,7 @@ void note_catch(uintptr_t sp) {
   if (!s) return;
   unwind_below(sp, UnwindReason::kException);
   s->guard &= ~kGuardUnwinding;
+  pg_hijack_returns();  // the frames that stay open return through the trampoline again
 }
 
 void note_special(SpecialCode code, const uint64_t* fields, unsigned nfields) {

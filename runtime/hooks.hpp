@@ -5,9 +5,33 @@
 #include <cstdint>
 
 #include "callmon/format/records.hpp"
+#include "runtime/event_writer.hpp"
 #include "runtime/thread_state.hpp"
 
 namespace callmon::rt {
+
+// Enters a guarded section of a slow path: returns whether another hook of this thread is
+// active below us (we interrupted it from a signal handler).
+inline bool guard_enter(ThreadState* s) {
+  bool nested = (s->guard & kGuardBusyMask) != 0;
+  s->guard += 1;
+  signal_fence();
+  return nested;
+}
+
+inline void guard_leave(ThreadState* s) {
+  signal_fence();
+  s->guard -= 1;
+}
+
+// Record writers of the slow paths: a nested hook writes self-contained SPECIAL records.
+void put_enter(ThreadState* s, bool nested, uint64_t t, uintptr_t fn);
+void put_exit(ThreadState* s, bool nested, uint64_t t);
+void put_unwind(ThreadState* s, bool nested, uint64_t t, uint64_t count,
+                format::UnwindReason r);
+
+// Writes the module lines a dlopen asked for (not from a nested hook).
+void handle_rescan(ThreadState* s, bool nested);
 
 // A hook's enter/exit when the fast path cannot take it: no thread state yet, a hook
 // interrupted by a signal (nested), an exception propagating, shadow stack full, a return
@@ -25,6 +49,12 @@ void unwind_below(uintptr_t sp, format::UnwindReason reason);
 void note_throw();
 // Notes that a handler caught it in the frame whose frame address is `sp`.
 void note_catch(uintptr_t sp);
+
+// The -pg modes (hooks_pg.cpp). The return addresses the entry trampolines replaced are
+// put back in their stack slots before something walks the stack (an exception's unwinder,
+// backtrace()) and replaced again afterwards, for every open frame of the calling thread.
+void pg_restore_returns();
+void pg_hijack_returns();
 
 // Writes a SPECIAL record for the calling thread (FORK, EXEC), from ordinary code.
 void note_special(format::SpecialCode code, const uint64_t* fields, unsigned nfields);

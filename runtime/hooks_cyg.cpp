@@ -30,6 +30,7 @@ CALLMON_EXPORT void __cyg_profile_func_enter(void* this_fn, void* /*call_site*/)
   signal_fence();  // the slot is ours before we fill it: a signal's hooks push above it
   f->fn = fn;
   f->sp = HOOK_SP();
+  f->ret = 0;  // no return address to put back (pg_restore_returns skips the frame)
   write_enter(s, t, fn);
   signal_fence();
   guard_release(s);

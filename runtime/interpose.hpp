@@ -7,6 +7,8 @@
 #include <sys/types.h>
 #include <unwind.h>
 
+#include <cstdint>
+
 namespace callmon::rt {
 
 struct RealFunctions {
@@ -24,11 +26,22 @@ struct RealFunctions {
   int (*fexecve_)(int, char* const[], char* const[]);
   void* (*dlopen_)(const char*, int);
   void* (*dlmopen_)(long, const char*, int);
+  // -pg modes (interpose_pg.cpp)
+  int (*backtrace_)(void**, int);
+  _Unwind_Reason_Code (*unwind_backtrace)(_Unwind_Trace_Fn, void*);
+  void (*monstartup_)(unsigned long, unsigned long);
+  void (*mcleanup_)();
+  uintptr_t mcount_;
+  uintptr_t fentry_;
 };
 
 extern RealFunctions g_real;
 
 // Resolves g_real (idempotent).
 void resolve_real_functions();
+
+// At start-up: when nothing is to be recorded, lets the -pg entry trampolines jump
+// straight to glibc's mcount/__fentry__ (interpose_pg.cpp).
+void pg_setup_forwarding();
 
 }  // namespace callmon::rt

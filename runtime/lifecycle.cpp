@@ -30,11 +30,18 @@ void resolve_real_functions() {
   resolve(g_real.fexecve_, "fexecve");
   resolve(g_real.dlopen_, "dlopen");
   resolve(g_real.dlmopen_, "dlmopen");
+  resolve(g_real.backtrace_, "backtrace");
+  resolve(g_real.unwind_backtrace, "_Unwind_Backtrace");
+  resolve(g_real.monstartup_, "__monstartup");
+  resolve(g_real.mcleanup_, "_mcleanup");
+  if (!g_real.mcount_) g_real.mcount_ = reinterpret_cast<uintptr_t>(dlsym(RTLD_NEXT, "mcount"));
+  if (!g_real.fentry_) g_real.fentry_ = reinterpret_cast<uintptr_t>(dlsym(RTLD_NEXT, "__fentry__"));
 }
 
 // Priority 101: before ordinary constructors, so even their hooks find the functions.
 __attribute__((constructor(101))) static void callmon_runtime_init() {
   resolve_real_functions();
+  pg_setup_forwarding();
   pthread_atfork(nullptr, nullptr, fork_child_handler);
 }
 

@@ -16,9 +16,13 @@ namespace callmon::rt {
 // One open call. `sp` is the frame address of the hook that recorded it: the caller's
 // stack pointer minus 16 (hooks and interposers keep frame pointers), so deeper calls have
 // smaller values and a frame abandoned by longjmp or an exception can be recognised.
+// In the -pg modes (hooks_pg.cpp) `sp` is the address of the call's return-address slot
+// minus 16, which orders the same way against the interposers' frame addresses, and `ret`
+// is the return address the entry trampoline replaced (0 in -finstrument-functions mode).
 struct Frame {
   uintptr_t fn;
   uintptr_t sp;
+  uintptr_t ret;
 };
 
 // Bits of ThreadState::guard. Any bit set sends a hook to its slow path.

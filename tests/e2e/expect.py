@@ -7,7 +7,15 @@ two spaces per depth and `NAME;` (a call without callees), `NAME {` (opening) or
 the duration field goes, pids become P1, P2... in pid order, the first thread of a process
 is `# thread MAIN` (tid == pid) and the others `# thread T`, and executables are shown by
 their base name.
+
+MODE, OPT and COMPILER are set by run_fixture.py before it loads a fixture: the hook mode
+(cyg, pg, fentry), the optimisation level (O0, O2) and the compiler (gcc, clang), for the
+fixtures whose expected tree legitimately differs between them.
 """
+
+MODE = "cyg"
+OPT = "O2"
+COMPILER = "gcc"
 
 
 def display_name(name):

@@ -1,13 +1,16 @@
 #!/usr/bin/env python3
 """End-to-end test of one fixture program (tests/programs) in one build.
 
-Builds the fixture with the given compiler at the given optimisation level with
--finstrument-functions, runs it once plainly and once under `callmon record`, and checks:
+Builds the fixture with the given compiler at the given optimisation level in the given hook
+mode (--mode: cyg = -finstrument-functions, pg = -pg, fentry = -pg -mfentry), runs it once
+plainly and once under `callmon record`, and checks:
 the program's stdout and exit status are the same both ways and equal the expected ones;
 `callmon report --format=json` counts exactly the expected calls per function (and nothing
 else); `callmon replay` prints exactly the expected call tree once durations, pids and tids
 are normalised; `callmon info --format=json` tells the expected exit status, processes and
-thread states. The expectations live in tests/e2e/fixtures/<fixture>.py (see expect.py).
+thread states; in the -pg modes also that recording left no gmon.out behind. The
+expectations live in tests/e2e/fixtures/<fixture>.py (see expect.py); a fixture whose tree
+legitimately depends on the mode reads expect.MODE (and expect.OPT, expect.COMPILER).
 
 Exit status: 0 passed, 1 failed, 77 skipped (CTest's SKIP_RETURN_CODE). Python stdlib only.
 """
@@ -107,9 +110,12 @@ def load_fixture(name):
     return module
 
 
+MODE_FLAGS = {"cyg": ["-finstrument-functions"], "pg": ["-pg"], "fentry": ["-pg", "-mfentry"]}
+
+
 def build(fx, args, work):
     """Compiles the fixture (and its plugin, if any) into work/. Returns the program path."""
-    common = [f"-{args.opt}", "-g", "-finstrument-functions", "-Wall", "-I", PROGRAMS]
+    common = [f"-{args.opt}", "-g"] + MODE_FLAGS[getattr(args, "mode", "cyg")] + ["-Wall", "-I", PROGRAMS]
     for lib, sources in getattr(fx, "PLUGINS", []):
         cmd = [args.cc] + common + ["-fPIC", "-shared", "-o", os.path.join(work, lib)]
         cmd += [os.path.join(PROGRAMS, s) for s in sources]
@@ -299,6 +305,8 @@ def main():
     ap.add_argument("--cc", required=True)
     ap.add_argument("--cxx", required=True)
     ap.add_argument("--opt", required=True, choices=["O0", "O2"])
+    ap.add_argument("--mode", default="cyg", choices=sorted(MODE_FLAGS),
+                    help="hook mode: cyg (-finstrument-functions), pg (-pg), fentry (-pg -mfentry)")
     ap.add_argument("--work", required=True)
     ap.add_argument("--record-arg", action="append", default=[],
                     help="extra option for callmon record (repeatable), e.g. --clock=monotonic")
@@ -309,10 +317,12 @@ def main():
             print(f"SKIP: compiler {args.compiler} not found ({tool}); install it to run "
                   f"the {args.compiler} variants")
             return SKIP
+    expect.MODE, expect.OPT, expect.COMPILER = args.mode, args.opt, args.compiler
     fx = load_fixture(args.fixture)
     shutil.rmtree(args.work, ignore_errors=True)
     os.makedirs(args.work)
-    print(f"fixture {args.fixture}, {args.compiler} -{args.opt}, in {args.work}", flush=True)
+    print(f"fixture {args.fixture}, {args.compiler} -{args.opt} {args.mode}, in {args.work}",
+          flush=True)
     failures = Failures()
     try:
         program = build(fx, args, args.work)
@@ -326,6 +336,11 @@ def main():
     failures.check_equal("plain run: stdout", fx.STDOUT, plain.stdout)
     failures.check_equal("plain run: exit status", fx.STATUS, plain.returncode)
 
+    # A -pg program writes gmon.out at exit; under callmon it must not (docs/runtime.md).
+    gmon = os.path.join(args.work, "gmon.out")
+    if os.path.exists(gmon):
+        os.unlink(gmon)
+
     data = os.path.join(args.work, "callmon.data")
     # A fixture with DEFAULT_DIR records without -o: callmon must use ./callmon.data.
     out_opt = [] if getattr(fx, "DEFAULT_DIR", False) else ["-o", data]
@@ -334,6 +349,8 @@ def main():
     failures.check_equal("record: program's stdout (as without callmon)", plain.stdout, rec.stdout)
     if rec.returncode != callmon_status(fx.STATUS):
         failures.add("record: exit status", f"  expected {callmon_status(fx.STATUS)}\n" + describe(rec))
+    if os.path.exists(gmon):
+        failures.add("record: gmon.out", "  the recorded run wrote gmon.out (gprof's output)")
     if not os.path.isdir(data):
         failures.add("record", f"  no recording directory {data}\n" + describe(rec))
         return finish(failures)

@@ -1,0 +1,111 @@
+/* Entry trampolines of the -pg modes for x86-64: mcount (-pg) and __fentry__ (-pg -mfentry).
+ * libcallmon.so is loaded before libc, so these definitions take the place of glibc's for
+ * every module of the program. Both save the registers a function can receive arguments in
+ * (rdi rsi rdx rcx r8 r9, rax for the vector count of variadic calls, r10 for a static
+ * chain, xmm0-xmm7), call
+ *     callmon_pg_enter(child, slot)          (hooks_pg.cpp)
+ * and return to the instrumented function as if nothing had happened. r11 is used as
+ * scratch (caller-saved and never an argument, as glibc's own mcount assumes).
+ *
+ * Stack on entry to __fentry__ (called as the function's first instruction):
+ *     0(%rsp)  child: return address into the instrumented function
+ *     8(%rsp)  slot:  the instrumented function's own return address (into its caller)
+ * Stack on entry to mcount (called after the prologue `push %rbp; mov %rsp,%rbp`, GCC and
+ * clang alike; the function may have pushed more registers since):
+ *     0(%rsp)  child
+ *     %rbp     the instrumented function's frame: 0(%rbp) its caller's rbp,
+ *              8(%rbp) slot: its return address
+ * After `push %rbp; mov %rsp,%rbp` here, the trampoline's own frame is
+ *     0(%rbp) saved rbp, 8(%rbp) child, and for __fentry__ 16(%rbp) slot;
+ * below it 192 bytes, rounded down to 16-byte alignment (the alignment at mcount's entry
+ * depends on what the prologue pushed), hold the saved registers:
+ *     0..63(%rsp)   rdi rsi rdx rcx r8 r9 rax r10
+ *     64..191(%rsp) xmm0..xmm7
+ *
+ * When nothing is recorded (no CALLMON_DIR) the runtime's start-up stores glibc's own
+ * function in callmon_pg_forward_*; the trampoline then jumps there with the stack
+ * untouched, so a -pg program linked with the runtime still gets a complete gmon.out.
+ */
+	.text
+
+.macro	PG_SAVE
+	subq	$192, %rsp
+	andq	$-16, %rsp
+	movq	%rdi, 0(%rsp)
+	movq	%rsi, 8(%rsp)
+	movq	%rdx, 16(%rsp)
+	movq	%rcx, 24(%rsp)
+	movq	%r8, 32(%rsp)
+	movq	%r9, 40(%rsp)
+	movq	%rax, 48(%rsp)
+	movq	%r10, 56(%rsp)
+	movaps	%xmm0, 64(%rsp)
+	movaps	%xmm1, 80(%rsp)
+	movaps	%xmm2, 96(%rsp)
+	movaps	%xmm3, 112(%rsp)
+	movaps	%xmm4, 128(%rsp)
+	movaps	%xmm5, 144(%rsp)
+	movaps	%xmm6, 160(%rsp)
+	movaps	%xmm7, 176(%rsp)
+.endm
+
+.macro	PG_RESTORE
+	movq	0(%rsp), %rdi
+	movq	8(%rsp), %rsi
+	movq	16(%rsp), %rdx
+	movq	24(%rsp), %rcx
+	movq	32(%rsp), %r8
+	movq	40(%rsp), %r9
+	movq	48(%rsp), %rax
+	movq	56(%rsp), %r10
+	movaps	64(%rsp), %xmm0
+	movaps	80(%rsp), %xmm1
+	movaps	96(%rsp), %xmm2
+	movaps	112(%rsp), %xmm3
+	movaps	128(%rsp), %xmm4
+	movaps	144(%rsp), %xmm5
+	movaps	160(%rsp), %xmm6
+	movaps	176(%rsp), %xmm7
+.endm
+
+/* PG_ENTRY name, forward, via_rbp: `via_rbp` is 1 where the slot is found through the
+ * instrumented function's frame pointer, 0 where it is just above the child address. */
+.macro	PG_ENTRY name, forward, via_rbp
+	.globl	\name
+	.type	\name, @function
+	.p2align 4
+\name:
+	.cfi_startproc
+	movq	\forward(%rip), %r11
+	testq	%r11, %r11
+	jnz	9f
+	pushq	%rbp
+	.cfi_adjust_cfa_offset 8
+	.cfi_rel_offset %rbp, 0
+	movq	%rsp, %rbp
+	.cfi_def_cfa_register %rbp
+	PG_SAVE
+	movq	8(%rbp), %rdi
+.if \via_rbp
+	movq	0(%rbp), %rsi
+	addq	$8, %rsi
+.else
+	leaq	16(%rbp), %rsi
+.endif
+	call	callmon_pg_enter
+	PG_RESTORE
+	movq	%rbp, %rsp
+	popq	%rbp
+	.cfi_def_cfa %rsp, 8
+	.cfi_restore %rbp
+	ret
+9:
+	jmp	*%r11
+	.cfi_endproc
+	.size	\name, .-\name
+.endm
+
+	PG_ENTRY __fentry__, callmon_pg_forward_fentry, 0
+	PG_ENTRY mcount, callmon_pg_forward_mcount, 1
+
+	.section .note.GNU-stack,"",@progbits

@@ -1,0 +1,60 @@
+/* Exit trampoline of the -pg modes for x86-64. callmon_pg_enter (hooks_pg.cpp) replaces an
+ * instrumented function's return address with the address of callmon_pg_return, so the
+ * function's `ret` lands here. We record the exit through
+ *     uintptr_t callmon_pg_exit(uintptr_t* slot)
+ * which pops the shadow-stack frame, writes the real return address back into the slot
+ * and returns it, and then return to the real caller with the function's return values
+ * intact: rax and rdx (integers, small structs), xmm0 and xmm1 (floating point, small
+ * structs). st0/st1 (long double) are not saved: the runtime does no x87 arithmetic.
+ *
+ * Stack on entry (the function has just executed `ret`):
+ *     %rsp = slot + 8, the caller's stack pointer after the call;
+ *     -8(%rsp) = slot, still holding the address of callmon_pg_return
+ * We step back onto the slot (`sub $8`) so the frame looks like a function's just after
+ * its call: return address at 0(%rsp). The CFI says so; until callmon_pg_exit has put the
+ * real address back, an unwinder reads callmon_pg_return there, looks up the FDE of
+ * return address - 1, which is outside this function (the `nop` before it), and stops
+ * cleanly instead of walking garbage. After the call it walks on to the real caller.
+ * Then, as in the entry trampolines, a frame pointer and an explicitly 16-byte aligned
+ * save area:
+ *     0(%rbp) saved rbp, 8(%rbp) slot;
+ *     0(%rsp) rax, 8(%rsp) rdx, 16(%rsp) xmm0, 32(%rsp) xmm1
+ */
+	.text
+	.p2align 4
+	nop
+	.globl	callmon_pg_return
+	.hidden	callmon_pg_return
+	.type	callmon_pg_return, @function
+callmon_pg_return:
+	.cfi_startproc
+	.cfi_def_cfa %rsp, 0
+	.cfi_offset %rip, -8
+	subq	$8, %rsp
+	.cfi_adjust_cfa_offset 8
+	pushq	%rbp
+	.cfi_adjust_cfa_offset 8
+	.cfi_rel_offset %rbp, 0
+	movq	%rsp, %rbp
+	.cfi_def_cfa_register %rbp
+	subq	$48, %rsp
+	andq	$-16, %rsp
+	movq	%rax, 0(%rsp)
+	movq	%rdx, 8(%rsp)
+	movaps	%xmm0, 16(%rsp)
+	movaps	%xmm1, 32(%rsp)
+	leaq	8(%rbp), %rdi
+	call	callmon_pg_exit
+	movq	0(%rsp), %rax
+	movq	8(%rsp), %rdx
+	movaps	16(%rsp), %xmm0
+	movaps	32(%rsp), %xmm1
+	movq	%rbp, %rsp
+	popq	%rbp
+	.cfi_def_cfa %rsp, 8
+	.cfi_restore %rbp
+	ret
+	.cfi_endproc
+	.size	callmon_pg_return, .-callmon_pg_return
+
+	.section .note.GNU-stack,"",@progbits

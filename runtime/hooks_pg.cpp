@@ -1,0 +1,215 @@
+// The C side of the -pg (`mcount`) and -pg -mfentry (`__fentry__`) modes. The trampolines
+// in arch/x86_64/pg_entry.S save the argument registers and call callmon_pg_enter with the
+// instrumented function's call site and the stack slot holding the address it will return
+// to; the call is recorded like an -finstrument-functions enter, the real return address
+// is kept in the shadow-stack frame and the slot gets the address of callmon_pg_return
+// (arch/x86_64/pg_return.S). When the function returns there, callmon_pg_exit records the
+// exit, pops the frame and hands the real return address back.
+//
+// Frames are identified by their slot (Frame::sp = slot - 16, see thread_state.hpp): a
+// function reached by a tail call finds its slot already redirected and shares it with the
+// caller that jumped to it; both end at the one return.
+#include <cstdint>
+
+#include "runtime/clock.hpp"
+#include "runtime/event_writer.hpp"
+#include "runtime/hooks.hpp"
+#include "runtime/sys.hpp"
+
+using namespace callmon::rt;
+
+extern "C" {
+// The exit trampoline (pg_return.S).
+void callmon_pg_return();
+// Set at start-up when nothing is recorded: the entry trampolines jump straight to glibc's
+// own mcount / __fentry__, so a -pg program linked with the runtime still writes a complete
+// gmon.out. Read by the trampolines only.
+uintptr_t callmon_pg_forward_mcount = 0;
+uintptr_t callmon_pg_forward_fentry = 0;
+}
+
+namespace {
+
+inline uintptr_t return_trampoline() { return reinterpret_cast<uintptr_t>(&callmon_pg_return); }
+
+inline uintptr_t slot_sp(uintptr_t* slot) { return reinterpret_cast<uintptr_t>(slot) - 16; }
+inline uintptr_t* sp_slot(uintptr_t sp) { return reinterpret_cast<uintptr_t*>(sp + 16); }
+
+// The address recorded for the function: its call of mcount/__fentry__. `child` is where
+// that call returns to; the call is `call rel32` (e8, 5 bytes) or, in position-independent
+// code built by GCC, `call *sym@GOTPCREL(%rip)` (ff 15, 6 bytes). With -mfentry that is the
+// function's first instruction (after an endbr64, if any); with mcount it is inside the
+// prologue. Either way the symbolizer maps it to its function.
+inline uintptr_t call_site(uintptr_t child) {
+  return child - (*reinterpret_cast<const uint8_t*>(child - 5) == 0xe8 ? 5 : 6);
+}
+
+[[noreturn]] void lost_return(const char* what) {
+  diag(what);
+  __builtin_trap();
+}
+
+// The innermost frame whose slot is `sp`'s, or nullptr.
+Frame* find_slot_frame(ThreadState* s, uintptr_t sp) {
+  for (Frame* f = s->top; f-- > s->stack_base;)
+    if (f->sp == sp) return f;
+  return nullptr;
+}
+
+void pg_enter_slow(ThreadState* s, uintptr_t fn, uintptr_t* slot, uint64_t t) {
+  ErrnoSaver es;
+  if (!s && !(s = thread_setup())) return;
+  if ((s->guard & kGuardStopped) || s->top == s->stack_limit) {
+    // Without a frame there would be no way back from the trampoline: the call is neither
+    // redirected nor recorded, only counted.
+    __atomic_fetch_add(&s->header->lost_events, 1, __ATOMIC_RELAXED);
+    return;
+  }
+  uintptr_t sp = slot_sp(slot);
+  uintptr_t ret = *slot;
+  bool shared = ret == return_trampoline();
+  if (shared) {
+    // A tail call: the function that jumped here already redirected this slot.
+    Frame* owner = find_slot_frame(s, sp);
+    if (!owner) {
+      __atomic_fetch_add(&s->header->lost_events, 1, __ATOMIC_RELAXED);
+      return;
+    }
+    ret = owner->ret;
+  }
+  bool nested = guard_enter(s);
+  handle_rescan(s, nested);
+  Frame* f = s->top;
+  s->top = f + 1;
+  signal_fence();  // publish the slot before filling it: a nested hook pushes above it
+  f->fn = fn;
+  f->sp = sp;
+  f->ret = ret;
+  signal_fence();
+  if (!shared) *slot = return_trampoline();
+  put_enter(s, nested, t, fn);
+  guard_leave(s);
+}
+
+// A return through the trampoline that is not the plain case: nested in another hook,
+// recording stopped, frames left above this one (a non-local exit we did not see, or the
+// frames of an exception still being unwound), or a slot shared by a tail call.
+uintptr_t pg_exit_slow(ThreadState* s, uintptr_t* slot, uint64_t t) {
+  if (!s) lost_return("a hijacked return found no thread state; cannot continue");
+  ErrnoSaver es;
+  uintptr_t sp = slot_sp(slot);
+  Frame* match = find_slot_frame(s, sp);
+  if (!match) lost_return("a hijacked return address is missing from the shadow stack");
+  Frame* low = match;
+  while (low > s->stack_base && low[-1].sp == sp) --low;
+  uintptr_t ret = low->ret;
+  *slot = ret;  // first: from here on an unwinder sees the real caller
+  uint32_t g = s->guard;
+  bool nested = guard_enter(s);
+  uint64_t skipped = static_cast<uint64_t>(s->top - (match + 1));
+  uint64_t ended = static_cast<uint64_t>(match + 1 - low);
+  s->top = low;
+  signal_fence();
+  if (g & kGuardStopped) {
+    __atomic_fetch_add(&s->header->lost_events, skipped + ended, __ATOMIC_RELAXED);
+  } else {
+    handle_rescan(s, nested);
+    if (skipped)
+      put_unwind(s, nested, t, skipped,
+                 (g & kGuardUnwinding) ? callmon::format::UnwindReason::kException
+                                       : callmon::format::UnwindReason::kUnknown);
+    for (uint64_t i = 0; i < ended; ++i) put_exit(s, nested, t);
+  }
+  guard_leave(s);
+  return ret;
+}
+
+inline void pg_enter(uintptr_t fn, uintptr_t* slot) {
+  uint64_t t = read_ticks();
+  ThreadState* s = t_state;
+  if (__builtin_expect(s == nullptr || s->guard != 0 || s->top == s->stack_limit, 0)) {
+    pg_enter_slow(s, fn, slot, t);
+    return;
+  }
+  uintptr_t ret = *slot;
+  if (__builtin_expect(ret == return_trampoline(), 0)) {
+    pg_enter_slow(s, fn, slot, t);
+    return;
+  }
+  guard_acquire(s);
+  signal_fence();
+  Frame* f = s->top;
+  s->top = f + 1;
+  signal_fence();  // the slot is ours before we fill it: a signal's hooks push above it
+  f->fn = fn;
+  f->sp = slot_sp(slot);
+  f->ret = ret;
+  signal_fence();  // the frame is complete before the return can reach the trampoline
+  *slot = return_trampoline();
+  write_enter(s, t, fn);
+  signal_fence();
+  guard_release(s);
+}
+
+}  // namespace
+
+// Called by the mcount and __fentry__ trampolines with all argument registers saved.
+extern "C" __attribute__((no_instrument_function)) void callmon_pg_enter(uintptr_t child,
+                                                                         uintptr_t* slot) {
+  pg_enter(call_site(child), slot);
+}
+
+// Called by callmon_pg_return with the return values saved; `slot` is where the returning
+// function's return address was. Puts the real one back there and returns it.
+extern "C" __attribute__((no_instrument_function)) uintptr_t callmon_pg_exit(uintptr_t* slot) {
+  uint64_t t = read_ticks();
+  ThreadState* s = t_state;
+  if (__builtin_expect(s != nullptr && s->guard == 0, 1)) {
+    uintptr_t sp = slot_sp(slot);
+    Frame* f = s->top - 1;
+    if (__builtin_expect(f >= s->stack_base && f->sp == sp &&
+                         (f == s->stack_base || f[-1].sp != sp), 1)) {
+      uintptr_t ret = f->ret;
+      *slot = ret;
+      guard_acquire(s);
+      signal_fence();
+      s->top = f;
+      write_exit(s, t);
+      signal_fence();
+      guard_release(s);
+      return ret;
+    }
+  }
+  return pg_exit_slow(s, slot, t);
+}
+
+namespace callmon::rt {
+
+// Oldest first, so that where an abandoned frame and a live one name the same slot, the
+// live (newer) frame's address is the one left there. Only slots that still hold the
+// trampoline are touched: a frame's stack may have been reused since.
+void pg_restore_returns() {
+  ThreadState* s = t_state;
+  if (!s) return;
+  uintptr_t tramp = return_trampoline();
+  for (Frame* f = s->stack_base; f < s->top; ++f) {
+    if (!f->ret) continue;
+    uintptr_t* slot = sp_slot(f->sp);
+    if (*slot == tramp) *slot = f->ret;
+  }
+  signal_fence();
+}
+
+void pg_hijack_returns() {
+  ThreadState* s = t_state;
+  if (!s) return;
+  uintptr_t tramp = return_trampoline();
+  signal_fence();
+  for (Frame* f = s->stack_base; f < s->top; ++f) {
+    if (!f->ret) continue;
+    uintptr_t* slot = sp_slot(f->sp);
+    if (*slot == f->ret) *slot = tramp;
+  }
+}
+
+}  // namespace callmon::rt
