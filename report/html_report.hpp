@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "analysis/graph.hpp"
@@ -23,9 +24,15 @@ struct HtmlPageInfo {
   std::string filters;  // the analysis filters as given on the command line, "" if none
 };
 
+enum class HtmlPacking { kAuto, kAlways, kNever };
+
 struct HtmlOptions {
   double prune_fraction = 0.001;  // contexts below this share of the total become "other"
   uint32_t max_tree_depth = 256;  // flame graph levels kept below the root
+  // The data blob goes into the page gzipped and in base64 (kAuto: when its JSON is larger
+  // than pack_above bytes): browsers load a large inline JSON slowly.
+  HtmlPacking packing = HtmlPacking::kAuto;
+  size_t pack_above = size_t{1} << 20;
 };
 
 // One node of the pruned calling-context tree. Parents come before their children; the
@@ -57,7 +64,11 @@ FlameTree prune_context_tree(const analysis::CallGraph& g, double fraction, uint
 std::string html_data_json(const analysis::CallGraph& g, const HtmlPageInfo& info,
                            const HtmlOptions& options);
 
-// The whole page: the built-in template with `html_data_json` in place.
+// Gzip (RFC 1952) then base64 of `text`; nothing if zlib fails.
+std::optional<std::string> gzip_base64(std::string_view text);
+
+// The whole page: the built-in template with `html_data_json` in place, packed as the
+// options say (the data element's data-encoding is then "gzip+base64").
 std::string render_html(const analysis::CallGraph& g, const HtmlPageInfo& info,
                         const HtmlOptions& options);
 

@@ -9,435 +9,457 @@
    Every text that comes from the recording goes through esc(): C++ names hold <, > and &. */
 'use strict';
 (function () {
-  const data = JSON.parse(document.getElementById('callmon-data').textContent);
-  const S = data.summary;
-  const FN = data.functions;  // [name, module, file, line, calls, total_ns, self_ns]
-  const NAME = 0, MODULE = 1, FILE = 2, LINE = 3, CALLS = 4, TOTAL = 5, SELF = 6;
-  const ARCS = data.arcs;     // [caller (-1: thread start), callee, calls, time_ns, self_ns]
-  const TREE = data.tree;
-  const NODES = TREE.nodes;   // [parent, func (-1: root or other), calls, time_ns, self_ns, merged]
-  const PAGE_ROWS = 100;
-  const MAX_ARC_ROWS = 500;   // callers/callees shown before a "show all" button
-  const FLAME_ROW = 18;       // px per flame graph level
-  const FLAME_MIN_PX = 1;     // narrower boxes (and their subtrees) are not drawn
-  const $ = (id) => document.getElementById(id);
   const timings = (window.callmonTimings = { start: performance.now() });
 
-  // ---- formatting ----
-  const ESC = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' };
-  function esc(s) {
-    return String(s).replace(/[&<>"']/g, (c) => ESC[c]);
+  // The blob is plain JSON, or for large pages gzip in base64 (data-encoding), inflated
+  // by the browser's own DecompressionStream: no library, no network.
+  async function loadData() {
+    const el = document.getElementById('callmon-data');
+    if (el.dataset.encoding !== 'gzip+base64') return JSON.parse(el.textContent);
+    const text = atob(el.textContent.trim());
+    const bytes = new Uint8Array(text.length);
+    for (let i = 0; i < text.length; i++) bytes[i] = text.charCodeAt(i);
+    const stream = new Blob([bytes]).stream().pipeThrough(new DecompressionStream('gzip'));
+    return JSON.parse(await new Response(stream).text());
   }
-  const UNITS = [['ns', 1], ['us', 1e3], ['ms', 1e6], ['s', 1e9]];
-  function decimals(v) {
-    return v >= 100 ? 0 : v >= 10 ? 1 : 2;
-  }
-  // Three significant digits, as the text reports print them; whole nanoseconds as such.
-  function fmtTime(ns) {
-    if (!(ns > 0)) return '0 ns';
-    let u = 0;
-    while (u + 1 < UNITS.length && ns >= UNITS[u + 1][1]) u++;
-    if (u === 0) return (ns < 1 ? ns.toFixed(2) : Math.round(ns)) + ' ns';
-    let v = ns / UNITS[u][1];
-    let d = decimals(v);
-    if (Math.round(v * 10 ** d) / 10 ** d >= 1000 && u + 1 < UNITS.length) {
-      u++;
-      v = ns / UNITS[u][1];
-      d = decimals(v);
+
+  loadData().then(show, (e) => {
+    const p = document.createElement('p');
+    p.className = 'error';
+    p.textContent = 'This page could not read its data (' + e + '). It needs a browser ' +
+      'with DecompressionStream: Chrome 80, Firefox 113, Safari 16.4 or later.';
+    document.querySelector('main').prepend(p);
+  });
+
+  function show(data) {
+    const S = data.summary;
+    const FN = data.functions;  // [name, module, file, line, calls, total_ns, self_ns]
+    const NAME = 0, MODULE = 1, FILE = 2, LINE = 3, CALLS = 4, TOTAL = 5, SELF = 6;
+    const ARCS = data.arcs;     // [caller (-1: thread start), callee, calls, time_ns, self_ns]
+    const TREE = data.tree;
+    const NODES = TREE.nodes;   // [parent, func (-1: root or other), calls, time_ns, self_ns, merged]
+    const PAGE_ROWS = 100;
+    const MAX_ARC_ROWS = 500;   // callers/callees shown before a "show all" button
+    const FLAME_ROW = 18;       // px per flame graph level
+    const FLAME_MIN_PX = 1;     // narrower boxes (and their subtrees) are not drawn
+    const $ = (id) => document.getElementById(id);
+
+    // ---- formatting ----
+    const ESC = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' };
+    function esc(s) {
+      return String(s).replace(/[&<>"']/g, (c) => ESC[c]);
     }
-    return v.toFixed(d) + ' ' + UNITS[u][0];
-  }
-  function fmtCount(n) {
-    return Number(n).toLocaleString('en-US');
-  }
-  function fmtPct(part, whole) {
-    if (!(whole > 0)) return '';
-    const p = (100 * part) / whole;
-    return (p > 0 && p < 0.1 ? '<0.1' : p.toFixed(1)) + '%';
-  }
-  function baseName(path) {
-    const i = path.lastIndexOf('/');
-    return i < 0 ? path : path.slice(i + 1);
-  }
-  function sourceOf(f) {
-    if (f[FILE]) return f[FILE] + (f[LINE] ? ':' + f[LINE] : '');
-    return f[MODULE];
-  }
-  function sourceCell(f) {
-    const full = sourceOf(f);
-    const shown = f[FILE] ? baseName(f[FILE]) + (f[LINE] ? ':' + f[LINE] : '') : baseName(full);
-    return '<td class="src" title="' + esc(full) + '">' + esc(shown) + '</td>';
-  }
-  function fnLink(i) {
-    if (i < 0) return '<span class="muted">&lt;thread start&gt;</span>';
-    return '<a href="#f' + i + '">' + esc(FN[i][NAME]) + '</a>';
-  }
-
-  // ---- summary ----
-  function renderSummary() {
-    const items = [['Recording', S.recording]];
-    if (S.command) items.push(['Command', S.command.join(' ')]);
-    if (S.exit_signal !== null) items.push(['Ended', 'killed by signal ' + S.exit_signal]);
-    else if (S.exit_status !== null) items.push(['Exit status', String(S.exit_status)]);
-    if (S.start_unix_ns) items.push(['Recorded', new Date(S.start_unix_ns / 1e6).toISOString()]);
-    items.push(['Calls', fmtCount(S.total_calls)]);
-    items.push(['Time in calls', fmtTime(S.time_ns) + ' (the threads\u2019 outermost calls)']);
-    items.push(['Functions', fmtCount(S.functions)]);
-    items.push(['Processes', fmtCount(S.processes)]);
-    items.push(['Threads', fmtCount(S.threads)]);
-    items.push(['Compensation', S.compensated
-      ? 'on: the recorder\u2019s own cost per call is subtracted (--no-compensation to see raw times)'
-      : 'off: times as measured']);
-    items.push(['Filters', S.filters || 'none']);
-    const keys = ['recording', 'command', 'exit', 'recorded', 'calls', 'time', 'functions',
-      'processes', 'threads', 'compensation', 'filters'];
-    $('summary-list').innerHTML = items.map(([k, v]) => {
-      const key = keys.find((x) => k.toLowerCase().startsWith(x)) || k;
-      return '<dt>' + esc(k) + '</dt><dd data-k="' + esc(key) + '">' + esc(v) + '</dd>';
-    }).join('');
-    $('warnings').innerHTML = S.warnings.map((w) => '<li>' + esc(w) + '</li>').join('');
-  }
-
-  // ---- flat profile ----
-  const flat = { all: [], rows: [], key: 'total', desc: true, page: 0, filter: '', lower: null };
-  for (let i = 0; i < FN.length; i++) if (FN[i][CALLS] > 0) flat.all.push(i);
-  const SORT_VALUE = {
-    name: (i) => FN[i][NAME],
-    calls: (i) => FN[i][CALLS],
-    total: (i) => FN[i][TOTAL],
-    self: (i) => FN[i][SELF],
-    avg: (i) => FN[i][TOTAL] / FN[i][CALLS],
-    source: (i) => sourceOf(FN[i]),
-  };
-  const SORT_ALIAS = { totalpct: 'total', selfpct: 'self' };
-
-  function updateFlatRows() {
-    let rows = flat.all;
-    if (flat.filter) {
-      if (!flat.lower) flat.lower = FN.map((f) => f[NAME].toLowerCase());
-      const q = flat.filter.toLowerCase();
-      rows = rows.filter((i) => flat.lower[i].includes(q));
-    } else {
-      rows = rows.slice();
+    const UNITS = [['ns', 1], ['us', 1e3], ['ms', 1e6], ['s', 1e9]];
+    function decimals(v) {
+      return v >= 100 ? 0 : v >= 10 ? 1 : 2;
     }
-    const get = SORT_VALUE[flat.key];
-    const dir = flat.desc ? -1 : 1;
-    const values = new Map(rows.map((i) => [i, get(i)]));
-    rows.sort((a, b) => {
-      const va = values.get(a);
-      const vb = values.get(b);
-      let d = va < vb ? -1 : va > vb ? 1 : 0;
-      if (d === 0) {
-        const na = FN[a][NAME];
-        const nb = FN[b][NAME];
-        return na < nb ? -1 : na > nb ? 1 : a - b;
+    // Three significant digits, as the text reports print them; whole nanoseconds as such.
+    function fmtTime(ns) {
+      if (!(ns > 0)) return '0 ns';
+      let u = 0;
+      while (u + 1 < UNITS.length && ns >= UNITS[u + 1][1]) u++;
+      if (u === 0) return (ns < 1 ? ns.toFixed(2) : Math.round(ns)) + ' ns';
+      let v = ns / UNITS[u][1];
+      let d = decimals(v);
+      if (Math.round(v * 10 ** d) / 10 ** d >= 1000 && u + 1 < UNITS.length) {
+        u++;
+        v = ns / UNITS[u][1];
+        d = decimals(v);
       }
-      return d * dir;
-    });
-    flat.rows = rows;
-  }
-
-  function renderFlat() {
-    const pages = Math.max(1, Math.ceil(flat.rows.length / PAGE_ROWS));
-    flat.page = Math.min(flat.page, pages - 1);
-    const from = flat.page * PAGE_ROWS;
-    const slice = flat.rows.slice(from, from + PAGE_ROWS);
-    const html = [];
-    slice.forEach((i, n) => {
-      const f = FN[i];
-      html.push('<tr data-f="' + i + '"><td class="num">' + (from + n + 1) + '</td>' +
-        '<td class="name">' + fnLink(i) + '</td>' +
-        '<td class="num">' + fmtCount(f[CALLS]) + '</td>' +
-        '<td class="num">' + fmtTime(f[TOTAL]) + '</td>' +
-        '<td class="num">' + fmtPct(f[TOTAL], S.time_ns) + '</td>' +
-        '<td class="num">' + fmtTime(f[SELF]) + '</td>' +
-        '<td class="num">' + fmtPct(f[SELF], S.time_ns) + '</td>' +
-        '<td class="num">' + fmtTime(f[TOTAL] / f[CALLS]) + '</td>' +
-        sourceCell(f) + '</tr>');
-    });
-    document.querySelector('#flat tbody').innerHTML = html.join('');
-    const to = from + slice.length;
-    $('flat-page').textContent = flat.rows.length
-      ? 'rows ' + fmtCount(from + 1) + '\u2013' + fmtCount(to) + ' of ' + fmtCount(flat.rows.length)
-      : 'no function matches';
-    $('flat-count').textContent = fmtCount(flat.all.length) + ' functions';
-    $('flat-prev').disabled = flat.page === 0;
-    $('flat-next').disabled = flat.page >= pages - 1;
-    for (const th of document.querySelectorAll('#flat th')) {
-      const key = SORT_ALIAS[th.dataset.key] || th.dataset.key;
-      th.classList.toggle('sorted-desc', key === flat.key && flat.desc && th.dataset.key === key);
-      th.classList.toggle('sorted-asc', key === flat.key && !flat.desc && th.dataset.key === key);
+      return v.toFixed(d) + ' ' + UNITS[u][0];
     }
-  }
+    function fmtCount(n) {
+      return Number(n).toLocaleString('en-US');
+    }
+    function fmtPct(part, whole) {
+      if (!(whole > 0)) return '';
+      const p = (100 * part) / whole;
+      return (p > 0 && p < 0.1 ? '<0.1' : p.toFixed(1)) + '%';
+    }
+    function baseName(path) {
+      const i = path.lastIndexOf('/');
+      return i < 0 ? path : path.slice(i + 1);
+    }
+    function sourceOf(f) {
+      if (f[FILE]) return f[FILE] + (f[LINE] ? ':' + f[LINE] : '');
+      return f[MODULE];
+    }
+    function sourceCell(f) {
+      const full = sourceOf(f);
+      const shown = f[FILE] ? baseName(f[FILE]) + (f[LINE] ? ':' + f[LINE] : '') : baseName(full);
+      return '<td class="src" title="' + esc(full) + '">' + esc(shown) + '</td>';
+    }
+    function fnLink(i) {
+      if (i < 0) return '<span class="muted">&lt;thread start&gt;</span>';
+      return '<a href="#f' + i + '">' + esc(FN[i][NAME]) + '</a>';
+    }
 
-  function setupFlat() {
-    document.querySelector('#flat thead').addEventListener('click', (ev) => {
-      const th = ev.target.closest('th');
-      if (!th) return;
-      const key = SORT_ALIAS[th.dataset.key] || th.dataset.key;
-      if (!SORT_VALUE[key]) return;
-      if (flat.key === key) flat.desc = !flat.desc;
-      else {
-        flat.key = key;
-        flat.desc = key !== 'name' && key !== 'source';
+    // ---- summary ----
+    function renderSummary() {
+      const items = [['Recording', S.recording]];
+      if (S.command) items.push(['Command', S.command.join(' ')]);
+      if (S.exit_signal !== null) items.push(['Ended', 'killed by signal ' + S.exit_signal]);
+      else if (S.exit_status !== null) items.push(['Exit status', String(S.exit_status)]);
+      if (S.start_unix_ns) items.push(['Recorded', new Date(S.start_unix_ns / 1e6).toISOString()]);
+      items.push(['Calls', fmtCount(S.total_calls)]);
+      items.push(['Time in calls', fmtTime(S.time_ns) + ' (the threads\u2019 outermost calls)']);
+      items.push(['Functions', fmtCount(S.functions)]);
+      items.push(['Processes', fmtCount(S.processes)]);
+      items.push(['Threads', fmtCount(S.threads)]);
+      items.push(['Compensation', S.compensated
+        ? 'on: the recorder\u2019s own cost per call is subtracted (--no-compensation to see raw times)'
+        : 'off: times as measured']);
+      items.push(['Filters', S.filters || 'none']);
+      const keys = ['recording', 'command', 'exit', 'recorded', 'calls', 'time', 'functions',
+        'processes', 'threads', 'compensation', 'filters'];
+      $('summary-list').innerHTML = items.map(([k, v]) => {
+        const key = keys.find((x) => k.toLowerCase().startsWith(x)) || k;
+        return '<dt>' + esc(k) + '</dt><dd data-k="' + esc(key) + '">' + esc(v) + '</dd>';
+      }).join('');
+      $('warnings').innerHTML = S.warnings.map((w) => '<li>' + esc(w) + '</li>').join('');
+    }
+
+    // ---- flat profile ----
+    const flat = { all: [], rows: [], key: 'total', desc: true, page: 0, filter: '', lower: null };
+    for (let i = 0; i < FN.length; i++) if (FN[i][CALLS] > 0) flat.all.push(i);
+    const SORT_VALUE = {
+      name: (i) => FN[i][NAME],
+      calls: (i) => FN[i][CALLS],
+      total: (i) => FN[i][TOTAL],
+      self: (i) => FN[i][SELF],
+      avg: (i) => FN[i][TOTAL] / FN[i][CALLS],
+      source: (i) => sourceOf(FN[i]),
+    };
+    const SORT_ALIAS = { totalpct: 'total', selfpct: 'self' };
+
+    function updateFlatRows() {
+      let rows = flat.all;
+      if (flat.filter) {
+        if (!flat.lower) flat.lower = FN.map((f) => f[NAME].toLowerCase());
+        const q = flat.filter.toLowerCase();
+        rows = rows.filter((i) => flat.lower[i].includes(q));
+      } else {
+        rows = rows.slice();
       }
-      flat.page = 0;
-      updateFlatRows();
-      renderFlat();
-    });
-    let pending = 0;
-    $('flat-filter').addEventListener('input', (ev) => {
-      clearTimeout(pending);
-      pending = setTimeout(() => {
-        flat.filter = ev.target.value.trim();
+      const get = SORT_VALUE[flat.key];
+      const dir = flat.desc ? -1 : 1;
+      const values = new Map(rows.map((i) => [i, get(i)]));
+      rows.sort((a, b) => {
+        const va = values.get(a);
+        const vb = values.get(b);
+        let d = va < vb ? -1 : va > vb ? 1 : 0;
+        if (d === 0) {
+          const na = FN[a][NAME];
+          const nb = FN[b][NAME];
+          return na < nb ? -1 : na > nb ? 1 : a - b;
+        }
+        return d * dir;
+      });
+      flat.rows = rows;
+    }
+
+    function renderFlat() {
+      const pages = Math.max(1, Math.ceil(flat.rows.length / PAGE_ROWS));
+      flat.page = Math.min(flat.page, pages - 1);
+      const from = flat.page * PAGE_ROWS;
+      const slice = flat.rows.slice(from, from + PAGE_ROWS);
+      const html = [];
+      slice.forEach((i, n) => {
+        const f = FN[i];
+        html.push('<tr data-f="' + i + '"><td class="num">' + (from + n + 1) + '</td>' +
+          '<td class="name">' + fnLink(i) + '</td>' +
+          '<td class="num">' + fmtCount(f[CALLS]) + '</td>' +
+          '<td class="num">' + fmtTime(f[TOTAL]) + '</td>' +
+          '<td class="num">' + fmtPct(f[TOTAL], S.time_ns) + '</td>' +
+          '<td class="num">' + fmtTime(f[SELF]) + '</td>' +
+          '<td class="num">' + fmtPct(f[SELF], S.time_ns) + '</td>' +
+          '<td class="num">' + fmtTime(f[TOTAL] / f[CALLS]) + '</td>' +
+          sourceCell(f) + '</tr>');
+      });
+      document.querySelector('#flat tbody').innerHTML = html.join('');
+      const to = from + slice.length;
+      $('flat-page').textContent = flat.rows.length
+        ? 'rows ' + fmtCount(from + 1) + '\u2013' + fmtCount(to) + ' of ' + fmtCount(flat.rows.length)
+        : 'no function matches';
+      $('flat-count').textContent = fmtCount(flat.all.length) + ' functions';
+      $('flat-prev').disabled = flat.page === 0;
+      $('flat-next').disabled = flat.page >= pages - 1;
+      for (const th of document.querySelectorAll('#flat th')) {
+        const key = SORT_ALIAS[th.dataset.key] || th.dataset.key;
+        th.classList.toggle('sorted-desc', key === flat.key && flat.desc && th.dataset.key === key);
+        th.classList.toggle('sorted-asc', key === flat.key && !flat.desc && th.dataset.key === key);
+      }
+    }
+
+    function setupFlat() {
+      document.querySelector('#flat thead').addEventListener('click', (ev) => {
+        const th = ev.target.closest('th');
+        if (!th) return;
+        const key = SORT_ALIAS[th.dataset.key] || th.dataset.key;
+        if (!SORT_VALUE[key]) return;
+        if (flat.key === key) flat.desc = !flat.desc;
+        else {
+          flat.key = key;
+          flat.desc = key !== 'name' && key !== 'source';
+        }
         flat.page = 0;
         updateFlatRows();
         renderFlat();
-      }, 120);
-    });
-    $('flat-prev').addEventListener('click', () => {
-      flat.page--;
-      renderFlat();
-    });
-    $('flat-next').addEventListener('click', () => {
-      flat.page++;
-      renderFlat();
-    });
-  }
-
-  // ---- function sections ----
-  let callersOf = null;  // per function: indices into ARCS, larger time first
-  let calleesOf = null;
-  function buildAdjacency() {
-    callersOf = FN.map(() => []);
-    calleesOf = FN.map(() => []);
-    ARCS.forEach((a, k) => {
-      callersOf[a[1]].push(k);
-      if (a[0] >= 0) calleesOf[a[0]].push(k);
-    });
-    const byTime = (x, y) => ARCS[y][3] - ARCS[x][3] || x - y;
-    for (const list of callersOf) list.sort(byTime);
-    for (const list of calleesOf) list.sort(byTime);
-  }
-
-  function arcTable(id, heading, arcs, other, total, showAll) {
-    const shown = showAll ? arcs : arcs.slice(0, MAX_ARC_ROWS);
-    const rows = shown.map((k) => {
-      const a = ARCS[k];
-      return '<tr><td class="name">' + fnLink(a[other]) + '</td>' +
-        '<td class="num">' + fmtCount(a[2]) + '</td>' +
-        '<td class="num">' + fmtTime(a[3]) + '</td>' +
-        '<td class="num">' + fmtTime(a[4]) + '</td>' +
-        '<td class="num"><span class="bar" style="width:' +
-        Math.round(Math.min(1, total > 0 ? a[3] / total : 0) * 60) + 'px"></span>' +
-        fmtPct(a[3], total) + '</td></tr>';
-    });
-    let html = '<h2>' + heading + ' <span class="muted">(' + fmtCount(arcs.length) + ')</span></h2>' +
-      '<p class="muted">' + (other === 0
-        ? 'Calls, time and self time of this function when called from each caller.'
-        : 'Calls, time and self time of each callee when called from this function.') + '</p>';
-    if (!arcs.length) return html + '<p class="muted">none</p>';
-    html += '<table class="grid" id="' + id + '"><thead><tr><th>' + heading.slice(0, -1) +
-      '</th><th class="num">Calls</th><th class="num">Time</th><th class="num">Self</th>' +
-      '<th class="num">Share of the function\u2019s total</th></tr></thead><tbody>' +
-      rows.join('') + '</tbody></table>';
-    if (shown.length < arcs.length) {
-      html += '<button type="button" class="more" data-more="' + id + '">Show all ' +
-        fmtCount(arcs.length) + '</button>';
+      });
+      let pending = 0;
+      $('flat-filter').addEventListener('input', (ev) => {
+        clearTimeout(pending);
+        pending = setTimeout(() => {
+          flat.filter = ev.target.value.trim();
+          flat.page = 0;
+          updateFlatRows();
+          renderFlat();
+        }, 120);
+      });
+      $('flat-prev').addEventListener('click', () => {
+        flat.page--;
+        renderFlat();
+      });
+      $('flat-next').addEventListener('click', () => {
+        flat.page++;
+        renderFlat();
+      });
     }
-    return html;
-  }
 
-  function renderFunction(i, showAll) {
-    const t0 = performance.now();
-    if (!callersOf) buildAdjacency();
-    const f = FN[i];
-    const total = f[TOTAL];
-    const facts = [
-      ['Calls', 'fn-calls', fmtCount(f[CALLS])],
-      ['Total time', 'fn-total', fmtTime(total)],
-      ['Self time', 'fn-self', fmtTime(f[SELF])],
-      ['Total per call', 'fn-avg', f[CALLS] ? fmtTime(total / f[CALLS]) : ''],
-      ['Share of all time', 'fn-share', fmtPct(total, S.time_ns)],
-    ];
-    const sec = $('function');
-    sec.innerHTML =
-      '<p><a href="#">\u2190 Summary</a> \u00b7 <a href="#flat-profile">Flat profile</a></p>' +
-      '<h1 id="fn-name">' + esc(f[NAME]) + '</h1>' +
-      '<p class="muted" id="fn-source">' + esc(sourceOf(f) || 'source unknown') +
-      (f[FILE] && f[MODULE] ? ' \u00b7 ' + esc(f[MODULE]) : '') + '</p>' +
-      '<table class="facts">' + facts.map(([k, id, v]) =>
-        '<tr><th>' + k + '</th><td id="' + id + '">' + esc(v) + '</td></tr>').join('') +
-      '</table>' +
-      '<p class="muted">Time in the function itself: ' + fmtTime(f[SELF]) + ' (' +
-      (fmtPct(f[SELF], total) || '0%') + ' of its total). Times along an arc count the ' +
-      'outermost activation only (docs/graph.md).</p>' +
-      '<p><a href="#flame-graph" id="fn-flame">Show its largest calling context in the flame graph</a></p>' +
-      arcTable('fn-callers', 'Callers', callersOf[i], 0, total, showAll) +
-      arcTable('fn-callees', 'Callees', calleesOf[i], 1, total, showAll);
-    document.title = f[NAME] + ' \u2014 callmon';
-    timings.lastSection = performance.now() - t0;
-  }
+    // ---- function sections ----
+    let callersOf = null;  // per function: indices into ARCS, larger time first
+    let calleesOf = null;
+    function buildAdjacency() {
+      callersOf = FN.map(() => []);
+      calleesOf = FN.map(() => []);
+      ARCS.forEach((a, k) => {
+        callersOf[a[1]].push(k);
+        if (a[0] >= 0) calleesOf[a[0]].push(k);
+      });
+      const byTime = (x, y) => ARCS[y][3] - ARCS[x][3] || x - y;
+      for (const list of callersOf) list.sort(byTime);
+      for (const list of calleesOf) list.sort(byTime);
+    }
 
-  function setupFunction() {
-    $('function').addEventListener('click', (ev) => {
-      const more = ev.target.closest('button.more');
-      if (more) {
-        const m = /^#f(\d+)$/.exec(location.hash);
-        if (m) renderFunction(+m[1], true);
+    function arcTable(id, heading, arcs, other, total, showAll) {
+      const shown = showAll ? arcs : arcs.slice(0, MAX_ARC_ROWS);
+      const rows = shown.map((k) => {
+        const a = ARCS[k];
+        return '<tr><td class="name">' + fnLink(a[other]) + '</td>' +
+          '<td class="num">' + fmtCount(a[2]) + '</td>' +
+          '<td class="num">' + fmtTime(a[3]) + '</td>' +
+          '<td class="num">' + fmtTime(a[4]) + '</td>' +
+          '<td class="num"><span class="bar" style="width:' +
+          Math.round(Math.min(1, total > 0 ? a[3] / total : 0) * 60) + 'px"></span>' +
+          fmtPct(a[3], total) + '</td></tr>';
+      });
+      let html = '<h2>' + heading + ' <span class="muted">(' + fmtCount(arcs.length) + ')</span></h2>' +
+        '<p class="muted">' + (other === 0
+          ? 'Calls, time and self time of this function when called from each caller.'
+          : 'Calls, time and self time of each callee when called from this function.') + '</p>';
+      if (!arcs.length) return html + '<p class="muted">none</p>';
+      html += '<table class="grid" id="' + id + '"><thead><tr><th>' + heading.slice(0, -1) +
+        '</th><th class="num">Calls</th><th class="num">Time</th><th class="num">Self</th>' +
+        '<th class="num">Share of the function\u2019s total</th></tr></thead><tbody>' +
+        rows.join('') + '</tbody></table>';
+      if (shown.length < arcs.length) {
+        html += '<button type="button" class="more" data-more="' + id + '">Show all ' +
+          fmtCount(arcs.length) + '</button>';
+      }
+      return html;
+    }
+
+    function renderFunction(i, showAll) {
+      const t0 = performance.now();
+      if (!callersOf) buildAdjacency();
+      const f = FN[i];
+      const total = f[TOTAL];
+      const facts = [
+        ['Calls', 'fn-calls', fmtCount(f[CALLS])],
+        ['Total time', 'fn-total', fmtTime(total)],
+        ['Self time', 'fn-self', fmtTime(f[SELF])],
+        ['Total per call', 'fn-avg', f[CALLS] ? fmtTime(total / f[CALLS]) : ''],
+        ['Share of all time', 'fn-share', fmtPct(total, S.time_ns)],
+      ];
+      const sec = $('function');
+      sec.innerHTML =
+        '<p><a href="#">\u2190 Summary</a> \u00b7 <a href="#flat-profile">Flat profile</a></p>' +
+        '<h1 id="fn-name">' + esc(f[NAME]) + '</h1>' +
+        '<p class="muted" id="fn-source">' + esc(sourceOf(f) || 'source unknown') +
+        (f[FILE] && f[MODULE] ? ' \u00b7 ' + esc(f[MODULE]) : '') + '</p>' +
+        '<table class="facts">' + facts.map(([k, id, v]) =>
+          '<tr><th>' + k + '</th><td id="' + id + '">' + esc(v) + '</td></tr>').join('') +
+        '</table>' +
+        '<p class="muted">Time in the function itself: ' + fmtTime(f[SELF]) + ' (' +
+        (fmtPct(f[SELF], total) || '0%') + ' of its total). Times along an arc count the ' +
+        'outermost activation only (docs/graph.md).</p>' +
+        '<p><a href="#flame-graph" id="fn-flame">Show its largest calling context in the flame graph</a></p>' +
+        arcTable('fn-callers', 'Callers', callersOf[i], 0, total, showAll) +
+        arcTable('fn-callees', 'Callees', calleesOf[i], 1, total, showAll);
+      document.title = f[NAME] + ' \u2014 callmon';
+      timings.lastSection = performance.now() - t0;
+    }
+
+    function setupFunction() {
+      $('function').addEventListener('click', (ev) => {
+        const more = ev.target.closest('button.more');
+        if (more) {
+          const m = /^#f(\d+)$/.exec(location.hash);
+          if (m) renderFunction(+m[1], true);
+          return;
+        }
+        if (ev.target.id === 'fn-flame') {
+          const m = /^#f(\d+)$/.exec(location.hash);
+          if (m) flame.focus = largestContextOf(+m[1]);
+        }
+      });
+    }
+
+    // ---- flame graph ----
+    const flame = { focus: 0, kids: null, drawnWidth: 0 };
+    function nodeName(n) {
+      if (n === 0) return 'all';
+      const f = NODES[n][1];
+      if (f < 0) return 'other (' + fmtCount(NODES[n][5]) + ' small contexts)';
+      return FN[f][NAME];
+    }
+    function largestContextOf(i) {
+      let best = 0;
+      for (let n = 1; n < NODES.length; n++)
+        if (NODES[n][1] === i && (best === 0 || NODES[n][3] > NODES[best][3])) best = n;
+      return best;
+    }
+    function color(n) {
+      let h = 0;
+      const s = nodeName(n);
+      for (let k = 0; k < s.length; k++) h = (h * 31 + s.charCodeAt(k)) | 0;
+      h = Math.abs(h);
+      return 'hsl(' + (8 + (h % 42)) + ',' + (62 + (h % 5) * 4) + '%,' + (62 + (h % 7) * 3) + '%)';
+    }
+    function flameBox(n, x, w, row, cls) {
+      const node = NODES[n];
+      const tip = nodeName(n) + '\n' + fmtCount(node[2]) + ' calls, ' + fmtTime(node[3]) + ' (' +
+        (fmtPct(node[3], NODES[0][3]) || '0%') + ' of all), self ' + fmtTime(node[4]);
+      const kind = n === 0 ? ' root' : node[1] < 0 ? ' other' : '';
+      const style = 'left:' + x.toFixed(1) + 'px;width:' + w.toFixed(1) + 'px;top:' +
+        row * FLAME_ROW + 'px' + (kind ? '' : ';background:' + color(n));
+      return '<div class="fg' + kind + (cls ? ' ' + cls : '') + '" data-n="' + n + '" style="' +
+        style + '" title="' + esc(tip) + '">' + (w > 28 ? esc(nodeName(n)) : '') + '</div>';
+    }
+    function renderFlame() {
+      const box = $('flame');
+      const W = box.clientWidth;
+      if (!W) return;
+      if (!flame.kids) {
+        flame.kids = NODES.map(() => null);
+        for (let n = 1; n < NODES.length; n++) {
+          const p = NODES[n][0];
+          (flame.kids[p] || (flame.kids[p] = [])).push(n);
+        }
+      }
+      const html = [];
+      const chain = [];
+      for (let a = flame.focus; a >= 0; a = NODES[a][0]) chain.unshift(a);
+      chain.forEach((a, row) => {
+        if (a !== flame.focus) html.push(flameBox(a, 0, W, row, 'ancestor'));
+      });
+      let maxRow = chain.length - 1;
+      const stack = [[flame.focus, 0, W, chain.length - 1]];
+      while (stack.length) {
+        const [n, x, w, row] = stack.pop();
+        html.push(flameBox(n, x, w, row, n === flame.focus ? 'focus' : ''));
+        if (row > maxRow) maxRow = row;
+        const kids = flame.kids[n];
+        if (!kids) continue;
+        let sum = 0;
+        for (const k of kids) sum += NODES[k][3];
+        // Children never take more than their parent's width (rounding, compensation).
+        const whole = Math.max(sum, NODES[n][3]);
+        const scale = whole > 0 ? w / whole : 0;
+        let cx = x;
+        for (const k of kids) {
+          const kw = NODES[k][3] * scale;
+          if (kw >= FLAME_MIN_PX) stack.push([k, cx, kw, row + 1]);
+          cx += kw;
+        }
+      }
+      box.style.height = (maxRow + 1) * FLAME_ROW + 'px';
+      box.innerHTML = html.join('');
+      flame.drawnWidth = W;
+      const n = flame.focus;
+      const f = NODES[n][1];
+      $('flame-focus').innerHTML = n === 0
+        ? 'Showing all calls. Click a box to zoom in on it.'
+        : 'Zoomed on <b id="flame-focus-name">' + esc(nodeName(n)) + '</b>: ' +
+          fmtCount(NODES[n][2]) + ' calls, ' + fmtTime(NODES[n][3]) + ' (' +
+          (fmtPct(NODES[n][3], NODES[0][3]) || '0%') + ' of all)' +
+          (f >= 0 ? ' \u00b7 <a href="#f' + f + '">function section</a>' : '') +
+          ' \u00b7 <a href="#flame-graph" id="flame-reset">reset zoom</a>';
+    }
+    function setupFlame() {
+      const pct = TREE.fraction * 100;
+      $('flame-note').textContent = 'Calling-context tree: every distinct call path, widths ' +
+        'proportional to time, callers above callees. ' + fmtCount(TREE.contexts) + ' contexts; ' +
+        'those under ' + pct + '% of all time (' + fmtTime(TREE.threshold_ns) + ') are merged ' +
+        'into one grey \u201cother\u201d box per caller (' + fmtCount(TREE.merged) + ' merged)' +
+        (TREE.cut ? '; ' + fmtCount(TREE.cut) + ' deeper than ' + TREE.max_depth +
+          ' levels are left out' : '') + '. Boxes under ' + FLAME_MIN_PX + ' px are not drawn.';
+      $('flame').addEventListener('click', (ev) => {
+        const el = ev.target.closest('.fg');
+        if (!el) return;
+        const n = +el.dataset.n;
+        // A click on the box already zoomed on goes one level out.
+        flame.focus = n === flame.focus && n !== 0 ? NODES[n][0] : n;
+        renderFlame();
+      });
+      $('flame-focus').addEventListener('click', (ev) => {
+        if (ev.target.id === 'flame-reset') {
+          flame.focus = 0;
+          renderFlame();
+        }
+      });
+      let queued = false;
+      window.addEventListener('resize', () => {
+        if (queued) return;
+        queued = true;
+        requestAnimationFrame(() => {
+          queued = false;
+          if ($('flame').clientWidth !== flame.drawnWidth) renderFlame();
+        });
+      });
+    }
+
+    // ---- routing: #f<index> shows a function, anything else the overview ----
+    let overviewDrawn = false;
+    function route() {
+      const m = /^#f(\d+)$/.exec(location.hash);
+      const fn = m && +m[1] < FN.length ? +m[1] : -1;
+      $('overview').hidden = fn >= 0;
+      $('function').hidden = fn < 0;
+      if (fn >= 0) {
+        renderFunction(fn, false);
+        window.scrollTo(0, 0);
         return;
       }
-      if (ev.target.id === 'fn-flame') {
-        const m = /^#f(\d+)$/.exec(location.hash);
-        if (m) flame.focus = largestContextOf(+m[1]);
+      document.title = 'callmon: ' + S.recording;
+      if (!overviewDrawn) {
+        overviewDrawn = true;
+        updateFlatRows();
+        renderFlat();
       }
-    });
-  }
-
-  // ---- flame graph ----
-  const flame = { focus: 0, kids: null, drawnWidth: 0 };
-  function nodeName(n) {
-    if (n === 0) return 'all';
-    const f = NODES[n][1];
-    if (f < 0) return 'other (' + fmtCount(NODES[n][5]) + ' small contexts)';
-    return FN[f][NAME];
-  }
-  function largestContextOf(i) {
-    let best = 0;
-    for (let n = 1; n < NODES.length; n++)
-      if (NODES[n][1] === i && (best === 0 || NODES[n][3] > NODES[best][3])) best = n;
-    return best;
-  }
-  function color(n) {
-    let h = 0;
-    const s = nodeName(n);
-    for (let k = 0; k < s.length; k++) h = (h * 31 + s.charCodeAt(k)) | 0;
-    h = Math.abs(h);
-    return 'hsl(' + (8 + (h % 42)) + ',' + (62 + (h % 5) * 4) + '%,' + (62 + (h % 7) * 3) + '%)';
-  }
-  function flameBox(n, x, w, row, cls) {
-    const node = NODES[n];
-    const tip = nodeName(n) + '\n' + fmtCount(node[2]) + ' calls, ' + fmtTime(node[3]) + ' (' +
-      (fmtPct(node[3], NODES[0][3]) || '0%') + ' of all), self ' + fmtTime(node[4]);
-    const kind = n === 0 ? ' root' : node[1] < 0 ? ' other' : '';
-    const style = 'left:' + x.toFixed(1) + 'px;width:' + w.toFixed(1) + 'px;top:' +
-      row * FLAME_ROW + 'px' + (kind ? '' : ';background:' + color(n));
-    return '<div class="fg' + kind + (cls ? ' ' + cls : '') + '" data-n="' + n + '" style="' +
-      style + '" title="' + esc(tip) + '">' + (w > 28 ? esc(nodeName(n)) : '') + '</div>';
-  }
-  function renderFlame() {
-    const box = $('flame');
-    const W = box.clientWidth;
-    if (!W) return;
-    if (!flame.kids) {
-      flame.kids = NODES.map(() => null);
-      for (let n = 1; n < NODES.length; n++) {
-        const p = NODES[n][0];
-        (flame.kids[p] || (flame.kids[p] = [])).push(n);
-      }
-    }
-    const html = [];
-    const chain = [];
-    for (let a = flame.focus; a >= 0; a = NODES[a][0]) chain.unshift(a);
-    chain.forEach((a, row) => {
-      if (a !== flame.focus) html.push(flameBox(a, 0, W, row, 'ancestor'));
-    });
-    let maxRow = chain.length - 1;
-    const stack = [[flame.focus, 0, W, chain.length - 1]];
-    while (stack.length) {
-      const [n, x, w, row] = stack.pop();
-      html.push(flameBox(n, x, w, row, n === flame.focus ? 'focus' : ''));
-      if (row > maxRow) maxRow = row;
-      const kids = flame.kids[n];
-      if (!kids) continue;
-      let sum = 0;
-      for (const k of kids) sum += NODES[k][3];
-      // Children never take more than their parent's width (rounding, compensation).
-      const whole = Math.max(sum, NODES[n][3]);
-      const scale = whole > 0 ? w / whole : 0;
-      let cx = x;
-      for (const k of kids) {
-        const kw = NODES[k][3] * scale;
-        if (kw >= FLAME_MIN_PX) stack.push([k, cx, kw, row + 1]);
-        cx += kw;
-      }
-    }
-    box.style.height = (maxRow + 1) * FLAME_ROW + 'px';
-    box.innerHTML = html.join('');
-    flame.drawnWidth = W;
-    const n = flame.focus;
-    const f = NODES[n][1];
-    $('flame-focus').innerHTML = n === 0
-      ? 'Showing all calls. Click a box to zoom in on it.'
-      : 'Zoomed on <b id="flame-focus-name">' + esc(nodeName(n)) + '</b>: ' +
-        fmtCount(NODES[n][2]) + ' calls, ' + fmtTime(NODES[n][3]) + ' (' +
-        (fmtPct(NODES[n][3], NODES[0][3]) || '0%') + ' of all)' +
-        (f >= 0 ? ' \u00b7 <a href="#f' + f + '">function section</a>' : '') +
-        ' \u00b7 <a href="#flame-graph" id="flame-reset">reset zoom</a>';
-  }
-  function setupFlame() {
-    const pct = TREE.fraction * 100;
-    $('flame-note').textContent = 'Calling-context tree: every distinct call path, widths ' +
-      'proportional to time, callers above callees. ' + fmtCount(TREE.contexts) + ' contexts; ' +
-      'those under ' + pct + '% of all time (' + fmtTime(TREE.threshold_ns) + ') are merged ' +
-      'into one grey \u201cother\u201d box per caller (' + fmtCount(TREE.merged) + ' merged)' +
-      (TREE.cut ? '; ' + fmtCount(TREE.cut) + ' deeper than ' + TREE.max_depth +
-        ' levels are left out' : '') + '. Boxes under ' + FLAME_MIN_PX + ' px are not drawn.';
-    $('flame').addEventListener('click', (ev) => {
-      const el = ev.target.closest('.fg');
-      if (!el) return;
-      const n = +el.dataset.n;
-      // A click on the box already zoomed on goes one level out.
-      flame.focus = n === flame.focus && n !== 0 ? NODES[n][0] : n;
       renderFlame();
-    });
-    $('flame-focus').addEventListener('click', (ev) => {
-      if (ev.target.id === 'flame-reset') {
-        flame.focus = 0;
-        renderFlame();
-      }
-    });
-    let queued = false;
-    window.addEventListener('resize', () => {
-      if (queued) return;
-      queued = true;
-      requestAnimationFrame(() => {
-        queued = false;
-        if ($('flame').clientWidth !== flame.drawnWidth) renderFlame();
-      });
-    });
-  }
-
-  // ---- routing: #f<index> shows a function, anything else the overview ----
-  let overviewDrawn = false;
-  function route() {
-    const m = /^#f(\d+)$/.exec(location.hash);
-    const fn = m && +m[1] < FN.length ? +m[1] : -1;
-    $('overview').hidden = fn >= 0;
-    $('function').hidden = fn < 0;
-    if (fn >= 0) {
-      renderFunction(fn, false);
-      window.scrollTo(0, 0);
-      return;
+      const target = location.hash.length > 1 && document.getElementById(location.hash.slice(1));
+      if (target) target.scrollIntoView();
+      else window.scrollTo(0, 0);
     }
-    document.title = 'callmon: ' + S.recording;
-    if (!overviewDrawn) {
-      overviewDrawn = true;
-      updateFlatRows();
-      renderFlat();
-    }
-    renderFlame();
-    const target = location.hash.length > 1 && document.getElementById(location.hash.slice(1));
-    if (target) target.scrollIntoView();
-    else window.scrollTo(0, 0);
-  }
 
-  renderSummary();
-  setupFlat();
-  setupFunction();
-  setupFlame();
-  window.addEventListener('hashchange', route);
-  route();
-  timings.ready = performance.now();
-  document.documentElement.dataset.ready = '1';
+    renderSummary();
+    setupFlat();
+    setupFunction();
+    setupFlame();
+    window.addEventListener('hashchange', route);
+    route();
+    timings.ready = performance.now();
+    document.documentElement.dataset.ready = '1';
+  }
 })();

@@ -3,7 +3,8 @@
 // tests/traces/html.txt, writes its page, opens it from a file:// URL in headless Chromium
 // (playwright-core) and checks, against the figures worked out in the trace's comments:
 // the summary, the flat table and its sorting, the landing section of a followed callee
-// link, the back button, and the flame graph's zoom. Also: no script error, no request
+// link, the back button, and the flame graph's zoom; then the same page with its data
+// gzipped (--compress=always, as large pages are). Also: no script error, no request
 // leaving the file, no recording text turned into markup (names hold <, > and &).
 //
 //   node html_test.js --callmon BIN --make-trace BIN --trace FILE --modules DIR --work DIR
@@ -41,6 +42,8 @@ async function main() {
   fs.mkdirSync(work, { recursive: true });
   execFileSync(option('make-trace'), [option('trace'), path.join(work, 'html.data')]);
   execFileSync(option('callmon'), ['html', '-d', 'html.data', '-o', 'page.html'], { cwd: work });
+  execFileSync(option('callmon'),
+    ['html', '-d', 'html.data', '-o', 'packed.html', '--compress=always'], { cwd: work });
   const url = 'file://' + path.join(work, 'page.html');
 
   const browser = await chromium.launch({
@@ -154,6 +157,16 @@ async function main() {
       ['all', 'main'], 'ancestors kept as full-width bars');
     await page.click('#flame-reset');
     expectEqual((await text('#flame-focus')).slice(0, 17), 'Showing all calls', 'zoom reset');
+
+    // The same page with its data gzipped (as large pages are): inflated by the browser.
+    await page.goto('file://' + path.join(work, 'packed.html') + '#f2');
+    await page.waitForSelector('html[data-ready="1"]');
+    expectEqual(await page.getAttribute('#callmon-data', 'data-encoding'), 'gzip+base64',
+      'packed data');
+    expectEqual(await text('#fn-name'), 'walk<a&b>', 'packed page: section from the URL');
+    expectEqual(await text('#fn-self'), '70 ns', 'packed page: walk self');
+    await page.click('a[href="#"]');
+    expectEqual(await text('dd[data-k="calls"]'), '9', 'packed page: summary calls');
 
     expectEqual(errors, [], 'script errors');
     expectEqual(outside, [], 'requests outside the page');

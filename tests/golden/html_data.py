@@ -1,11 +1,13 @@
 #!/usr/bin/env python3
 """Golden test of `callmon html`: builds the recording of TRACE with make_trace, writes the
 page with the given callmon html ARGS, checks that it is self-contained (no URL the browser
-would fetch, one data blob, no '</' inside it) and compares its data blob, printed one row a
-line, with EXPECTED. UPDATE=1 in the environment writes EXPECTED instead (check it by hand).
+would fetch, one data blob, no '<' inside it, gzip+base64 with --compress=always, plain JSON
+otherwise) and compares its data blob, printed one row a line, with EXPECTED. UPDATE=1 in the environment writes EXPECTED instead (check it by hand).
 
   html_data.py CALLMON MAKE_TRACE TRACE EXPECTED WORK [ARGS...]
 """
+import base64
+import gzip
 import json
 import os
 import re
@@ -13,7 +15,8 @@ import shutil
 import subprocess
 import sys
 
-OPEN = '<script type="application/json" id="callmon-data">'
+OPEN = re.compile(r'<script type="application/json" id="callmon-data" '
+                  r'data-encoding="(json|gzip\+base64)">')
 
 
 def readable(data):
@@ -45,13 +48,19 @@ def main():
         sys.exit(f"callmon html exited with {p.returncode}: {p.stderr}")
     page = open(os.path.join(work, "page.html"), encoding="utf-8").read()
     problems = []
-    if page.count(OPEN) != 1:
-        problems.append("not exactly one data blob")
-    start = page.find(OPEN) + len(OPEN)
+    opens = list(OPEN.finditer(page))
+    if len(opens) != 1:
+        sys.exit("not exactly one data blob in the page")
+    start = opens[0].end()
     end = page.find("</script>", start)
     blob = page[start:end]
+    if opens[0].group(1) == "gzip+base64":
+        blob = gzip.decompress(base64.b64decode(blob)).decode("utf-8")
     if "<" in blob:
         problems.append("a raw '<' inside the data blob")
+    want_encoding = "gzip+base64" if "--compress=always" in args else "json"
+    if opens[0].group(1) != want_encoding:
+        problems.append(f"data encoded as {opens[0].group(1)}, expected {want_encoding}")
     for pattern in (r"https?://", r"<link\b", r"\bsrc\s*=", r"@import", r"url\("):
         if re.search(pattern, page, re.I):
             problems.append(f"the page refers to something outside it: /{pattern}/")

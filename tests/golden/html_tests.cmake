@@ -1,11 +1,12 @@
 # Golden tests of the data blob of `callmon html` (included by CMakeLists.txt): each entry
 # is "VARIANT TRACE ARGS" with ARGS "|"-separated; the page's data must print as
 # tests/traces/TRACE.VARIANT.expected (html_data.py, which also checks the page is
-# self-contained).
+# self-contained); a "-gzip" variant is compared with the expected file of the plain one.
 set(HTML_GOLDEN
   "html-data html"
   "html-data-pruned html --prune|10"
   "html-data-filtered html --exclude|^walk"
+  "html-data-gzip html --compress=always"
   "html-data simple"
   "html-data recursion"
 )
@@ -19,10 +20,12 @@ foreach(entry ${HTML_GOLDEN})
     list(GET parts 2 args)
     string(REPLACE "|" ";" args "${args}")
   endif()
+  # The packed page must hold the same data as the plain one.
+  string(REGEX REPLACE "-gzip$" "" expected ${variant})
   add_test(NAME golden.${trace}.${variant}
            COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/html_data.py
                    $<TARGET_FILE:callmon> $<TARGET_FILE:make_trace> ${TRACE_DIR}/${trace}.txt
-                   ${TRACE_DIR}/${trace}.${variant}.expected
+                   ${TRACE_DIR}/${trace}.${expected}.expected
                    ${CMAKE_CURRENT_BINARY_DIR}/work/${trace}.${variant} ${args})
   set_tests_properties(golden.${trace}.${variant} PROPERTIES LABELS golden)
 endforeach()

@@ -96,9 +96,32 @@ TEST(HtmlPage, OneFileWithTheDataInPlace) {
   std::string page = render_html(g, HtmlPageInfo{}, HtmlOptions{});
   EXPECT_EQ(page.rfind("<!DOCTYPE html>", 0), 0u);
   EXPECT_EQ(page.find("@CALLMON_"), std::string::npos);
-  EXPECT_NE(page.find("id=\"callmon-data\">{\"format\":1,"), std::string::npos);
+  EXPECT_NE(page.find("id=\"callmon-data\" data-encoding=\"json\">{\"format\":1,"),
+            std::string::npos);
   EXPECT_EQ(page.find("http://"), std::string::npos);
   EXPECT_EQ(page.find("https://"), std::string::npos);
+}
+
+TEST(HtmlPage, LargeDataIsPackedAsGzipBase64) {
+  CallGraph g = graph_with_functions(3);
+  add(g, 0, 0, 10);
+  HtmlOptions o;
+  o.pack_above = 10;  // any blob is larger
+  std::string page = render_html(g, HtmlPageInfo{}, o);
+  size_t at = page.find("data-encoding=\"gzip+base64\">H4sI");  // gzip magic in base64
+  ASSERT_NE(at, std::string::npos);
+  EXPECT_EQ(page.find("@CALLMON_"), std::string::npos);
+  o.packing = HtmlPacking::kNever;
+  EXPECT_NE(render_html(g, HtmlPageInfo{}, o).find("data-encoding=\"json\">"), std::string::npos);
+}
+
+TEST(HtmlPack, Base64OfKnownBytes) {
+  // gzip output varies with zlib's version only in its header's OS byte; the base64 part
+  // is checked on the fixed 10-byte header: 1f 8b 08 00 00000000 00 03.
+  auto packed = gzip_base64("");
+  ASSERT_TRUE(packed);
+  EXPECT_EQ(packed->substr(0, 8), "H4sIAAAA");
+  EXPECT_EQ(packed->size() % 4, 0u);
 }
 
 }  // namespace

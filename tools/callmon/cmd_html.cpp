@@ -21,6 +21,7 @@ struct HtmlCmdOptions {
   std::string output;
   bool no_compensation = false;
   double prune_percent = 0.1;
+  std::string compress = "auto";
   FilterOptions filters;
 };
 
@@ -78,6 +79,9 @@ int run_html(const HtmlCmdOptions& o) {
   info.filters = describe_filters(o.filters);
   report::HtmlOptions ho;
   ho.prune_fraction = o.prune_percent / 100;
+  ho.packing = o.compress == "always"  ? report::HtmlPacking::kAlways
+               : o.compress == "never" ? report::HtmlPacking::kNever
+                                       : report::HtmlPacking::kAuto;
   std::string page = report::render_html(*graph, info, ho);
   bool written = std::fwrite(page.data(), 1, page.size(), out) == page.size();
   bool closed = to_stdout ? std::fflush(out) == 0 : std::fclose(out) == 0;
@@ -104,6 +108,10 @@ void setup(CLI::App& app, int& status) {
                   "flame graph: merge calling contexts under PCT % of all time into one "
                   "'other' box per caller (default 0.1)")
       ->type_name("PCT");
+  sub->add_option("--compress", o->compress,
+                  "gzip the page's data (read back by the browser): auto (default: when "
+                  "over 1 MB), always or never")
+      ->check(CLI::IsMember({"auto", "always", "never"}));
   add_filter_options(sub, o->filters);
   sub->callback([o, &status] { status = run_html(*o); });
 }
