@@ -72,7 +72,7 @@ def case_one_shot(a):
 
 def case_select(a):
     exe = build(a.cc, a.work, "counts")
-    p, r = monitor(["--select", "fib", "le*", "--", exe], a.callmon, a.work)
+    p, r = monitor(["--select", "fib", "l?af", "--", exe], a.callmon, a.work)
     names = sorted(u["name"] for u in r["images"][0]["units"])
     expect(names == ["fib", "leaf"], f"selected {names}")
     expect(hits(r["images"][0], "fib") == 1973, "fib count")
