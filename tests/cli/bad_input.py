@@ -16,6 +16,7 @@ import sys
 HERE = os.path.dirname(os.path.abspath(__file__))
 PROGRAMS = os.path.join(os.path.dirname(HERE), "programs")
 READERS = ["report", "replay", "info", "dump", "graph"]
+HELPERS = []  # processes to kill at the end
 
 
 def make_recordings(callmon, cc, work):
@@ -74,6 +75,14 @@ def make_recordings(callmon, cc, work):
     dirs["not_a_recording"] = os.path.join(work, "not_a_recording")
     os.makedirs(dirs["not_a_recording"])
     open(os.path.join(dirs["not_a_recording"], "notes.txt"), "w").write("mine\n")
+    not_elf = dirs["not_elf"] = os.path.join(work, "not_elf")
+    open(not_elf, "w").write("garbage, not a program\n")
+    os.chmod(not_elf, 0o755)
+    # A process already traced (by its parent, through PTRACE_TRACEME): `monitor -p` on it
+    # must be refused by the kernel, which is how "not permitted to ptrace" is simulated.
+    HELPERS.append(subprocess.Popen([sys.executable, "-c", "import ctypes, time; "
+                                     "ctypes.CDLL(None).ptrace(0, 0, 0, 0); time.sleep(120)"]))
+    dirs["traced_pid"] = str(HELPERS[-1].pid)
     return dirs
 
 
@@ -101,7 +110,7 @@ def cases(dirs):
     for cmd, argv in readers.items():
         for what, key in kinds:
             out.append((f"{cmd}: {what}", argv(dirs[key])))
-    for cmd in list(readers) + ["record"]:
+    for cmd in list(readers) + ["record", "monitor"]:
         out.append((f"{cmd}: unknown option", [cmd, "--no-such-option"]))
     out += [
         ("report: unknown sort key", ["report", "--sort=nope", "-d", dirs["good"]]),
@@ -135,6 +144,15 @@ def cases(dirs):
         ("record: -o a regular file", ["record", "-o", dirs["a_file"], "--", "true"]),
         ("record: -o a non-empty directory that holds no recording",
          ["record", "-o", dirs["not_a_recording"], "--", "true"]),
+        ("monitor: no program", ["monitor"]),
+        ("monitor: program not found", ["monitor", "--", "/no/such/program"]),
+        ("monitor: not an ELF file", ["monitor", "--", dirs["not_elf"]]),
+        ("monitor: --histogram without --lines", ["monitor", "--histogram", "--", "true"]),
+        ("monitor: --duration without -p", ["monitor", "--duration", "1", "--", "true"]),
+        ("monitor: -p and a program", ["monitor", "-p", "1", "--", "true"]),
+        ("monitor: -p of a process that does not exist", ["monitor", "-p", "999999999"]),
+        ("monitor: -p of a process already traced (not permitted)",
+         ["monitor", "-p", dirs["traced_pid"], "--duration", "1"]),
         ("unknown command", ["frobnicate"]),
         ("no command", []),
     ]
@@ -166,7 +184,11 @@ def main():
             failed += 1
             print(f"FAIL: {what}: callmon {' '.join(argv)}\n  status {status}\n  stderr: {err!r}")
         shown = err.strip().replace(args.work, "WORK").replace(PROGRAMS, "tests/programs")
+        shown = shown.replace("process " + dirs["traced_pid"], "process PID")
         rows.append((what, status, shown, ok))
+    for helper in HELPERS:
+        helper.kill()
+        helper.wait()
     print(f"{len(rows) - failed} of {len(rows)} cases answered with one line and a non-zero "
           "status")
     if args.doc:
