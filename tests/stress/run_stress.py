@@ -43,8 +43,11 @@ def main():
         ap.add_argument(name, required=True)
     ap.add_argument("--compiler", required=True, choices=["gcc", "clang"])
     ap.add_argument("--opt", required=True, choices=["O0", "O2"])
+    ap.add_argument("--mode", default="cyg", choices=sorted(rf.MODE_FLAGS),
+                    help="hook mode, as in run_fixture.py")
     ap.add_argument("--record-arg", action="append", default=[])
     args = ap.parse_args()
+    rf.expect.MODE, rf.expect.OPT, rf.expect.COMPILER = args.mode, args.opt, args.compiler
     for tool in (args.cc, args.cxx):
         if not tool or tool.endswith("-NOTFOUND") or not shutil.which(tool):
             print(f"SKIP: compiler {args.compiler} not found ({tool})")
