@@ -32,6 +32,8 @@
   });
 
   function show(data) {
+    window.callmonData = data;  // for the console and the benchmark
+    timings.data = performance.now();
     const S = data.summary;
     const FN = data.functions;  // [name, module, file, line, calls, total_ns, self_ns]
     const NAME = 0, MODULE = 1, FILE = 2, LINE = 3, CALLS = 4, TOTAL = 5, SELF = 6;
@@ -143,10 +145,11 @@
       }
       const get = SORT_VALUE[flat.key];
       const dir = flat.desc ? -1 : 1;
-      const values = new Map(rows.map((i) => [i, get(i)]));
+      const values = new Array(FN.length);
+      for (const i of rows) values[i] = get(i);
       rows.sort((a, b) => {
-        const va = values.get(a);
-        const vb = values.get(b);
+        const va = values[a];
+        const vb = values[b];
         let d = va < vb ? -1 : va > vb ? 1 : 0;
         if (d === 0) {
           const na = FN[a][NAME];
@@ -444,10 +447,16 @@
       document.title = 'callmon: ' + S.recording;
       if (!overviewDrawn) {
         overviewDrawn = true;
+        let t = performance.now();
         updateFlatRows();
         renderFlat();
+        timings.flat = performance.now() - t;
+        t = performance.now();
+        renderFlame();
+        timings.flame = performance.now() - t;
+      } else {
+        renderFlame();
       }
-      renderFlame();
       const target = location.hash.length > 1 && document.getElementById(location.hash.slice(1));
       if (target) target.scrollIntoView();
       else window.scrollTo(0, 0);
