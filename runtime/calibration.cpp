@@ -3,11 +3,12 @@
 // A recorded call's interval runs from the clock read in its enter hook to the one in its
 // exit hook, so it contains the rest of the enter hook and the start of the exit hook
 // ("inner"); its caller's time contains the whole of both hooks and the call ("outer"). An
-// instrumented parent calling an empty instrumented leaf writes four records whose tick
-// deltas give both: the leaf's interval (exit - enter) is the inner cost, and the parent's
-// interval minus its own inner part (enter of the leaf - enter of the parent, plus exit of
-// the parent - exit of the leaf) is the outer cost. The records are decoded from the scratch
-// buffer rather than timed around the calls, so the clock reads are exactly the hooks' own.
+// instrumented parent calling an empty instrumented leaf kCalibrationLeaves times writes
+// records whose tick deltas give both: each leaf's interval (exit - enter) is the inner cost,
+// and the parent's interval less its own inner part, shared among its leaves, is the outer
+// cost. The records are decoded from the scratch buffer rather than timed around the calls,
+// so the clock reads are exactly the hooks' own; they accumulate through the buffer round
+// after round, so the stores cost what a program's do (a new cache line every few calls).
 #include "runtime/calibration.hpp"
 
 #include <sys/mman.h>
@@ -24,8 +25,9 @@ namespace callmon::rt {
 namespace {
 
 constexpr int kRounds = 2001;
-constexpr size_t kBuffer = 64 * 1024;  // one round's records, far from a chunk switch
+constexpr size_t kBuffer = 1024 * 1024;  // all rounds' records (about 160 KB), no chunk switch
 constexpr size_t kFrames = 64;
+constexpr double kFixed = 16;  // outer samples are kept in 1/16 ticks, as integers
 
 // Mean of the fastest 90%: robust against the rounds an interrupt or a page fault hit, and
 // unlike a median it is not stuck on the clock's granularity (21 ticks on some VMs, where
@@ -58,15 +60,17 @@ uint64_t next_delta(const uint8_t*& p) {
 
 ProbeCost calibrate_probe_cost() {
   ProbeCost cost{0, 0};
+  constexpr int kLeafCalls = kRounds * kCalibrationLeaves;
   size_t bytes = sizeof(ThreadState) + kBuffer + kFrames * sizeof(Frame) +
-                 2 * kRounds * sizeof(uint64_t);
+                 (kLeafCalls + kRounds) * sizeof(uint64_t);
   void* mem = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   if (mem == MAP_FAILED) return cost;
   auto* s = static_cast<ThreadState*>(mem);
   uint8_t* buf = reinterpret_cast<uint8_t*>(s + 1);
   auto* frames = reinterpret_cast<Frame*>(buf + kBuffer);
   auto* inner = reinterpret_cast<uint64_t*>(frames + kFrames);
-  uint64_t* outer = inner + kRounds;
+  uint64_t* outer = inner + kLeafCalls;
+  s->chunk_base = s->cur = buf;
   s->chunk_size = kBuffer;
   s->real_end = buf + kBuffer;
   s->limit = s->real_end - 8192;
@@ -76,24 +80,32 @@ ProbeCost calibrate_probe_cost() {
   SignalBlock block;  // a handler's hooks must not land in the scratch state
   ThreadState* saved = t_state;
   t_state = s;
+  // The records accumulate, as a program's do: the stores stream through the buffer.
   int rounds = 0;
+  const uint8_t* p = buf;
   for (int i = 0; i < kRounds; ++i) {
-    s->chunk_base = s->cur = buf;  // each round's four records start the buffer
     calibration_parent();
-    if (s->top != frames) break;  // a hook took its slow path: no usable records
-    const uint8_t* p = buf;
+    if (s->top != frames || s->cur > s->limit) break;  // a slow path: no usable records
     next_delta(p);  // the parent's ENTER: its delta reaches back to the previous round
-    uint64_t leaf_in = next_delta(p);
-    uint64_t leaf_out = next_delta(p);
-    uint64_t parent_out = next_delta(p);
-    inner[rounds] = leaf_out;
-    outer[rounds] = leaf_in + parent_out;
+    uint64_t ins = 0, outs = 0;
+    for (int k = 0; k < kCalibrationLeaves; ++k) {
+      ins += next_delta(p);  // to the leaf's ENTER: part of the parent's inner or the outer
+      uint64_t leaf = next_delta(p);
+      inner[rounds * kCalibrationLeaves + k] = leaf;
+      outs += leaf;
+    }
+    ins += next_delta(p);  // the parent's EXIT
+    // The parent's interval is its own inner cost plus kCalibrationLeaves whole calls; its
+    // inner cost is taken as the mean of its leaves' intervals.
+    double leaves = kCalibrationLeaves;
+    double parent_rest = static_cast<double>(ins) + static_cast<double>(outs) * (leaves - 1) / leaves;
+    outer[rounds] = static_cast<uint64_t>(parent_rest / leaves * kFixed + 0.5);
     ++rounds;
   }
   t_state = saved;
   if (rounds == kRounds) {
-    cost.inner = typical(inner, rounds);
-    cost.outer = std::max(typical(outer, rounds), cost.inner);
+    cost.inner = typical(inner, kLeafCalls);
+    cost.outer = std::max(typical(outer, rounds) / kFixed, cost.inner);
   }
   munmap(mem, bytes);
   return cost;

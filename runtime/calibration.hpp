@@ -17,7 +17,8 @@ struct ProbeCost {
 ProbeCost calibrate_probe_cost();
 
 // calibration_probe.cpp, compiled with -finstrument-functions: an empty leaf and a parent
-// that calls it once.
+// that calls it kCalibrationLeaves times in a loop.
+inline constexpr int kCalibrationLeaves = 16;
 void calibration_leaf();
 void calibration_parent();
 

@@ -11,8 +11,7 @@ namespace callmon::rt {
 __attribute__((noinline, visibility("hidden"))) void calibration_leaf() { asm volatile(""); }
 
 __attribute__((noinline, visibility("hidden"))) void calibration_parent() {
-  calibration_leaf();
-  asm volatile("");
+  for (int i = 0; i < kCalibrationLeaves; ++i) calibration_leaf();
 }
 
 }  // namespace callmon::rt
