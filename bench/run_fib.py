@@ -1,12 +1,14 @@
 #!/usr/bin/env python3
 """Recording overhead of callmon, side by side with the uninstrumented run and uftrace.
 
-Builds bench/fib.c three ways (-O2 -fno-inline -fno-optimize-sibling-calls): plain, with
--finstrument-functions (for callmon) and with -pg (for uftrace); runs each the given number
-of times and takes the median wall time; prints calls, times, overhead per call and trace
-bytes per call. Run by hand, not in CI:
+Builds bench/fib.c (-O2 -fno-inline -fno-optimize-sibling-calls) plainly and in each hook
+mode asked for with --mode (cyg: -finstrument-functions, pg: -pg, fentry: -pg -mfentry;
+`all` for the three), plus -pg for uftrace; runs each the given number of times and takes
+the median wall time; prints calls, times, overhead per call and trace bytes per call, the
+modes side by side. The "no tool" rows run the instrumented build alone (the -pg ones with
+glibc's mcount and gprof's timer). Run by hand, not in CI:
 
-    cmake --build build && python3 bench/run_fib.py [--n 32] [--runs 5] [--callmon build/bin/callmon]
+    cmake --build build && python3 bench/run_fib.py [--n 32] [--runs 5] [--mode all] [--callmon build/bin/callmon]
 """
 import argparse
 import os
@@ -20,6 +22,7 @@ import time
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SMALL_N = 20  # about 22 000 calls: start-up cost dominates
 FLAGS = ["-O2", "-fno-inline", "-fno-optimize-sibling-calls", "-g"]
+MODES = {"cyg": ["-finstrument-functions"], "pg": ["-pg"], "fentry": ["-pg", "-mfentry"]}
 
 
 def fib_calls(n):
@@ -66,15 +69,24 @@ def main():
     ap.add_argument("--runs", type=int, default=5)
     ap.add_argument("--cc", default="gcc")
     ap.add_argument("--callmon", default=os.path.join(ROOT, "build", "bin", "callmon"))
+    ap.add_argument("--mode", default="cyg",
+                    help="comma-separated hook modes to record: cyg, pg, fentry, or all")
     ap.add_argument("--keep", action="store_true", help="keep the work directory")
     args = ap.parse_args()
+    modes = list(MODES) if args.mode == "all" else args.mode.split(",")
+    for m in modes:
+        if m not in MODES:
+            ap.error(f"unknown mode {m!r} (cyg, pg, fentry, all)")
     args.callmon = os.path.abspath(args.callmon)
 
     work = tempfile.mkdtemp(prefix="callmon-bench-")
-    plain, cyg, pg = (os.path.join(work, x) for x in ("fib_plain", "fib_cyg", "fib_pg"))
+    plain, pg = (os.path.join(work, x) for x in ("fib_plain", "fib_pg"))
     build(args.cc, plain, [])
-    build(args.cc, cyg, ["-finstrument-functions"])
     build(args.cc, pg, ["-pg"])
+    binaries = {}
+    for m in modes:
+        binaries[m] = os.path.join(work, "fib_" + m)
+        build(args.cc, binaries[m], MODES[m])
     calls = fib_calls(args.n) + 1  # + main(), which the instrumented builds record too
     small_calls = fib_calls(SMALL_N) + 1
     rows = []
@@ -89,12 +101,14 @@ def main():
         rows.append((name, big, small, size))
 
     measure("plain", [plain])
-    measure("-finstrument-functions, no tool", [cyg])
     data = os.path.join(work, "callmon.data")
-    if os.access(args.callmon, os.X_OK):
-        measure("callmon record", [args.callmon, "record", "-o", data, "--", cyg], data, ".events")
-    else:
-        print(f"callmon not found at {args.callmon}: build it first", file=sys.stderr)
+    for m in modes:
+        measure(f"{' '.join(MODES[m])}, no tool", [binaries[m]])
+        if os.access(args.callmon, os.X_OK):
+            measure(f"callmon record ({m})", [args.callmon, "record", "-o", data, "--",
+                                              binaries[m]], data, ".events")
+        else:
+            print(f"callmon not found at {args.callmon}: build it first", file=sys.stderr)
     udata = os.path.join(work, "uftrace.data")
     if shutil.which("uftrace"):
         measure("uftrace record", ["uftrace", "record", "-d", udata, pg], udata, ".dat")

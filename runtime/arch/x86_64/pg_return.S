@@ -53,7 +53,13 @@ callmon_pg_return:
 	popq	%rbp
 	.cfi_def_cfa %rsp, 8
 	.cfi_restore %rbp
-	ret
+	/* Not `ret`: the function's own `ret` already took the return-stack-buffer entry of
+	 * the real caller (and was mispredicted); a second `ret` here would take the entry of
+	 * the caller's caller and leave every later return of the chain mispredicted too. */
+	popq	%r11
+	.cfi_adjust_cfa_offset -8
+	.cfi_register %rip, %r11
+	jmp	*%r11
 	.cfi_endproc
 	.size	callmon_pg_return, .-callmon_pg_return
 
