@@ -38,16 +38,23 @@ def build(cc, out, extra):
                    check=True)
 
 
-def timed(cmd, runs, cwd, before=None):
-    """Median wall time in seconds of `runs` runs of cmd; `before` runs before each run
-    (untimed), e.g. to remove the previous recording."""
+def timed(cmd, runs, cwd, before=None, clock="wall"):
+    """Median time in seconds of `runs` runs of cmd: wall time, or with clock="cpu" the user +
+    system time of the process and the children it waited for (less disturbed by other load
+    on the machine); `before` runs before each run (untimed), e.g. to remove the previous
+    recording."""
     times = []
     for _ in range(runs):
         if before:
             before()
         t0 = time.perf_counter()
-        subprocess.run(cmd, cwd=cwd, check=True, stdout=subprocess.DEVNULL)
-        times.append(time.perf_counter() - t0)
+        proc = subprocess.Popen(cmd, cwd=cwd, stdout=subprocess.DEVNULL)
+        _, status, usage = os.wait4(proc.pid, 0)
+        elapsed = time.perf_counter() - t0
+        proc.returncode = os.waitstatus_to_exitcode(status)
+        if proc.returncode != 0:
+            raise subprocess.CalledProcessError(proc.returncode, cmd)
+        times.append(usage.ru_utime + usage.ru_stime if clock == "cpu" else elapsed)
     return statistics.median(times)
 
 
@@ -71,6 +78,8 @@ def main():
     ap.add_argument("--callmon", default=os.path.join(ROOT, "build", "bin", "callmon"))
     ap.add_argument("--mode", default="cyg",
                     help="comma-separated hook modes to record: cyg, pg, fentry, or all")
+    ap.add_argument("--clock", choices=["wall", "cpu"], default="wall",
+                    help="wall time, or CPU time (user + system; steadier on a loaded machine)")
     ap.add_argument("--keep", action="store_true", help="keep the work directory")
     args = ap.parse_args()
     modes = list(MODES) if args.mode == "all" else args.mode.split(",")
@@ -95,9 +104,9 @@ def main():
         """Runs cmd (a list with N last) at N and at SMALL_N. The difference between the two
         removes the fixed start-up cost and gives the cost per call."""
         clean = (lambda: shutil.rmtree(data, ignore_errors=True)) if data else None
-        big = timed(cmd + [str(args.n)], args.runs, work, clean)
+        big = timed(cmd + [str(args.n)], args.runs, work, clean, args.clock)
         size = disk_bytes(data, suffix) if data else None
-        small = timed(cmd + [str(SMALL_N)], args.runs, work, clean)
+        small = timed(cmd + [str(SMALL_N)], args.runs, work, clean, args.clock)
         rows.append((name, big, small, size))
 
     measure("plain", [plain])
@@ -116,7 +125,7 @@ def main():
         print("uftrace not installed: its row is left out", file=sys.stderr)
 
     _, p_big, p_small, _ = rows[0]
-    print(f"fib({args.n}): {calls} calls, median of {args.runs} runs, "
+    print(f"fib({args.n}): {calls} calls, median {args.clock} time of {args.runs} runs, "
           f"{args.cc} {' '.join(FLAGS)}")
     print("  ns/call: (time - plain time) / calls, start-up included;")
     print(f"  marginal: the same from the difference between fib({args.n}) and fib({SMALL_N}),"
