@@ -1,0 +1,142 @@
+// compute_coverage() (coverage.hpp): counts ENTER records per address, thread file by thread
+// file, maps each address to its module and instrumented function, then lists every
+// instrumented function of every module seen with its count.
+#include "analysis/coverage.hpp"
+
+#include <algorithm>
+#include <map>
+#include <memory>
+#include <unordered_map>
+
+#include "analysis/elf_image.hpp"
+#include "analysis/instrumented_code.hpp"
+#include "analysis/symbolizer.hpp"
+
+namespace callmon::analysis {
+namespace {
+
+bool is_runtime(const std::string& path) {
+  return base_name(path).rfind("libcallmon.so", 0) == 0;
+}
+
+// One module's instrumented functions and their counts, merged over every process.
+struct ModuleCounts {
+  std::vector<InstrumentedFunction> functions;  // sorted by vaddr
+  std::vector<uint64_t> calls;                  // parallel to functions
+  uint64_t unmatched = 0;  // calls at addresses no instrumented function covers
+
+  // Adds `n` calls at ELF address `vaddr`: the function starting there, or (-pg records the
+  // call site of mcount, inside the function) the one whose range covers it.
+  void add(uint64_t vaddr, uint64_t n) {
+    auto it = std::upper_bound(functions.begin(), functions.end(), vaddr,
+                               [](uint64_t v, const InstrumentedFunction& f) { return v < f.vaddr; });
+    if (it != functions.begin()) {
+      --it;
+      if (vaddr < it->vaddr + std::max<uint64_t>(it->size, 1)) {
+        calls[static_cast<size_t>(it - functions.begin())] += n;
+        return;
+      }
+    }
+    unmatched += n;
+  }
+};
+
+}  // namespace
+
+Result<Coverage> compute_coverage(const std::vector<format::Recording>& recordings,
+                                  const ProgressFn& progress) {
+  Coverage cov;
+  cov.recordings = recordings.size();
+  std::vector<std::string> paths;
+  for (const auto& rec : recordings)
+    for (const auto& p : rec.processes)
+      for (const auto& t : p.threads) paths.push_back(t.path);
+  uint64_t total_bytes = progress ? total_file_size(paths) : 0;
+  uint64_t done_bytes = 0;
+
+  std::map<std::string, ModuleCounts> modules;  // by path: the output is sorted by path
+  std::map<std::string, std::string> skipped;  // path -> why (empty: not instrumented)
+  for (const auto& rec : recordings) {
+    for (const std::string& w : rec.warnings) cov.warnings.push_back(w);
+    for (const format::ProcessRecording& proc : rec.processes) {
+      ++cov.processes;
+      std::unordered_map<uint64_t, uint64_t> counts;  // runtime address -> ENTERs
+      for (const format::ThreadFile& tf : proc.threads) {
+        auto opened = format::ThreadReader::open(tf.path);
+        if (!opened) return Error{opened.error()};
+        format::ThreadReader& reader = opened.value();
+        format::Event ev;
+        uint64_t calls = 0, events = 0;
+        while (reader.next(ev)) {
+          if (ev.type == format::Event::kEnter) {
+            ++counts[ev.addr];
+            ++calls;
+          }
+          if (progress && (++events & 0xfffff) == 0)
+            progress(done_bytes + reader.bytes_read(), total_bytes);
+        }
+        done_bytes += reader.file_size();
+        add_thread_warnings(reader, calls, 0, cov.warnings);
+      }
+      // Every module the process mapped is listed, called or not: coverage is about the
+      // functions that were never reached as much as the ones that were.
+      for (const format::ModuleRecord& m : proc.meta.modules) {
+        if (is_runtime(m.path) || modules.count(m.path) || skipped.count(m.path)) continue;
+        auto found = instrumented_functions(m.path);
+        if (!found) {
+          skipped[m.path] = found.error();
+          continue;
+        }
+        if (found->empty()) {
+          skipped[m.path] = "";  // not instrumented: not part of the coverage
+          continue;
+        }
+        ModuleCounts& mc = modules[m.path];
+        mc.functions = std::move(found.value());
+        mc.calls.assign(mc.functions.size(), 0);
+      }
+      for (const auto& [addr, n] : counts) {
+        const format::ModuleRecord* module = nullptr;
+        for (const format::ModuleRecord& m : proc.meta.modules)
+          if (addr >= m.start && addr < m.end) module = &m;  // the last mapping wins
+        if (module == nullptr) continue;
+        auto it = modules.find(module->path);
+        if (it != modules.end()) it->second.add(addr - module->bias, n);
+      }
+    }
+  }
+  for (const auto& [path, why] : skipped)
+    if (!why.empty()) cov.warnings.push_back(why + "; its functions are not in the coverage");
+
+  ElfCache cache;
+  for (auto& [path, mc] : modules) {
+    CoverageModule out;
+    out.path = path;
+    std::string error;
+    ElfImage* image = cache.get(path, &error);
+    for (size_t i = 0; i < mc.functions.size(); ++i) {
+      CoverageFunction f;
+      f.name = demangle(mc.functions[i].name);
+      f.vaddr = mc.functions[i].vaddr;
+      f.calls = mc.calls[i];
+      if (image != nullptr) {
+        const SourceLocation& src = image->source_of(f.vaddr);
+        f.file = src.file;
+        f.line = src.line;
+      }
+      out.functions.push_back(std::move(f));
+    }
+    std::sort(out.functions.begin(), out.functions.end(), [](const auto& a, const auto& b) {
+      if (a.file != b.file) return a.file < b.file;
+      if (a.line != b.line) return a.line < b.line;
+      return a.name < b.name;
+    });
+    if (mc.unmatched != 0)
+      cov.warnings.push_back(std::to_string(mc.unmatched) + " calls in " + base_name(path) +
+                             " were at addresses outside its instrumented functions");
+    cov.modules.push_back(std::move(out));
+  }
+  return cov;
+}
+
+}  // namespace callmon::analysis

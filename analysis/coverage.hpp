@@ -1,0 +1,44 @@
+// Function coverage (docs/coverage.md): every function of the instrumented modules a set of
+// recordings ran, with how often it was called, the never-called ones included. The list of
+// functions comes from the modules' code (instrumented_code.hpp), not from the calls, so a
+// function no test reached still shows up; calls are merged by module path and ELF address,
+// so recordings of different runs (different load addresses) add up.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "analysis/thread_problems.hpp"
+#include "format/recording.hpp"
+#include "format/result.hpp"
+
+namespace callmon::analysis {
+
+struct CoverageFunction {
+  std::string name;  // demangled
+  std::string file;  // source file from DWARF, empty if unknown
+  uint32_t line = 0;
+  uint64_t vaddr = 0;  // in its module
+  uint64_t calls = 0;
+};
+
+struct CoverageModule {
+  std::string path;
+  std::vector<CoverageFunction> functions;  // by source file, line, then name
+};
+
+struct Coverage {
+  std::vector<CoverageModule> modules;  // by path
+  uint64_t recordings = 0;
+  uint64_t processes = 0;
+  std::vector<std::string> warnings;  // unreadable modules, damaged thread files
+};
+
+// Counts the calls of every instrumented function of the modules mapped by the processes of
+// `recordings`. The runtime itself (libcallmon) is left out. Errors: a thread file that
+// cannot be opened. `progress` as in profile_builder.hpp (may be empty).
+Result<Coverage> compute_coverage(const std::vector<format::Recording>& recordings,
+                                  const ProgressFn& progress);
+
+}  // namespace callmon::analysis
