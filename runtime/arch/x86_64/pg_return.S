@@ -12,9 +12,8 @@
  *     -8(%rsp) = slot, still holding the address of callmon_pg_return
  * We step back onto the slot (`sub $8`) so the frame looks like a function's just after
  * its call: return address at 0(%rsp). The CFI says so; until callmon_pg_exit has put the
- * real address back, an unwinder reads callmon_pg_return there, looks up the FDE of
- * return address - 1, which is outside this function (the `nop` before it), and stops
- * cleanly instead of walking garbage. After the call it walks on to the real caller.
+ * real address back, an unwinder reads callmon_pg_return there and stops at
+ * callmon_hijacked_return (below). After the call it walks on to the real caller.
  * Then, as in the entry trampolines, a frame pointer and an explicitly 16-byte aligned
  * save area:
  *     0(%rbp) saved rbp, 8(%rbp) slot;
@@ -22,13 +21,21 @@
  */
 	.text
 	.p2align 4
+	/* One byte in front of the trampoline, in its FDE, where the return address is
+	 * "undefined": an unwinder that meets a redirected return address looks up the
+	 * address minus one, lands here, and ends the walk (gdb shows the frame as
+	 * callmon_hijacked_return, the outermost) instead of walking on through garbage. */
+	.type	callmon_hijacked_return, @function
+callmon_hijacked_return:
+	.cfi_startproc
+	.cfi_def_cfa %rsp, 0
+	.cfi_undefined %rip
 	nop
+	.size	callmon_hijacked_return, .-callmon_hijacked_return
 	.globl	callmon_pg_return
 	.hidden	callmon_pg_return
 	.type	callmon_pg_return, @function
 callmon_pg_return:
-	.cfi_startproc
-	.cfi_def_cfa %rsp, 0
 	.cfi_offset %rip, -8
 	subq	$8, %rsp
 	.cfi_adjust_cfa_offset 8
