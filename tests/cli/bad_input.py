@@ -105,6 +105,7 @@ def cases(dirs):
     readers["export"] = lambda d: ["export", "--format=folded", "-o",
                                    os.path.join(os.path.dirname(d), "out.folded"), "-d", d]
     readers["diff"] = lambda d: ["diff", dirs["good"], d]
+    readers["coverage"] = lambda d: ["coverage", "-d", d]
     readers["html"] = lambda d: ["html", "-o", os.path.join(os.path.dirname(d), "out.html"),
                                  "-d", d]
     for cmd, argv in readers.items():
@@ -126,6 +127,13 @@ def cases(dirs):
         ("export: -o in a missing directory",
          ["export", "--format=chrome", "-o", dirs["missing"] + "/x.json", "-d", dirs["good"]]),
         ("html: no -o", ["html", "-d", dirs["good"]]),
+        ("coverage: --fail-under over 100", ["coverage", "--fail-under", "101", "-d",
+                                             dirs["good"]]),
+        ("coverage: unknown format", ["coverage", "--format=xml", "-d", dirs["good"]]),
+        ("coverage: a missing --merge directory", ["coverage", "-d", dirs["good"], "--merge",
+                                                   dirs["missing"]]),
+        ("coverage: -o in a missing directory",
+         ["coverage", "-o", dirs["missing"] + "/x.txt", "-d", dirs["good"]]),
         ("html: -o in a missing directory",
          ["html", "-o", dirs["missing"] + "/x.html", "-d", dirs["good"]]),
         ("html: -o a directory", ["html", "-o", dirs["not_a_recording"], "-d", dirs["good"]]),
