@@ -41,7 +41,7 @@
     const TREE = data.tree;
     const NODES = TREE.nodes;   // [parent, func (-1: root or other), calls, time_ns, self_ns, merged]
     const PAGE_ROWS = 100;
-    const MAX_ARC_ROWS = 500;   // callers/callees shown before a "show all" button
+    const MAX_ARC_ROWS = 500;   // callers/callees shown at first and added by "show more"
     const FLAME_ROW = 18;       // px per flame graph level
     const FLAME_MIN_PX = 1;     // narrower boxes (and their subtrees) are not drawn
     const $ = (id) => document.getElementById(id);
@@ -70,8 +70,9 @@
       }
       return v.toFixed(d) + ' ' + UNITS[u][0];
     }
+    const NUMBER = new Intl.NumberFormat('en-US');  // one formatter: toLocaleString makes one a call
     function fmtCount(n) {
-      return Number(n).toLocaleString('en-US');
+      return NUMBER.format(n);
     }
     function fmtPct(part, whole) {
       if (!(whole > 0)) return '';
@@ -244,9 +245,9 @@
       for (const list of calleesOf) list.sort(byTime);
     }
 
-    function arcTable(id, heading, arcs, other, total, showAll) {
-      const shown = showAll ? arcs : arcs.slice(0, MAX_ARC_ROWS);
-      const rows = shown.map((k) => {
+    // Rows [from, to) of an arc table; `other` is the column of the arc to name.
+    function arcRows(arcs, other, total, from, to) {
+      return arcs.slice(from, to).map((k) => {
         const a = ARCS[k];
         return '<tr><td class="name">' + fnLink(a[other]) + '</td>' +
           '<td class="num">' + fmtCount(a[2]) + '</td>' +
@@ -255,7 +256,16 @@
           '<td class="num"><span class="bar" style="width:' +
           Math.round(Math.min(1, total > 0 ? a[3] / total : 0) * 60) + 'px"></span>' +
           fmtPct(a[3], total) + '</td></tr>';
-      });
+      }).join('');
+    }
+    function moreButton(id, shown, count) {
+      if (shown >= count) return '';
+      return '<button type="button" class="more" data-table="' + id + '" data-shown="' + shown +
+        '">Show ' + fmtCount(Math.min(MAX_ARC_ROWS, count - shown)) + ' more (' +
+        fmtCount(count - shown) + ' not shown)</button>';
+    }
+
+    function arcTable(id, heading, arcs, other, total) {
       let html = '<h2>' + heading + ' <span class="muted">(' + fmtCount(arcs.length) + ')</span></h2>' +
         '<p class="muted">' + (other === 0
           ? 'Calls, time and self time of this function when called from each caller.'
@@ -264,15 +274,12 @@
       html += '<table class="grid" id="' + id + '"><thead><tr><th>' + heading.slice(0, -1) +
         '</th><th class="num">Calls</th><th class="num">Time</th><th class="num">Self</th>' +
         '<th class="num">Share of the function\u2019s total</th></tr></thead><tbody>' +
-        rows.join('') + '</tbody></table>';
-      if (shown.length < arcs.length) {
-        html += '<button type="button" class="more" data-more="' + id + '">Show all ' +
-          fmtCount(arcs.length) + '</button>';
-      }
+        arcRows(arcs, other, total, 0, MAX_ARC_ROWS) + '</tbody></table>' +
+        moreButton(id, Math.min(MAX_ARC_ROWS, arcs.length), arcs.length);
       return html;
     }
 
-    function renderFunction(i, showAll) {
+    function renderFunction(i) {
       const t0 = performance.now();
       if (!callersOf) buildAdjacency();
       const f = FN[i];
@@ -297,18 +304,28 @@
         (fmtPct(f[SELF], total) || '0%') + ' of its total). Times along an arc count the ' +
         'outermost activation only (docs/graph.md).</p>' +
         '<p><a href="#flame-graph" id="fn-flame">Show its largest calling context in the flame graph</a></p>' +
-        arcTable('fn-callers', 'Callers', callersOf[i], 0, total, showAll) +
-        arcTable('fn-callees', 'Callees', calleesOf[i], 1, total, showAll);
+        arcTable('fn-callers', 'Callers', callersOf[i], 0, total) +
+        arcTable('fn-callees', 'Callees', calleesOf[i], 1, total);
       document.title = f[NAME] + ' \u2014 callmon';
       timings.lastSection = performance.now() - t0;
     }
 
     function setupFunction() {
       $('function').addEventListener('click', (ev) => {
+        // "Show more" appends the next MAX_ARC_ROWS rows: a browser lays out a table of
+        // ten thousand rows in seconds, a few hundred at a time stays quick.
         const more = ev.target.closest('button.more');
         if (more) {
           const m = /^#f(\d+)$/.exec(location.hash);
-          if (m) renderFunction(+m[1], true);
+          if (!m) return;
+          const i = +m[1];
+          const callers = more.dataset.table === 'fn-callers';
+          const arcs = (callers ? callersOf : calleesOf)[i];
+          const shown = +more.dataset.shown;
+          const to = Math.min(arcs.length, shown + MAX_ARC_ROWS);
+          document.querySelector('#' + more.dataset.table + ' tbody').insertAdjacentHTML(
+            'beforeend', arcRows(arcs, callers ? 0 : 1, FN[i][TOTAL], shown, to));
+          more.outerHTML = moreButton(more.dataset.table, to, arcs.length);
           return;
         }
         if (ev.target.id === 'fn-flame') {
@@ -440,7 +457,7 @@
       $('overview').hidden = fn >= 0;
       $('function').hidden = fn < 0;
       if (fn >= 0) {
-        renderFunction(fn, false);
+        renderFunction(fn);
         window.scrollTo(0, 0);
         return;
       }

@@ -4,7 +4,8 @@
 // (playwright-core) and checks, against the figures worked out in the trace's comments:
 // the summary, the flat table and its sorting, the landing section of a followed callee
 // link, the back button, and the flame graph's zoom; then the same page with its data
-// gzipped (--compress=always, as large pages are). Also: no script error, no request
+// gzipped (--compress=always, as large pages are); last a function with 600 callers, whose
+// table grows by "show more". Also: no script error, no request
 // leaving the file, no recording text turned into markup (names hold <, > and &).
 //
 //   node html_test.js --callmon BIN --make-trace BIN --trace FILE --modules DIR --work DIR
@@ -45,6 +46,18 @@ async function main() {
   execFileSync(option('callmon'),
     ['html', '-d', 'html.data', '-o', 'packed.html', '--compress=always'], { cwd: work });
   const url = 'file://' + path.join(work, 'page.html');
+  // A function with 600 callers: its section shows 500 and a button for the rest.
+  const lines = ['process 400.0 pid 400 ppid 1 exe /bin/many', 'symbol 1000 main',
+    'symbol 2000 hub', 'thread 400', 'enter 0 main'];
+  for (let k = 0; k < 600; k++) {
+    lines.splice(3 + k, 0, 'symbol ' + (0x3000 + k).toString(16) + ' caller_' + k);
+    lines.push('enter ' + (10 * k + 1) + ' caller_' + k, 'enter ' + (10 * k + 2) + ' hub',
+      'exit ' + (10 * k + 3), 'exit ' + (10 * k + 4));
+  }
+  lines.push('exit 6001', 'end 6001');
+  fs.writeFileSync(path.join(work, 'many.txt'), lines.join('\n') + '\n');
+  execFileSync(option('make-trace'), [path.join(work, 'many.txt'), path.join(work, 'many.data')]);
+  execFileSync(option('callmon'), ['html', '-d', 'many.data', '-o', 'many.html'], { cwd: work });
 
   const browser = await chromium.launch({
     executablePath: CHROMIUM,
@@ -167,6 +180,18 @@ async function main() {
     expectEqual(await text('#fn-self'), '70 ns', 'packed page: walk self');
     await page.click('a[href="#"]');
     expectEqual(await text('dd[data-k="calls"]'), '9', 'packed page: summary calls');
+
+    // 600 callers: 500 rows, then "show more" appends the last 100 and goes away.
+    await page.goto('file://' + path.join(work, 'many.html'));
+    await page.waitForSelector('html[data-ready="1"]');
+    await page.locator('#flat tbody a', { hasText: /^hub$/ }).click();
+    await page.waitForFunction(() => document.getElementById('fn-name')?.textContent === 'hub');
+    expectEqual(await text('#fn-calls'), '600', 'hub calls');
+    expectEqual(await page.$$eval('#fn-callers tbody tr', (r) => r.length), 500, 'first rows');
+    expectEqual(await text('button.more'), 'Show 100 more (100 not shown)', 'more button');
+    await page.click('button.more');
+    expectEqual(await page.$$eval('#fn-callers tbody tr', (r) => r.length), 600, 'all rows');
+    expectEqual(await page.$$eval('button.more', (b) => b.length), 0, 'no button left');
 
     expectEqual(errors, [], 'script errors');
     expectEqual(outside, [], 'requests outside the page');
