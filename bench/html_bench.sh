@@ -1,8 +1,9 @@
 #!/bin/bash
 # HTML report benchmark (docs/html.md): writes a synthetic recording of FUNCS functions
 # (default 50 000) and CALLS calls (default 20 M) with bench/html_gen_trace.cpp, times
-# `callmon html` on it, and has headless Chromium (playwright-core, installed by the
-# browser tests' browser.npm_ci into BUILD/tests/browser) load the page: time to the first
+# `callmon html` on it, and has headless Chromium (playwright-core, installed into
+# BUILD/tests/browser by tests/browser/npm_ci.cmake as for the browser tests) load the
+# page: time to the first
 # view, to a function section, to sort the flat table, to zoom the flame graph
 # (bench/html_bench.js). Run by hand after building:
 #
