@@ -58,7 +58,7 @@ uint64_t next_delta(const uint8_t*& p) {
 
 }  // namespace
 
-ProbeCost calibrate_probe_cost() {
+ProbeCost calibrate_probe_cost(bool pg) {
   ProbeCost cost{0, 0};
   constexpr int kLeafCalls = kRounds * kCalibrationLeaves;
   size_t bytes = sizeof(ThreadState) + kBuffer + kFrames * sizeof(Frame) +
@@ -84,7 +84,8 @@ ProbeCost calibrate_probe_cost() {
   int rounds = 0;
   const uint8_t* p = buf;
   for (int i = 0; i < kRounds; ++i) {
-    calibration_parent();
+    if (pg) calibration_pg_parent();
+    else calibration_parent();
     if (s->top != frames || s->cur > s->limit) break;  // a slow path: no usable records
     next_delta(p);  // the parent's ENTER: its delta reaches back to the previous round
     uint64_t ins = 0, outs = 0;

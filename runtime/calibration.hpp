@@ -13,13 +13,21 @@ struct ProbeCost {
 // Calls an instrumented parent and its instrumented leaf (calibration_probe.cpp) on a scratch
 // thread state (no file, signals blocked) a few thousand times, decodes the records they
 // wrote, and returns the typical costs. Call on a thread that is inside no hook; it
-// restores the calling thread's state.
-ProbeCost calibrate_probe_cost();
+// restores the calling thread's state. `pg`: measure the -pg hooks (trampolines and return
+// redirection, calibration_probe_pg.cpp) instead of the -finstrument-functions ones.
+ProbeCost calibrate_probe_cost(bool pg = false);
 
 // calibration_probe.cpp, compiled with -finstrument-functions: an empty leaf and a parent
-// that calls it kCalibrationLeaves times in a loop.
+// that calls it kCalibrationLeaves times in a loop. calibration_probe_pg.cpp: the same,
+// compiled with -pg -mfentry.
 inline constexpr int kCalibrationLeaves = 16;
 void calibration_leaf();
 void calibration_parent();
+void calibration_pg_leaf();
+void calibration_pg_parent();
+
+// Set by the -pg hooks before the process's first set-up: the process uses them, so the
+// calibration measures them.
+extern bool g_pg_hooks;
 
 }  // namespace callmon::rt

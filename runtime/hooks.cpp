@@ -30,6 +30,53 @@ void put_unwind(ThreadState* s, bool nested, uint64_t t, uint64_t count, UnwindR
   write_special(s, nested, format::kCodeUnwind, t, f, 2);
 }
 
+void put_enter_kept(ThreadState* s, bool nested, uint64_t t, uintptr_t fn, Frame* f) {
+  if (!s->records || nested) {
+    put_enter(s, nested, t, fn);
+    return;
+  }
+  FrameRecord* r = &s->records[f - s->stack_base];
+  r->after = nullptr;
+  uint64_t prev_ticks = s->last_ticks;
+  uintptr_t prev_addr = s->last_addr;
+  uint64_t chunk = s->chunk_index;
+  uint8_t* before = s->cur;
+  // The ENTER's length as write_enter encodes it: a different distance afterwards means a
+  // signal's records (or a chunk switch) came between, and the ENTER is not taken back.
+  uint64_t tt = t < prev_ticks ? prev_ticks : t;
+  unsigned size = format::leb128_size(((tt - prev_ticks) << 2) | format::kKindEnter) +
+                  format::leb128_size(format::zigzag(static_cast<int64_t>(fn - prev_addr)));
+  write_enter(s, t, fn);
+  if (s->chunk_index != chunk || s->cur != before + size) return;
+  r->before = before;
+  r->chunk = chunk;
+  r->enter_ticks = t;
+  r->prev_ticks = prev_ticks;
+  r->prev_addr = prev_addr;
+  signal_fence();
+  r->after = s->cur;
+}
+
+bool take_back_short(ThreadState* s, bool nested, Frame* f, uint64_t t) {
+  if (!s->records || nested) return false;
+  FrameRecord* r = &s->records[f - s->stack_base];
+  uint8_t* after = r->after;
+  if (!after || t < r->enter_ticks || t - r->enter_ticks >= s->min_ticks ||
+      s->cur != after || s->chunk_index != r->chunk)
+    return false;
+  r->after = nullptr;
+  // PAD first: whatever happens next, the bytes stay readable. Then the cursor goes back
+  // with one non-locked cmpxchg (atomic against this thread's signal handlers); if a
+  // handler's records got in after our check, the ENTER simply stays PAD.
+  memset(r->before, format::kPadByte, static_cast<size_t>(after - r->before));
+  signal_fence();
+  uint8_t* expected = after;
+  asm volatile("cmpxchgq %2, %1" : "+a"(expected), "+m"(s->cur) : "r"(r->before) : "memory", "cc");
+  s->last_ticks = r->prev_ticks;
+  s->last_addr = r->prev_addr;
+  return true;
+}
+
 // After a dlopen: the new module's `module` line must be written before its functions'
 // addresses are of any use. Not from a nested hook (dl_iterate_phdr takes a lock).
 void handle_rescan(ThreadState* s, bool nested) {
@@ -78,18 +125,25 @@ void enter_slow(ThreadState* s, uintptr_t fn, uintptr_t sp) {
   handle_rescan(s, nested);
   uint64_t t = read_ticks();
   Frame* f = s->top;
+  bool record = true;
   if (f == s->stack_limit) {
     // Out of shadow stack: the call is still recorded; its frame is only counted.
     s->overflow_depth++;
     s->guard |= kGuardOverflow;
+    record = s->record_depth == 0;
   } else {
     s->top = f + 1;
     signal_fence();  // publish the slot before filling it: a nested hook pushes above it
     f->fn = fn;
     f->sp = sp;
     f->ret = 0;
+    record = frame_recorded(s, f);
+    if (record) {
+      put_enter_kept(s, nested, t, fn, f);
+      record = false;
+    }
   }
-  put_enter(s, nested, t, fn);
+  if (record) put_enter(s, nested, t, fn);
   guard_leave(s);
 }
 
@@ -106,7 +160,7 @@ void exit_slow(ThreadState* s, uintptr_t fn, uintptr_t sp) {
   uint64_t t = read_ticks();
   if (s->overflow_depth) {
     if (--s->overflow_depth == 0) s->guard &= ~kGuardOverflow;
-    put_exit(s, nested, t);
+    if (s->record_depth == 0) put_exit(s, nested, t);
     guard_leave(s);
     return;
   }
@@ -120,19 +174,24 @@ void exit_slow(ThreadState* s, uintptr_t fn, uintptr_t sp) {
     }
     // Frames above the match were left without a return (clang emits no exit hook on the
     // exception path; a longjmp we did not see).
-    uint64_t skipped = static_cast<uint64_t>(f - m);
+    uint64_t skipped = frames_recorded(s, m + 1, f + 1);
     s->top = m + 1;
-    put_unwind(s, nested, t, skipped,
-               (g & kGuardUnwinding) ? UnwindReason::kException : UnwindReason::kUnknown);
+    if (skipped)
+      put_unwind(s, nested, t, skipped,
+                 (g & kGuardUnwinding) ? UnwindReason::kException : UnwindReason::kUnknown);
     f = m;
   }
   s->top = f;
+  if (!frame_recorded(s, f)) {
+    guard_leave(s);
+    return;
+  }
   uint64_t depth = static_cast<uint64_t>(f - s->stack_base) + 1;
   if ((g & kGuardUnwinding) && depth <= s->throw_depth) {
     // GCC's cleanup for a frame the exception passes through: an exception exit.
     s->throw_depth = depth - 1;
     put_unwind(s, nested, t, 1, UnwindReason::kException);
-  } else {
+  } else if (!take_back_short(s, nested, f, t)) {
     put_exit(s, nested, t);
   }
   guard_leave(s);
@@ -145,11 +204,9 @@ void unwind_below(uintptr_t sp, UnwindReason reason) {
   bool nested = guard_enter(s);
   Frame* f = s->top;
   while (f > s->stack_base && f[-1].sp < sp) --f;
-  uint64_t count = static_cast<uint64_t>(s->top - f);
-  if (count) {
-    s->top = f;
-    put_unwind(s, nested, read_ticks(), count, reason);
-  }
+  uint64_t count = frames_recorded(s, f, s->top);
+  s->top = f;
+  if (count) put_unwind(s, nested, read_ticks(), count, reason);
   guard_leave(s);
 }
 

@@ -30,6 +30,14 @@ void put_exit(ThreadState* s, bool nested, uint64_t t);
 void put_unwind(ThreadState* s, bool nested, uint64_t t, uint64_t count,
                 format::UnwindReason r);
 
+// The record-time duration filter. put_enter_kept writes the ENTER of frame `f` and, when
+// the filter is on, remembers where; take_back_short, at the frame's normal exit, removes
+// that ENTER again (turning it into PAD and moving the cursor back) when the call was
+// shorter than the threshold and nothing was written after it — its callees were all
+// short and taken back too. Returns whether it did; the exit is then not written.
+void put_enter_kept(ThreadState* s, bool nested, uint64_t t, uintptr_t fn, Frame* f);
+bool take_back_short(ThreadState* s, bool nested, Frame* f, uint64_t t);
+
 // Writes the module lines a dlopen asked for (not from a nested hook).
 void handle_rescan(ThreadState* s, bool nested);
 

@@ -11,6 +11,7 @@
 // caller that jumped to it; both end at the one return.
 #include <cstdint>
 
+#include "runtime/calibration.hpp"
 #include "runtime/clock.hpp"
 #include "runtime/event_writer.hpp"
 #include "runtime/hooks.hpp"
@@ -56,9 +57,12 @@ Frame* find_slot_frame(ThreadState* s, uintptr_t sp) {
   return nullptr;
 }
 
-void pg_enter_slow(ThreadState* s, uintptr_t fn, uintptr_t* slot, uint64_t t) {
+void pg_enter_slow(ThreadState* s, uintptr_t fn, uintptr_t* slot) {
   ErrnoSaver es;
-  if (!s && !(s = thread_setup())) return;
+  if (!s) {
+    g_pg_hooks = true;  // the process set-up calibrates these hooks, not the cyg ones
+    if (!(s = thread_setup())) return;
+  }
   if ((s->guard & kGuardStopped) || s->top == s->stack_limit) {
     // Without a frame there would be no way back from the trampoline: the call is neither
     // redirected nor recorded, only counted.
@@ -79,6 +83,9 @@ void pg_enter_slow(ThreadState* s, uintptr_t fn, uintptr_t* slot, uint64_t t) {
   }
   bool nested = guard_enter(s);
   handle_rescan(s, nested);
+  // Read again: before the process's set-up the clock may not have been chosen yet (the
+  // first call's time would be in the wrong unit), and set-up itself takes a while.
+  uint64_t t = read_ticks();
   Frame* f = s->top;
   s->top = f + 1;
   signal_fence();  // publish the slot before filling it: a nested hook pushes above it
@@ -87,7 +94,7 @@ void pg_enter_slow(ThreadState* s, uintptr_t fn, uintptr_t* slot, uint64_t t) {
   f->ret = ret;
   signal_fence();
   if (!shared) *slot = return_trampoline();
-  put_enter(s, nested, t, fn);
+  if (frame_recorded(s, f)) put_enter_kept(s, nested, t, fn, f);
   guard_leave(s);
 }
 
@@ -106,8 +113,8 @@ uintptr_t pg_exit_slow(ThreadState* s, uintptr_t* slot, uint64_t t) {
   *slot = ret;  // first: from here on an unwinder sees the real caller
   uint32_t g = s->guard;
   bool nested = guard_enter(s);
-  uint64_t skipped = static_cast<uint64_t>(s->top - (match + 1));
-  uint64_t ended = static_cast<uint64_t>(match + 1 - low);
+  uint64_t skipped = frames_recorded(s, match + 1, s->top);
+  uint64_t ended = frames_recorded(s, low, match + 1);
   s->top = low;
   signal_fence();
   if (g & kGuardStopped) {
@@ -118,7 +125,11 @@ uintptr_t pg_exit_slow(ThreadState* s, uintptr_t* slot, uint64_t t) {
       put_unwind(s, nested, t, skipped,
                  (g & kGuardUnwinding) ? callmon::format::UnwindReason::kException
                                        : callmon::format::UnwindReason::kUnknown);
-    for (uint64_t i = 0; i < ended; ++i) put_exit(s, nested, t);
+    // Innermost first: taking back a tail-called frame's ENTER may make its caller's
+    // the last record again.
+    for (Frame* e = match + 1; e-- > low;)
+      if (frame_recorded(s, e) && (skipped || !take_back_short(s, nested, e, t)))
+        put_exit(s, nested, t);
   }
   guard_leave(s);
   return ret;
@@ -128,12 +139,12 @@ inline void pg_enter(uintptr_t fn, uintptr_t* slot) {
   uint64_t t = read_ticks();
   ThreadState* s = t_state;
   if (__builtin_expect(s == nullptr || s->guard != 0 || s->top == s->stack_limit, 0)) {
-    pg_enter_slow(s, fn, slot, t);
+    pg_enter_slow(s, fn, slot);
     return;
   }
   uintptr_t ret = *slot;
   if (__builtin_expect(ret == return_trampoline(), 0)) {
-    pg_enter_slow(s, fn, slot, t);
+    pg_enter_slow(s, fn, slot);
     return;
   }
   guard_acquire(s);
@@ -184,6 +195,8 @@ extern "C" __attribute__((no_instrument_function)) uintptr_t callmon_pg_exit(uin
 }
 
 namespace callmon::rt {
+
+bool g_pg_hooks = false;
 
 // Oldest first, so that where an abandoned frame and a live one name the same slot, the
 // live (newer) frame's address is the one left there. Only slots that still hold the

@@ -12,7 +12,9 @@ namespace callmon::rt {
   X(clock, "CALLMON_CLOCK", "auto", "tsc, monotonic or auto (tsc when the CPU's is usable)") \
   X(tsc_hz, "CALLMON_TSC_HZ", "", "TSC ticks per second measured by callmon record")        \
   X(chunk_kib, "CALLMON_CHUNK_KIB", "4096", "size of one mapped chunk of a thread file")    \
-  X(max_depth, "CALLMON_MAX_DEPTH", "8388608", "frames reserved per thread shadow stack")
+  X(max_depth, "CALLMON_MAX_DEPTH", "8388608", "frames reserved per thread shadow stack")   \
+  X(record_depth, "CALLMON_RECORD_DEPTH", "0", "record calls this deep or less; 0: all")     \
+  X(min_duration_ns, "CALLMON_MIN_DURATION_NS", "0", "drop calls shorter than this; 0: none")
 
 struct Options {
 #define CALLMON_OPTION_FIELD(field, env, def, desc) const char* field;

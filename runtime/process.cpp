@@ -147,7 +147,10 @@ bool setup_locked() {
   g_proc.chunk_size = static_cast<uint32_t>(kib * 1024) & ~4095u;
   g_proc.max_depth = parse_u64(o.max_depth, 8u << 20);
   if (g_proc.max_depth < 1024) g_proc.max_depth = 1024;
-  ProbeCost cost = calibrate_probe_cost();
+  g_proc.record_depth = parse_u64(o.record_depth, 0);
+  g_proc.min_ticks = static_cast<uint64_t>(static_cast<double>(parse_u64(o.min_duration_ns, 0)) *
+                                           g_proc.ticks_per_second / 1e9);
+  ProbeCost cost = calibrate_probe_cost(g_pg_hooks);
   g_proc.probe_inner = cost.inner;
   g_proc.probe_outer = cost.outer;
   Dl_info self;

@@ -20,6 +20,8 @@ struct ProcessState {
   double ticks_per_second;
   uint32_t chunk_size;
   uint64_t max_depth;    // shadow stack frames reserved per thread
+  uint64_t record_depth; // record-time depth filter (0: none), see ThreadState
+  uint64_t min_ticks;    // record-time duration filter in ticks (0: none)
   pid_t pid;
   char self_path[4096];  // path of libcallmon.so, kept in LD_PRELOAD across exec
   double probe_inner;    // measured cost per recorded call, ticks (calibration.hpp)

@@ -165,6 +165,11 @@ bool open_thread_file(ThreadState* s, uint32_t flags) {
   return map_chunk(s, 0);
 }
 
+void release_records(ThreadState* s) {
+  if (s->records) munmap(s->records, s->stack_bytes / sizeof(Frame) * sizeof(FrameRecord));
+  s->records = nullptr;
+}
+
 void unmap_file(ThreadState* s) {
   if (s->chunk_base) munmap(s->chunk_base, s->chunk_size);
   if (s->header) munmap(s->header, format::kHeaderSize);
@@ -199,6 +204,7 @@ void release(ThreadState* s) {
   uint64_t end = s->header ? s->header->end_offset : 0;
   unmap_file(s);
   if (end) truncate(s->path, static_cast<off_t>(end));
+  release_records(s);
   munmap(s->stack_base, s->stack_bytes);
   munmap(s, sizeof(ThreadState));
 }
@@ -256,8 +262,18 @@ ThreadState* thread_setup() {
   s->top = s->stack_base;
   s->stack_bytes = depth * sizeof(Frame);
   s->stack_limit = s->stack_base + depth;
+  s->record_depth = g_proc.record_depth;
+  s->min_ticks = g_proc.min_ticks;
+  if (s->min_ticks) {
+    void* recs = mmap(nullptr, depth * sizeof(FrameRecord), PROT_READ | PROT_WRITE,
+                      MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (recs == MAP_FAILED) s->min_ticks = 0;  // recorded unfiltered rather than not at all
+    else s->records = static_cast<FrameRecord*>(recs);
+  }
+  if (s->record_depth || s->min_ticks) s->guard |= kGuardFilter;
   if (!open_thread_file(s, 0)) {
     diag("cannot create a thread event file; this thread runs untraced");
+    release_records(s);
     unmap_file(s);
     munmap(stack, s->stack_bytes);
     munmap(mem, sizeof(ThreadState));
@@ -328,6 +344,7 @@ void retired_after_fork_child() {
   for (ThreadState* s = g_retired; s;) {
     ThreadState* next = s->retired_next;
     unmap_file(s);
+    release_records(s);
     munmap(s->stack_base, s->stack_bytes);
     munmap(s, sizeof(ThreadState));
     s = next;
@@ -341,6 +358,9 @@ void thread_after_fork_child(ThreadState* s) {
   // The mappings were inherited from the parent and are MAP_SHARED with its files: drop
   // them before anything is written.
   unmap_file(s);
+  // ENTERs written in the parent's file can no longer be taken back.
+  if (s->records)
+    for (Frame* f = s->stack_base; f < s->top; ++f) s->records[f - s->stack_base].after = nullptr;
   s->window = kFirstWindow;
   s->guard &= ~(kGuardStopped | kGuardUnwinding);
   if (!open_thread_file(s, format::kFlagForkChild)) {
@@ -351,9 +371,10 @@ void thread_after_fork_child(ThreadState* s) {
   // The calls open at fork are open in the child too: tell the reader, outermost first.
   uint64_t t = read_ticks();
   uint64_t fields[1 + kInheritBatch];
-  for (Frame* f = s->stack_base; f < s->top;) {
+  Frame* end = s->stack_base + frames_recorded(s, s->stack_base, s->top);
+  for (Frame* f = s->stack_base; f < end;) {
     unsigned k = 0;
-    while (f < s->top && k < kInheritBatch) fields[1 + k++] = f++->fn;
+    while (f < end && k < kInheritBatch) fields[1 + k++] = f++->fn;
     fields[0] = k;
     write_special(s, false, format::kCodeInherit, t, fields, k + 1);
   }

@@ -25,12 +25,26 @@ struct Frame {
   uintptr_t ret;
 };
 
+// Where a frame's ENTER went, kept per shadow-stack slot only while the record-time
+// duration filter is on: a call that ends sooner than the threshold with its ENTER still
+// the last record of the chunk is taken back (hooks.cpp, take_back_short).
+struct FrameRecord {
+  uint8_t* before;       // the ENTER's first byte
+  uint8_t* after;        // the cursor after it; nullptr: not a candidate
+  uint64_t chunk;        // chunk index it was written in
+  uint64_t enter_ticks;
+  uint64_t prev_ticks;   // encoding state before the ENTER
+  uintptr_t prev_addr;
+};
+
 // Bits of ThreadState::guard. Any bit set sends a hook to its slow path.
 inline constexpr uint32_t kGuardBusyMask = 0xffff;   // hooks active on this thread (nesting)
 inline constexpr uint32_t kGuardUnwinding = 1u << 16; // a C++ exception is propagating
 inline constexpr uint32_t kGuardOverflow = 1u << 17;  // shadow stack full: frames uncounted
 inline constexpr uint32_t kGuardStopped = 1u << 18;   // recording stopped (disk full, ...)
 inline constexpr uint32_t kGuardRescan = 1u << 19;    // modules changed (dlopen): rescan
+inline constexpr uint32_t kGuardFilter = 1u << 20;    // a record-time filter is on: every
+                                                      // hook takes its slow path
 
 struct ThreadState {
   // --- hot: touched by every hook ---
@@ -54,10 +68,27 @@ struct ThreadState {
   Frame* stack_base;
   uint64_t stack_bytes;
   uint64_t throw_depth;  // frames open when the propagating exception was thrown
+  uint64_t record_depth; // frames at this index of the shadow stack and above are kept but
+                         // not recorded (record-time depth filter); 0: all recorded
+  uint64_t min_ticks;    // record-time duration filter (0: off)
+  FrameRecord* records;  // one per shadow-stack slot while min_ticks is set
   pid_t tid;
   ThreadState* retired_next;  // in the retired list once the thread has finished
   char path[4096];       // the thread's event file
 };
+
+// Whether the frame `f` of `s` is recorded (the depth filter), and how many of the frames
+// [lo, hi) are.
+inline bool frame_recorded(const ThreadState* s, const Frame* f) {
+  return s->record_depth == 0 || static_cast<uint64_t>(f - s->stack_base) < s->record_depth;
+}
+inline uint64_t frames_recorded(const ThreadState* s, const Frame* lo, const Frame* hi) {
+  if (hi <= lo) return 0;
+  if (s->record_depth == 0) return static_cast<uint64_t>(hi - lo);
+  const Frame* cut = s->stack_base + s->record_depth;
+  if (lo >= cut) return 0;
+  return static_cast<uint64_t>((hi < cut ? hi : cut) - lo);
+}
 
 // The calling thread's state, or nullptr before its first hook. initial-exec TLS: one
 // %fs-relative load, no __tls_get_addr call (libcallmon.so is preloaded or linked in, so

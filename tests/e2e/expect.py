@@ -78,3 +78,25 @@ class Replay:
         for _ in range(n):
             self.call(name, body, mark)
         return self
+
+
+def cut(lines, max_depth):
+    """The normalised tree `lines` as a recording with `callmon record --max-depth` shows it:
+    calls deeper than max_depth (main is depth 1) left out; a call whose callees all went
+    becomes a leaf carrying its closing line's mark."""
+    out = []
+    for line in lines:
+        if line.startswith("#"):
+            out.append(line)
+            continue
+        body = line.lstrip(" ")
+        depth = (len(line) - len(body)) // 2 + 1
+        if depth > max_depth:
+            continue
+        if body.startswith("} /* ") and out and out[-1].endswith(" {"):
+            opened = out.pop()
+            mark = body.split(" */", 1)[1]
+            out.append(opened[:-2] + ";" + mark)
+            continue
+        out.append(line)
+    return out

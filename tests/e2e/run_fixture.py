@@ -28,6 +28,7 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
+sys.path.insert(1, os.path.join(HERE, "fixtures"))  # a fixture may build on another one
 import expect  # noqa: E402  (the builder the fixture files use)
 
 PROGRAMS = os.path.join(os.path.dirname(HERE), "programs")
@@ -344,8 +345,11 @@ def main():
     data = os.path.join(args.work, "callmon.data")
     # A fixture with DEFAULT_DIR records without -o: callmon must use ./callmon.data.
     out_opt = [] if getattr(fx, "DEFAULT_DIR", False) else ["-o", data]
-    rec_cmd = [args.callmon, "record"] + out_opt + args.record_arg + ["--"] + argv
+    record_args = args.record_arg + list(getattr(fx, "RECORD_ARGS", []))
+    rec_cmd = [args.callmon, "record"] + out_opt + record_args + ["--"] + argv
+    rec_start = time.monotonic()
     rec = run_and_kill(rec_cmd, args.work, kill_line, True) if kill_line else run(rec_cmd, args.work)
+    rec_seconds = time.monotonic() - rec_start
     failures.check_equal("record: program's stdout (as without callmon)", plain.stdout, rec.stdout)
     if rec.returncode != callmon_status(fx.STATUS):
         failures.add("record: exit status", f"  expected {callmon_status(fx.STATUS)}\n" + describe(rec))
@@ -374,6 +378,13 @@ def main():
         if info is not None and info.get("calls") != sum(counts.values()):
             failures.add("info calls vs report", f"  info counts {info.get('calls')} calls, "
                                                  f"report {sum(counts.values())}")
+        # No call can last longer than the whole recorded run (a time in the wrong unit
+        # or a wrong base shows up here).
+        for f in report.get("functions", []):
+            total = f.get("total_ns")
+            if isinstance(total, (int, float)) and total > rec_seconds * 1e9:
+                failures.add("report: total_ns", f"  {f.get('name')}: {total} ns, longer than "
+                                                 f"the recorded run ({rec_seconds:.3f} s)")
         if not counts_match(fx.COUNTS, counts):
             failures.add("report: calls per function",
                          "  expected: " + json.dumps(fx.COUNTS, sort_keys=True,

@@ -25,6 +25,8 @@ struct RecordOptions {
   std::string dir = "callmon.data";
   std::string clock = "auto";
   unsigned chunk_kib = 4096;
+  uint64_t max_depth = 0;  // record-time depth filter (runtime CALLMON_RECORD_DEPTH); 0: none
+  uint64_t min_duration_ns = 0;  // record-time duration filter (CALLMON_MIN_DURATION_NS)
   bool untraced_ok = false;  // run the program untraced when DIR cannot be used
   std::vector<std::string> command;
 };
@@ -97,6 +99,9 @@ std::vector<std::string> program_env(const std::string& lib, const std::string& 
   env.push_back("CALLMON_DIR=" + dir);
   env.push_back("CALLMON_CLOCK=" + o.clock);
   env.push_back("CALLMON_CHUNK_KIB=" + std::to_string(o.chunk_kib));
+  if (o.max_depth) env.push_back("CALLMON_RECORD_DEPTH=" + std::to_string(o.max_depth));
+  if (o.min_duration_ns)
+    env.push_back("CALLMON_MIN_DURATION_NS=" + std::to_string(o.min_duration_ns));
   if (o.clock != "monotonic") {
     double hz = measure_tsc_hz();
     if (hz > 0) env.push_back("CALLMON_TSC_HZ=" + std::to_string(hz));
@@ -183,6 +188,13 @@ CommandRegistration registration{"record", [](CLI::App& app, int& status) {
   sub->add_option("--chunk-size", o->chunk_kib, "KiB of trace file mapped at a time per thread")
       ->check(CLI::Range(64u, 262144u))
       ->capture_default_str();
+  sub->add_option("--max-depth", o->max_depth,
+                  "Record only calls at most N deep (main is depth 1); deeper calls still run "
+                  "and their time stays in their callers'")
+      ->check(CLI::Range(uint64_t{1}, uint64_t{1} << 22));
+  sub->add_option("--min-duration", o->min_duration_ns,
+                  "Leave out calls shorter than NS nanoseconds (with their callees); their "
+                  "time stays in their callers'");
   sub->add_flag("--untraced-ok", o->untraced_ok,
                 "If DIR cannot be created or written, run the program untraced with a warning "
                 "instead of failing");

@@ -1,0 +1,15 @@
+// The probe functions of the start-up calibration for the -pg modes (calibration.cpp):
+// compiled with -pg -mfentry, so each call goes through the __fentry__ entry trampoline and
+// returns through the exit trampoline exactly as a program's does. The mcount trampoline
+// differs only in how it finds the return slot; its cost is taken to be the same.
+#include "runtime/calibration.hpp"
+
+namespace callmon::rt {
+
+__attribute__((noinline, visibility("hidden"))) void calibration_pg_leaf() { asm volatile(""); }
+
+__attribute__((noinline, visibility("hidden"))) void calibration_pg_parent() {
+  for (int i = 0; i < kCalibrationLeaves; ++i) calibration_pg_leaf();
+}
+
+}  // namespace callmon::rt
