@@ -80,6 +80,8 @@ def main():
                     help="comma-separated hook modes to record: cyg, pg, fentry, or all")
     ap.add_argument("--clock", choices=["wall", "cpu"], default="wall",
                     help="wall time, or CPU time (user + system; steadier on a loaded machine)")
+    ap.add_argument("--record-arg", action="append", default=[],
+                    help="extra option for callmon record (repeatable), e.g. --max-depth=1000")
     ap.add_argument("--keep", action="store_true", help="keep the work directory")
     args = ap.parse_args()
     modes = list(MODES) if args.mode == "all" else args.mode.split(",")
@@ -114,8 +116,8 @@ def main():
     for m in modes:
         measure(f"{' '.join(MODES[m])}, no tool", [binaries[m]])
         if os.access(args.callmon, os.X_OK):
-            measure(f"callmon record ({m})", [args.callmon, "record", "-o", data, "--",
-                                              binaries[m]], data, ".events")
+            measure(f"callmon record ({m})", [args.callmon, "record", "-o", data] +
+                    args.record_arg + ["--", binaries[m]], data, ".events")
         else:
             print(f"callmon not found at {args.callmon}: build it first", file=sys.stderr)
     udata = os.path.join(work, "uftrace.data")
