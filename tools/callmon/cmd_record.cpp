@@ -173,7 +173,7 @@ int run_record(const RecordOptions& o) {
     warn(cmd, st.error());
   if (!has_events(dir))
     warn(cmd, "no instrumented function was called; was " + o.command[0] +
-                  " built with -finstrument-functions? (" + o.dir + " holds no events)");
+                  " built with -finstrument-functions or -pg? (" + o.dir + " holds no events)");
   return ended->status;
 }
 
@@ -194,7 +194,8 @@ CommandRegistration registration{"record", [](CLI::App& app, int& status) {
       ->check(CLI::Range(uint64_t{1}, uint64_t{1} << 22));
   sub->add_option("--min-duration", o->min_duration_ns,
                   "Leave out calls shorter than NS nanoseconds (with their callees); their "
-                  "time stays in their callers'");
+                  "time stays in their callers'")
+      ->check(CLI::Range(uint64_t{1}, uint64_t{3600} * 1000000000));
   sub->add_flag("--untraced-ok", o->untraced_ok,
                 "If DIR cannot be created or written, run the program untraced with a warning "
                 "instead of failing");
