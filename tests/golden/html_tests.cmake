@@ -8,6 +8,7 @@ set(HTML_GOLDEN
   "html-data-filtered html --exclude|^walk"
   "html-data-gzip html --compress=always"
   "html-data simple"
+  "html-data-raw simple --no-compensation"
   "html-data recursion"
 )
 foreach(entry ${HTML_GOLDEN})
@@ -29,3 +30,11 @@ foreach(entry ${HTML_GOLDEN})
                    ${CMAKE_CURRENT_BINARY_DIR}/work/${trace}.${variant} ${args})
   set_tests_properties(golden.${trace}.${variant} PROPERTIES LABELS golden)
 endforeach()
+
+# The page's figures equal `callmon report`'s on a real recording, compensated and raw.
+find_program(CALLMON_HTML_CC NAMES gcc cc)
+add_test(NAME golden.html-vs-report
+         COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/html_vs_report.py
+                 $<TARGET_FILE:callmon> ${CALLMON_HTML_CC}
+                 ${CMAKE_CURRENT_BINARY_DIR}/work/html-vs-report)
+set_tests_properties(golden.html-vs-report PROPERTIES LABELS golden)
