@@ -17,6 +17,7 @@
 #include <cstdint>
 
 #include "callmon/format/records.hpp"
+#include "runtime/process.hpp"
 #include "runtime/sys.hpp"
 #include "runtime/thread_state.hpp"
 
@@ -76,6 +77,8 @@ ProbeCost calibrate_probe_cost(bool pg) {
   s->limit = s->real_end - 8192;
   s->stack_base = s->top = frames;
   s->stack_limit = frames + kFrames;
+  // With a record-time filter every hook takes its slow path (docs/record.md): measure that.
+  if (g_proc.record_depth || g_proc.min_ticks) s->guard = kGuardFilter;
 
   SignalBlock block;  // a handler's hooks must not land in the scratch state
   ThreadState* saved = t_state;
