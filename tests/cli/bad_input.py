@@ -132,6 +132,8 @@ def cases(dirs):
         ("coverage: unknown format", ["coverage", "--format=xml", "-d", dirs["good"]]),
         ("coverage: a missing --merge directory", ["coverage", "-d", dirs["good"], "--merge",
                                                    dirs["missing"]]),
+        ("monitor: -o in a missing directory (the program is not run)",
+         ["monitor", "-o", dirs["missing"] + "/x.txt", "--", "/bin/true"]),
         ("coverage: -o in a missing directory",
          ["coverage", "-o", dirs["missing"] + "/x.txt", "-d", dirs["good"]]),
         ("html: -o in a missing directory",

@@ -3,14 +3,13 @@
 // (docs/coverage.md). `--fail-under PERCENT` makes it a CI gate.
 #include <fmt/format.h>
 
-#include <cerrno>
 #include <cstdio>
-#include <cstring>
 #include <memory>
 
 #include "analysis/coverage.hpp"
 #include "report/coverage_render.hpp"
 #include "tools/callmon/command.hpp"
+#include "tools/callmon/output_file.hpp"
 #include "tools/callmon/recording_options.hpp"
 
 namespace callmon::tools {
@@ -35,6 +34,8 @@ int run_coverage(const CoverageOptions& o) {
     if (!rec) return 1;
     recs.push_back(std::move(*rec));
   }
+  auto out = OutputFile::open(cmd, o.output);
+  if (!out) return 1;
   Progress progress(cmd);
   auto cov = analysis::compute_coverage(recs, progress.callback());
   progress.finish();
@@ -49,15 +50,8 @@ int run_coverage(const CoverageOptions& o) {
   std::string text = o.format == "json"   ? report::render_coverage_json(*cov, ro)
                      : o.format == "html" ? report::render_coverage_html(*cov, ro)
                                           : report::render_coverage_text(*cov, ro);
-  bool to_stdout = o.output == "-";
-  std::FILE* out = to_stdout ? stdout : std::fopen(o.output.c_str(), "wb");
-  if (!out) return fail(cmd, o.output + ": cannot create the file: " + std::strerror(errno));
-  bool ok = std::fwrite(text.data(), 1, text.size(), out) == text.size();
-  ok = (to_stdout ? std::fflush(out) == 0 : std::fclose(out) == 0) && ok;
-  if (!ok) {
-    if (!to_stdout) std::remove(o.output.c_str());
-    return fail(cmd, o.output + ": cannot write the output");
-  }
+  out->write(text);
+  if (int status = out->finish()) return status;
 
   double percent = report::coverage_percent(*cov);
   if (o.fail_under >= 0 && percent < o.fail_under)

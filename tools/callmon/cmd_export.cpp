@@ -1,14 +1,13 @@
 // `callmon export`: writes a recording for other tools (report/export.hpp, docs/export.md):
 // Chrome trace JSON, folded stacks, callgrind or speedscope, into the file given by -o
 // ("-" for stdout). A file left half-written by an error is removed.
-#include <cerrno>
 #include <cstdio>
-#include <cstring>
 #include <memory>
 
 #include "report/export.hpp"
 #include "tools/callmon/command.hpp"
 #include "tools/callmon/filter_options.hpp"
+#include "tools/callmon/output_file.hpp"
 #include "tools/callmon/recording_options.hpp"
 
 namespace callmon::tools {
@@ -33,23 +32,22 @@ int run_export(const ExportCmdOptions& o) {
   auto filters = make_filters_or_fail(cmd, o.filters, *rec);
   if (!filters) return 2;
 
-  bool to_stdout = o.output == "-";
-  std::FILE* out = to_stdout ? stdout : std::fopen(o.output.c_str(), "wb");
-  if (!out) return fail(cmd, o.output + ": cannot create the file: " + std::strerror(errno));
+  auto out = OutputFile::open(cmd, o.output);
+  if (!out) return 1;
 
   report::ExportOptions eo;
   eo.compensate = !o.no_compensation;
   eo.filters = &*filters;
-  auto written = o.format == "chrome"      ? report::export_chrome(*rec, eo, out)
-                 : o.format == "folded"    ? report::export_folded(*rec, eo, out)
-                 : o.format == "callgrind" ? report::export_callgrind(*rec, eo, out)
-                                           : report::export_speedscope(*rec, eo, out);
-  bool closed = to_stdout || std::fclose(out) == 0;
-  if (!written || !closed) {
-    if (!to_stdout) std::remove(o.output.c_str());
-    std::string why = !written ? written.error() : "cannot write the output";
-    return fail(cmd, o.output + ": " + why);
+  std::FILE* f = out->stream();
+  auto written = o.format == "chrome"      ? report::export_chrome(*rec, eo, f)
+                 : o.format == "folded"    ? report::export_folded(*rec, eo, f)
+                 : o.format == "callgrind" ? report::export_callgrind(*rec, eo, f)
+                                           : report::export_speedscope(*rec, eo, f);
+  if (!written) {
+    out->discard();
+    return fail(cmd, o.output + ": " + written.error());
   }
+  if (int status = out->finish()) return status;
   print_warnings(cmd, *written);
   return 0;
 }

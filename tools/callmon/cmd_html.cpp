@@ -2,14 +2,13 @@
 // profile, a section per function with its callers and callees, a flame graph. Built from
 // the call graph and calling-context tree of `callmon graph`, with the same filters and
 // compensation. A file left half-written by an error is removed.
-#include <cerrno>
 #include <cstdio>
-#include <cstring>
 #include <memory>
 
 #include "analysis/graph.hpp"
 #include "report/html_report.hpp"
 #include "tools/callmon/command.hpp"
+#include "tools/callmon/output_file.hpp"
 #include "tools/callmon/filter_options.hpp"
 #include "tools/callmon/recording_options.hpp"
 
@@ -51,16 +50,8 @@ int run_html(const HtmlCmdOptions& o) {
   auto filters = make_filters_or_fail(cmd, o.filters, *rec);
   if (!filters) return 2;
 
-  bool to_stdout = o.output == "-";
-  std::FILE* out = to_stdout ? stdout : std::fopen(o.output.c_str(), "wb");
-  if (!out) return fail(cmd, o.output + ": cannot create the file: " + std::strerror(errno));
-  auto discard = [&](const std::string& why) {
-    if (!to_stdout) {
-      std::fclose(out);
-      std::remove(o.output.c_str());
-    }
-    return fail(cmd, why);
-  };
+  auto out = OutputFile::open(cmd, o.output);
+  if (!out) return 1;
 
   analysis::GraphOptions go;
   go.compensate = !o.no_compensation;
@@ -70,7 +61,10 @@ int run_html(const HtmlCmdOptions& o) {
   go.progress = progress.callback();
   auto graph = analysis::build_graph(*rec, go);
   progress.finish();
-  if (!graph) return discard(graph.error());
+  if (!graph) {
+    out->discard();
+    return fail(cmd, graph.error());
+  }
   print_warnings(cmd, graph->warnings);
 
   report::HtmlPageInfo info;
@@ -83,13 +77,8 @@ int run_html(const HtmlCmdOptions& o) {
                : o.compress == "never" ? report::HtmlPacking::kNever
                                        : report::HtmlPacking::kAuto;
   std::string page = report::render_html(*graph, info, ho);
-  bool written = std::fwrite(page.data(), 1, page.size(), out) == page.size();
-  bool closed = to_stdout ? std::fflush(out) == 0 : std::fclose(out) == 0;
-  if (!written || !closed) {
-    if (!to_stdout) std::remove(o.output.c_str());
-    return fail(cmd, o.output + ": cannot write the output");
-  }
-  return 0;
+  out->write(page);
+  return out->finish();
 }
 
 void setup(CLI::App& app, int& status) {

@@ -5,12 +5,12 @@
 #include <sys/time.h>
 
 #include <cstdio>
-#include <fstream>
 #include <memory>
 
 #include "monitor/monitor.hpp"
 #include "monitor/render.hpp"
 #include "tools/callmon/command.hpp"
+#include "tools/callmon/output_file.hpp"
 #include "tools/callmon/program_launch.hpp"
 
 namespace callmon::tools {
@@ -66,6 +66,10 @@ int run_monitor(const MonitorCmdOptions& o) {
   if (o.duration != 0 && o.pid == 0) return fail(cmd, "--duration needs -p PID", 2);
   if (o.histogram && !o.lines) return fail(cmd, "--histogram needs --lines", 2);
 
+  // Created before the program runs: a bad path must not cost the report of a long run.
+  auto out = OutputFile::open(cmd, o.output.empty() ? "-" : o.output);
+  if (!out) return 1;
+
   monitor::MonitorOptions mo;
   mo.lines = o.lines;
   mo.select = o.select;
@@ -102,14 +106,8 @@ int run_monitor(const MonitorCmdOptions& o) {
   std::string text = o.format == "json" ? monitor::render_json(*outcome)
                      : o.lines          ? monitor::render_line_listing(*outcome, ro)
                                         : monitor::render_function_table(*outcome, ro);
-  if (o.output.empty()) {
-    std::fwrite(text.data(), 1, text.size(), stdout);
-    if (std::fflush(stdout) != 0) return fail(cmd, "cannot write the report");
-  } else {
-    std::ofstream out(o.output, std::ios::binary);
-    out << text;
-    if (!out.flush()) return fail(cmd, "cannot write " + o.output);
-  }
+  out->write(text);
+  if (int status = out->finish()) return status;
   return o.pid != 0 ? 0 : outcome->status;
 }
 

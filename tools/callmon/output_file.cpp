@@ -1,0 +1,58 @@
+// OutputFile (output_file.hpp).
+#include "tools/callmon/output_file.hpp"
+
+#include <cerrno>
+#include <cstring>
+#include <utility>
+
+#include "tools/callmon/command.hpp"
+
+namespace callmon::tools {
+
+std::optional<OutputFile> OutputFile::open(const std::string& command, const std::string& path) {
+  if (path == "-") return OutputFile(command, path, stdout);
+  std::FILE* f = std::fopen(path.c_str(), "wb");
+  if (f == nullptr) {
+    fail(command, path + ": cannot create the file: " + std::strerror(errno));
+    return std::nullopt;
+  }
+  return OutputFile(command, path, f);
+}
+
+OutputFile::OutputFile(OutputFile&& other) noexcept
+    : command_(std::move(other.command_)),
+      path_(std::move(other.path_)),
+      file_(std::exchange(other.file_, nullptr)),
+      write_failed_(other.write_failed_) {}
+
+OutputFile::~OutputFile() { discard(); }
+
+bool OutputFile::write(std::string_view text) {
+  if (file_ == nullptr) return false;
+  if (std::fwrite(text.data(), 1, text.size(), file_) != text.size()) write_failed_ = true;
+  return !write_failed_;
+}
+
+int OutputFile::finish(bool ok) {
+  if (file_ == nullptr) return fail(command_, path_ + ": cannot write the output");
+  bool closed = to_stdout() ? std::fflush(file_) == 0 : std::fclose(file_) == 0;
+  if (!to_stdout()) file_ = nullptr;  // closed, whatever the outcome
+  if (ok && closed && !write_failed_) {
+    file_ = nullptr;
+    return 0;
+  }
+  if (!to_stdout()) std::remove(path_.c_str());
+  file_ = nullptr;
+  return fail(command_, path_ + ": cannot write the output");
+}
+
+void OutputFile::discard() {
+  if (file_ == nullptr) return;
+  if (!to_stdout()) {
+    std::fclose(file_);
+    std::remove(path_.c_str());
+  }
+  file_ = nullptr;
+}
+
+}  // namespace callmon::tools
