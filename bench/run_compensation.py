@@ -6,15 +6,18 @@ function's self cost per call in the plain build (best of 7 timing loops), recor
 instrumented build with callmon, and compares the self time per call that `callmon report`
 gives, compensated and not, with the plain cost. Goal: compensated within 25%.
 
-Each figure is the best of --runs runs, on both sides: on a shared machine the noise is
+The recorded figures are the best of --runs runs: on a shared machine their noise is
 preemption (a 4 ms scheduler tick landing inside a call), which only ever adds time, so the
-least disturbed run is the faithful one. Run it as `chrt -f 10 python3 ...` (root) to keep
-other processes from preempting it.
+least disturbed run is the faithful one. The plain figures are timed on the thread's CPU
+clock (preemption excluded) and their median is taken, since the parent's self time is a
+difference of two timings whose noise goes both ways. Run it as `chrt -f 10 python3 ...`
+(root) to keep other processes from preempting it.
 
   python3 bench/run_compensation.py [--callmon build/bin/callmon] [--n 20000] [--runs 5]
 """
 import argparse
 import json
+import statistics
 import os
 import subprocess
 import sys
@@ -59,10 +62,11 @@ def main():
         build(args.cc, plain, [])
         build(args.cc, inst, ["-finstrument-functions"])
         plains = [plain_costs(plain) for _ in range(args.runs)]
-        base = {f: min(p[f] for p in plains) for f in FUNCS}
+        base = {f: statistics.median(p[f] for p in plains) for f in FUNCS}
         comp = [recorded_self(args.callmon, inst, args.n, work, True) for _ in range(args.runs)]
         raw = [recorded_self(args.callmon, inst, args.n, work, False) for _ in range(args.runs)]
-    print(f"self time per call, ns (best of {args.runs}); plain = uninstrumented timing loops")
+    print(f"self time per call, ns ({args.runs} runs: plain median, recorded best); plain = "
+          "uninstrumented timing loops")
     print(f"{'function':10} {'plain':>9} {'compensated':>12} {'ratio':>7} {'raw':>9} {'ratio':>7}")
     worst = 0.0
     for f in FUNCS:
