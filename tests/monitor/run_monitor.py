@@ -14,8 +14,8 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 
 
-def build(cc, work, name, extra=()):
-    exe = os.path.join(work, name)
+def build(cc, work, name, extra=(), out=None):
+    exe = os.path.join(work, out or name)
     src = os.path.join(HERE, name + ".c")
     if not os.path.exists(exe) or os.path.getmtime(exe) < os.path.getmtime(src):
         subprocess.run([cc, "-O2", "-g", "-o", exe + ".tmp", src, *extra], check=True)
@@ -144,6 +144,28 @@ def case_fork(a):
     expect(p.returncode == 4, f"status {p.returncode}")
     child = next(i for i in r["images"] if hits(i, "in_child") > 0)
     expect(hits(child, "in_child") == 5, "child counts")
+
+
+def case_exec(a):
+    counts = build(a.cc, a.work, "counts")
+    exe = build(a.cc, a.work, "execs")
+    p, r = monitor(["--follow-exec", "--", exe, counts], a.callmon, a.work)
+    expect(p.returncode == 3, f"the exec'd program's status: {p.returncode} {p.stderr}")
+    before = [i for i in r["images"] if hits(i, "before_exec") > 0]
+    after = [i for i in r["images"] if hits(i, "leaf") > 0]
+    expect(len(before) == 1 and hits(before[0], "before_exec") == 2, "counts before exec")
+    expect(len(after) == 1 and hits(after[0], "leaf") == 1000 and hits(after[0], "fib") == 1973,
+           f"counts of the exec'd image: {[(u['name'], u['hits']) for i in after for u in i['units']]}")
+
+
+def case_stripped(a):
+    # No .symtab: the functions come from .dynsym (-rdynamic exports them), in a PIE.
+    exe = build(a.cc, a.work, "counts", ["-s", "-rdynamic", "-pie", "-fPIE"], out="counts_stripped")
+    p, r = monitor(["--", exe], a.callmon, a.work)
+    expect(p.returncode == 3, f"status {p.returncode} {p.stderr}")
+    img = r["images"][0]
+    got = {n: hits(img, n) for n in ("leaf", "mid", "fib", "main")}
+    expect(got == {"leaf": 1000, "mid": 100, "fib": 1973, "main": 1}, f"stripped counts: {got}")
 
 
 def case_attach(a):
