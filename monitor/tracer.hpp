@@ -8,6 +8,7 @@
 #include <sys/types.h>
 #include <sys/user.h>
 
+#include <functional>
 #include <memory>
 #include <set>
 #include <string>
@@ -122,6 +123,9 @@ class Tracer {
   void release_process(Process& p);
   // tracer_detach.cpp
   void detach_all();
+  // Waits until every live thread is in a ptrace-stop: parks unknown new tasks, handles
+  // exits, marks each stopped thread and hands it with its wait status to `on_stop`.
+  void wait_all_stopped(const std::function<void(ThreadState&, int status)>& on_stop);
 
   MonitorOptions options_;
   std::shared_ptr<analysis::ElfCache> cache_;

@@ -100,3 +100,15 @@ def cut(lines, max_depth):
             continue
         out.append(line)
     return out
+
+
+def deep_recursion_prefix(r, nlines):
+    """The first `nlines` replay lines of deep.c: main() on the main thread, then
+    deep_thread() opening recurse() inside recurse() (deep.py, stress_deep.py)."""
+    r.process("P1.0").thread()
+    r.leaf("main")
+    r.thread(main=False)
+    r.open("deep_thread")
+    while len(r.lines) < nlines:
+        r.open("recurse")
+    return r.lines
