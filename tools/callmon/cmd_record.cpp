@@ -83,7 +83,7 @@ Result<std::string> find_runtime() {
 }
 
 std::vector<std::string> program_env(const std::string& lib, const std::string& dir,
-                                     const RecordOptions& o) {
+                                     const RecordOptions& o, const TscStart& tsc_start) {
   std::vector<std::string> env;
   std::string preload = lib;
   auto has_prefix = [](const char* e, const char* p) { return std::strncmp(e, p, std::strlen(p)) == 0; };
@@ -103,7 +103,7 @@ std::vector<std::string> program_env(const std::string& lib, const std::string& 
   if (o.min_duration_ns)
     env.push_back("CALLMON_MIN_DURATION_NS=" + std::to_string(o.min_duration_ns));
   if (o.clock != "monotonic") {
-    double hz = measure_tsc_hz();
+    double hz = tsc_measure_finish(tsc_start);
     if (hz > 0) env.push_back("CALLMON_TSC_HZ=" + std::to_string(hz));
   }
   return env;
@@ -144,6 +144,7 @@ int cannot_record(const RecordOptions& o, const std::string& program, const std:
 
 int run_record(const RecordOptions& o) {
   const std::string cmd = "record";
+  const TscStart tsc_start = tsc_measure_start();
   if (o.command.empty()) return fail(cmd, "no program given: callmon record [-o DIR] -- PROG [ARGS...]", 2);
   auto program = resolve_program(o.command[0]);
   if (!program) return fail(cmd, program.error(), 127);
@@ -162,7 +163,7 @@ int run_record(const RecordOptions& o) {
   if (auto st = format::write_session(session_path.string(), session); !st)
     return cannot_record(o, *program, st.error());
 
-  auto env = program_env(*lib, dir.string(), o);
+  auto env = program_env(*lib, dir.string(), o, tsc_start);
   auto ended = run_program(*program, o.command, env);
   if (!ended) return fail(cmd, ended.error(), 127);
 

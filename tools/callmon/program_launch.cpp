@@ -136,15 +136,24 @@ Result<ChildExit> run_program(const std::string& path, const std::vector<std::st
   return result;
 }
 
-double measure_tsc_hz() {
-  uint64_t t0 = 0, n0 = 0, t1 = 0, n1 = 0;
-  read_pair(t0, n0);
-  timespec pause{0, 10 * 1000 * 1000};
-  while (nanosleep(&pause, &pause) != 0 && errno == EINTR) {
-  }
+TscStart tsc_measure_start() {
+  TscStart s;
+  read_pair(s.tsc, s.ns);
+  return s;
+}
+
+double tsc_measure_finish(const TscStart& start, uint64_t min_span_ns) {
+  uint64_t t1 = 0, n1 = 0;
   read_pair(t1, n1);
-  if (n1 <= n0 || t1 <= t0) return 0;
-  return static_cast<double>(t1 - t0) * 1e9 / static_cast<double>(n1 - n0);
+  if (n1 > start.ns && n1 - start.ns < min_span_ns) {
+    uint64_t left = min_span_ns - (n1 - start.ns);
+    timespec pause{static_cast<time_t>(left / 1000000000), static_cast<long>(left % 1000000000)};
+    while (nanosleep(&pause, &pause) != 0 && errno == EINTR) {
+    }
+    read_pair(t1, n1);
+  }
+  if (n1 <= start.ns || t1 <= start.tsc) return 0;
+  return static_cast<double>(t1 - start.tsc) * 1e9 / static_cast<double>(n1 - start.ns);
 }
 
 }  // namespace callmon::tools

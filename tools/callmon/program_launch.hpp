@@ -3,6 +3,7 @@
 // callmon passes on unchanged.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -28,7 +29,17 @@ struct ChildExit {
 Result<ChildExit> run_program(const std::string& path, const std::vector<std::string>& args,
                               const std::vector<std::string>& env);
 
-// TSC ticks per second measured against CLOCK_MONOTONIC over about 10 ms.
-double measure_tsc_hz();
+// TSC ticks per second measured against CLOCK_MONOTONIC between tsc_measure_start() and
+// tsc_measure_finish(), which sleeps only what is left of `min_span_ns`: the start is taken
+// before callmon's own start-up work so the interval costs the program's launch nothing.
+// Each end is read within a fraction of a microsecond, so 3 ms give the rate to ~2e-5; the
+// runtime refines it over runs longer than 100 ms (its sync pairs, docs/format.md).
+// Returns 0 when the clock did not advance.
+struct TscStart {
+  uint64_t tsc = 0;
+  uint64_t ns = 0;
+};
+TscStart tsc_measure_start();
+double tsc_measure_finish(const TscStart& start, uint64_t min_span_ns = 3000000);
 
 }  // namespace callmon::tools
