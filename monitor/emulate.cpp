@@ -4,6 +4,7 @@
 #include "monitor/emulate.hpp"
 
 #include <capstone/capstone.h>
+#include <dlfcn.h>
 
 #include <cstring>
 #include <utility>
@@ -160,14 +161,37 @@ bool classify(const cs_insn& insn, Emulation& e) {
   return true;
 }
 
-csh capstone_handle() {
-  static csh handle = [] {
-    csh h = 0;
-    if (cs_open(CS_ARCH_X86, CS_MODE_64, &h) != CS_ERR_OK) return csh{0};
-    cs_option(h, CS_OPT_DETAIL, CS_OPT_ON);
-    return h;
+// capstone is loaded on first use rather than linked: its tables carry ~77 000 relative
+// relocations, which the dynamic loader applied at every start of every callmon command
+// (~10 ms, most of `callmon --help`), while only `callmon monitor` decodes instructions.
+struct Capstone {
+  decltype(&cs_open) open = nullptr;
+  decltype(&cs_option) option = nullptr;
+  decltype(&cs_disasm) disasm = nullptr;
+  decltype(&cs_free) free = nullptr;
+  csh handle = 0;
+};
+
+template <class F>
+bool bind(void* lib, const char* name, F& f) {
+  f = reinterpret_cast<F>(dlsym(lib, name));
+  return f != nullptr;
+}
+
+// The loaded library with an x86-64 handle in detail mode; handle 0 when capstone cannot
+// be loaded or opened (then nothing is emulated: every displaced instruction is stepped).
+const Capstone& capstone() {
+  static const Capstone cs = [] {
+    Capstone c;
+    void* lib = dlopen(CALLMON_CAPSTONE_SONAME, RTLD_NOW | RTLD_LOCAL);
+    if (!lib || !bind(lib, "cs_open", c.open) || !bind(lib, "cs_option", c.option) ||
+        !bind(lib, "cs_disasm", c.disasm) || !bind(lib, "cs_free", c.free))
+      return Capstone{};
+    if (c.open(CS_ARCH_X86, CS_MODE_64, &c.handle) != CS_ERR_OK) return Capstone{};
+    c.option(c.handle, CS_OPT_DETAIL, CS_OPT_ON);
+    return c;
   }();
-  return handle;
+  return cs;
 }
 
 uint64_t mem_address(const MemOperand& m, const user_regs_struct& r, uint64_t next_rip) {
@@ -236,10 +260,10 @@ Emulation decode_instruction(const uint8_t* code, size_t size, uint64_t addr) {
     e.length = 4;
     return e;
   }
-  csh handle = capstone_handle();
-  if (handle == 0) return e;
+  const Capstone& cs = capstone();
+  if (cs.handle == 0) return e;
   cs_insn* insn = nullptr;
-  size_t n = cs_disasm(handle, code, size, addr, 1, &insn);
+  size_t n = cs.disasm(cs.handle, code, size, addr, 1, &insn);
   if (n != 1) return e;
   e.length = static_cast<uint8_t>(insn[0].size);
   if (!classify(insn[0], e)) {
@@ -247,7 +271,7 @@ Emulation decode_instruction(const uint8_t* code, size_t size, uint64_t addr) {
     e = Emulation{};
     e.length = length;
   }
-  cs_free(insn, n);
+  cs.free(insn, n);
   return e;
 }
 
