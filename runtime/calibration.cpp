@@ -33,9 +33,11 @@ constexpr double kFixed = 16;  // outer samples are kept in 1/16 ticks, as integ
 // Mean of the fastest 90%: robust against the rounds an interrupt or a page fault hit, and
 // unlike a median it is not stuck on the clock's granularity (21 ticks on some VMs, where
 // the mean of many rounds still resolves a fraction of it).
+// nth_element, not a sort: the 90% need not be in order (a sort of the 32 000 leaf
+// samples was a tenth of the runtime's start-up).
 double typical(uint64_t* v, int n) {
-  std::sort(v, v + n);
   int keep = n * 9 / 10;
+  std::nth_element(v, v + keep, v + n);
   double sum = 0;
   for (int i = 0; i < keep; ++i) sum += static_cast<double>(v[i]);
   return sum / keep;
@@ -64,7 +66,9 @@ ProbeCost calibrate_probe_cost(bool pg) {
   constexpr int kLeafCalls = kRounds * kCalibrationLeaves;
   size_t bytes = sizeof(ThreadState) + kBuffer + kFrames * sizeof(Frame) +
                  (kLeafCalls + kRounds) * sizeof(uint64_t);
-  void* mem = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  // MAP_POPULATE: one call faults the ~1.3 MB in, not ~330 page faults (costly in a VM).
+  void* mem = mmap(nullptr, bytes, PROT_READ | PROT_WRITE,
+                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
   if (mem == MAP_FAILED) return cost;
   auto* s = static_cast<ThreadState*>(mem);
   uint8_t* buf = reinterpret_cast<uint8_t*>(s + 1);
