@@ -22,6 +22,26 @@ void warn(const std::string& command, const std::string& message) {
   std::fprintf(stderr, "callmon %s: warning: %s\n", command.c_str(), message.c_str());
 }
 
+namespace {
+
+// CLI11 checks required options before it complains about unknown ones, so `callmon html
+// --bogus` would say "--output is required". The first argument that `sub` does not know
+// (before a "--"), to be named instead; empty when there is none.
+std::string unknown_option(CLI::App* sub, int argc, char** argv) {
+  for (int i = 2; i < argc; ++i) {
+    std::string arg = argv[i];
+    if (arg == "--") break;
+    if (arg.size() < 2 || arg[0] != '-') continue;
+    std::string name = arg.substr(0, arg.find('='));
+    if (arg[1] != '-') name = arg.substr(0, 2);  // -oFILE, -d DIR
+    if (name == "-h" || name == "--help") continue;
+    if (sub->get_option_no_throw(name) == nullptr) return arg;
+  }
+  return "";
+}
+
+}  // namespace
+
 }  // namespace callmon::tools
 
 int main(int argc, char** argv) {
@@ -56,6 +76,15 @@ int main(int argc, char** argv) {
   for (auto& command : registry) command.setup(app, status);
   try {
     app.parse(argc, argv);
+  } catch (const CLI::RequiredError& e) {
+    CLI::App* sub = nullptr;
+    for (CLI::App* c : app.get_subcommands([](CLI::App*) { return true; }))
+      if (argc > 1 && c->get_name() == argv[1]) sub = c;
+    std::string unknown = sub ? unknown_option(sub, argc, argv) : "";
+    if (unknown.empty()) return app.exit(e) == 0 ? 0 : 2;
+    std::fprintf(stderr, "callmon %s: error: unknown option %s (see --help)\n", argv[1],
+                 unknown.c_str());
+    return 2;
   } catch (const CLI::ParseError& e) {
     return app.exit(e) == 0 ? 0 : 2;
   }
