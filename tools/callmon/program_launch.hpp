@@ -28,6 +28,10 @@ struct ChildExit {
 Result<ChildExit> run_program(const std::string& path, const std::vector<std::string>& args,
                               const std::vector<std::string>& env);
 
+// libcallmon.so next to this executable: <prefix>/bin/callmon -> <prefix>/lib/libcallmon.so
+// (the build tree and `cmake --install` both use that layout). CALLMON_LIB overrides.
+Result<std::string> find_runtime();
+
 // TSC ticks per second measured against CLOCK_MONOTONIC over about 10 ms.
 double measure_tsc_hz();
 
