@@ -191,11 +191,14 @@ void monitor_exit(ThreadState* s, uintptr_t fn, uintptr_t sp) {
     guard_leave(s);
     return;
   }
-  // The frame this exit returns from: the innermost of `fn` not deeper than `sp` (deeper
-  // ones were abandoned), else the innermost of `fn` at all; none: an unmatched exit.
+  // The frame this exit returns from: the innermost frame when it is `fn`'s (as on the
+  // recording fast path: the exit hook's frame address may differ from the entry's), else
+  // the innermost of `fn` not deeper than `sp` (deeper ones were abandoned), else the
+  // innermost of `fn` at all; none: an unmatched exit.
   Frame* match = nullptr;
   Frame* any = nullptr;
-  for (Frame* f = s->top; f-- > s->stack_base;) {
+  if (s->top > s->stack_base && s->top[-1].fn == fn) match = s->top - 1;
+  for (Frame* f = s->top; !match && f-- > s->stack_base;) {
     if (f->fn != fn) continue;
     if (f->sp >= sp) {
       match = f;
