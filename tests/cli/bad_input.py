@@ -72,6 +72,15 @@ def make_recordings(callmon, cc, work):
     open(a_file, "w").write("x\n")
     dirs["a_file"] = a_file
     dirs["missing"] = os.path.join(work, "missing")
+    # Shared objects for `callmon run --monitor`: one without the factory, one with the
+    # factory of another API version, one with the right name (it is never loaded).
+    for name, body in [("no_factory", "int f(void) { return 0; }"),
+                       ("factory_v2", "void* callmon_monitor_create_v2(void) { return 0; }"),
+                       ("factory_v1", "void* callmon_monitor_create_v1(void) { return 0; }")]:
+        src = os.path.join(work, name + ".c")
+        open(src, "w").write(body + "\n")
+        dirs[name] = os.path.join(work, name + ".so")
+        subprocess.run([cc, "-shared", "-fPIC", "-o", dirs[name], src], check=True)
     dirs["not_a_recording"] = os.path.join(work, "not_a_recording")
     os.makedirs(dirs["not_a_recording"])
     open(os.path.join(dirs["not_a_recording"], "notes.txt"), "w").write("mine\n")
@@ -111,7 +120,7 @@ def cases(dirs):
     for cmd, argv in readers.items():
         for what, key in kinds:
             out.append((f"{cmd}: {what}", argv(dirs[key])))
-    for cmd in list(readers) + ["record", "monitor"]:
+    for cmd in list(readers) + ["record", "monitor", "run"]:
         out.append((f"{cmd}: unknown option", [cmd, "--no-such-option"]))
     out += [
         ("report: unknown sort key", ["report", "--sort=nope", "-d", dirs["good"]]),
@@ -163,6 +172,21 @@ def cases(dirs):
         ("monitor: -p of a process that does not exist", ["monitor", "-p", "999999999"]),
         ("monitor: -p of a process already traced (not permitted)",
          ["monitor", "-p", dirs["traced_pid"], "--duration", "1"]),
+        ("run: no --monitor", ["run", "--", "true"]),
+        ("run: no program", ["run", "--monitor", dirs["factory_v1"]]),
+        ("run: monitor not found", ["run", "--monitor", dirs["missing"] + ".so", "--", "true"]),
+        ("run: monitor a directory", ["run", "--monitor", dirs["empty"], "--", "true"]),
+        ("run: monitor not an ELF file", ["run", "--monitor", dirs["not_elf"], "--", "true"]),
+        ("run: monitor without the factory (the program is not run)",
+         ["run", "--monitor", dirs["no_factory"], "--", "true"]),
+        ("run: monitor built for another API version",
+         ["run", "--monitor", dirs["factory_v2"], "--", "true"]),
+        ("run: --monitor-option not KEY=VALUE",
+         ["run", "--monitor", dirs["factory_v1"], "--monitor-option", "verbose", "--", "true"]),
+        ("run: program not found", ["run", "--monitor", dirs["factory_v1"], "--",
+                                    "/no/such/program"]),
+        ("run: unknown clock", ["run", "--monitor", dirs["factory_v1"], "--clock=sundial", "--",
+                                "true"]),
         ("unknown command", ["frobnicate"]),
         ("no command", []),
     ]

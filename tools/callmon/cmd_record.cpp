@@ -63,25 +63,6 @@ Status prepare_dir(const fs::path& dir) {
   return ok_status();
 }
 
-// libcallmon.so next to this executable: <prefix>/bin/callmon -> <prefix>/lib/libcallmon.so
-// (the build tree and `cmake --install` both use that layout). CALLMON_LIB overrides.
-Result<std::string> find_runtime() {
-  if (const char* env = std::getenv("CALLMON_LIB")) {
-    if (access(env, R_OK) == 0) return std::string(env);
-    return Error{std::string("CALLMON_LIB=") + env + ": no such file"};
-  }
-  char self[PATH_MAX];
-  ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
-  if (n <= 0) return Error{"cannot find the callmon executable's directory"};
-  self[n] = 0;
-  fs::path prefix = fs::path(self).parent_path().parent_path();
-  for (const char* sub : {"lib", "lib64", "lib/x86_64-linux-gnu"}) {
-    fs::path lib = prefix / sub / "libcallmon.so";
-    if (access(lib.c_str(), R_OK) == 0) return lib.string();
-  }
-  return Error{"cannot find libcallmon.so under " + prefix.string() + "/lib (set CALLMON_LIB)"};
-}
-
 std::vector<std::string> program_env(const std::string& lib, const std::string& dir,
                                      const RecordOptions& o, const TscStart& tsc_start) {
   std::vector<std::string> env;

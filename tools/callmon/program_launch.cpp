@@ -1,4 +1,5 @@
-// Program resolution, launch, signal forwarding and TSC measurement for `callmon record`.
+// Program resolution, launch, signal forwarding, the runtime's location and TSC measurement
+// for `callmon record` and `callmon run`.
 #include "tools/callmon/program_launch.hpp"
 
 #include <fcntl.h>
@@ -9,7 +10,10 @@
 #include <unistd.h>
 #include <x86intrin.h>
 
+#include <limits.h>
+
 #include <cerrno>
+#include <filesystem>
 #include <cstring>
 #include <sstream>
 
@@ -134,6 +138,24 @@ Result<ChildExit> run_program(const std::string& path, const std::vector<std::st
     result.status = 128 + result.signal;
   }
   return result;
+}
+
+Result<std::string> find_runtime() {
+  namespace fs = std::filesystem;
+  if (const char* env = std::getenv("CALLMON_LIB")) {
+    if (access(env, R_OK) == 0) return std::string(env);
+    return Error{std::string("CALLMON_LIB=") + env + ": no such file"};
+  }
+  char self[PATH_MAX];
+  ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+  if (n <= 0) return Error{"cannot find the callmon executable's directory"};
+  self[n] = 0;
+  fs::path prefix = fs::path(self).parent_path().parent_path();
+  for (const char* sub : {"lib", "lib64", "lib/x86_64-linux-gnu"}) {
+    fs::path lib = prefix / sub / "libcallmon.so";
+    if (access(lib.c_str(), R_OK) == 0) return lib.string();
+  }
+  return Error{"cannot find libcallmon.so under " + prefix.string() + "/lib (set CALLMON_LIB)"};
 }
 
 TscStart tsc_measure_start() {

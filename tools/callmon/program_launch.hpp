@@ -29,6 +29,10 @@ struct ChildExit {
 Result<ChildExit> run_program(const std::string& path, const std::vector<std::string>& args,
                               const std::vector<std::string>& env);
 
+// libcallmon.so next to this executable: <prefix>/bin/callmon -> <prefix>/lib/libcallmon.so
+// (the build tree and `cmake --install` both use that layout). CALLMON_LIB overrides.
+Result<std::string> find_runtime();
+
 // TSC ticks per second measured against CLOCK_MONOTONIC between tsc_measure_start() and
 // tsc_measure_finish(), which sleeps only what is left of `min_span_ns`: the start is taken
 // before callmon's own start-up work so the interval costs the program's launch nothing.
