@@ -3,6 +3,7 @@
 
 #include "runtime/clock.hpp"
 #include "runtime/event_writer.hpp"
+#include "runtime/monitor_dispatch.hpp"
 #include "runtime/process.hpp"
 #include "runtime/sys.hpp"
 
@@ -114,9 +115,13 @@ bool with_thread(Body&& body) {
   return true;
 }
 
-void enter_slow(ThreadState* s, uintptr_t fn, uintptr_t sp) {
+void enter_slow(ThreadState* s, uintptr_t fn, uintptr_t sp, uintptr_t site) {
   ErrnoSaver es;
   if (!s && !(s = thread_setup())) return;
+  if (s->guard & kGuardMonitor) {
+    monitor_enter(s, fn, sp, site);
+    return;
+  }
   if (s->guard & kGuardStopped) {
     __atomic_fetch_add(&s->header->lost_events, 1, __ATOMIC_RELAXED);
     return;
@@ -149,6 +154,10 @@ void enter_slow(ThreadState* s, uintptr_t fn, uintptr_t sp) {
 
 void exit_slow(ThreadState* s, uintptr_t fn, uintptr_t sp) {
   if (!s) return;  // a return from before this thread's first call: nothing is open
+  if (s->guard & kGuardMonitor) {
+    monitor_exit(s, fn, sp);
+    return;
+  }
   ErrnoSaver es;
   if (s->guard & kGuardStopped) {
     __atomic_fetch_add(&s->header->lost_events, 1, __ATOMIC_RELAXED);
@@ -200,6 +209,10 @@ void exit_slow(ThreadState* s, uintptr_t fn, uintptr_t sp) {
 void unwind_below(uintptr_t sp, UnwindReason reason) {
   ThreadState* s = t_state;
   if (!s || (s->guard & kGuardStopped)) return;
+  if (s->guard & kGuardMonitor) {
+    monitor_unwind_below(s, sp, reason);
+    return;
+  }
   ErrnoSaver es;
   bool nested = guard_enter(s);
   Frame* f = s->top;

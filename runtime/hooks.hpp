@@ -43,9 +43,9 @@ void handle_rescan(ThreadState* s, bool nested);
 
 // A hook's enter/exit when the fast path cannot take it: no thread state yet, a hook
 // interrupted by a signal (nested), an exception propagating, shadow stack full, a return
-// that does not match the innermost frame. `fn` is the function, `sp` the hook's frame
-// address.
-void enter_slow(ThreadState* s, uintptr_t fn, uintptr_t sp);
+// that does not match the innermost frame, monitor mode. `fn` is the function, `sp` the
+// hook's frame address, `site` the call site (for a monitor).
+void enter_slow(ThreadState* s, uintptr_t fn, uintptr_t sp, uintptr_t site);
 void exit_slow(ThreadState* s, uintptr_t fn, uintptr_t sp);
 
 // Ends every open call whose frame is deeper than `sp` (the frame address of code that is

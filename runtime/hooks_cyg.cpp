@@ -14,13 +14,13 @@ using namespace callmon::rt;
 // values; see Frame in thread_state.hpp.
 #define HOOK_SP() reinterpret_cast<uintptr_t>(__builtin_frame_address(0))
 
-CALLMON_EXPORT void __cyg_profile_func_enter(void* this_fn, void* /*call_site*/) {
+CALLMON_EXPORT void __cyg_profile_func_enter(void* this_fn, void* call_site) {
   // The clock first: rdtsc's latency then overlaps the loads and checks below.
   uint64_t t = read_ticks();
   ThreadState* s = t_state;
   uintptr_t fn = reinterpret_cast<uintptr_t>(this_fn);
   if (__builtin_expect(s == nullptr || s->guard != 0 || s->top == s->stack_limit, 0)) {
-    enter_slow(s, fn, HOOK_SP());
+    enter_slow(s, fn, HOOK_SP(), reinterpret_cast<uintptr_t>(call_site));
     return;
   }
   guard_acquire(s);

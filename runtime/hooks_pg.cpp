@@ -15,6 +15,7 @@
 #include "runtime/clock.hpp"
 #include "runtime/event_writer.hpp"
 #include "runtime/hooks.hpp"
+#include "runtime/monitor_dispatch.hpp"
 #include "runtime/sys.hpp"
 
 using namespace callmon::rt;
@@ -63,6 +64,12 @@ void pg_enter_slow(ThreadState* s, uintptr_t fn, uintptr_t* slot) {
     g_pg_hooks = true;  // the process set-up calibrates these hooks, not the cyg ones
     if (!(s = thread_setup())) return;
   }
+  bool monitored = (s->guard & kGuardMonitor) != 0;
+  if (monitored && ((s->guard & kGuardBusyMask) || s->top == s->stack_limit)) {
+    // A call from a monitor callback is not reported (nor redirected); neither is one the
+    // shadow stack has no room for.
+    return;
+  }
   if ((s->guard & kGuardStopped) || s->top == s->stack_limit) {
     // Without a frame there would be no way back from the trampoline: the call is neither
     // redirected nor recorded, only counted.
@@ -94,7 +101,8 @@ void pg_enter_slow(ThreadState* s, uintptr_t fn, uintptr_t* slot) {
   f->ret = ret;
   signal_fence();
   if (!shared) *slot = return_trampoline();
-  if (frame_recorded(s, f)) put_enter_kept(s, nested, t, fn, f);
+  if (monitored) monitor_entered(s, f, ret, t);
+  else if (frame_recorded(s, f)) put_enter_kept(s, nested, t, fn, f);
   guard_leave(s);
 }
 
@@ -113,12 +121,18 @@ uintptr_t pg_exit_slow(ThreadState* s, uintptr_t* slot, uint64_t t) {
   *slot = ret;  // first: from here on an unwinder sees the real caller
   uint32_t g = s->guard;
   bool nested = guard_enter(s);
+  if ((g & kGuardMonitor) && !nested) {
+    monitor_end_frames(s, match + 1, t, (g & kGuardUnwinding) ? kExitException : kExitUnknown);
+    monitor_end_frames(s, low, t, kExitNormal);  // several when tail calls share the slot
+    guard_leave(s);
+    return ret;
+  }
   uint64_t skipped = frames_recorded(s, match + 1, s->top);
   uint64_t ended = frames_recorded(s, low, match + 1);
   s->top = low;
   signal_fence();
-  if (g & kGuardStopped) {
-    __atomic_fetch_add(&s->header->lost_events, skipped + ended, __ATOMIC_RELAXED);
+  if (g & (kGuardStopped | kGuardMonitor)) {
+    if (s->header) __atomic_fetch_add(&s->header->lost_events, skipped + ended, __ATOMIC_RELAXED);
   } else {
     handle_rescan(s, nested);
     if (skipped)

@@ -16,6 +16,7 @@
 
 #include "runtime/hooks.hpp"
 #include "runtime/interpose.hpp"
+#include "runtime/monitor_dispatch.hpp"
 #include "runtime/options.hpp"
 
 using namespace callmon::rt;
@@ -27,9 +28,10 @@ extern "C" uintptr_t callmon_pg_forward_fentry;
 
 namespace {
 
+// Recording or a monitor: either way mcount and __fentry__ are ours.
 bool recording_requested() {
   const char* dir = read_options().dir;
-  return dir != nullptr && dir[0] != '\0';
+  return (dir != nullptr && dir[0] != '\0') || monitor_requested();
 }
 
 }  // namespace

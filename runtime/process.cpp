@@ -14,6 +14,7 @@
 
 #include "runtime/calibration.hpp"
 #include "runtime/clock.hpp"
+#include "runtime/monitor_dispatch.hpp"
 #include "runtime/sys.hpp"
 #include "runtime/thread_state.hpp"
 
@@ -27,6 +28,9 @@ enum : int { kUnset = 0, kSettingUp = 1, kOn = 2, kOff = 3 };
 int g_state = kUnset;
 int g_rescan = 0;
 pthread_key_t g_thread_key;
+// The thread running setup_locked: a hook it reaches meanwhile (a monitor's constructor,
+// code that loading the monitor runs) must not wait for itself.
+__thread bool t_in_setup __attribute__((tls_model("initial-exec"))) = false;
 
 // Module lines already written, by start address and path hash, so rescans add only new
 // objects. Fixed size: no allocation in the runtime.
@@ -118,16 +122,30 @@ void fork_child_handler() {
   if (st == kSettingUp) __atomic_store_n(&g_state, kUnset, __ATOMIC_RELEASE);
   if (st != kOn) return;
   retired_after_fork_child();
+  if (monitor_mode()) return;  // the child goes on with its copy of the monitor
   process_after_fork_child();
   if (ThreadState* s = t_state) thread_after_fork_child(s);
 }
 
 namespace {
 
+// No recording: a monitor if one was asked for (callmon run, or linked in), else nothing
+// at all and the program runs untouched.
+bool setup_monitor_locked() {
+  if (!monitor_requested()) return false;
+  const Options& o = g_proc.options;
+  g_proc.pid = getpid();
+  g_proc.ticks_per_second = setup_clock(o.clock, parse_double(o.tsc_hz));
+  g_proc.max_depth = parse_u64(o.max_depth, 8u << 20);
+  if (g_proc.max_depth < 1024) g_proc.max_depth = 1024;
+  if (pthread_key_create(&g_thread_key, thread_key_destructor) != 0) return false;
+  return monitor_load();
+}
+
 bool setup_locked() {
   g_proc.options = read_options();
   const Options& o = g_proc.options;
-  if (!o.dir[0]) return false;  // not under `callmon record`: stay out of the way
+  if (!o.dir[0]) return setup_monitor_locked();  // not under `callmon record`
   // Absolute, so a program that changes directory keeps writing to the same place.
   char abs_dir[PATH_MAX];
   if (!realpath(o.dir, abs_dir)) {
@@ -175,11 +193,14 @@ bool process_setup() {
   int st = __atomic_load_n(&g_state, __ATOMIC_ACQUIRE);
   if (st == kOn) return true;
   if (st == kOff) return false;
+  if (t_in_setup) return false;
   int expected = kUnset;
   if (__atomic_compare_exchange_n(&g_state, &expected, kSettingUp, false, __ATOMIC_ACQ_REL,
                                   __ATOMIC_ACQUIRE)) {
     ErrnoSaver es;
+    t_in_setup = true;
     bool on = setup_locked();
+    t_in_setup = false;
     __atomic_store_n(&g_state, on ? kOn : kOff, __ATOMIC_RELEASE);
     return on;
   }
@@ -219,6 +240,10 @@ void process_after_fork_child() {
 
 void process_finish() {
   if (__atomic_load_n(&g_state, __ATOMIC_ACQUIRE) != kOn) return;
+  if (monitor_mode()) {
+    monitor_process_finish();
+    return;
+  }
   ErrnoSaver es;
   modules_rescan();
   char line[128];

@@ -13,6 +13,7 @@
 
 #include "runtime/clock.hpp"
 #include "runtime/event_writer.hpp"
+#include "runtime/monitor_dispatch.hpp"
 #include "runtime/process.hpp"
 #include "runtime/sys.hpp"
 
@@ -205,6 +206,7 @@ void release(ThreadState* s) {
   unmap_file(s);
   if (end) truncate(s->path, static_cast<off_t>(end));
   release_records(s);
+  monitor_release(s);
   munmap(s->stack_base, s->stack_bytes);
   munmap(s, sizeof(ThreadState));
 }
@@ -271,7 +273,15 @@ ThreadState* thread_setup() {
     else s->records = static_cast<FrameRecord*>(recs);
   }
   if (s->record_depth || s->min_ticks) s->guard |= kGuardFilter;
-  if (!open_thread_file(s, 0)) {
+  if (monitor_mode()) {
+    // No event file: the hooks call the monitor instead.
+    if (!monitor_thread_setup(s)) {
+      diag("cannot set up the monitor's shadow stack; this thread runs unmonitored");
+      munmap(stack, s->stack_bytes);
+      munmap(mem, sizeof(ThreadState));
+      return nullptr;
+    }
+  } else if (!open_thread_file(s, 0)) {
     diag("cannot create a thread event file; this thread runs untraced");
     release_records(s);
     unmap_file(s);
@@ -308,6 +318,11 @@ bool switch_chunk(ThreadState* s, uint8_t* p, unsigned n) {
 
 void thread_finish(ThreadState* s, bool process_exit) {
   ErrnoSaver es;
+  if (s->monitor) {
+    monitor_thread_finish(s);
+    if (!process_exit) retire(s);
+    return;
+  }
   SignalBlock block;
   s->guard += 1;
   if (s->header && !(s->guard & kGuardStopped)) {
@@ -345,6 +360,7 @@ void retired_after_fork_child() {
     ThreadState* next = s->retired_next;
     unmap_file(s);
     release_records(s);
+    monitor_release(s);
     munmap(s->stack_base, s->stack_bytes);
     munmap(s, sizeof(ThreadState));
     s = next;

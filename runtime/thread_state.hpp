@@ -45,6 +45,10 @@ inline constexpr uint32_t kGuardStopped = 1u << 18;   // recording stopped (disk
 inline constexpr uint32_t kGuardRescan = 1u << 19;    // modules changed (dlopen): rescan
 inline constexpr uint32_t kGuardFilter = 1u << 20;    // a record-time filter is on: every
                                                       // hook takes its slow path
+inline constexpr uint32_t kGuardMonitor = 1u << 21;   // monitor mode (monitor_dispatch.hpp):
+                                                      // every hook takes its slow path
+
+struct MonitorThread;  // monitor_dispatch.cpp
 
 struct ThreadState {
   // --- hot: touched by every hook ---
@@ -74,6 +78,7 @@ struct ThreadState {
   FrameRecord* records;  // one per shadow-stack slot while min_ticks is set
   pid_t tid;
   ThreadState* retired_next;  // in the retired list once the thread has finished
+  MonitorThread* monitor;     // monitor mode only: the monitor's view of the thread
   char path[4096];       // the thread's event file
 };
 
