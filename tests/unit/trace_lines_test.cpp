@@ -26,14 +26,14 @@ TEST(TraceLines, PlainWritesEachEntryAtOnce) {
   ThreadPrinter p({true, false, false}, 77, c.sink());
   p.enter("main", 0, 0);
   EXPECT_EQ(c.text, "[77] main()\n");  // not held back: a crash right now still shows it
-  p.enter("f", 1, 0);
-  p.exit("f", 1, 0, 10, ExitMark::kNormal);
+  p.enter("f(int)", 1, 0);
+  p.exit("f(int)", 1, 0, 10, ExitMark::kNormal);
   p.enter("g", 1, 0);
   p.exit("g", 1, 0, 10, ExitMark::kException);
   p.exit("main", 0, 0, 10, ExitMark::kLongjmp);
   EXPECT_EQ(c.text,
             "[77] main()\n"
-            "[77]   f()\n"
+            "[77]   f(int)\n"
             "[77]   g()\n"
             "[77]   <- g() [exception]\n"
             "[77] <- main() [longjmp]\n");

@@ -92,7 +92,9 @@ class InjectMonitor : public Monitor {
     switch (acting->action) {
       case Action::kThrow:
         // cyg and fentry: frame + 8 is the entry hook's return into the function.
-        if (mode_ == Mode::kPg || !arm_throw(frame + 1, call.function, *acting))
+        if (mode_ == Mode::kPg ||
+            !(mode_ == Mode::kFentry ? arm_throw_at_entry(frame + 1, call.function, *acting)
+                                     : arm_throw(frame + 1, call.function, *acting)))
           return refuse(*acting, call, acting_call, "its entry hook's frame is not as expected");
         return logged(*acting, call, acting_call, thread.tid);
       case Action::kReturn:
@@ -154,14 +156,21 @@ class InjectMonitor : public Monitor {
     return t.matches.emplace(function, std::move(m)).first->second;
   }
 
+  // "f()" for a C function, the demangled "f(int)" as it is.
+  static std::string call_name(uintptr_t function) {
+    std::string name = symbolize(function).name;
+    if (name.find('(') == std::string::npos) name += "()";
+    return name;
+  }
+
   void logged(const Rule& r, const CallInfo& call, uint64_t n, int tid) {
-    log("callmon inject: " + describe(r) + ": " + symbolize(call.function).name + "() thread " +
+    log("callmon inject: " + describe(r) + ": " + call_name(call.function) + " thread " +
         std::to_string(tid) + " call " + std::to_string(n) + "\n");
   }
 
   void refuse(const Rule& r, const CallInfo& call, uint64_t n, const char* why) {
-    log("callmon inject: not injected: " + describe(r) + ": " + symbolize(call.function).name +
-        "() call " + std::to_string(n) + ": " + why + "\n");
+    log("callmon inject: not injected: " + describe(r) + ": " + call_name(call.function) +
+        " call " + std::to_string(n) + ": " + why + "\n");
   }
 
   void log(const std::string& line) { write_all(log_fd_, line); }

@@ -8,6 +8,7 @@
 
 extern "C" {
 void callmon_inject_throw_stub();
+void callmon_inject_throw_entry_stub();
 void callmon_inject_return_stub();
 void callmon_inject_errno_stub();
 }
@@ -40,6 +41,14 @@ bool arm_throw(uintptr_t* slot, uintptr_t function, const Rule& rule) {
   if (!within(ret, function)) return false;
   t_pending = {ret, &rule, 0, 0};
   *slot = address_of(callmon_inject_throw_stub);
+  return true;
+}
+
+bool arm_throw_at_entry(uintptr_t* slot, uintptr_t function, const Rule& rule) {
+  uintptr_t ret = *slot;
+  if (ret != function + 5 && ret != function + 6) return false;
+  t_pending = {ret, &rule, 0, 0};
+  *slot = address_of(callmon_inject_throw_entry_stub);
   return true;
 }
 

@@ -21,10 +21,15 @@
 
 namespace callmon::inject {
 
-// The entry hook of the call at `function` returns into a throw of `rule`'s exception, from
-// the function's frame. `slot` holds the hook's return address. False (nothing changed) when
-// that address is not within the function's first 64 KiB.
+// -finstrument-functions: the entry hook of the call at `function` returns into a throw of
+// `rule`'s exception, from the function's frame. `slot` holds the hook's return address.
+// False (nothing changed) when that address is not within the function's first 64 KiB.
 bool arm_throw(uintptr_t* slot, uintptr_t function, const Rule& rule);
+
+// -pg -mfentry: __fentry__ returns into a throw of `rule`'s exception from the caller's
+// call of the function. `slot` holds __fentry__'s return address, which must be function
+// + 5 or + 6 (`function` is the call of __fentry__). False (nothing changed) otherwise.
+bool arm_throw_at_entry(uintptr_t* slot, uintptr_t function, const Rule& rule);
 
 // -pg -mfentry: __fentry__ returns into a `return value` for the function. `slot` holds
 // __fentry__'s return address, which must be function + 5 or + 6 (`function` is the call of

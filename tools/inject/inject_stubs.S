@@ -10,6 +10,13 @@
  *     8(%rbp) = S: R        0(%rbp): saved rbp        CFA = %rbp + 16 = S + 8
  * so the exception leaves the instrumented function as if the hook had thrown it.
  *
+ * callmon_inject_throw_entry_stub (-pg -mfentry), reached by __fentry__'s return: %rsp is
+ * the instrumented function's entry stack pointer, 0(%rsp) its return address; nothing of
+ * the function has run. The exception comes out of the caller's call instruction, as if
+ * the function had thrown before its first instruction. (Throwing from inside the function
+ * at its __fentry__ call would end in std::terminate wherever the function has an LSDA:
+ * that call is in none of its call-site ranges.)
+ *
  * callmon_inject_return_stub (-pg -mfentry only), reached by __fentry__'s return: %rsp = S
  * + 8 is the instrumented function's own entry stack pointer, 0(%rsp) its return address.
  * It loads the value into %rax and returns for the function, whose body never runs.
@@ -45,6 +52,23 @@ callmon_inject_throw_stub:
 	ud2
 	.cfi_endproc
 	.size	callmon_inject_throw_stub, .-callmon_inject_throw_stub
+
+	.globl	callmon_inject_throw_entry_stub
+	.hidden	callmon_inject_throw_entry_stub
+	.type	callmon_inject_throw_entry_stub, @function
+	.p2align 4
+callmon_inject_throw_entry_stub:
+	.cfi_startproc
+	pushq	%rbp
+	.cfi_adjust_cfa_offset 8
+	.cfi_rel_offset %rbp, 0
+	movq	%rsp, %rbp
+	.cfi_def_cfa_register %rbp
+	andq	$-16, %rsp
+	call	callmon_inject_throw
+	ud2
+	.cfi_endproc
+	.size	callmon_inject_throw_entry_stub, .-callmon_inject_throw_entry_stub
 
 	.globl	callmon_inject_return_stub
 	.hidden	callmon_inject_return_stub

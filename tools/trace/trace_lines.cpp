@@ -46,6 +46,12 @@ void append_duration(std::string& line, double ns) {
   line += buf;
 }
 
+// A C function's name gets "()"; a demangled C++ name already has its parameters.
+void append_call(std::string& line, std::string_view name) {
+  line += name;
+  if (name.find('(') == std::string_view::npos) line += "()";
+}
+
 void append_mark(std::string& line, ExitMark mark) {
   if (mark == ExitMark::kNormal) return;
   line += " [";
@@ -59,16 +65,15 @@ void ThreadPrinter::flush() {
   if (!pending_) return;
   pending_ = false;
   begin_line(pending_seconds_, pending_level_);
-  line_ += pending_name_;
-  line_ += "() {";
+  append_call(line_, pending_name_);
+  line_ += " {";
   emit();
 }
 
 void ThreadPrinter::enter(std::string_view name, unsigned level, double seconds) {
   if (!style_.durations) {
     begin_line(seconds, level);
-    line_ += name;
-    line_ += "()";
+    append_call(line_, name);
     emit();
     return;
   }
@@ -85,8 +90,7 @@ void ThreadPrinter::exit(std::string_view name, unsigned level, double seconds,
     if (mark == ExitMark::kNormal) return;
     begin_line(seconds, level);
     line_ += "<- ";
-    line_ += name;
-    line_ += "()";
+    append_call(line_, name);
     append_mark(line_, mark);
     emit();
     return;
@@ -95,14 +99,12 @@ void ThreadPrinter::exit(std::string_view name, unsigned level, double seconds,
     // A call without shown callees: one line, stamped with its start.
     pending_ = false;
     begin_line(pending_seconds_, level);
-    line_ += name;
-    line_ += "()";
+    append_call(line_, name);
   } else {
     flush();
     begin_line(seconds, level);
     line_ += "} ";
-    line_ += name;
-    line_ += "()";
+    append_call(line_, name);
   }
   append_duration(line_, duration_ns);
   append_mark(line_, mark);
