@@ -78,6 +78,15 @@ def make_recordings(callmon, cc, work):
     not_elf = dirs["not_elf"] = os.path.join(work, "not_elf")
     open(not_elf, "w").write("garbage, not a program\n")
     os.chmod(not_elf, 0o755)
+    # Configs for `callmon inject`: a bad line, no rules, a return value (not possible in
+    # the -finstrument-functions build of fib).
+    for name, text in [("bad_conf", "# rules\nfib every throw runtime_error\nfib sometimes errno EIO\n"),
+                       ("empty_conf", "# nothing\n"),
+                       ("return_conf", "fib call=1 return 0\n"),
+                       ("good_conf", "fib call=1 errno EIO\n")]:
+        dirs[name] = os.path.join(work, name.replace("_conf", ".conf"))
+        open(dirs[name], "w").write(text)
+    dirs["fib"] = os.path.join(work, "fib")
     # A process already traced (by its parent, through PTRACE_TRACEME): `monitor -p` on it
     # must be refused by the kernel, which is how "not permitted to ptrace" is simulated.
     HELPERS.append(subprocess.Popen([sys.executable, "-c", "import ctypes, time; "
@@ -111,7 +120,7 @@ def cases(dirs):
     for cmd, argv in readers.items():
         for what, key in kinds:
             out.append((f"{cmd}: {what}", argv(dirs[key])))
-    for cmd in list(readers) + ["record", "monitor"]:
+    for cmd in list(readers) + ["record", "monitor", "trace", "inject"]:
         out.append((f"{cmd}: unknown option", [cmd, "--no-such-option"]))
     out += [
         ("report: unknown sort key", ["report", "--sort=nope", "-d", dirs["good"]]),
@@ -163,6 +172,28 @@ def cases(dirs):
         ("monitor: -p of a process that does not exist", ["monitor", "-p", "999999999"]),
         ("monitor: -p of a process already traced (not permitted)",
          ["monitor", "-p", dirs["traced_pid"], "--duration", "1"]),
+        ("trace: no program", ["trace"]),
+        ("trace: program not found", ["trace", "--", "/no/such/program"]),
+        ("trace: bad regex", ["trace", "--include", "(x", "--", dirs["fib"]]),
+        ("trace: -o and --output-dir", ["trace", "-o", "x", "--output-dir", "d", "--",
+                                        dirs["fib"]]),
+        ("trace: -o in a missing directory (the program is not run)",
+         ["trace", "-o", dirs["missing"] + "/x.txt", "--", dirs["fib"]]),
+        ("trace: --max-depth 0", ["trace", "--max-depth", "0", "--", dirs["fib"]]),
+        ("inject: no --config", ["inject", "--", dirs["fib"]]),
+        ("inject: missing config file", ["inject", "--config", dirs["missing"] + ".conf", "--",
+                                         dirs["fib"]]),
+        ("inject: bad config line (the program is not run)",
+         ["inject", "--config", dirs["bad_conf"], "--", dirs["fib"]]),
+        ("inject: config without rules", ["inject", "--config", dirs["empty_conf"], "--",
+                                          dirs["fib"]]),
+        ("inject: return value in a -finstrument-functions program",
+         ["inject", "--config", dirs["return_conf"], "--", dirs["fib"]]),
+        ("inject: program without callmon hooks",
+         ["inject", "--config", dirs["good_conf"], "--", "true"]),
+        ("inject: --log in a missing directory",
+         ["inject", "--config", dirs["good_conf"], "--log",
+          dirs["missing"] + "/x.log", "--", dirs["fib"]]),
         ("unknown command", ["frobnicate"]),
         ("no command", []),
     ]
