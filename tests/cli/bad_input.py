@@ -8,6 +8,7 @@ outputs (paths of the scratch directory shown as WORK). Exit 0 passed, 1 failed.
 """
 import argparse
 import os
+import re
 import shutil
 import struct
 import subprocess
@@ -87,6 +88,15 @@ def make_recordings(callmon, cc, work):
     not_elf = dirs["not_elf"] = os.path.join(work, "not_elf")
     open(not_elf, "w").write("garbage, not a program\n")
     os.chmod(not_elf, 0o755)
+    # Configs for `callmon inject`: a bad line, no rules, a return value (not possible in
+    # the -finstrument-functions build of fib).
+    for name, text in [("bad_conf", "# rules\nfib every throw runtime_error\nfib sometimes errno EIO\n"),
+                       ("empty_conf", "# nothing\n"),
+                       ("return_conf", "fib call=1 return 0\n"),
+                       ("good_conf", "fib call=1 errno EIO\n")]:
+        dirs[name] = os.path.join(work, name.replace("_conf", ".conf"))
+        open(dirs[name], "w").write(text)
+    dirs["fib"] = os.path.join(work, "fib")
     # A process already traced (by its parent, through PTRACE_TRACEME): `monitor -p` on it
     # must be refused by the kernel, which is how "not permitted to ptrace" is simulated.
     HELPERS.append(subprocess.Popen([sys.executable, "-c", "import ctypes, time; "
@@ -120,7 +130,7 @@ def cases(dirs):
     for cmd, argv in readers.items():
         for what, key in kinds:
             out.append((f"{cmd}: {what}", argv(dirs[key])))
-    for cmd in list(readers) + ["record", "monitor", "run"]:
+    for cmd in list(readers) + ["record", "monitor", "run", "trace", "inject"]:
         out.append((f"{cmd}: unknown option", [cmd, "--no-such-option"]))
     out += [
         ("report: unknown sort key", ["report", "--sort=nope", "-d", dirs["good"]]),
@@ -187,6 +197,28 @@ def cases(dirs):
                                     "/no/such/program"]),
         ("run: unknown clock", ["run", "--monitor", dirs["factory_v1"], "--clock=sundial", "--",
                                 "true"]),
+        ("trace: no program", ["trace"]),
+        ("trace: program not found", ["trace", "--", "/no/such/program"]),
+        ("trace: bad regex", ["trace", "--include", "(x", "--", dirs["fib"]]),
+        ("trace: -o and --output-dir", ["trace", "-o", "x", "--output-dir", "d", "--",
+                                        dirs["fib"]]),
+        ("trace: -o in a missing directory (the program is not run)",
+         ["trace", "-o", dirs["missing"] + "/x.txt", "--", dirs["fib"]]),
+        ("trace: --max-depth 0", ["trace", "--max-depth", "0", "--", dirs["fib"]]),
+        ("inject: no --config", ["inject", "--", dirs["fib"]]),
+        ("inject: missing config file", ["inject", "--config", dirs["missing"] + ".conf", "--",
+                                         dirs["fib"]]),
+        ("inject: bad config line (the program is not run)",
+         ["inject", "--config", dirs["bad_conf"], "--", dirs["fib"]]),
+        ("inject: config without rules", ["inject", "--config", dirs["empty_conf"], "--",
+                                          dirs["fib"]]),
+        ("inject: return value in a -finstrument-functions program",
+         ["inject", "--config", dirs["return_conf"], "--", dirs["fib"]]),
+        ("inject: program without callmon hooks",
+         ["inject", "--config", dirs["good_conf"], "--", "true"]),
+        ("inject: --log in a missing directory",
+         ["inject", "--config", dirs["good_conf"], "--log",
+          dirs["missing"] + "/x.log", "--", dirs["fib"]]),
         ("unknown command", ["frobnicate"]),
         ("no command", []),
     ]
@@ -222,6 +254,10 @@ def main():
             print(f"FAIL: {what}: callmon {' '.join(argv)}\n  status {status}\n  stderr: {err!r}")
         shown = err.strip().replace(args.work, "WORK").replace(PROGRAMS, "tests/programs")
         shown = shown.replace("process " + dirs["traced_pid"], "process PID")
+        # The recording's pid in file names: the generated page stays the same from run to run.
+        shown = re.sub(r"\b\d+\.0\.(\d+\.events|meta)\b",
+                       lambda m: "PID.0." + ("PID.events" if m.group(1) != "meta" else "meta"),
+                       shown)
         rows.append((what, status, shown, ok))
     for helper in HELPERS:
         helper.kill()

@@ -1,0 +1,110 @@
+// `callmon inject --config FILE [--log FILE] -- PROG [ARGS...]`: the error simulator. Checks
+// the config (errors name the file and line) and that the program's hook mode can do what
+// it asks, then runs PROG under the injection monitor (tools/inject/inject_monitor.cpp);
+// exits with PROG's status (docs/inject.md).
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+
+#include "tools/callmon/command.hpp"
+#include "tools/callmon/hook_probe.hpp"
+#include "tools/callmon/monitor_launch.hpp"
+#include "tools/callmon/program_launch.hpp"
+#include "tools/inject/inject_config.hpp"
+
+namespace callmon::tools {
+namespace {
+
+namespace fs = std::filesystem;
+
+struct InjectOptions {
+  std::string config;
+  std::string log;  // empty: standard error
+  std::vector<std::string> command;
+};
+
+// The hook mode the monitor is told: it decides how an action reaches the function.
+const char* mode_name(const HookProbes& p) {
+  if (p.fentry) return "fentry";
+  if (p.mcount) return "pg";
+  return "cyg";
+}
+
+// Refuses rules the program's hook mode cannot carry out (before it starts).
+Status check_mode(const std::vector<inject::Rule>& rules, const HookProbes& p,
+                  const std::string& config, const std::string& program) {
+  for (auto& r : rules) {
+    if (r.action == inject::Action::kReturn && (!p.fentry || p.mcount || p.cyg))
+      return Error{config + ":" + std::to_string(r.line) + ": a return-value rule needs a "
+                   "program built with -pg -mfentry, where the hook runs at the function's "
+                   "first instruction and the body can be skipped; " + program + " is built with " +
+                   describe_probes(p) + ", where the hook runs after the function's prologue"};
+    if (r.action == inject::Action::kThrow && p.mcount)
+      return Error{config + ":" + std::to_string(r.line) + ": throw rules are not supported "
+                   "for programs built with -pg (mcount); use -pg -mfentry or "
+                   "-finstrument-functions"};
+  }
+  if (!p.fentry && !p.mcount && !p.cyg)
+    return Error{program + " has no callmon hook (build it with -finstrument-functions or "
+                 "-pg -mfentry); nothing could be injected"};
+  return ok_status();
+}
+
+int run_inject(const InjectOptions& o) {
+  const std::string cmd = "inject";
+  if (o.command.empty())
+    return fail(cmd, "no program given: callmon inject --config FILE -- PROG [ARGS...]", 2);
+  auto rules = inject::load_config(o.config);
+  if (!rules) return fail(cmd, rules.error(), 2);
+  auto program = resolve_program(o.command[0]);
+  if (!program) return fail(cmd, program.error(), 127);
+  auto probes = hook_probes(*program);
+  if (!probes) return fail(cmd, probes.error());
+  if (auto st = check_mode(*rules, *probes, o.config, o.command[0]); !st)
+    return fail(cmd, st.error(), 2);
+  auto runtime = find_callmon_library("libcallmon.so", "CALLMON_LIB");
+  if (!runtime) return fail(cmd, runtime.error());
+  auto monitor = find_callmon_library("callmon-inject.so", "CALLMON_INJECT_LIB");
+  if (!monitor) return fail(cmd, monitor.error());
+
+  int log = -1;
+  if (!o.log.empty()) {
+    int file = open(o.log.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC, 0644);
+    if (file < 0) return fail(cmd, o.log + ": cannot create the file: " + std::strerror(errno));
+    log = inheritable_copy(file);
+    close(file);
+  } else {
+    log = inheritable_copy(STDERR_FILENO);
+  }
+  if (log < 0) return fail(cmd, std::string("cannot pass the log on: ") + std::strerror(errno));
+
+  std::error_code ec;
+  MonitorOptions mo{{"config", fs::absolute(o.config, ec).string()},
+                    {"log_fd", std::to_string(log)},
+                    {"mode", mode_name(*probes)}};
+  auto env = monitor_env(*runtime, *monitor, mo);
+  if (!env) return fail(cmd, env.error(), 2);
+  auto ended = run_program(*program, o.command, *env);
+  if (!ended) return fail(cmd, ended.error(), 127);
+  return ended->status;
+}
+
+CommandRegistration registration{"inject", [](CLI::App& app, int& status) {
+  auto* sub = app.add_subcommand("inject", "Run a program and inject errors into its calls as a config asks");
+  auto o = std::make_shared<InjectOptions>();
+  sub->add_option("-c,--config", o->config, "The rules: PATTERN TRIGGER ACTION per line (docs/inject.md)")
+      ->required();
+  sub->add_option("--log", o->log, "Write the log of injections to FILE (default: standard error)");
+  sub->add_option("command", o->command, "PROG [ARGS...] (put -- before PROG)")->required();
+  sub->footer("Example rule: open_db call=3 throw system_error ENOENT \"no database\"\n"
+              "Each injection is logged as one line (rule, function, thread, call number). "
+              "The program keeps its stdin, stdout, stderr and signals; callmon exits with its "
+              "status (128+signal if it was killed).");
+  sub->callback([o, &status] { status = run_inject(*o); });
+}};
+
+}  // namespace
+}  // namespace callmon::tools

@@ -1,0 +1,127 @@
+// `callmon trace [options] -- PROG [ARGS...]`: runs PROG under the trace monitor
+// (tools/trace/trace_monitor.cpp), which prints every instrumented call as it happens;
+// exits with PROG's status (docs/trace.md).
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <regex>
+
+#include "tools/callmon/command.hpp"
+#include "tools/callmon/monitor_launch.hpp"
+#include "tools/callmon/program_launch.hpp"
+
+namespace callmon::tools {
+namespace {
+
+namespace fs = std::filesystem;
+
+struct TraceOptions {
+  std::string output;      // -o FILE; empty: standard error
+  std::string output_dir;  // --output-dir DIR: one file per thread
+  bool timestamps = false;
+  bool durations = false;
+  std::string include;
+  std::string exclude;
+  uint64_t max_depth = 0;
+  int64_t thread = 0;
+  std::vector<std::string> command;
+};
+
+// Checks a --include/--exclude regex as the monitor will compile it.
+Status check_regex(const std::string& option, const std::string& text) {
+  try {
+    std::regex re(text, std::regex::ECMAScript);
+  } catch (const std::regex_error& e) {
+    return Error{option + ": bad regex '" + text + "': " + e.what()};
+  }
+  return ok_status();
+}
+
+// Where the trace goes, as a descriptor the program inherits: -o FILE (appended to by every
+// process of the program, so lines of a fork's child never overwrite the parent's) or a copy
+// of callmon's standard error.
+Result<int> open_trace_fd(const TraceOptions& o) {
+  int fd;
+  if (!o.output.empty()) {
+    int file = open(o.output.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC, 0644);
+    if (file < 0) return Error{o.output + ": cannot create the file: " + std::strerror(errno)};
+    fd = inheritable_copy(file);
+    close(file);
+  } else {
+    fd = inheritable_copy(STDERR_FILENO);
+  }
+  if (fd < 0) return Error{std::string("cannot pass the trace output on: ") + std::strerror(errno)};
+  return fd;
+}
+
+int run_trace(const TraceOptions& o) {
+  const std::string cmd = "trace";
+  if (o.command.empty()) return fail(cmd, "no program given: callmon trace [options] -- PROG [ARGS...]", 2);
+  if (!o.output.empty() && !o.output_dir.empty())
+    return fail(cmd, "-o and --output-dir exclude each other", 2);
+  for (auto& [opt, text] : {std::pair{"--include", o.include}, std::pair{"--exclude", o.exclude}})
+    if (!text.empty())
+      if (auto st = check_regex(opt, text); !st) return fail(cmd, st.error(), 2);
+  auto program = resolve_program(o.command[0]);
+  if (!program) return fail(cmd, program.error(), 127);
+  auto runtime = find_callmon_library("libcallmon.so", "CALLMON_LIB");
+  if (!runtime) return fail(cmd, runtime.error());
+  auto monitor = find_callmon_library("callmon-trace.so", "CALLMON_TRACE_LIB");
+  if (!monitor) return fail(cmd, monitor.error());
+
+  MonitorOptions mo;
+  std::error_code ec;
+  if (!o.output_dir.empty()) {
+    fs::create_directories(o.output_dir, ec);
+    if (ec || !fs::is_directory(o.output_dir) || access(o.output_dir.c_str(), W_OK) != 0)
+      return fail(cmd, o.output_dir + ": cannot create or write the directory" +
+                           (ec ? ": " + ec.message() : ""));
+    mo.emplace_back("dir", fs::absolute(o.output_dir).string());
+  } else {
+    auto fd = open_trace_fd(o);
+    if (!fd) return fail(cmd, fd.error());
+    mo.emplace_back("fd", std::to_string(*fd));
+  }
+  if (o.timestamps) mo.emplace_back("timestamps", "1");
+  if (o.durations) mo.emplace_back("durations", "1");
+  if (!o.include.empty()) mo.emplace_back("include", o.include);
+  if (!o.exclude.empty()) mo.emplace_back("exclude", o.exclude);
+  if (o.max_depth) mo.emplace_back("max_depth", std::to_string(o.max_depth));
+  if (o.thread) mo.emplace_back("thread", std::to_string(o.thread));
+  auto env = monitor_env(*runtime, *monitor, mo);
+  if (!env) return fail(cmd, env.error(), 2);
+  auto ended = run_program(*program, o.command, *env);
+  if (!ended) return fail(cmd, ended.error(), 127);
+  return ended->status;
+}
+
+CommandRegistration registration{"trace", [](CLI::App& app, int& status) {
+  auto* sub = app.add_subcommand("trace", "Run a program and print every instrumented call as it happens");
+  auto o = std::make_shared<TraceOptions>();
+  sub->add_option("-o,--output", o->output, "Write the trace to FILE (default: standard error)");
+  sub->add_option("--output-dir", o->output_dir,
+                  "Write one file per thread, DIR/trace.PID.TID (created if missing)");
+  sub->add_flag("--timestamps", o->timestamps, "Start each line with the seconds since the trace began");
+  sub->add_flag("--durations", o->durations,
+                "Print each call's duration on its exit line (a call without callees on one line)");
+  sub->add_option("--include", o->include, "Show only calls whose demangled name matches REGEX");
+  sub->add_option("--exclude", o->exclude, "Hide calls whose demangled name matches REGEX");
+  sub->add_option("--max-depth", o->max_depth, "Show only calls at most N deep (main is depth 1)")
+      ->check(CLI::Range(uint64_t{1}, uint64_t{1} << 22));
+  sub->add_option("--thread", o->thread, "Show only the thread with this kernel thread id")
+      ->check(CLI::Range(int64_t{1}, int64_t{1} << 31));
+  sub->add_option("command", o->command, "PROG [ARGS...] (put -- before PROG)")->required();
+  sub->footer("Example: callmon trace --durations -- ./fib 10\n"
+              "Lines are written as they happen (one write per line), so a program that "
+              "crashes or hangs still shows its last calls. The program keeps its stdin, "
+              "stdout, stderr and signals; callmon exits with its status (128+signal if it "
+              "was killed).");
+  sub->callback([o, &status] { status = run_trace(*o); });
+}};
+
+}  // namespace
+}  // namespace callmon::tools

@@ -1,0 +1,35 @@
+// Starting a program under one of callmon's own monitor libraries (callmon-trace.so,
+// callmon-inject.so), the way `callmon run --monitor` starts a user's: libcallmon.so
+// preloaded, the monitor named by CALLMON_MONITOR and its options in
+// CALLMON_MONITOR_OPTIONS (KEY=VALUE lines, include/callmon/monitor.hpp).
+#pragma once
+
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "format/result.hpp"
+
+namespace callmon::tools {
+
+// `name` (e.g. "libcallmon.so", "callmon-trace.so") in the library directory next to this
+// executable: <prefix>/bin/callmon -> <prefix>/lib/NAME (the build tree and `cmake
+// --install` share that layout). The environment variable `override_env`, when set, names
+// the file instead. Errors: one sentence naming what is missing.
+Result<std::string> find_callmon_library(const std::string& name, const char* override_env);
+
+using MonitorOptions = std::vector<std::pair<std::string, std::string>>;
+
+// The program's environment: callmon's own environment without CALLMON_* variables,
+// LD_PRELOAD=<runtime> (in front of any LD_PRELOAD already set), CALLMON_MONITOR=<monitor>
+// and CALLMON_MONITOR_OPTIONS. Errors: an option value holds a newline.
+Result<std::vector<std::string>> monitor_env(const std::string& runtime,
+                                             const std::string& monitor,
+                                             const MonitorOptions& options);
+
+// A copy of descriptor `fd` numbered 100 or above, inherited by the program (not
+// close-on-exec), so the monitor can write to it even if the program reopens its own
+// standard streams. Returns -1 on failure (errno set).
+int inheritable_copy(int fd);
+
+}  // namespace callmon::tools
