@@ -65,7 +65,7 @@ int run_inject(const InjectOptions& o) {
   if (!probes) return fail(cmd, probes.error());
   if (auto st = check_mode(*rules, *probes, o.config, o.command[0]); !st)
     return fail(cmd, st.error(), 2);
-  auto runtime = find_callmon_library("libcallmon.so", "CALLMON_LIB");
+  auto runtime = find_runtime();
   if (!runtime) return fail(cmd, runtime.error());
   auto monitor = find_callmon_library("callmon-inject.so", "CALLMON_INJECT_LIB");
   if (!monitor) return fail(cmd, monitor.error());

@@ -11,9 +11,8 @@
 
 #include "analysis/elf_image.hpp"
 #include "tools/callmon/command.hpp"
+#include "tools/callmon/monitor_launch.hpp"
 #include "tools/callmon/program_launch.hpp"
-
-extern char** environ;
 
 namespace callmon::tools {
 namespace {
@@ -54,43 +53,16 @@ Result<std::string> check_monitor(const std::string& path) {
   return fs::absolute(path, ec).lexically_normal().string();
 }
 
-// KEY=VALUE pairs, one per line in CALLMON_MONITOR_OPTIONS (read by callmon::option()).
-Result<std::string> options_block(const std::vector<std::string>& pairs) {
-  std::string block;
-  for (const auto& p : pairs) {
+// The --monitor-option KEY=VALUE arguments as pairs (monitor_env checks for newlines).
+Result<MonitorOptions> option_pairs(const std::vector<std::string>& args) {
+  MonitorOptions pairs;
+  for (const auto& p : args) {
     size_t eq = p.find('=');
     if (eq == std::string::npos || eq == 0)
       return Error{"--monitor-option '" + p + "' is not KEY=VALUE"};
-    if (p.find('\n') != std::string::npos)
-      return Error{"--monitor-option '" + p.substr(0, eq) + "=...' holds a newline"};
-    block += (block.empty() ? "" : "\n") + p;
+    pairs.emplace_back(p.substr(0, eq), p.substr(eq + 1));
   }
-  return block;
-}
-
-std::vector<std::string> program_env(const std::string& lib, const std::string& monitor,
-                                     const std::string& options, const RunOptions& o,
-                                     const TscStart& tsc_start) {
-  std::vector<std::string> env;
-  std::string preload = lib;
-  auto has_prefix = [](const char* e, const char* p) { return std::strncmp(e, p, std::strlen(p)) == 0; };
-  for (char** e = environ; *e; ++e) {
-    if (has_prefix(*e, "CALLMON_")) continue;  // a CALLMON_DIR would turn recording on
-    if (has_prefix(*e, "LD_PRELOAD=")) {
-      if ((*e)[11]) preload += ":" + std::string(*e + 11);
-      continue;
-    }
-    env.emplace_back(*e);
-  }
-  env.push_back("LD_PRELOAD=" + preload);
-  env.push_back("CALLMON_MONITOR=" + monitor);
-  if (!options.empty()) env.push_back("CALLMON_MONITOR_OPTIONS=" + options);
-  env.push_back("CALLMON_CLOCK=" + o.clock);
-  if (o.clock != "monotonic") {
-    double hz = tsc_measure_finish(tsc_start);
-    if (hz > 0) env.push_back("CALLMON_TSC_HZ=" + std::to_string(hz));
-  }
-  return env;
+  return pairs;
 }
 
 int run_monitored(const RunOptions& o) {
@@ -100,13 +72,20 @@ int run_monitored(const RunOptions& o) {
     return fail(cmd, "no program given: callmon run --monitor TOOL.so -- PROG [ARGS...]", 2);
   auto monitor = check_monitor(o.monitor);
   if (!monitor) return fail(cmd, monitor.error(), 2);
-  auto options = options_block(o.monitor_options);
+  auto options = option_pairs(o.monitor_options);
   if (!options) return fail(cmd, options.error(), 2);
   auto program = resolve_program(o.command[0]);
   if (!program) return fail(cmd, program.error(), 127);
   auto lib = find_runtime();
   if (!lib) return fail(cmd, lib.error());
-  auto ended = run_program(*program, o.command, program_env(*lib, *monitor, *options, o, tsc_start));
+  auto env = monitor_env(*lib, *monitor, *options);
+  if (!env) return fail(cmd, env.error(), 2);
+  env->push_back("CALLMON_CLOCK=" + o.clock);
+  if (o.clock != "monotonic") {
+    double hz = tsc_measure_finish(tsc_start);
+    if (hz > 0) env->push_back("CALLMON_TSC_HZ=" + std::to_string(hz));
+  }
+  auto ended = run_program(*program, o.command, *env);
   if (!ended) return fail(cmd, ended.error(), 127);
   return ended->status;
 }

@@ -68,7 +68,7 @@ int run_trace(const TraceOptions& o) {
       if (auto st = check_regex(opt, text); !st) return fail(cmd, st.error(), 2);
   auto program = resolve_program(o.command[0]);
   if (!program) return fail(cmd, program.error(), 127);
-  auto runtime = find_callmon_library("libcallmon.so", "CALLMON_LIB");
+  auto runtime = find_runtime();
   if (!runtime) return fail(cmd, runtime.error());
   auto monitor = find_callmon_library("callmon-trace.so", "CALLMON_TRACE_LIB");
   if (!monitor) return fail(cmd, monitor.error());

@@ -12,17 +12,10 @@
 
 namespace callmon::tools {
 
-// `name` (e.g. "libcallmon.so", "callmon-trace.so") in the library directory next to this
-// executable: <prefix>/bin/callmon -> <prefix>/lib/NAME (the build tree and `cmake
-// --install` share that layout). The environment variable `override_env`, when set, names
-// the file instead. Errors: one sentence naming what is missing.
-Result<std::string> find_callmon_library(const std::string& name, const char* override_env);
-
 using MonitorOptions = std::vector<std::pair<std::string, std::string>>;
 
-// The program's environment: callmon's own environment without CALLMON_* variables,
-// LD_PRELOAD=<runtime> (in front of any LD_PRELOAD already set), CALLMON_MONITOR=<monitor>
-// and CALLMON_MONITOR_OPTIONS. Errors: an option value holds a newline.
+// The program's environment: preload_env(runtime) (program_launch.hpp) with
+// CALLMON_MONITOR=<monitor> and CALLMON_MONITOR_OPTIONS. Errors: an option value holds a newline.
 Result<std::vector<std::string>> monitor_env(const std::string& runtime,
                                              const std::string& monitor,
                                              const MonitorOptions& options);

@@ -17,6 +17,8 @@
 #include <cstring>
 #include <sstream>
 
+extern char** environ;
+
 namespace callmon::tools {
 
 namespace {
@@ -140,11 +142,11 @@ Result<ChildExit> run_program(const std::string& path, const std::vector<std::st
   return result;
 }
 
-Result<std::string> find_runtime() {
+Result<std::string> find_callmon_library(const std::string& name, const char* override_env) {
   namespace fs = std::filesystem;
-  if (const char* env = std::getenv("CALLMON_LIB")) {
+  if (const char* env = override_env ? std::getenv(override_env) : nullptr) {
     if (access(env, R_OK) == 0) return std::string(env);
-    return Error{std::string("CALLMON_LIB=") + env + ": no such file"};
+    return Error{std::string(override_env) + "=" + env + ": no such file"};
   }
   char self[PATH_MAX];
   ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
@@ -152,10 +154,28 @@ Result<std::string> find_runtime() {
   self[n] = 0;
   fs::path prefix = fs::path(self).parent_path().parent_path();
   for (const char* sub : {"lib", "lib64", "lib/x86_64-linux-gnu"}) {
-    fs::path lib = prefix / sub / "libcallmon.so";
+    fs::path lib = prefix / sub / name;
     if (access(lib.c_str(), R_OK) == 0) return lib.string();
   }
-  return Error{"cannot find libcallmon.so under " + prefix.string() + "/lib (set CALLMON_LIB)"};
+  std::string hint = override_env ? std::string(" (set ") + override_env + ")" : "";
+  return Error{"cannot find " + name + " under " + prefix.string() + "/lib" + hint};
+}
+
+Result<std::string> find_runtime() { return find_callmon_library("libcallmon.so", "CALLMON_LIB"); }
+
+std::vector<std::string> preload_env(const std::string& runtime) {
+  std::vector<std::string> env;
+  std::string preload = runtime;
+  for (char** e = environ; *e; ++e) {
+    if (std::strncmp(*e, "CALLMON_", 8) == 0) continue;
+    if (std::strncmp(*e, "LD_PRELOAD=", 11) == 0) {
+      if ((*e)[11]) preload += ":" + std::string(*e + 11);
+      continue;
+    }
+    env.emplace_back(*e);
+  }
+  env.push_back("LD_PRELOAD=" + preload);
+  return env;
 }
 
 TscStart tsc_measure_start() {

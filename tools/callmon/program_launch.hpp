@@ -29,9 +29,19 @@ struct ChildExit {
 Result<ChildExit> run_program(const std::string& path, const std::vector<std::string>& args,
                               const std::vector<std::string>& env);
 
-// libcallmon.so next to this executable: <prefix>/bin/callmon -> <prefix>/lib/libcallmon.so
-// (the build tree and `cmake --install` both use that layout). CALLMON_LIB overrides.
+// `name` (e.g. "libcallmon.so", "callmon-trace.so") in the library directory next to this
+// executable: <prefix>/bin/callmon -> <prefix>/lib/NAME (the build tree and `cmake
+// --install` share that layout). The environment variable `override_env`, when set, names
+// the file instead. Errors: one sentence naming what is missing.
+Result<std::string> find_callmon_library(const std::string& name, const char* override_env);
+
+// The runtime, libcallmon.so (CALLMON_LIB overrides).
 Result<std::string> find_runtime();
+
+// The environment a program gets under callmon: callmon's own without CALLMON_* variables
+// (a stray CALLMON_DIR would turn recording on), and LD_PRELOAD=<runtime> in front of any
+// LD_PRELOAD already set. The caller appends its CALLMON_* variables.
+std::vector<std::string> preload_env(const std::string& runtime);
 
 // TSC ticks per second measured against CLOCK_MONOTONIC between tsc_measure_start() and
 // tsc_measure_finish(), which sleeps only what is left of `min_span_ns`: the start is taken
