@@ -43,10 +43,9 @@ struct ModuleCounts {
 
 }  // namespace
 
-Result<Coverage> compute_coverage(const std::vector<format::Recording>& recordings,
-                                  const ProgressFn& progress) {
-  Coverage cov;
-  cov.recordings = recordings.size();
+Result<std::vector<ProcessCalls>> recorded_calls(const std::vector<format::Recording>& recordings,
+                                                 const ProgressFn& progress,
+                                                 std::vector<std::string>& warnings) {
   std::vector<std::string> paths;
   for (const auto& rec : recordings)
     for (const auto& p : rec.processes)
@@ -54,13 +53,12 @@ Result<Coverage> compute_coverage(const std::vector<format::Recording>& recordin
   uint64_t total_bytes = progress ? total_file_size(paths) : 0;
   uint64_t done_bytes = 0;
 
-  std::map<std::string, ModuleCounts> modules;  // by path: the output is sorted by path
-  std::map<std::string, std::string> skipped;  // path -> why (empty: not instrumented)
+  std::vector<ProcessCalls> out;
   for (const auto& rec : recordings) {
-    for (const std::string& w : rec.warnings) cov.warnings.push_back(w);
+    for (const std::string& w : rec.warnings) warnings.push_back(w);
     for (const format::ProcessRecording& proc : rec.processes) {
-      ++cov.processes;
-      std::unordered_map<uint64_t, uint64_t> counts;  // runtime address -> ENTERs
+      ProcessCalls pc;
+      pc.modules = proc.meta.modules;
       for (const format::ThreadFile& tf : proc.threads) {
         auto opened = format::ThreadReader::open(tf.path);
         if (!opened) return Error{opened.error()};
@@ -69,40 +67,62 @@ Result<Coverage> compute_coverage(const std::vector<format::Recording>& recordin
         uint64_t calls = 0, events = 0;
         while (reader.next(ev)) {
           if (ev.type == format::Event::kEnter) {
-            ++counts[ev.addr];
+            ++pc.counts[ev.addr];
             ++calls;
           }
           if (progress && (++events & 0xfffff) == 0)
             progress(done_bytes + reader.bytes_read(), total_bytes);
         }
         done_bytes += reader.file_size();
-        add_thread_warnings(reader, calls, 0, cov.warnings);
+        add_thread_warnings(reader, calls, 0, warnings);
       }
-      // Every module the process mapped is listed, called or not: coverage is about the
-      // functions that were never reached as much as the ones that were.
-      for (const format::ModuleRecord& m : proc.meta.modules) {
-        if (is_runtime(m.path) || modules.count(m.path) || skipped.count(m.path)) continue;
-        auto found = instrumented_functions(m.path);
-        if (!found) {
-          skipped[m.path] = found.error();
-          continue;
-        }
-        if (found->empty()) {
-          skipped[m.path] = "";  // not instrumented: not part of the coverage
-          continue;
-        }
-        ModuleCounts& mc = modules[m.path];
-        mc.functions = std::move(found.value());
-        mc.calls.assign(mc.functions.size(), 0);
+      out.push_back(std::move(pc));
+    }
+  }
+  return out;
+}
+
+Result<Coverage> compute_coverage(const std::vector<format::Recording>& recordings,
+                                  const ProgressFn& progress) {
+  std::vector<std::string> warnings;
+  auto calls = recorded_calls(recordings, progress, warnings);
+  if (!calls) return Error{calls.error()};
+  return coverage_from_calls(*calls, recordings.size(), std::move(warnings));
+}
+
+Coverage coverage_from_calls(const std::vector<ProcessCalls>& processes, uint64_t recordings,
+                             std::vector<std::string> warnings) {
+  Coverage cov;
+  cov.recordings = recordings;
+  cov.processes = processes.size();
+  cov.warnings = std::move(warnings);
+  std::map<std::string, ModuleCounts> modules;  // by path: the output is sorted by path
+  std::map<std::string, std::string> skipped;  // path -> why (empty: not instrumented)
+  for (const ProcessCalls& proc : processes) {
+    // Every module the process mapped is listed, called or not: coverage is about the
+    // functions that were never reached as much as the ones that were.
+    for (const format::ModuleRecord& m : proc.modules) {
+      if (is_runtime(m.path) || modules.count(m.path) || skipped.count(m.path)) continue;
+      auto found = instrumented_functions(m.path);
+      if (!found) {
+        skipped[m.path] = found.error();
+        continue;
       }
-      for (const auto& [addr, n] : counts) {
-        const format::ModuleRecord* module = nullptr;
-        for (const format::ModuleRecord& m : proc.meta.modules)
-          if (addr >= m.start && addr < m.end) module = &m;  // the last mapping wins
-        if (module == nullptr) continue;
-        auto it = modules.find(module->path);
-        if (it != modules.end()) it->second.add(addr - module->bias, n);
+      if (found->empty()) {
+        skipped[m.path] = "";  // not instrumented: not part of the coverage
+        continue;
       }
+      ModuleCounts& mc = modules[m.path];
+      mc.functions = std::move(found.value());
+      mc.calls.assign(mc.functions.size(), 0);
+    }
+    for (const auto& [addr, n] : proc.counts) {
+      const format::ModuleRecord* module = nullptr;
+      for (const format::ModuleRecord& m : proc.modules)
+        if (addr >= m.start && addr < m.end) module = &m;  // the last mapping wins
+      if (module == nullptr) continue;
+      auto it = modules.find(module->path);
+      if (it != modules.end()) it->second.add(addr - module->bias, n);
     }
   }
   for (const auto& [path, why] : skipped)

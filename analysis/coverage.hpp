@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "analysis/thread_problems.hpp"
@@ -35,10 +36,28 @@ struct Coverage {
   std::vector<std::string> warnings;  // unreadable modules, damaged thread files
 };
 
+// The calls one process made: how many times each runtime address was entered, and the
+// modules it had mapped (to turn addresses into module paths and ELF addresses).
+struct ProcessCalls {
+  std::vector<format::ModuleRecord> modules;
+  std::unordered_map<uint64_t, uint64_t> counts;  // runtime address -> calls
+};
+
+// The coverage of the instrumented modules the processes mapped, from their calls; the
+// warnings so far are kept. `recordings` is only counted into Coverage::recordings.
+Coverage coverage_from_calls(const std::vector<ProcessCalls>& processes, uint64_t recordings,
+                             std::vector<std::string> warnings);
+
 // Counts the calls of every instrumented function of the modules mapped by the processes of
-// `recordings`. The runtime itself (libcallmon) is left out. Errors: a thread file that
+// `recordings` (their ENTER records). The runtime itself (libcallmon) is left out. Errors: a thread file that
 // cannot be opened. `progress` as in profile_builder.hpp (may be empty).
 Result<Coverage> compute_coverage(const std::vector<format::Recording>& recordings,
                                   const ProgressFn& progress);
+
+// The calls of the processes in `recordings`, as compute_coverage counts them (for merging
+// with calls counted live, tools/coverage). Warnings about damaged files go to `warnings`.
+Result<std::vector<ProcessCalls>> recorded_calls(const std::vector<format::Recording>& recordings,
+                                                 const ProgressFn& progress,
+                                                 std::vector<std::string>& warnings);
 
 }  // namespace callmon::analysis

@@ -37,6 +37,7 @@ def build(cc, flags, work):
     run([cc, "-g", "-O2", "-c", os.path.join(HERE, "cov_plain.c"), "-o", "cov_plain.o"], work)
     run([cc, "-g", *f, os.path.join(HERE, "cov_main.c"), "cov_plain.o", "-L.", "-lcovlib",
          "-Wl,-rpath," + work, "-o", "cov"], work)
+    run([cc, "-g", *f, os.path.join(HERE, "cov_fork.c"), "-o", "cov_fork"], work)
 
 
 def coverage_json(callmon, work, *args):
@@ -107,6 +108,26 @@ def main():
     gate = run([a.callmon, "coverage", "-d", "r1", "--merge", "r2", "--fail-under", "70"],
                a.work, check=False)
     expect("--fail-under 70 on 71.4%: status", 0, gate.returncode)
+
+    # Live: the same counts without a recording, alone and merged with a recording.
+    live = run([a.callmon, "coverage", "--format=json", "-o", "live.json", "--", "./cov", "a"],
+               a.work)
+    with open(os.path.join(a.work, "live.json")) as f:
+        expect("live counts", counts(one), counts(json.load(f)))
+    run([a.callmon, "coverage", "--format=json", "-o", "live2.json", "--merge", "r2", "--",
+         "./cov", "a"], a.work)
+    with open(os.path.join(a.work, "live2.json")) as f:
+        expect("live merged with r2", counts(both), counts(json.load(f)))
+    gate = run([a.callmon, "coverage", "-o", "gate.txt", "--fail-under", "50", "--", "./cov",
+                "a"], a.work, check=False)
+    expect("live --fail-under 50 on 42.9%: status", 3, gate.returncode)
+    # A fork: each process counted once; the program's output and status pass through.
+    forked = run([a.callmon, "coverage", "--format=json", "-o", "fork.json", "--",
+                  "./cov_fork"], a.work)
+    expect("live fork: program output", "16", forked.stdout.strip())
+    with open(os.path.join(a.work, "fork.json")) as f:
+        expect("live fork counts", {"cov_fork": {"leaf": 5, "child_only": 1, "never": 0,
+                                                 "main": 1}}, counts(json.load(f)))
 
     for f in failures:
         print("FAIL: " + f)
