@@ -107,7 +107,8 @@ template <class Body>
 bool with_thread(Body&& body) {
   ThreadState* s = t_state;
   if (!s && !(s = thread_setup())) return false;
-  if (s->guard & kGuardStopped) return false;
+  // Stopped: nowhere to write. Monitor mode: nothing is recorded (no thread file at all).
+  if (s->guard & (kGuardStopped | kGuardMonitor)) return false;
   ErrnoSaver es;
   bool nested = guard_enter(s);
   body(s, nested);

@@ -126,6 +126,11 @@ bool monitor_thread_setup(ThreadState* s) {
   return true;
 }
 
+void monitor_after_fork_child(ThreadState* s) {
+  s->tid = static_cast<int>(gettid());
+  if (s->monitor) s->monitor->info.tid = s->tid;
+}
+
 void monitor_release(ThreadState* s) {
   MonitorThread* m = s->monitor;
   if (!m) return;

@@ -41,6 +41,9 @@ void monitor_process_finish();
 // Unmaps the thread's monitor part (a released or forked-away state).
 void monitor_release(ThreadState* s);
 
+// In a fork's child (from the atfork handler): the forking thread's ids become the child's.
+void monitor_after_fork_child(ThreadState* s);
+
 // The slow paths' monitor branches. `s` is set up and has kGuardMonitor.
 // -finstrument-functions enter/exit: `sp` the hook's frame address, `site` the call site.
 void monitor_enter(ThreadState* s, uintptr_t fn, uintptr_t sp, uintptr_t site);

@@ -122,7 +122,10 @@ void fork_child_handler() {
   if (st == kSettingUp) __atomic_store_n(&g_state, kUnset, __ATOMIC_RELEASE);
   if (st != kOn) return;
   retired_after_fork_child();
-  if (monitor_mode()) return;  // the child goes on with its copy of the monitor
+  if (monitor_mode()) {  // the child goes on with its copy of the monitor, as itself
+    if (ThreadState* s = t_state) monitor_after_fork_child(s);
+    return;
+  }
   process_after_fork_child();
   if (ThreadState* s = t_state) thread_after_fork_child(s);
 }

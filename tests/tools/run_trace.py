@@ -108,6 +108,21 @@ def crash_checks(args, f, callmon, prog):
             lines[-5:])
 
 
+def fork_checks(args, f, callmon, prog):
+    """A fork's child reports its own pid (the runtime once kept the parent's id in the
+    child's thread info) and the parent goes on after the fork."""
+    r = common.run([callmon, "trace", "--", prog], args.work)
+    f.check("fork: status", 0, r.returncode)
+    threads = by_thread(r.stderr)
+    child = [t for t, lines in threads.items() if any("child_part" in l for l in lines)]
+    parent = [t for t, lines in threads.items() if any("parent_part" in l for l in lines)]
+    f.check_true("fork: child and parent lines under two different ids",
+                 len(child) == 1 and len(parent) == 1 and child != parent, r.stderr)
+    if len(child) == 1:
+        f.check("fork: the child's calls of work()", 3,
+                sum(1 for l in threads[child[0]] if l.strip().startswith("work(")))
+
+
 def hang_checks(args, f, callmon, prog):
     out = os.path.join(args.work, "hang.txt")
     proc = subprocess.Popen([callmon, "trace", "-o", out, "--", prog], cwd=args.work,
@@ -147,6 +162,7 @@ def main():
     demo_checks(args, f, args.callmon, common.build(args, "trace_demo.cpp", os.path.join(w, "trace_demo")))
     crash_checks(args, f, args.callmon, common.build(args, "trace_crash.c", os.path.join(w, "trace_crash")))
     hang_checks(args, f, args.callmon, common.build(args, "trace_hang.c", os.path.join(w, "trace_hang")))
+    fork_checks(args, f, args.callmon, common.build(args, "fork.c", os.path.join(w, "fork")))
     return f.finish()
 
 
