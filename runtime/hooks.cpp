@@ -3,6 +3,7 @@
 
 #include "runtime/clock.hpp"
 #include "runtime/event_writer.hpp"
+#include "runtime/filter_select.hpp"
 #include "runtime/process.hpp"
 #include "runtime/sys.hpp"
 
@@ -137,6 +138,7 @@ void enter_slow(ThreadState* s, uintptr_t fn, uintptr_t sp) {
     f->fn = fn;
     f->sp = sp;
     f->ret = 0;
+    note_selection(s, f, nested);
     record = frame_recorded(s, f);
     if (record) {
       put_enter_kept(s, nested, t, fn, f);

@@ -92,6 +92,7 @@ void pg_enter_slow(ThreadState* s, uintptr_t fn, uintptr_t* slot) {
   f->fn = fn;
   f->sp = sp;
   f->ret = ret;
+  note_selection(s, f, nested);
   signal_fence();
   if (!shared) *slot = return_trampoline();
   if (frame_recorded(s, f)) put_enter_kept(s, nested, t, fn, f);

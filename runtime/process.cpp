@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "runtime/calibration.hpp"
+#include "runtime/filter_select.hpp"
 #include "runtime/clock.hpp"
 #include "runtime/sys.hpp"
 #include "runtime/thread_state.hpp"
@@ -26,6 +27,7 @@ namespace {
 enum : int { kUnset = 0, kSettingUp = 1, kOn = 2, kOff = 3 };
 int g_state = kUnset;
 int g_rescan = 0;
+int g_scan_lock = 0;
 pthread_key_t g_thread_key;
 
 // Module lines already written, by start address and path hash, so rescans add only new
@@ -106,6 +108,7 @@ int module_callback(dl_phdr_info* info, size_t, void*) {
   LineBuf b(line, sizeof line);
   b.str("module ").hex(lo).ch(' ').hex(hi).ch(' ').hex(info->dlpi_addr).ch(' ').str(path).ch('\n');
   meta_append(b.c_str(), static_cast<unsigned>(b.size()));
+  filter_module_found(path, lo, hi, info->dlpi_addr);
   return 0;
 }
 
@@ -165,6 +168,7 @@ bool setup_locked() {
     return false;
   }
   if (pthread_key_create(&g_thread_key, thread_key_destructor) != 0) return false;
+  filter_setup(o.select, g_proc.self_path);
   modules_rescan();
   return true;
 }
@@ -195,7 +199,13 @@ void meta_append(const char* line, unsigned len) { append_to_file(g_proc.meta_pa
 
 void modules_rescan() {
   ErrnoSaver es;
+  // One scan at a time: the loader serialises the callbacks of concurrent scans, but the
+  // name filter publishes what a scan found after it (filter_scan_done). Never taken from a
+  // signal handler (rescans are not done by nested hooks).
+  while (__atomic_exchange_n(&g_scan_lock, 1, __ATOMIC_ACQUIRE)) sched_yield();
   dl_iterate_phdr(module_callback, nullptr);
+  filter_scan_done();
+  __atomic_store_n(&g_scan_lock, 0, __ATOMIC_RELEASE);
 }
 
 void request_rescan() { __atomic_store_n(&g_rescan, 1, __ATOMIC_RELEASE); }
@@ -210,6 +220,10 @@ void process_after_fork_child() {
   copy_str(parent, sizeof parent, g_proc.key);
   g_proc.pid = getpid();
   g_module_count = 0;
+  // A thread that was scanning at the fork does not exist here: its lock and half-gathered
+  // modules are void.
+  g_scan_lock = 0;
+  filter_after_fork_child();
   if (!create_meta(parent)) {
     __atomic_store_n(&g_state, kOff, __ATOMIC_RELEASE);
     return;
