@@ -2,6 +2,11 @@
  * lib_inner(). */
 #include "fixture.h"
 
-COUNTED int lib_inner(int x) { return x; }
+/* The empty asm keeps clang from folding the call away (noinline alone does not stop its
+ * interprocedural constant propagation). */
+COUNTED int lib_inner(int x) {
+  __asm__ volatile("" : "+r"(x));
+  return x;
+}
 
 COUNTED int lib_twice(int x) { return lib_inner(x) * 2; }
