@@ -114,7 +114,7 @@ void filter_setup(const char* service, const char* self) {
   g_on = service && service[0];
   if (!g_on) return;
   copy_str(g_service, sizeof g_service, service[0] == '@' ? service + 1 : service);
-  copy_str(g_self, sizeof g_self, self ? self : "");
+  if (self) copy_str(g_self, sizeof g_self, self);
 }
 
 bool filter_on() { return g_on; }

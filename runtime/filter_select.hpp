@@ -14,7 +14,8 @@
 namespace callmon::rt {
 
 // From the process set-up: `service` is CALLMON_SELECT (empty: no name filter), `self` the
-// runtime's own path (its calibration probes are never asked about).
+// runtime's own path (its calibration probes are never asked about; nullptr: not known yet,
+// the set-up calls again once it is).
 void filter_setup(const char* service, const char* self);
 
 // Whether a name filter is on in this process. Fixed after filter_setup.

@@ -153,6 +153,7 @@ bool setup_locked() {
   g_proc.record_depth = parse_u64(o.record_depth, 0);
   g_proc.min_ticks = static_cast<uint64_t>(static_cast<double>(parse_u64(o.min_duration_ns, 0)) *
                                            g_proc.ticks_per_second / 1e9);
+  filter_setup(o.select, nullptr);  // before the calibration, which measures filtered hooks
   ProbeCost cost = calibrate_probe_cost(g_pg_hooks);
   g_proc.probe_inner = cost.inner;
   g_proc.probe_outer = cost.outer;
