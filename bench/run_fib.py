@@ -9,6 +9,9 @@ modes side by side. The "no tool" rows run the instrumented build alone (the -pg
 glibc's mcount and gprof's timer). Run by hand, not in CI:
 
     cmake --build build && python3 bench/run_fib.py [--n 32] [--runs 5] [--mode all] [--callmon build/bin/callmon]
+
+--also adds rows recorded with more options, in the same run as the plain callmon row (the
+record-time filters' cost: --also='--exclude=^nomatch$' --also='--include=^main').
 """
 import argparse
 import os
@@ -82,6 +85,9 @@ def main():
                     help="wall time, or CPU time (user + system; steadier on a loaded machine)")
     ap.add_argument("--record-arg", action="append", default=[],
                     help="extra option for callmon record (repeatable), e.g. --max-depth=1000")
+    ap.add_argument("--also", action="append", default=[], metavar="OPTIONS",
+                    help="one more callmon row per mode, recorded with these extra options "
+                         "(space-separated; repeatable), e.g. --also='--exclude=^nomatch$'")
     ap.add_argument("--keep", action="store_true", help="keep the work directory")
     args = ap.parse_args()
     modes = list(MODES) if args.mode == "all" else args.mode.split(",")
@@ -118,6 +124,9 @@ def main():
         if os.access(args.callmon, os.X_OK):
             measure(f"callmon record ({m})", [args.callmon, "record", "-o", data] +
                     args.record_arg + ["--", binaries[m]], data, ".events")
+            for extra in args.also:
+                measure(f"  {extra}", [args.callmon, "record", "-o", data] + args.record_arg +
+                        extra.split() + ["--", binaries[m]], data, ".events")
         else:
             print(f"callmon not found at {args.callmon}: build it first", file=sys.stderr)
     udata = os.path.join(work, "uftrace.data")

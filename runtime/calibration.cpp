@@ -17,6 +17,7 @@
 #include <cstdint>
 
 #include "callmon/format/records.hpp"
+#include "runtime/filter_select.hpp"
 #include "runtime/process.hpp"
 #include "runtime/sys.hpp"
 #include "runtime/thread_state.hpp"
@@ -82,7 +83,9 @@ ProbeCost calibrate_probe_cost(bool pg) {
   s->stack_base = s->top = frames;
   s->stack_limit = frames + kFrames;
   // With a record-time filter every hook takes its slow path (docs/record.md): measure that.
-  if (g_proc.record_depth || g_proc.min_ticks) s->guard = kGuardFilter;
+  // (Without the name filter's lookup: s->selected stays null, the probes are in no module
+  // the filter knows and asking would rescan the modules before the meta file exists.)
+  if (g_proc.record_depth || g_proc.min_ticks || filter_on()) s->guard = kGuardFilter;
 
   SignalBlock block;  // a handler's hooks must not land in the scratch state
   ThreadState* saved = t_state;

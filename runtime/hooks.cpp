@@ -3,6 +3,7 @@
 
 #include "runtime/clock.hpp"
 #include "runtime/event_writer.hpp"
+#include "runtime/filter_select.hpp"
 #include "runtime/monitor_dispatch.hpp"
 #include "runtime/process.hpp"
 #include "runtime/sys.hpp"
@@ -143,6 +144,7 @@ void enter_slow(ThreadState* s, uintptr_t fn, uintptr_t sp, uintptr_t site) {
     f->fn = fn;
     f->sp = sp;
     f->ret = 0;
+    note_selection(s, f, nested);
     record = frame_recorded(s, f);
     if (record) {
       put_enter_kept(s, nested, t, fn, f);

@@ -6,6 +6,7 @@
 
 #include "callmon/format/records.hpp"
 #include "runtime/event_writer.hpp"
+#include "runtime/filter_select.hpp"
 #include "runtime/thread_state.hpp"
 
 namespace callmon::rt {
@@ -37,6 +38,12 @@ void put_unwind(ThreadState* s, bool nested, uint64_t t, uint64_t count,
 // short and taken back too. Returns whether it did; the exit is then not written.
 void put_enter_kept(ThreadState* s, bool nested, uint64_t t, uintptr_t fn, Frame* f);
 bool take_back_short(ThreadState* s, bool nested, Frame* f, uint64_t t);
+
+// The record-time name filter: decides once, at its entry, whether the new frame `f`'s
+// function is recorded (filter_select.hpp). A nested hook cannot rescan the modules.
+inline void note_selection(ThreadState* s, Frame* f, bool nested) {
+  if (s->selected) s->selected[f - s->stack_base] = function_selected(f->fn, !nested);
+}
 
 // Writes the module lines a dlopen asked for (not from a nested hook).
 void handle_rescan(ThreadState* s, bool nested);

@@ -99,6 +99,7 @@ void pg_enter_slow(ThreadState* s, uintptr_t fn, uintptr_t* slot) {
   f->fn = fn;
   f->sp = sp;
   f->ret = ret;
+  note_selection(s, f, nested);
   signal_fence();
   if (!shared) *slot = return_trampoline();
   if (monitored) monitor_entered(s, f, ret, t);

@@ -14,7 +14,8 @@ namespace callmon::rt {
   X(chunk_kib, "CALLMON_CHUNK_KIB", "4096", "size of one mapped chunk of a thread file")    \
   X(max_depth, "CALLMON_MAX_DEPTH", "8388608", "frames reserved per thread shadow stack")   \
   X(record_depth, "CALLMON_RECORD_DEPTH", "0", "record calls this deep or less; 0: all")     \
-  X(min_duration_ns, "CALLMON_MIN_DURATION_NS", "0", "drop calls shorter than this; 0: none")
+  X(min_duration_ns, "CALLMON_MIN_DURATION_NS", "0", "drop calls shorter than this; 0: none") \
+  X(select, "CALLMON_SELECT", "", "name-filter service of callmon record (@abstract socket)")
 
 struct Options {
 #define CALLMON_OPTION_FIELD(field, env, def, desc) const char* field;

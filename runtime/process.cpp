@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "runtime/calibration.hpp"
+#include "runtime/filter_select.hpp"
 #include "runtime/clock.hpp"
 #include "runtime/monitor_dispatch.hpp"
 #include "runtime/sys.hpp"
@@ -27,6 +28,7 @@ namespace {
 enum : int { kUnset = 0, kSettingUp = 1, kOn = 2, kOff = 3 };
 int g_state = kUnset;
 int g_rescan = 0;
+int g_scan_lock = 0;
 pthread_key_t g_thread_key;
 // The thread running setup_locked: a hook it reaches meanwhile (a monitor's constructor,
 // code that loading the monitor runs) must not wait for itself.
@@ -110,6 +112,7 @@ int module_callback(dl_phdr_info* info, size_t, void*) {
   LineBuf b(line, sizeof line);
   b.str("module ").hex(lo).ch(' ').hex(hi).ch(' ').hex(info->dlpi_addr).ch(' ').str(path).ch('\n');
   meta_append(b.c_str(), static_cast<unsigned>(b.size()));
+  filter_module_found(path, lo, hi, info->dlpi_addr);
   return 0;
 }
 
@@ -171,6 +174,7 @@ bool setup_locked() {
   g_proc.record_depth = parse_u64(o.record_depth, 0);
   g_proc.min_ticks = static_cast<uint64_t>(static_cast<double>(parse_u64(o.min_duration_ns, 0)) *
                                            g_proc.ticks_per_second / 1e9);
+  filter_setup(o.select, nullptr);  // before the calibration, which measures filtered hooks
   ProbeCost cost = calibrate_probe_cost(g_pg_hooks);
   g_proc.probe_inner = cost.inner;
   g_proc.probe_outer = cost.outer;
@@ -186,6 +190,7 @@ bool setup_locked() {
     return false;
   }
   if (pthread_key_create(&g_thread_key, thread_key_destructor) != 0) return false;
+  filter_setup(o.select, g_proc.self_path);
   modules_rescan();
   return true;
 }
@@ -219,7 +224,13 @@ void meta_append(const char* line, unsigned len) { append_to_file(g_proc.meta_pa
 
 void modules_rescan() {
   ErrnoSaver es;
+  // One scan at a time: the loader serialises the callbacks of concurrent scans, but the
+  // name filter publishes what a scan found after it (filter_scan_done). Never taken from a
+  // signal handler (rescans are not done by nested hooks).
+  while (__atomic_exchange_n(&g_scan_lock, 1, __ATOMIC_ACQUIRE)) sched_yield();
   dl_iterate_phdr(module_callback, nullptr);
+  filter_scan_done();
+  __atomic_store_n(&g_scan_lock, 0, __ATOMIC_RELEASE);
 }
 
 void request_rescan() { __atomic_store_n(&g_rescan, 1, __ATOMIC_RELEASE); }
@@ -234,6 +245,10 @@ void process_after_fork_child() {
   copy_str(parent, sizeof parent, g_proc.key);
   g_proc.pid = getpid();
   g_module_count = 0;
+  // A thread that was scanning at the fork does not exist here: its lock and half-gathered
+  // modules are void.
+  g_scan_lock = 0;
+  filter_after_fork_child();
   if (!create_meta(parent)) {
     __atomic_store_n(&g_state, kOff, __ATOMIC_RELEASE);
     return;

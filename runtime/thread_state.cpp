@@ -13,6 +13,7 @@
 
 #include "runtime/clock.hpp"
 #include "runtime/event_writer.hpp"
+#include "runtime/filter_select.hpp"
 #include "runtime/monitor_dispatch.hpp"
 #include "runtime/process.hpp"
 #include "runtime/sys.hpp"
@@ -169,6 +170,8 @@ bool open_thread_file(ThreadState* s, uint32_t flags) {
 void release_records(ThreadState* s) {
   if (s->records) munmap(s->records, s->stack_bytes / sizeof(Frame) * sizeof(FrameRecord));
   s->records = nullptr;
+  if (s->selected) munmap(s->selected, s->stack_bytes / sizeof(Frame));
+  s->selected = nullptr;
 }
 
 void unmap_file(ThreadState* s) {
@@ -272,11 +275,17 @@ ThreadState* thread_setup() {
     if (recs == MAP_FAILED) s->min_ticks = 0;  // recorded unfiltered rather than not at all
     else s->records = static_cast<FrameRecord*>(recs);
   }
-  if (s->record_depth || s->min_ticks) s->guard |= kGuardFilter;
+  if (filter_on()) {
+    void* sel = mmap(nullptr, depth, PROT_READ | PROT_WRITE,
+                     MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (sel != MAP_FAILED) s->selected = static_cast<uint8_t*>(sel);  // else unfiltered
+  }
+  if (s->record_depth || s->min_ticks || s->selected) s->guard |= kGuardFilter;
   if (monitor_mode()) {
     // No event file: the hooks call the monitor instead.
     if (!monitor_thread_setup(s)) {
       diag("cannot set up the monitor's shadow stack; this thread runs unmonitored");
+      release_records(s);
       munmap(stack, s->stack_bytes);
       munmap(mem, sizeof(ThreadState));
       return nullptr;
@@ -387,10 +396,12 @@ void thread_after_fork_child(ThreadState* s) {
   // The calls open at fork are open in the child too: tell the reader, outermost first.
   uint64_t t = read_ticks();
   uint64_t fields[1 + kInheritBatch];
-  Frame* end = s->stack_base + frames_recorded(s, s->stack_base, s->top);
+  Frame* end = s->top;
   for (Frame* f = s->stack_base; f < end;) {
     unsigned k = 0;
-    while (f < end && k < kInheritBatch) fields[1 + k++] = f++->fn;
+    for (; f < end && k < kInheritBatch; ++f)
+      if (frame_recorded(s, f)) fields[1 + k++] = f->fn;
+    if (k == 0) break;
     fields[0] = k;
     write_special(s, false, format::kCodeInherit, t, fields, k + 1);
   }

@@ -76,6 +76,10 @@ struct ThreadState {
                          // not recorded (record-time depth filter); 0: all recorded
   uint64_t min_ticks;    // record-time duration filter (0: off)
   FrameRecord* records;  // one per shadow-stack slot while min_ticks is set
+  uint8_t* selected;     // record-time name filter (filter_select.hpp): per shadow-stack
+                         // slot, whether the frame's function is recorded, decided once at
+                         // its entry so its exit agrees even if the module table changed;
+                         // nullptr: no name filter
   pid_t tid;
   ThreadState* retired_next;  // in the retired list once the thread has finished
   MonitorThread* monitor;     // monitor mode only: the monitor's view of the thread
@@ -85,10 +89,16 @@ struct ThreadState {
 // Whether the frame `f` of `s` is recorded (the depth filter), and how many of the frames
 // [lo, hi) are.
 inline bool frame_recorded(const ThreadState* s, const Frame* f) {
-  return s->record_depth == 0 || static_cast<uint64_t>(f - s->stack_base) < s->record_depth;
+  uint64_t i = static_cast<uint64_t>(f - s->stack_base);
+  return (s->record_depth == 0 || i < s->record_depth) && (!s->selected || s->selected[i]);
 }
 inline uint64_t frames_recorded(const ThreadState* s, const Frame* lo, const Frame* hi) {
   if (hi <= lo) return 0;
+  if (s->selected) {  // slow paths only (unwinding, fork): a loop is fine
+    uint64_t n = 0;
+    for (const Frame* f = lo; f < hi; ++f) n += frame_recorded(s, f);
+    return n;
+  }
   if (s->record_depth == 0) return static_cast<uint64_t>(hi - lo);
   const Frame* cut = s->stack_base + s->record_depth;
   if (lo >= cut) return 0;

@@ -112,3 +112,77 @@ def deep_recursion_prefix(r, nlines):
     while len(r.lines) < nlines:
         r.open("recurse")
     return r.lines
+
+
+def drop(lines, keeps):
+    """The normalised tree `lines` as a name filter shows it (callmon record --include/
+    --exclude, or the same options of report/replay): calls whose display name `keeps`
+    rejects are left out, their callees move up under the nearest kept caller, and a kept
+    call whose callees all went becomes a leaf carrying its closing line's mark."""
+    out = []
+    stack = []  # per open call of the input: whether it is kept
+    for line in lines:
+        if line.startswith("#"):
+            out.append(line)
+            continue
+        body = line.lstrip(" ")
+        depth = sum(stack)
+        if body.startswith("} /* "):
+            if not stack.pop():
+                continue
+            depth -= 1
+            name = body[5:].split(" */", 1)[0]
+            mark = body.split(" */", 1)[1]
+            if out and out[-1] == "  " * depth + name + " {":
+                out[-1] = "  " * depth + name + ";" + mark
+            else:
+                out.append("  " * depth + body)
+            continue
+        if body.endswith(" {") or " { [" in body:
+            name = body.split(" {", 1)[0]
+            stack.append(bool(keeps(name)))
+            if stack[-1]:
+                out.append("  " * depth + body)
+            continue
+        name = body.split(";", 1)[0]
+        if keeps(name):
+            out.append("  " * depth + body)
+    return out
+
+
+def name_filter(include=(), exclude=()):
+    """keeps(name) for repeated --include/--exclude patterns (a name is kept when any include
+    matches, if there is one, and no exclude does). Python's re stands in for ECMAScript: the
+    same meaning for the patterns the fixtures use."""
+    import re
+
+    def keeps(name):
+        if include and not any(re.search(p, name) for p in include):
+            return False
+        return not any(re.search(p, name) for p in exclude)
+    return keeps
+
+
+def filtered_fixture(ns, base, include=(), exclude=()):
+    """Fills the module namespace `ns` of a record-time name-filter fixture from the
+    unfiltered fixture `base`: the same program, RECORD_ARGS with the patterns, the counts,
+    info and tree with the calls the filter leaves out taken away, and ANALYSIS_FILTER, the
+    same filter for report/replay on an unfiltered recording (run_fixture.py checks that
+    both give the same tree and counts)."""
+    keeps = name_filter(include, exclude)
+    for key in ("SOURCES", "PROGRAM", "STDOUT", "STATUS", "PLUGINS", "SHARED_LIBS"):
+        if hasattr(base, key):
+            ns[key] = getattr(base, key)
+    ns["RECORD_ARGS"] = ([f"--include={p}" for p in include] +
+                         [f"--exclude={p}" for p in exclude])
+    analysis = []
+    if include:
+        analysis.append("--include=" + "|".join(f"(?:{p})" for p in include))
+    if exclude:
+        analysis.append("--exclude=" + "|".join(f"(?:{p})" for p in exclude))
+    ns["ANALYSIS_FILTER"] = analysis
+    ns["COUNTS"] = {k: v for k, v in base.COUNTS.items() if keeps(k)}
+    calls = sum(ns["COUNTS"].values())
+    ns["INFO"] = {"exit_status": base.INFO["exit_status"], "exit_signal": None, "calls": calls,
+                  "problems": [], "processes": [{"key": "P1.0", "threads": [("finished", calls)]}]}
+    ns["tree"] = lambda r: drop(base.tree(r), keeps)

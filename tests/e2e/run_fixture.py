@@ -123,12 +123,24 @@ def build(fx, args, work):
         proc = run(cmd, work)
         if proc.returncode != 0:
             raise RuntimeError("building the plugin failed\n" + describe(proc))
+    # Shared libraries the program links against (found next to it through its rpath).
+    linked = []
+    for lib, sources in getattr(fx, "SHARED_LIBS", []):
+        cmd = [args.cc] + common + ["-fPIC", "-shared", "-Wl,-soname," + lib,
+                                    "-o", os.path.join(work, lib)]
+        cmd += [os.path.join(PROGRAMS, s) for s in sources]
+        proc = run(cmd, work)
+        if proc.returncode != 0:
+            raise RuntimeError("building the shared library failed\n" + describe(proc))
+        linked += [os.path.join(work, lib)]
+    if linked:
+        linked += ["-Wl,-rpath,$ORIGIN"]
     cxx = any(s.endswith(".cpp") for s in fx.SOURCES)
     compiler = args.cxx if cxx else args.cc
     program = os.path.join(work, fx.PROGRAM)
     cmd = [compiler] + common + ["-pthread", "-o", program]
     cmd += [os.path.join(PROGRAMS, s) for s in fx.SOURCES]
-    cmd += ["-ldl"]
+    cmd += linked + ["-ldl"]
     if cxx and args.compiler == "clang":
         cmd += ["-lstdc++"]
     proc = run(cmd, work)
@@ -429,7 +441,37 @@ def main():
 
     if info is not None:
         check_info(fx, info, pids, fx.PROGRAM, failures)
+    if hasattr(fx, "ANALYSIS_FILTER"):
+        check_analysis_filter(fx, args, argv, normalize_replay(replay_text, pids),
+                              counts if report is not None else None, failures)
     return finish(failures)
+
+
+def check_analysis_filter(fx, args, argv, filtered_tree, filtered_counts, failures):
+    """A record-time filter against the analysis-time one: the program recorded again
+    without the fixture's RECORD_ARGS, then `replay` and `report` given ANALYSIS_FILTER must
+    show the same normalised tree and the same calls per function."""
+    data = os.path.join(args.work, "unfiltered.data")
+    rec = run([args.callmon, "record", "-o", data] + args.record_arg + ["--"] + argv, args.work)
+    if rec.returncode != callmon_status(fx.STATUS):
+        failures.add("unfiltered record: exit status", describe(rec))
+        return
+    rp = run([args.callmon, "replay"] + fx.ANALYSIS_FILTER + ["-d", data], args.work)
+    info = json_of(run([args.callmon, "info", "--format=json", "-d", data], args.work),
+                   "unfiltered info --format=json", failures)
+    if rp.returncode != 0 or info is None:
+        failures.add("unfiltered replay " + " ".join(fx.ANALYSIS_FILTER), describe(rp))
+        return
+    got = normalize_replay(rp.stdout, pid_symbols(info, rp.stdout))
+    if got != filtered_tree:
+        failures.add("replay: record-time filter vs analysis filter " +
+                     " ".join(fx.ANALYSIS_FILTER), show_diff(got, filtered_tree))
+    report = json_of(run([args.callmon, "report", "--format=json"] + fx.ANALYSIS_FILTER +
+                         ["-d", data], args.work), "unfiltered report", failures)
+    if report is not None and filtered_counts is not None:
+        counts = function_counts(report.get("functions", []), "unfiltered report", failures)
+        failures.check_equal("report: record-time filter vs analysis filter calls",
+                             counts, filtered_counts)
 
 
 def finish(failures):

@@ -7,12 +7,17 @@
 #include <cstring>
 #include <cstdlib>
 #include <filesystem>
+#include <memory>
+#include <optional>
+#include <regex>
 #include <string>
 #include <vector>
 
+#include "analysis/filters.hpp"
 #include "format/session.hpp"
 #include "tools/callmon/command.hpp"
 #include "tools/callmon/program_launch.hpp"
+#include "tools/callmon/select_service.hpp"
 
 extern char** environ;
 
@@ -27,9 +32,27 @@ struct RecordOptions {
   unsigned chunk_kib = 4096;
   uint64_t max_depth = 0;  // record-time depth filter (runtime CALLMON_RECORD_DEPTH); 0: none
   uint64_t min_duration_ns = 0;  // record-time duration filter (CALLMON_MIN_DURATION_NS)
+  std::vector<std::string> include;  // record-time name filter (served by SelectService)
+  std::vector<std::string> exclude;
   bool untraced_ok = false;  // run the program untraced when DIR cannot be used
   std::vector<std::string> command;
 };
+
+// Joins repeated --include (or --exclude) patterns into one ECMAScript alternative, the
+// form `callmon report --include` takes: a name is matched when any of them matches. Each
+// pattern is checked on its own first, so an error names the one that is wrong.
+Result<std::optional<std::regex>> join_patterns(const std::vector<std::string>& patterns) {
+  if (patterns.empty()) return std::optional<std::regex>{};
+  std::string joined;
+  for (const std::string& p : patterns) {
+    auto re = analysis::compile_filter_regex(p);
+    if (!re) return Error{re.error()};
+    joined += (joined.empty() ? "(?:" : "|(?:") + p + ")";
+  }
+  auto re = analysis::compile_filter_regex(joined);
+  if (!re) return Error{re.error()};
+  return std::optional<std::regex>(std::move(re).value());
+}
 
 bool is_recording_file(const fs::path& p) {
   auto ext = p.extension().string();
@@ -64,25 +87,16 @@ Status prepare_dir(const fs::path& dir) {
 }
 
 std::vector<std::string> program_env(const std::string& lib, const std::string& dir,
-                                     const RecordOptions& o, const TscStart& tsc_start) {
-  std::vector<std::string> env;
-  std::string preload = lib;
-  auto has_prefix = [](const char* e, const char* p) { return std::strncmp(e, p, std::strlen(p)) == 0; };
-  for (char** e = environ; *e; ++e) {
-    if (has_prefix(*e, "CALLMON_")) continue;
-    if (has_prefix(*e, "LD_PRELOAD=")) {
-      if ((*e)[11]) preload += ":" + std::string(*e + 11);
-      continue;
-    }
-    env.emplace_back(*e);
-  }
-  env.push_back("LD_PRELOAD=" + preload);
+                                     const RecordOptions& o, const std::string& select,
+                                     const TscStart& tsc_start) {
+  std::vector<std::string> env = preload_env(lib);
   env.push_back("CALLMON_DIR=" + dir);
   env.push_back("CALLMON_CLOCK=" + o.clock);
   env.push_back("CALLMON_CHUNK_KIB=" + std::to_string(o.chunk_kib));
   if (o.max_depth) env.push_back("CALLMON_RECORD_DEPTH=" + std::to_string(o.max_depth));
   if (o.min_duration_ns)
     env.push_back("CALLMON_MIN_DURATION_NS=" + std::to_string(o.min_duration_ns));
+  if (!select.empty()) env.push_back("CALLMON_SELECT=" + select);
   if (o.clock != "monotonic") {
     double hz = tsc_measure_finish(tsc_start);
     if (hz > 0) env.push_back("CALLMON_TSC_HZ=" + std::to_string(hz));
@@ -127,6 +141,12 @@ int run_record(const RecordOptions& o) {
   const std::string cmd = "record";
   const TscStart tsc_start = tsc_measure_start();
   if (o.command.empty()) return fail(cmd, "no program given: callmon record [-o DIR] -- PROG [ARGS...]", 2);
+  analysis::FilterSet names;
+  for (auto [patterns, slot] : {std::pair{&o.include, &names.include}, std::pair{&o.exclude, &names.exclude}}) {
+    auto re = join_patterns(*patterns);
+    if (!re) return fail(cmd, re.error() + "; " + o.command[0] + " was not run", 2);
+    *slot = std::move(re).value();
+  }
   auto program = resolve_program(o.command[0]);
   if (!program) return fail(cmd, program.error(), 127);
   auto lib = find_runtime();
@@ -144,7 +164,14 @@ int run_record(const RecordOptions& o) {
   if (auto st = format::write_session(session_path.string(), session); !st)
     return cannot_record(o, *program, st.error());
 
-  auto env = program_env(*lib, dir.string(), o, tsc_start);
+  std::unique_ptr<SelectService> service;  // answers the runtime while the program runs
+  if (names.has_name_filter()) {
+    auto started = SelectService::start(std::move(names));
+    if (!started) return fail(cmd, started.error() + "; " + o.command[0] + " was not run");
+    service = std::move(started).value();
+  }
+  auto env = program_env(*lib, dir.string(), o, service ? service->address() : std::string(),
+                         tsc_start);
   auto ended = run_program(*program, o.command, env);
   if (!ended) return fail(cmd, ended.error(), 127);
 
@@ -178,6 +205,17 @@ CommandRegistration registration{"record", [](CLI::App& app, int& status) {
                   "Leave out calls shorter than NS nanoseconds (with their callees); their "
                   "time stays in their callers'")
       ->check(CLI::Range(uint64_t{1}, uint64_t{3600} * 1000000000));
+  sub->add_option("--include", o->include,
+                  "Record only calls of functions whose demangled name matches REGEX "
+                  "(ECMAScript, searched; repeatable: any may match); other calls' time stays "
+                  "in their recorded callers'")
+      ->type_name("REGEX")
+      ->allow_extra_args(false);
+  sub->add_option("--exclude", o->exclude,
+                  "Do not record calls of functions whose demangled name matches REGEX "
+                  "(repeatable); their recorded callees still are")
+      ->type_name("REGEX")
+      ->allow_extra_args(false);
   sub->add_flag("--untraced-ok", o->untraced_ok,
                 "If DIR cannot be created or written, run the program untraced with a warning "
                 "instead of failing");

@@ -1,0 +1,27 @@
+// The runtime's side of the name-filter service (include/callmon/select_protocol.hpp): asks
+// `callmon record` which address ranges of one ELF file its --include/--exclude select.
+// Module-scan time only (process start-up, the rescan after dlopen): never from a hook's
+// fast path, never from a signal handler. No malloc: the answer goes into an mmap.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "callmon/select_protocol.hpp"
+
+namespace callmon::rt {
+
+struct QueryAnswer {
+  bool ok = false;               // false: no answer (service gone, file unreadable, ...)
+  bool outside_selected = true;  // the service's decision for addresses in no module
+  select::SelectRange* ranges = nullptr;  // mmap'd, `map_bytes` long; nullptr when count 0
+  uint64_t count = 0;
+  size_t map_bytes = 0;
+};
+
+// Connects to the abstract socket `service` (without its leading '@'), sends `path` and
+// reads the answer. Retries EINTR; gives up after a few seconds without progress (a service
+// that hangs must not hang the program). The caller owns answer.ranges (munmap).
+QueryAnswer query_selection(const char* service, const char* path);
+
+}  // namespace callmon::rt

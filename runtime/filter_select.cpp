@@ -1,0 +1,243 @@
+// The name filter's module table and per-address decision (filter_select.hpp).
+#include "runtime/filter_select.hpp"
+
+#include <string.h>
+#include <sys/mman.h>
+
+#include "runtime/filter_query.hpp"
+#include "runtime/process.hpp"
+#include "runtime/sys.hpp"
+
+namespace callmon::rt {
+
+namespace {
+
+struct Module {
+  uintptr_t lo, hi;
+  uint64_t path_hash;
+  uint32_t first, count;  // its ranges in Table::ranges
+};
+
+struct Range {
+  uintptr_t lo, hi;
+};
+
+// Immutable once published. Replaced tables are never unmapped: another thread may still
+// be searching one, and there is no cheap way to know when it stops (a few KiB per dlopen).
+struct Table {
+  size_t bytes;
+  uint32_t gen;
+  uint32_t nmod;
+  uint32_t nrange;
+  Module* mods;
+  Range* ranges;
+};
+
+// A module found during the current scan, waiting for filter_scan_done.
+struct Pending {
+  Module mod;
+  Range* ranges;  // mmap'd, absolute addresses, clipped to the module
+  uint32_t count;
+  size_t map_bytes;
+};
+
+bool g_on = false;
+char g_service[256];
+char g_self[4096];
+bool g_outside_selected = true;
+bool g_warned = false;
+Table* g_table = nullptr;  // published with release, read with acquire
+Pending g_pending[64];
+unsigned g_npending = 0;
+
+// Decisions by address, tagged with the table's generation so a new table voids them all
+// at once. One word per entry (address << 17 | gen << 1 | selected) so a racing reader
+// sees an entry whole or not at all; relaxed accesses are enough for a cache.
+constexpr unsigned kCacheSize = 4096;
+uint64_t g_cache[kCacheSize];
+
+uint64_t hash_str(const char* s) {
+  uint64_t h = 1469598103934665603ull;
+  for (; *s; ++s) h = (h ^ static_cast<uint8_t>(*s)) * 1099511628211ull;
+  return h;
+}
+
+void* map_bytes(size_t bytes) {
+  void* m = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  return m == MAP_FAILED ? nullptr : m;
+}
+
+size_t page_round(size_t n) { return (n + 4095) & ~size_t{4095}; }
+
+Table* current() { return __atomic_load_n(&g_table, __ATOMIC_ACQUIRE); }
+
+bool table_has(const Table* t, uintptr_t lo, uintptr_t hi, uint64_t hash) {
+  if (t)
+    for (uint32_t i = 0; i < t->nmod; ++i)
+      if (t->mods[i].lo == lo && t->mods[i].hi == hi && t->mods[i].path_hash == hash) return true;
+  for (unsigned i = 0; i < g_npending; ++i)
+    if (g_pending[i].mod.lo == lo && g_pending[i].mod.path_hash == hash) return true;
+  return false;
+}
+
+bool overlaps_pending(const Module& m) {
+  for (unsigned i = 0; i < g_npending; ++i)
+    if (m.lo < g_pending[i].mod.hi && g_pending[i].mod.lo < m.hi) return true;
+  return false;
+}
+
+// Selected or not, and whether any module covers `a`.
+bool lookup(const Table* t, uintptr_t a, bool* known) {
+  *known = false;
+  uint32_t lo = 0, hi = t->nmod;  // first module with mods[i].lo > a
+  while (lo < hi) {
+    uint32_t mid = (lo + hi) / 2;
+    if (t->mods[mid].lo <= a) lo = mid + 1;
+    else hi = mid;
+  }
+  if (lo == 0 || a >= t->mods[lo - 1].hi) return false;
+  *known = true;
+  const Module& m = t->mods[lo - 1];
+  const Range* r = t->ranges + m.first;
+  uint32_t l = 0, h = m.count;  // first range with r[i].lo > a
+  while (l < h) {
+    uint32_t mid = (l + h) / 2;
+    if (r[mid].lo <= a) l = mid + 1;
+    else h = mid;
+  }
+  return l > 0 && a < r[l - 1].hi;
+}
+
+}  // namespace
+
+void filter_setup(const char* service, const char* self) {
+  g_on = service && service[0];
+  if (!g_on) return;
+  copy_str(g_service, sizeof g_service, service[0] == '@' ? service + 1 : service);
+  if (self) copy_str(g_self, sizeof g_self, self);
+}
+
+bool filter_on() { return g_on; }
+
+void filter_module_found(const char* path, uintptr_t lo, uintptr_t hi, uintptr_t bias) {
+  if (!g_on || strcmp(path, g_self) == 0) return;
+  uint64_t hash = hash_str(path);
+  if (table_has(current(), lo, hi, hash)) return;  // a fork child's rescan: known already
+  if (g_npending == sizeof g_pending / sizeof g_pending[0]) filter_scan_done();
+  Pending& p = g_pending[g_npending];
+  p = Pending{{lo, hi, hash, 0, 0}, nullptr, 0, 0};
+  QueryAnswer a = query_selection(g_service, path);
+  if (!a.ok) {
+    // Recorded unfiltered rather than silently dropped: the user sees more, never less.
+    if (!g_warned) {
+      g_warned = true;
+      char msg[4400];
+      LineBuf b(msg, sizeof msg);
+      b.str("the name filter service did not answer for ").str(path);
+      b.str("; its functions are recorded unfiltered");
+      diag(msg);
+    }
+    p.ranges = static_cast<Range*>(map_bytes(4096));
+    if (!p.ranges) return;
+    p.ranges[0] = {lo, hi};
+    p.count = 1;
+    p.map_bytes = 4096;
+  } else {
+    g_outside_selected = a.outside_selected;
+    // Converted in place (same layout): ELF virtual addresses to this mapping's, clipped.
+    static_assert(sizeof(Range) == sizeof(select::SelectRange));
+    auto* out = reinterpret_cast<Range*>(a.ranges);
+    uint32_t n = 0;
+    for (uint64_t i = 0; i < a.count; ++i) {
+      uint64_t rlo = a.ranges[i].lo, rhi = a.ranges[i].hi;
+      uintptr_t alo = rlo > hi - bias ? hi : rlo + bias;  // no overflow for hi = UINT64_MAX
+      uintptr_t ahi = rhi > hi - bias ? hi : rhi + bias;
+      if (alo < lo) alo = lo;
+      if (alo < ahi) out[n++] = {alo, ahi};
+    }
+    p.ranges = out;
+    p.count = n;
+    p.map_bytes = a.map_bytes;
+  }
+  ++g_npending;
+}
+
+void filter_scan_done() {
+  if (!g_on || g_npending == 0) return;
+  Table* old = current();
+  uint32_t nmod = g_npending, nrange = 0;
+  for (unsigned i = 0; i < g_npending; ++i) nrange += g_pending[i].count;
+  if (old)
+    for (uint32_t i = 0; i < old->nmod; ++i)
+      if (!overlaps_pending(old->mods[i])) {
+        ++nmod;
+        nrange += old->mods[i].count;
+      }
+  size_t bytes = page_round(sizeof(Table) + nmod * sizeof(Module) + nrange * sizeof(Range));
+  auto* t = static_cast<Table*>(map_bytes(bytes));
+  if (t) {
+    t->bytes = bytes;
+    t->gen = old ? old->gen + 1 : 1;
+    t->mods = reinterpret_cast<Module*>(t + 1);
+    t->ranges = reinterpret_cast<Range*>(t->mods + nmod);
+    // Modules sorted by start (insertion sort: a few dozen modules in practice).
+    auto add = [&](const Module& m, const Range* r, uint32_t count) {
+      Module nm = m;
+      nm.first = t->nrange;
+      nm.count = count;
+      memcpy(t->ranges + t->nrange, r, count * sizeof(Range));
+      t->nrange += count;
+      uint32_t k = t->nmod++;
+      while (k > 0 && t->mods[k - 1].lo > nm.lo) {
+        t->mods[k] = t->mods[k - 1];
+        --k;
+      }
+      t->mods[k] = nm;
+    };
+    if (old)
+      for (uint32_t i = 0; i < old->nmod; ++i)
+        if (!overlaps_pending(old->mods[i]))
+          add(old->mods[i], old->ranges + old->mods[i].first, old->mods[i].count);
+    for (unsigned i = 0; i < g_npending; ++i)
+      add(g_pending[i].mod, g_pending[i].ranges, g_pending[i].count);
+    __atomic_store_n(&g_table, t, __ATOMIC_RELEASE);
+  }
+  for (unsigned i = 0; i < g_npending; ++i)
+    if (g_pending[i].ranges) munmap(g_pending[i].ranges, g_pending[i].map_bytes);
+  g_npending = 0;
+}
+
+void filter_after_fork_child() {
+  for (unsigned i = 0; i < g_npending; ++i)
+    if (g_pending[i].ranges) munmap(g_pending[i].ranges, g_pending[i].map_bytes);
+  g_npending = 0;
+}
+
+bool function_selected(uintptr_t fn, bool may_rescan) {
+  const Table* t = current();
+  if (!t) return true;
+  uint64_t addr = fn & ((uint64_t{1} << 47) - 1);
+  unsigned slot = static_cast<unsigned>((addr >> 4) ^ (addr >> 16)) & (kCacheSize - 1);
+  uint64_t e = __atomic_load_n(&g_cache[slot], __ATOMIC_RELAXED);
+  uint64_t tag = (addr << 17) | ((t->gen & 0xffffu) << 1);
+  if ((e & ~uint64_t{1}) == tag) return e & 1;
+  bool known;
+  bool sel = lookup(t, fn, &known);
+  if (!known && may_rescan) {
+    // A module loaded without a dlopen we saw (a constructor of a library being opened
+    // runs before dlopen returns): look again.
+    modules_rescan();
+    t = current();
+    sel = lookup(t, fn, &known);
+    tag = (addr << 17) | ((t->gen & 0xffffu) << 1);
+  }
+  if (!known) {
+    // Not cached before a rescan had its chance: a later, non-nested hook looks again.
+    if (!may_rescan) return g_outside_selected;
+    sel = g_outside_selected;
+  }
+  __atomic_store_n(&g_cache[slot], tag | (sel ? 1 : 0), __ATOMIC_RELAXED);
+  return sel;
+}
+
+}  // namespace callmon::rt

@@ -1,0 +1,44 @@
+// The record-time name filter's decision (callmon record --include/--exclude): which
+// functions' calls are recorded. Regexes and demangling never run in the process: when the
+// runtime discovers a module (start-up, the rescan after dlopen, a fork child, an exec) it
+// asks `callmon record` for the module's selected address ranges (filter_query.hpp) and
+// merges them into one table of modules and sorted ranges, in mmap'd memory (not malloc:
+// the program may replace malloc with instrumented code). The hooks' slow path asks
+// function_selected() once per call; a small cache keyed by address answers most calls.
+//
+// This is also the interface a start-up patcher can use to patch only selected functions.
+#pragma once
+
+#include <cstdint>
+
+namespace callmon::rt {
+
+// From the process set-up: `service` is CALLMON_SELECT (empty: no name filter), `self` the
+// runtime's own path (its calibration probes are never asked about; nullptr: not known yet,
+// the set-up calls again once it is).
+void filter_setup(const char* service, const char* self);
+
+// Whether a name filter is on in this process. Fixed after filter_setup.
+bool filter_on();
+
+// During a module scan (the dl_iterate_phdr callback, which the loader serialises): a module
+// just found, spanning [lo, hi) with load bias `bias`. Asks the service unless the table
+// already has that module. Nothing is visible to function_selected until filter_scan_done.
+void filter_module_found(const char* path, uintptr_t lo, uintptr_t hi, uintptr_t bias);
+
+// End of a module scan: publishes a new table with the modules found (replacing any whose
+// address range they overlap: a library dlclose'd and another loaded in its place).
+void filter_scan_done();
+
+// In a fork child: drops what a scan interrupted by the fork (in another thread) gathered.
+void filter_after_fork_child();
+
+// Whether calls of the function containing address `fn` (its start, or in the -pg modes
+// its mcount call) are recorded. True when no filter is on. An address in no known module
+// triggers a module rescan first when `may_rescan` (not from a nested hook: the scan takes
+// the loader's lock); still unknown, it gets the service's decision for unnamed addresses.
+// Safe against concurrent scans by other threads (the table is replaced, never changed)
+// and from signal handlers when !may_rescan.
+bool function_selected(uintptr_t fn, bool may_rescan = false);
+
+}  // namespace callmon::rt

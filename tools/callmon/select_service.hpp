@@ -1,0 +1,37 @@
+// The name-filter service of `callmon record --include/--exclude`: a thread that answers the
+// runtime's questions "which addresses of this ELF file are selected?" on an
+// abstract-namespace Unix socket (include/callmon/select_protocol.hpp), with the analysis
+// layer's symbol tables, demangler and regexes, so record-time and analysis-time filters
+// decide every function the same way. Each file is read once per recording and its answer
+// kept (a fork storm asks about the same libraries again and again).
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "analysis/filters.hpp"
+#include "format/result.hpp"
+
+namespace callmon::tools {
+
+class SelectService {
+ public:
+  // Starts listening and serving. Returns the value for CALLMON_SELECT ("@name"). Errors:
+  // the socket cannot be created, the thread cannot be started.
+  static Result<std::unique_ptr<SelectService>> start(analysis::FilterSet filters);
+  // Stops the thread and closes the socket. Programs still running (a daemon child that
+  // outlived the recorded one) then record new modules unfiltered, with one warning.
+  ~SelectService();
+  SelectService(const SelectService&) = delete;
+  SelectService& operator=(const SelectService&) = delete;
+
+  const std::string& address() const { return address_; }
+
+ private:
+  struct Impl;
+  explicit SelectService(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+  std::string address_;
+};
+
+}  // namespace callmon::tools
