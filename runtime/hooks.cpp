@@ -4,6 +4,7 @@
 #include "runtime/clock.hpp"
 #include "runtime/event_writer.hpp"
 #include "runtime/process.hpp"
+#include "runtime/sled_patch.hpp"
 #include "runtime/sys.hpp"
 
 namespace callmon::rt {
@@ -82,7 +83,10 @@ bool take_back_short(ThreadState* s, bool nested, Frame* f, uint64_t t) {
 void handle_rescan(ThreadState* s, bool nested) {
   if (nested || !(s->guard & kGuardRescan)) return;
   s->guard &= ~kGuardRescan;
-  if (take_rescan_request()) modules_rescan();
+  if (take_rescan_request()) {
+    sled_patch_modules();  // the new module's sleds, if dlsym has not patched them yet
+    modules_rescan();
+  }
 }
 
 namespace {
