@@ -16,6 +16,12 @@ namespace callmon::rt {
 // signal handler or a hook's fast path. Serialised internally.
 void sled_patch_modules();
 
+// After a dlopen (interpose_process.cpp): the next sled_patch_pending() runs a pass. The
+// dlsym interposer calls it, so a function pointer from dlsym points to patched code; the
+// next hook of the thread that called dlopen runs a pass too (hooks.cpp).
+void sled_request_pass();
+void sled_patch_pending();
+
 // Whether any site was patched in this process (the process records through the -pg
 // entry trampoline: calibration measures those hooks).
 bool sled_patched_any();
