@@ -21,6 +21,7 @@
 #include <errno.h>
 #include <limits.h>
 #include <link.h>
+#include <pthread.h>
 #include <sched.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -235,6 +236,13 @@ void sled_patch_modules() {
   if (!dir || !dir[0]) return;  // not recording: the nops stay, the program runs natively
   ErrnoSaver es;
   while (__atomic_exchange_n(&g_lock, 1, __ATOMIC_ACQUIRE)) sched_yield();
+  static bool atfork_set = false;
+  if (!atfork_set) {
+    // A fork while another thread holds the lock: that thread does not exist in the child,
+    // which would wait forever at its next pass.
+    atfork_set = true;
+    pthread_atfork(nullptr, nullptr, [] { __atomic_store_n(&g_lock, 0, __ATOMIC_RELAXED); });
+  }
   // A dlclose since the last pass: module addresses may be reused (see Done).
   unsigned long long subs = 0;
   dl_iterate_phdr([](dl_phdr_info* info, size_t, void* p) {
