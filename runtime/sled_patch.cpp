@@ -29,6 +29,7 @@
 
 #include "runtime/calibration.hpp"
 #include "runtime/options.hpp"
+#include "runtime/process.hpp"
 #include "runtime/sled_elf.hpp"
 #include "runtime/sled_select.hpp"
 #include "runtime/sled_stub.hpp"
@@ -234,6 +235,15 @@ int module_callback(dl_phdr_info* info, size_t, void*) {
 void sled_patch_modules() {
   const char* dir = read_options().dir;
   if (!dir || !dir[0]) return;  // not recording: the nops stay, the program runs natively
+  // A recording directory that cannot be written: the set-up will say so and leave the
+  // program untraced, so it should keep its native speed too.
+  if (access(dir, W_OK | X_OK) != 0) {
+    // The set-up fails the same way and says so, once: a process whose only hooks are
+    // sleds would otherwise never get to it.
+    if (g_startup) process_setup();
+    g_startup = false;
+    return;
+  }
   ErrnoSaver es;
   while (__atomic_exchange_n(&g_lock, 1, __ATOMIC_ACQUIRE)) sched_yield();
   static bool atfork_set = false;

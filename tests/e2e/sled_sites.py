@@ -4,8 +4,9 @@
 Builds tests/programs/sled_sites.c in a sled mode (--mode sled-fentry: gcc -pg -mfentry
 -mnop-mcount -mrecord-mcount; patchable: -fpatchable-function-entry=5), optionally with a
 list entry that names a function without a sled (--bad-site), and checks:
-- run plainly, and with libcallmon.so preloaded but nothing recorded, every listed site still
-  holds its nop (the program counts them itself) and the output is the same;
+- run plainly, with libcallmon.so preloaded but nothing recorded, and with a recording
+  directory that does not exist (one line on stderr), every listed site still holds its
+  nop (the program counts them itself) and the output is the same;
 - under `callmon record` every sled became a call, the program's result is unchanged, the
   bad site (if any) is left as it is and reported in exactly one line on stderr, and the
   report counts exactly the expected calls (not the refused function's).
@@ -73,6 +74,15 @@ def main():
     failures.check_equal("preloaded, not recording: stdout (nops untouched)", plain.stdout,
                          preload.stdout)
     failures.check_equal("preloaded, not recording: stderr", "", preload.stderr)
+
+    # Recording asked for but impossible: no patch (native speed), one line saying so.
+    env["CALLMON_DIR"] = os.path.join(args.work, "missing")
+    nodir = run_fixture.run([prog], args.work, env=env)
+    failures.check_equal("unusable recording directory: stdout (nops untouched)", plain.stdout,
+                         nodir.stdout)
+    lines = nodir.stderr.splitlines()
+    if len(lines) != 1 or "the program runs untraced" not in lines[0]:
+        failures.add("unusable recording directory: stderr", f"  {nodir.stderr!r}")
 
     data = os.path.join(args.work, "callmon.data")
     rec = run_fixture.run([args.callmon, "record", "-o", data, "--", prog], args.work)
