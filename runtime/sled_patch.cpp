@@ -31,6 +31,7 @@
 #include "runtime/options.hpp"
 #include "runtime/process.hpp"
 #include "runtime/sled_elf.hpp"
+#include "runtime/sled_entry_check.hpp"
 #include "runtime/sled_select.hpp"
 #include "runtime/sled_stub.hpp"
 #include "runtime/sys.hpp"
@@ -57,8 +58,8 @@ unsigned g_done_count = 0;
 unsigned long long g_subs = 0;
 
 struct Stats {
-  unsigned patched, ours, refused, unselected, outside;
-  uintptr_t first_refused;
+  unsigned patched, ours, refused, unselected, outside, misplaced;
+  uintptr_t first_refused, first_misplaced;
   uint8_t refused_bytes[5];
   const char* failure;  // why nothing could be patched, or nullptr
 };
@@ -132,8 +133,8 @@ bool set_writable(const SledModule& m, bool on) {
   return true;
 }
 
-void patch_list(const SledModule& m, const SledList& list, uintptr_t bias, Stats* st,
-                bool* writable, uintptr_t* stub) {
+void patch_list(const SledModule& m, const SledList& list, uintptr_t bias,
+                const EntryCheck& entries, Stats* st, bool* writable, uintptr_t* stub) {
   for (size_t i = 0; i < list.count && !st->failure; ++i) {
     uintptr_t site = list.entries[i];
     // Run-time addresses once relocated; an entry the loader did not relocate (a PIE
@@ -157,7 +158,13 @@ void patch_list(const SledModule& m, const SledList& list, uintptr_t bias, Stats
       }
       continue;
     }
-    if (!sled_select(function_start(m, site))) {
+    uintptr_t fn = function_start(m, site);
+    if (entries.known() && !entries.starts_function(fn)) {
+      // Nops, but not at an entry (-fpatchable-function-entry=N,M with M > 0).
+      if (st->misplaced++ == 0) st->first_misplaced = site;
+      continue;
+    }
+    if (!sled_select(fn)) {
       ++st->unselected;
       continue;
     }
@@ -189,11 +196,19 @@ void report(const char* path, const Stats& st) {
   if (st.failure) {
     b.str("nop sleds not patched, ").str(st.failure).str("; its functions are not recorded");
   } else {
-    b.dec(st.refused).str(" sled site(s) do not hold the expected nop (first at ");
-    b.str("0x").hex(st.first_refused).str(":");
-    static const char kHex[] = "0123456789abcdef";
-    for (uint8_t v : st.refused_bytes) b.ch(' ').ch(kHex[v >> 4]).ch(kHex[v & 15]);
-    b.str("); left unpatched, those functions are not recorded");
+    if (st.refused) {
+      b.dec(st.refused).str(" sled site(s) do not hold the expected nop (first at ");
+      b.str("0x").hex(st.first_refused).str(":");
+      static const char kHex[] = "0123456789abcdef";
+      for (uint8_t v : st.refused_bytes) b.ch(' ').ch(kHex[v >> 4]).ch(kHex[v & 15]);
+      b.str(")");
+    }
+    if (st.misplaced) {
+      b.str(st.refused ? ", " : "").dec(st.misplaced);
+      b.str(" sled site(s) are not at a function's entry (first at 0x").hex(st.first_misplaced);
+      b.str("; only -fpatchable-function-entry=5,0 is supported)");
+    }
+    b.str("; left unpatched, those functions are not recorded");
   }
   diag(msg);
 }
@@ -218,10 +233,12 @@ int module_callback(dl_phdr_info* info, size_t, void*) {
   Stats st{};
   bool writable = false;
   uintptr_t stub = 0;
-  for (int i = 0; i < m.list_count; ++i) patch_list(m, m.lists[i], info->dlpi_addr, &st, &writable, &stub);
+  EntryCheck entries(info);
+  for (int i = 0; i < m.list_count; ++i)
+    patch_list(m, m.lists[i], info->dlpi_addr, entries, &st, &writable, &stub);
   if (writable) set_writable(m, false);
   if (st.patched) g_any = true;
-  if (st.refused || st.failure) {
+  if (st.refused || st.misplaced || st.failure) {
     char exe[PATH_MAX];
     ssize_t n = path == info->dlpi_name ? -1 : readlink(path, exe, sizeof exe - 1);
     if (n > 0) exe[n] = 0;

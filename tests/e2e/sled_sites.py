@@ -7,6 +7,8 @@ list entry that names a function without a sled (--bad-site), and checks:
 - run plainly, with libcallmon.so preloaded but nothing recorded, and with a recording
   directory that does not exist (one line on stderr), every listed site still holds its
   nop (the program counts them itself) and the output is the same;
+- with --misplaced (gcc -fpatchable-function-entry=5,1: the listed address is one nop
+  before the entry) no site is patched, recorded or not, and one line says why;
 - under `callmon record` every sled became a call, the program's result is unchanged, the
   bad site (if any) is left as it is and reported in exactly one line on stderr, and the
   report counts exactly the expected calls (not the refused function's).
@@ -37,6 +39,8 @@ def main():
     ap.add_argument("--cc", required=True)
     ap.add_argument("--mode", required=True, choices=["sled-fentry", "patchable"])
     ap.add_argument("--bad-site", action="store_true")
+    ap.add_argument("--misplaced", action="store_true",
+                    help="build with -fpatchable-function-entry=5,1 (patchable mode)")
     ap.add_argument("--work", required=True)
     args = ap.parse_args()
     if not args.cc or args.cc.endswith("-NOTFOUND") or not shutil.which(args.cc):
@@ -47,6 +51,7 @@ def main():
     prog = os.path.join(args.work, "sled_sites")
     cmd = [args.cc, "-O2", "-g", "-Wall", "-I", PROGRAMS] + run_fixture.MODE_FLAGS[args.mode]
     cmd += ["-DBAD_SITE"] if args.bad_site else []
+    cmd += ["-fpatchable-function-entry=5,1"] if args.misplaced else []
     cmd += ["-o", prog, os.path.join(PROGRAMS, "sled_sites.c")]
     built = run_fixture.run(cmd, args.work)
     if built.returncode != 0:
@@ -87,6 +92,11 @@ def main():
     data = os.path.join(args.work, "callmon.data")
     rec = run_fixture.run([args.callmon, "record", "-o", data, "--", prog], args.work)
     failures.check_equal("record: exit status", 0, rec.returncode)
+    if args.misplaced:
+        failures.check_equal("record: stdout (nothing patched)", plain.stdout, rec.stdout)
+        if sum("are not at a function's entry" in line for line in rec.stderr.splitlines()) != 1:
+            failures.add("record: the misplaced sites' report", f"  stderr: {rec.stderr!r}")
+        return run_fixture.finish(failures)
     failures.check_equal("record: stdout (every sled patched, bad site left)",
                          f"{result}sites nop 0 call {sites} other {other}\n", rec.stdout)
     refusals = [line for line in rec.stderr.splitlines() if "do not hold the expected nop" in line]
