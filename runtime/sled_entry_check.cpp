@@ -2,6 +2,7 @@
 #include "runtime/sled_entry_check.hpp"
 
 #include <elf.h>
+#include <string.h>
 
 namespace callmon::rt {
 
@@ -34,16 +35,32 @@ EntryCheck::EntryCheck(const dl_phdr_info* info) {
   }
 }
 
-bool EntryCheck::starts_function(uintptr_t addr) const {
+EntryCheck::Where EntryCheck::where(uintptr_t addr) const {
+  // The last FDE starting at or before addr.
   size_t lo = 0, hi = count_;
   while (lo < hi) {
     size_t mid = lo + (hi - lo) / 2;
-    uintptr_t loc = base_ + static_cast<intptr_t>(table_[2 * mid]);
-    if (loc == addr) return true;
-    if (loc < addr) lo = mid + 1;
+    if (base_ + static_cast<intptr_t>(table_[2 * mid]) <= addr) lo = mid + 1;
     else hi = mid;
   }
-  return false;
+  // A function starting within the 5 bytes a call would take (the sled is in front of
+  // its entry: -fpatchable-function-entry=N,M).
+  if (lo < count_) {
+    uintptr_t next = base_ + static_cast<intptr_t>(table_[2 * lo]);
+    if (next > addr && next < addr + 5) return Where::kInside;
+  }
+  if (lo == 0) return Where::kUnknown;
+  uintptr_t loc = base_ + static_cast<intptr_t>(table_[2 * (lo - 1)]);
+  if (loc == addr) return Where::kStart;
+  // The FDE: length (4), CIE pointer (4), pc_begin, pc_range. pc_begin is read as the
+  // GNU tools write it on x86-64 (pcrel sdata4, then a 4-byte range); if it does not
+  // decode to the table's location the FDE uses another encoding: nothing known.
+  auto* fde = reinterpret_cast<const uint8_t*>(base_ + static_cast<intptr_t>(table_[2 * (lo - 1) + 1]));
+  int32_t begin, range;
+  memcpy(&begin, fde + 8, 4);
+  memcpy(&range, fde + 12, 4);
+  if (reinterpret_cast<uintptr_t>(fde + 8) + static_cast<intptr_t>(begin) != loc) return Where::kUnknown;
+  return addr < loc + static_cast<uint32_t>(range) ? Where::kInside : Where::kUnknown;
 }
 
 }  // namespace callmon::rt

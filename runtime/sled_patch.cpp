@@ -159,8 +159,10 @@ void patch_list(const SledModule& m, const SledList& list, uintptr_t bias,
       continue;
     }
     uintptr_t fn = function_start(m, site);
-    if (entries.known() && !entries.starts_function(fn)) {
-      // Nops, but not at an entry (-fpatchable-function-entry=N,M with M > 0).
+    if (!entries.known() || entries.where(fn) != EntryCheck::Where::kStart) {
+      // Nops, but not at an entry (-fpatchable-function-entry=N,M with M > 0), or nothing
+      // to confirm it (code without unwind tables): a call there could run into the
+      // function's first instruction.
       if (st->misplaced++ == 0) st->first_misplaced = site;
       continue;
     }
@@ -205,8 +207,9 @@ void report(const char* path, const Stats& st) {
     }
     if (st.misplaced) {
       b.str(st.refused ? ", " : "").dec(st.misplaced);
-      b.str(" sled site(s) are not at a function's entry (first at 0x").hex(st.first_misplaced);
-      b.str("; only -fpatchable-function-entry=5,0 is supported)");
+      b.str(" sled site(s) are not function entries by the unwind tables (first at 0x");
+      b.hex(st.first_misplaced).str("; -fpatchable-function-entry=N,M needs M = 0, and the");
+      b.str(" code unwind tables)");
     }
     b.str("; left unpatched, those functions are not recorded");
   }

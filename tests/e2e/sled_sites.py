@@ -94,7 +94,7 @@ def main():
     failures.check_equal("record: exit status", 0, rec.returncode)
     if args.misplaced:
         failures.check_equal("record: stdout (nothing patched)", plain.stdout, rec.stdout)
-        if sum("are not at a function's entry" in line for line in rec.stderr.splitlines()) != 1:
+        if sum("are not function entries by the unwind tables" in line for line in rec.stderr.splitlines()) != 1:
             failures.add("record: the misplaced sites' report", f"  stderr: {rec.stderr!r}")
         return run_fixture.finish(failures)
     failures.check_equal("record: stdout (every sled patched, bad site left)",
