@@ -8,13 +8,15 @@
 // half of each; worse, gcc's -fpatchable-function-entry sled is five 1-byte nops, and a
 // thread stopped between two of them would resume in the middle of the call's
 // displacement. The one pass at start-up runs in libcallmon's constructor, before the
-// program's constructors and main, so before the program has threads: nothing executes
-// the sites. After a dlopen the new module's sites are patched before the first dlsym
+// executable's constructors and main, so before the program has threads (unless a shared
+// library's constructor, which the loader runs before ours, started one): nothing
+// executes the sites. After a dlopen the new module's sites are patched before the first dlsym
 // returns (or at the next hook of the thread that called dlopen); its code has normally
 // not run yet, except its own constructors (they ran inside dlopen, unpatched and
 // unrecorded) and any thread they started. To narrow that window a site inside one
 // aligned 8-byte word is written with a single 8-byte store, which instruction fetch sees
-// whole; the others are written byte by byte. The segment is made writable *and*
+// whole on the CPUs we know (the SDM's cross-modifying-code protocol, which would stop the
+// other threads, is not followed); the others are written byte by byte. The segment is made writable *and*
 // executable while it is patched so code on the same pages keeps running.
 #include "runtime/sled_patch.hpp"
 
