@@ -2,11 +2,15 @@
 """Recording overhead of callmon, side by side with the uninstrumented run and uftrace.
 
 Builds bench/fib.c (-O2 -fno-inline -fno-optimize-sibling-calls) plainly and in each hook
-mode asked for with --mode (cyg: -finstrument-functions, pg: -pg, fentry: -pg -mfentry;
-`all` for the three), plus -pg for uftrace; runs each the given number of times and takes
+mode asked for with --mode (cyg: -finstrument-functions, pg: -pg, fentry: -pg -mfentry,
+sled-fentry: gcc -pg -mfentry -mnop-mcount -mrecord-mcount, patchable:
+-fpatchable-function-entry=5; `all` for all of them), plus -pg for uftrace; runs each the given number of times and takes
 the median wall time; prints calls, times, overhead per call and trace bytes per call, the
 modes side by side. The "no tool" rows run the instrumented build alone (the -pg ones with
-glibc's mcount and gprof's timer). Run by hand, not in CI:
+glibc's mcount and gprof's timer; the sled ones with their nops, untouched). For the sled
+modes a second table compares the unrecorded sled builds with the plain one, their runs
+interleaved with the plain build's (--ratio-runs each), as the ratio of median times. Run
+by hand, not in CI:
 
     cmake --build build && python3 bench/run_fib.py [--n 32] [--runs 5] [--mode all] [--callmon build/bin/callmon]
 
@@ -25,7 +29,14 @@ import time
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SMALL_N = 20  # about 22 000 calls: start-up cost dominates
 FLAGS = ["-O2", "-fno-inline", "-fno-optimize-sibling-calls", "-g"]
-MODES = {"cyg": ["-finstrument-functions"], "pg": ["-pg"], "fentry": ["-pg", "-mfentry"]}
+MODES = {"cyg": ["-finstrument-functions"], "pg": ["-pg"], "fentry": ["-pg", "-mfentry"],
+         "sled-fentry": ["-pg", "-mfentry", "-mnop-mcount", "-mrecord-mcount", "-fno-pie"],
+         "patchable": ["-fpatchable-function-entry=5"]}
+# Link options per mode where they differ from the compile options: the sled-fentry build
+# is linked without -pg (no gprof start-up, no SIGPROF timer: nothing but the nops differs
+# from the plain build) and, as gcc has no -mnop-mcount for PIC, without PIE.
+LINK = {"sled-fentry": ["-no-pie"]}
+SLED_MODES = ("sled-fentry", "patchable")
 
 
 def fib_calls(n):
@@ -36,9 +47,25 @@ def fib_calls(n):
     return 2 * a - 1
 
 
-def build(cc, out, extra):
-    subprocess.run([cc] + FLAGS + extra + [os.path.join(ROOT, "bench", "fib.c"), "-o", out],
-                   check=True)
+def build(cc, out, extra, link=None):
+    """Compiles and links fib.c; with `link`, links separately with those options instead
+    of `extra`."""
+    src = os.path.join(ROOT, "bench", "fib.c")
+    if link is None:
+        subprocess.run([cc] + FLAGS + extra + [src, "-o", out], check=True)
+        return
+    subprocess.run([cc] + FLAGS + extra + ["-c", src, "-o", out + ".o"], check=True)
+    subprocess.run([cc] + link + [out + ".o", "-o", out], check=True)
+
+
+def interleaved(cmds, runs, cwd, clock):
+    """Median time of each command of `cmds`, their runs interleaved (a, b, c, a, b, c, ...)
+    so that a change in the machine's load hits all of them alike."""
+    times = [[] for _ in cmds]
+    for _ in range(runs):
+        for i, cmd in enumerate(cmds):
+            times[i].append(timed(cmd, 1, cwd, None, clock))
+    return [statistics.median(t) for t in times]
 
 
 def timed(cmd, runs, cwd, before=None, clock="wall"):
@@ -88,12 +115,14 @@ def main():
     ap.add_argument("--also", action="append", default=[], metavar="OPTIONS",
                     help="one more callmon row per mode, recorded with these extra options "
                          "(space-separated; repeatable), e.g. --also='--exclude=^nomatch$'")
+    ap.add_argument("--ratio-runs", type=int, default=11,
+                    help="interleaved runs per build for the sled modes' native-speed table")
     ap.add_argument("--keep", action="store_true", help="keep the work directory")
     args = ap.parse_args()
     modes = list(MODES) if args.mode == "all" else args.mode.split(",")
     for m in modes:
         if m not in MODES:
-            ap.error(f"unknown mode {m!r} (cyg, pg, fentry, all)")
+            ap.error(f"unknown mode {m!r} ({', '.join(MODES)}, all)")
     args.callmon = os.path.abspath(args.callmon)
 
     work = tempfile.mkdtemp(prefix="callmon-bench-")
@@ -103,7 +132,7 @@ def main():
     binaries = {}
     for m in modes:
         binaries[m] = os.path.join(work, "fib_" + m)
-        build(args.cc, binaries[m], MODES[m])
+        build(args.cc, binaries[m], MODES[m], LINK.get(m))
     calls = fib_calls(args.n) + 1  # + main(), which the instrumented builds record too
     small_calls = fib_calls(SMALL_N) + 1
     rows = []
@@ -142,7 +171,7 @@ def main():
     print(f"  marginal: the same from the difference between fib({args.n}) and fib({SMALL_N}),"
           " start-up excluded")
     print(f"  start-up: time of fib({SMALL_N}) minus the plain one")
-    print(f"{'run':32} {'time s':>8} {'ns/call':>8} {'marginal':>9} {'start-up ms':>12}"
+    print(f"{'run':44} {'time s':>8} {'ns/call':>8} {'marginal':>9} {'start-up ms':>12}"
           f" {'trace B/call':>13} {'du B/call':>10}")
     for name, big, small, size in rows:
         per_call = (big - p_big) * 1e9 / calls
@@ -151,9 +180,18 @@ def main():
         size_s = (f"{size[0] / calls:13.2f} {size[1] / calls:10.2f}" if size
                   else f"{'':13} {'':10}")
         if name == "plain":
-            print(f"{name:32} {big:8.3f} {'':8} {'':9} {'':12} {size_s}")
+            print(f"{name:44} {big:8.3f} {'':8} {'':9} {'':12} {size_s}")
         else:
-            print(f"{name:32} {big:8.3f} {per_call:8.1f} {marginal:9.1f} {startup:12.1f} {size_s}")
+            print(f"{name:44} {big:8.3f} {per_call:8.1f} {marginal:9.1f} {startup:12.1f} {size_s}")
+    sleds = [m for m in modes if m in SLED_MODES]
+    if sleds:
+        cmds = [[plain, str(args.n)]] + [[binaries[m], str(args.n)] for m in sleds]
+        medians = interleaved(cmds, args.ratio_runs, work, args.clock)
+        print(f"\nunrecorded sled builds against the plain one: fib({args.n}), median {args.clock}"
+              f" time of {args.ratio_runs} interleaved runs each")
+        print(f"{'build':50} {'time s':>8} {'/ plain':>8}")
+        for name, t in zip(["plain"] + [" ".join(MODES[m]) for m in sleds], medians):
+            print(f"{name:50} {t:8.3f} {t / medians[0]:8.3f}")
     if args.keep:
         print("work directory:", work)
     else:

@@ -6,6 +6,7 @@
 #include "runtime/filter_select.hpp"
 #include "runtime/monitor_dispatch.hpp"
 #include "runtime/process.hpp"
+#include "runtime/sled_patch.hpp"
 #include "runtime/sys.hpp"
 
 namespace callmon::rt {
@@ -84,7 +85,10 @@ bool take_back_short(ThreadState* s, bool nested, Frame* f, uint64_t t) {
 void handle_rescan(ThreadState* s, bool nested) {
   if (nested || !(s->guard & kGuardRescan)) return;
   s->guard &= ~kGuardRescan;
-  if (take_rescan_request()) modules_rescan();
+  if (take_rescan_request()) {
+    sled_patch_modules();  // the new module's sleds, if dlsym has not patched them yet
+    modules_rescan();
+  }
 }
 
 namespace {

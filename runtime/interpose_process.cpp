@@ -12,6 +12,7 @@
 #include "runtime/hooks.hpp"
 #include "runtime/interpose.hpp"
 #include "runtime/process.hpp"
+#include "runtime/sled_patch.hpp"
 #include "runtime/sys.hpp"
 
 using namespace callmon::rt;
@@ -188,6 +189,7 @@ CALLMON_EXPORT int execle(const char* path, const char* arg, ...) {
 // at the latest the first call into the new library, or its constructors.
 static void rescan_soon() {
   request_rescan();
+  sled_request_pass();  // the new module's nop sleds (sled_patch.hpp)
   if (ThreadState* s = t_state) __atomic_or_fetch(&s->guard, kGuardRescan, __ATOMIC_RELAXED);
 }
 

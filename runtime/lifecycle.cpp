@@ -5,6 +5,7 @@
 
 #include "runtime/interpose.hpp"
 #include "runtime/process.hpp"
+#include "runtime/sled_patch.hpp"
 
 namespace callmon::rt {
 
@@ -42,6 +43,9 @@ void resolve_real_functions() {
 __attribute__((constructor(101))) static void callmon_runtime_init() {
   resolve_real_functions();
   pg_setup_forwarding();
+  // Nop sleds (-mnop-mcount, -fpatchable-function-entry) become calls now, before the
+  // program's constructors run and before it has threads (sled_patch.cpp).
+  sled_patch_modules();
   pthread_atfork(nullptr, nullptr, fork_child_handler);
 }
 

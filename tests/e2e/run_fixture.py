@@ -2,7 +2,8 @@
 """End-to-end test of one fixture program (tests/programs) in one build.
 
 Builds the fixture with the given compiler at the given optimisation level in the given hook
-mode (--mode: cyg = -finstrument-functions, pg = -pg, fentry = -pg -mfentry), runs it once
+mode (--mode: cyg = -finstrument-functions, pg = -pg, fentry = -pg -mfentry, sled-fentry =
+gcc -pg -mfentry -mnop-mcount -mrecord-mcount, patchable = -fpatchable-function-entry=5), runs it once
 plainly and once under `callmon record`, and checks:
 the program's stdout and exit status are the same both ways and equal the expected ones;
 `callmon report --format=json` counts exactly the expected calls per function (and nothing
@@ -111,14 +112,24 @@ def load_fixture(name):
     return module
 
 
-MODE_FLAGS = {"cyg": ["-finstrument-functions"], "pg": ["-pg"], "fentry": ["-pg", "-mfentry"]}
+MODE_FLAGS = {"cyg": ["-finstrument-functions"], "pg": ["-pg"], "fentry": ["-pg", "-mfentry"],
+              # Nop sleds patched at start-up (docs/modes.md). gcc implements -mnop-mcount
+              # for position-dependent code only.
+              "sled-fentry": ["-pg", "-mfentry", "-mnop-mcount", "-mrecord-mcount",
+                              "-fno-pie", "-no-pie"],
+              "patchable": ["-fpatchable-function-entry=5"]}
 
 
 def build(fx, args, work):
     """Compiles the fixture (and its plugin, if any) into work/. Returns the program path."""
-    common = [f"-{args.opt}", "-g"] + MODE_FLAGS[getattr(args, "mode", "cyg")] + ["-Wall", "-I", PROGRAMS]
+    mode = getattr(args, "mode", "cyg")
+    common = [f"-{args.opt}", "-g"] + MODE_FLAGS[mode] + ["-Wall", "-I", PROGRAMS]
+    # gcc has no -mnop-mcount for -fPIC code: a sled-fentry program's plugins are built
+    # with -fpatchable-function-entry=5 (both lists are patched the same way).
+    plugin_mode = "patchable" if mode == "sled-fentry" else mode
+    plugin_common = [f"-{args.opt}", "-g"] + MODE_FLAGS[plugin_mode] + ["-Wall", "-I", PROGRAMS]
     for lib, sources in getattr(fx, "PLUGINS", []):
-        cmd = [args.cc] + common + ["-fPIC", "-shared", "-o", os.path.join(work, lib)]
+        cmd = [args.cc] + plugin_common + ["-fPIC", "-shared", "-o", os.path.join(work, lib)]
         cmd += [os.path.join(PROGRAMS, s) for s in sources]
         proc = run(cmd, work)
         if proc.returncode != 0:
@@ -319,7 +330,9 @@ def main():
     ap.add_argument("--cxx", required=True)
     ap.add_argument("--opt", required=True, choices=["O0", "O2"])
     ap.add_argument("--mode", default="cyg", choices=sorted(MODE_FLAGS),
-                    help="hook mode: cyg (-finstrument-functions), pg (-pg), fentry (-pg -mfentry)")
+                    help="hook mode: cyg (-finstrument-functions), pg (-pg), fentry (-pg -mfentry), "
+                         "sled-fentry (gcc -pg -mfentry -mnop-mcount -mrecord-mcount), "
+                         "patchable (-fpatchable-function-entry=5)")
     ap.add_argument("--work", required=True)
     ap.add_argument("--record-arg", action="append", default=[],
                     help="extra option for callmon record (repeatable), e.g. --clock=monotonic")

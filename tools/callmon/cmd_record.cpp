@@ -182,7 +182,8 @@ int run_record(const RecordOptions& o) {
     warn(cmd, st.error());
   if (!has_events(dir))
     warn(cmd, "no instrumented function was called; was " + o.command[0] +
-                  " built with -finstrument-functions or -pg? (" + o.dir + " holds no events)");
+                  " built with -finstrument-functions, -pg or nop sleds? (" + o.dir +
+                  " holds no events)");
   return ended->status;
 }
 

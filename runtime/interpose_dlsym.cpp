@@ -1,0 +1,30 @@
+// dlsym: runs the nop-sled pass a dlopen asked for (sled_patch.hpp) before the program can
+// get a function pointer into the new module. See arch/x86_64/dlsym_trampoline.S.
+#include <dlfcn.h>
+
+#include "runtime/sled_patch.hpp"
+
+namespace {
+
+using DlsymFn = void* (*)(void*, const char*);
+DlsymFn g_real_dlsym = nullptr;
+
+// The next definition of dlsym: its default version (GLIBC_2.34 since glibc merged libdl
+// into libc, GLIBC_2.2.5 before). Through dlvsym, which is not interposed.
+DlsymFn real_dlsym() {
+  DlsymFn f = __atomic_load_n(&g_real_dlsym, __ATOMIC_ACQUIRE);
+  if (f) return f;
+  f = reinterpret_cast<DlsymFn>(dlvsym(RTLD_NEXT, "dlsym", "GLIBC_2.34"));
+  if (!f) f = reinterpret_cast<DlsymFn>(dlvsym(RTLD_NEXT, "dlsym", "GLIBC_2.2.5"));
+  __atomic_store_n(&g_real_dlsym, f, __ATOMIC_RELEASE);
+  return f;
+}
+
+}  // namespace
+
+// Called by the dlsym trampoline with dlsym's arguments still in their registers (saved
+// by the trampoline); returns the real dlsym to jump to.
+extern "C" __attribute__((visibility("hidden"))) void* callmon_before_dlsym() {
+  callmon::rt::sled_patch_pending();
+  return reinterpret_cast<void*>(real_dlsym());
+}

@@ -1,0 +1,47 @@
+// Finding a loaded module's nop-sled lists: the `__mcount_loc` section (gcc -pg -mfentry
+// -mnop-mcount -mrecord-mcount) and `__patchable_function_entries` (gcc and clang
+// -fpatchable-function-entry). Both are allocated sections, so their contents are read
+// from memory, already relocated by the dynamic loader; only the section headers come
+// from the module's file.
+#pragma once
+
+#include <link.h>
+
+#include <cstddef>
+#include <cstdint>
+
+namespace callmon::rt {
+
+inline constexpr int kMaxSledLists = 2;
+inline constexpr int kMaxExecSegments = 8;
+
+// One list of sled addresses as the section holds them (8-byte entries).
+struct SledList {
+  const uintptr_t* entries;
+  size_t count;
+  uintptr_t link_addr;  // the section's link-time address (for an unrelocated entry's check)
+};
+
+// An executable PT_LOAD segment at run time, page-aligned, with its mapping protection.
+struct ExecSegment {
+  uintptr_t start, end;
+  int prot;
+};
+
+struct SledModule {
+  SledList lists[kMaxSledLists];
+  int list_count;
+  // The module imports __fentry__ or mcount: a -pg build whose sites hold calls already
+  // (the -pg modes handle it); its sled lists are not ours to patch.
+  bool imports_pg;
+  ExecSegment exec[kMaxExecSegments];
+  int exec_count;
+};
+
+// Reads `info`'s sled lists and executable segments, the section headers from the file at
+// `path`. Returns false when the file cannot be read or is not a 64-bit ELF file; a module
+// without sleds gives true with list_count 0. No allocation (the file is mapped and
+// unmapped again).
+bool sled_read_module(const dl_phdr_info* info, const char* path, SledModule* out);
+
+}  // namespace callmon::rt

@@ -1,0 +1,29 @@
+// The nop-sled mode (docs/modes.md, "Nop sleds"): programs built with gcc's
+// -pg -mfentry -mnop-mcount -mrecord-mcount or with -fpatchable-function-entry=5 carry a
+// 5-byte nop at the entry of every function and a list of those addresses. Unrecorded they
+// run at native speed; under `callmon record` the runtime turns the nops of the selected
+// functions (sled_select.hpp) into `call __fentry__`, so they are recorded exactly like a
+// -pg -mfentry build (hooks_pg.cpp).
+#pragma once
+
+namespace callmon::rt {
+
+// Patches every loaded module not patched yet: at start-up from the library's constructor
+// (before the program's own constructors and threads), and again after a dlopen. Does
+// nothing unless recording was requested (CALLMON_DIR). Sites that do not hold one of the
+// expected nop encodings are left alone and reported on stderr, one line per module.
+// Takes the dynamic loader's lock (dl_iterate_phdr) and mmaps/mprotects: never from a
+// signal handler or a hook's fast path. Serialised internally.
+void sled_patch_modules();
+
+// After a dlopen (interpose_process.cpp): the next sled_patch_pending() runs a pass. The
+// dlsym interposer calls it, so a function pointer from dlsym points to patched code; the
+// next hook of the thread that called dlopen runs a pass too (hooks.cpp).
+void sled_request_pass();
+void sled_patch_pending();
+
+// Whether any site was patched in this process (the process records through the -pg
+// entry trampoline: calibration measures those hooks).
+bool sled_patched_any();
+
+}  // namespace callmon::rt

@@ -1,0 +1,122 @@
+#!/usr/bin/env python3
+"""Nop sleds are patched only when recorded, and only where they hold the expected nops.
+
+Builds tests/programs/sled_sites.c in a sled mode (--mode sled-fentry: gcc -pg -mfentry
+-mnop-mcount -mrecord-mcount; patchable: -fpatchable-function-entry=5), optionally with a
+list entry that names a function without a sled (--bad-site), and checks:
+- run plainly, with libcallmon.so preloaded but nothing recorded, and with a recording
+  directory that does not exist (one line on stderr), every listed site still holds its
+  nop (the program counts them itself) and the output is the same;
+- with --misplaced (gcc -fpatchable-function-entry=5,1: the listed address is one nop
+  before the entry) no site is patched, recorded or not, and one line says why;
+- under `callmon record` every sled became a call, the program's result is unchanged, the
+  bad site (if any) is left as it is and reported in exactly one line on stderr, and the
+  report counts exactly the expected calls (not the refused function's).
+
+Exit status: 0 passed, 1 failed, 77 skipped. Python stdlib only.
+"""
+import argparse
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+PROGRAMS = os.path.join(os.path.dirname(HERE), "programs")
+sys.path.insert(0, HERE)
+import run_fixture  # noqa: E402  (MODE_FLAGS, run)
+
+RESULT = "result 33\n"  # sum over i<3 of (3i+1)+(3i+4), plus 42 with the bad site
+COUNTS = {"main()": 1, "middle()": 3, "leaf()": 6}
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--callmon", required=True)
+    ap.add_argument("--runtime", required=True, help="libcallmon.so")
+    ap.add_argument("--cc", required=True)
+    ap.add_argument("--mode", required=True, choices=["sled-fentry", "patchable"])
+    ap.add_argument("--bad-site", action="store_true")
+    ap.add_argument("--misplaced", action="store_true",
+                    help="build with -fpatchable-function-entry=5,1 (patchable mode)")
+    ap.add_argument("--work", required=True)
+    args = ap.parse_args()
+    if not args.cc or args.cc.endswith("-NOTFOUND") or not shutil.which(args.cc):
+        print(f"SKIP: compiler not found ({args.cc})")
+        return 77
+    shutil.rmtree(args.work, ignore_errors=True)
+    os.makedirs(args.work)
+    prog = os.path.join(args.work, "sled_sites")
+    cmd = [args.cc, "-O2", "-g", "-Wall", "-I", PROGRAMS] + run_fixture.MODE_FLAGS[args.mode]
+    cmd += ["-DBAD_SITE"] if args.bad_site else []
+    cmd += ["-fpatchable-function-entry=5,1"] if args.misplaced else []
+    cmd += ["-o", prog, os.path.join(PROGRAMS, "sled_sites.c")]
+    built = run_fixture.run(cmd, args.work)
+    if built.returncode != 0:
+        print("FAIL: build\n" + run_fixture.describe(built))
+        return 1
+    failures = run_fixture.Failures()
+    result = "result 75\n" if args.bad_site else RESULT
+    other = 1 if args.bad_site else 0
+
+    plain = run_fixture.run([prog], args.work)
+    m = re.search(r"^sites nop (\d+) call (\d+) other (\d+)$", plain.stdout, re.M)
+    if plain.returncode != 0 or not m:
+        failures.add("plain run", run_fixture.describe(plain) + f"\n  stdout: {plain.stdout!r}")
+        return run_fixture.finish(failures)
+    sites = int(m.group(1))
+    if sites < len(COUNTS):
+        failures.add("plain run: sled sites", f"  expected at least {len(COUNTS)} nops, got {sites}")
+    failures.check_equal("plain run: stdout", f"{result}sites nop {sites} call 0 other {other}\n",
+                         plain.stdout)
+
+    env = dict(os.environ)
+    env.pop("CALLMON_DIR", None)
+    env["LD_PRELOAD"] = os.path.abspath(args.runtime)
+    preload = run_fixture.run([prog], args.work, env=env)
+    failures.check_equal("preloaded, not recording: stdout (nops untouched)", plain.stdout,
+                         preload.stdout)
+    failures.check_equal("preloaded, not recording: stderr", "", preload.stderr)
+
+    # Recording asked for but impossible: no patch (native speed), one line saying so.
+    env["CALLMON_DIR"] = os.path.join(args.work, "missing")
+    nodir = run_fixture.run([prog], args.work, env=env)
+    failures.check_equal("unusable recording directory: stdout (nops untouched)", plain.stdout,
+                         nodir.stdout)
+    lines = nodir.stderr.splitlines()
+    if len(lines) != 1 or "the program runs untraced" not in lines[0]:
+        failures.add("unusable recording directory: stderr", f"  {nodir.stderr!r}")
+
+    data = os.path.join(args.work, "callmon.data")
+    rec = run_fixture.run([args.callmon, "record", "-o", data, "--", prog], args.work)
+    failures.check_equal("record: exit status", 0, rec.returncode)
+    if args.misplaced:
+        failures.check_equal("record: stdout (nothing patched)", plain.stdout, rec.stdout)
+        if sum("are not function entries by the unwind tables" in line for line in rec.stderr.splitlines()) != 1:
+            failures.add("record: the misplaced sites' report", f"  stderr: {rec.stderr!r}")
+        return run_fixture.finish(failures)
+    failures.check_equal("record: stdout (every sled patched, bad site left)",
+                         f"{result}sites nop 0 call {sites} other {other}\n", rec.stdout)
+    refusals = [line for line in rec.stderr.splitlines() if "do not hold the expected nop" in line]
+    if args.bad_site:
+        if len(refusals) != 1 or "1 sled site(s)" not in refusals[0] or \
+                "b8 2a 00 00 00" not in refusals[0]:
+            failures.add("record: the refused site's report", f"  stderr: {rec.stderr!r}")
+    elif refusals:
+        failures.add("record: unexpected refusal", f"  stderr: {rec.stderr!r}")
+    rep = run_fixture.run([args.callmon, "report", "--format=json", "-d", data], args.work)
+    if rep.returncode != 0:
+        failures.add("report", run_fixture.describe(rep))
+    else:
+        got = {}
+        for f in json.loads(rep.stdout).get("functions", []):
+            name = f["name"] if "(" in f["name"] else f["name"] + "()"
+            got[name] = got.get(name, 0) + f["calls"]
+        failures.check_equal("report: calls per function", COUNTS, got)
+    return run_fixture.finish(failures)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
