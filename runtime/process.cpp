@@ -84,26 +84,9 @@ bool create_meta(const char* parent_key) {
 }
 
 int module_callback(dl_phdr_info* info, size_t, void*) {
-  const char* name = info->dlpi_name;
   char path[PATH_MAX];
-  if (!name || !*name) {
-    ssize_t n = readlink("/proc/self/exe", path, sizeof path - 1);
-    if (n <= 0) return 0;
-    path[n] = 0;
-  } else if (name[0] != '/') {
-    if (!realpath(name, path)) return 0;  // no file (the vDSO) or gone
-  } else {
-    copy_str(path, sizeof path, name);
-  }
-  uintptr_t lo = UINTPTR_MAX, hi = 0;
-  for (int i = 0; i < info->dlpi_phnum; ++i) {
-    const ElfW(Phdr)& ph = info->dlpi_phdr[i];
-    if (ph.p_type != PT_LOAD) continue;
-    uintptr_t a = info->dlpi_addr + ph.p_vaddr;
-    if (a < lo) lo = a;
-    if (a + ph.p_memsz > hi) hi = a + ph.p_memsz;
-  }
-  if (hi <= lo) return 0;
+  uintptr_t lo = 0, hi = 0;
+  if (!module_identity(info, path, sizeof path, &lo, &hi)) return 0;
   uint64_t h = hash_str(path);
   for (unsigned i = 0; i < g_module_count; ++i)
     if (g_modules[i].start == lo && g_modules[i].path_hash == h) return 0;
@@ -221,6 +204,30 @@ bool process_setup() {
 pthread_key_t thread_key() { return g_thread_key; }
 
 void meta_append(const char* line, unsigned len) { append_to_file(g_proc.meta_path, line, len); }
+
+bool module_identity(const dl_phdr_info* info, char* path, size_t path_size, uintptr_t* lo,
+                     uintptr_t* hi) {
+  const char* name = info->dlpi_name;
+  if (!name || !*name) {
+    ssize_t n = readlink("/proc/self/exe", path, path_size - 1);
+    if (n <= 0) return false;
+    path[n] = 0;
+  } else if (name[0] != '/') {
+    if (path_size < PATH_MAX || !realpath(name, path)) return false;  // the vDSO, or gone
+  } else {
+    copy_str(path, path_size, name);
+  }
+  *lo = UINTPTR_MAX;
+  *hi = 0;
+  for (int i = 0; i < info->dlpi_phnum; ++i) {
+    const ElfW(Phdr)& ph = info->dlpi_phdr[i];
+    if (ph.p_type != PT_LOAD) continue;
+    uintptr_t a = info->dlpi_addr + ph.p_vaddr;
+    if (a < *lo) *lo = a;
+    if (a + ph.p_memsz > *hi) *hi = a + ph.p_memsz;
+  }
+  return *hi > *lo;
+}
 
 void modules_rescan() {
   ErrnoSaver es;

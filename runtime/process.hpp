@@ -3,6 +3,8 @@
 // a fork child.
 #pragma once
 
+#include <link.h>
+
 #include <pthread.h>
 #include <sys/types.h>
 
@@ -44,6 +46,12 @@ void meta_append(const char* line, unsigned len);
 // Writes `module` lines for every loaded ELF object not written yet. Takes the dynamic
 // loader's lock: not from a signal handler.
 void modules_rescan();
+
+// A loaded module's file (the executable's through /proc/self/exe, relative names made
+// absolute) and the extent [lo, hi) of its PT_LOAD segments. False for the vDSO or a
+// module without segments. `path_size` must be at least PATH_MAX.
+bool module_identity(const dl_phdr_info* info, char* path, size_t path_size, uintptr_t* lo,
+                     uintptr_t* hi);
 
 // Asks for a module rescan at the next slow path of any thread (after dlopen).
 void request_rescan();

@@ -235,6 +235,7 @@ int module_callback(dl_phdr_info* info, size_t, void*) {
   uintptr_t self = reinterpret_cast<uintptr_t>(&sled_patch_modules);
   for (int i = 0; i < m.exec_count; ++i)
     if (self >= m.exec[i].start && self < m.exec[i].end) return 0;  // libcallmon itself
+  sled_select_module(info);
   Stats st{};
   bool writable = false;
   uintptr_t stub = 0;

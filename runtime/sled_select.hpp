@@ -2,6 +2,8 @@
 // that is not selected keeps its nops and costs nothing while the program is recorded.
 #pragma once
 
+#include <link.h>
+
 #include <cstdint>
 
 namespace callmon::rt {
@@ -11,8 +13,13 @@ namespace callmon::rt {
 // only (start-up constructor or after a dlopen), never from a hook: it may take its time
 // but must not allocate through the program's malloc or take locks the loader holds.
 //
-// Today every function is selected. This is the place where the record-time include /
-// exclude filters plug in (symbolize `function_start`, match the regexes).
+// The record-time include / exclude filters (filter_select.hpp) decide: every function is
+// selected when none is given. sled_select_module() must have run for the module first.
 bool sled_select(uintptr_t function_start);
+
+// Before the module's sites are selected: asks the filter service (callmon record) for the
+// module's selection now, since the patcher runs before the process set-up's own scan (which
+// then finds the module known).
+void sled_select_module(const dl_phdr_info* info);
 
 }  // namespace callmon::rt

@@ -115,6 +115,19 @@ def main():
             name = f["name"] if "(" in f["name"] else f["name"] + "()"
             got[name] = got.get(name, 0) + f["calls"]
         failures.check_equal("report: calls per function", COUNTS, got)
+
+    # A record-time filter patches only the selected functions: the rest keep their nops.
+    sel = os.path.join(args.work, "selected.data")
+    rec = run_fixture.run([args.callmon, "record", "-o", sel, "--include", "^leaf", "--", prog],
+                          args.work)
+    failures.check_equal("record --include ^leaf: stdout (only leaf patched)",
+                         f"{result}sites nop {sites - 1} call 1 other {other}\n", rec.stdout)
+    rep = run_fixture.run([args.callmon, "report", "--format=json", "-d", sel], args.work)
+    if rep.returncode != 0:
+        failures.add("report of the filtered recording", run_fixture.describe(rep))
+    else:
+        got = {f["name"].split("(")[0]: f["calls"] for f in json.loads(rep.stdout)["functions"]}
+        failures.check_equal("record --include ^leaf: calls", {"leaf": 6}, got)
     return run_fixture.finish(failures)
 
 
