@@ -4,6 +4,11 @@
 
 #include "runtime/sled_patch.hpp"
 
+// Not instrumented when the runtime is built with ThreadSanitizer (tests/tsan): TSan's own
+// start-up looks its interceptors up through dlsym, i.e. through here, before it can take
+// the function-entry events instrumentation would send it (it crashed in __tsan_func_entry).
+#define CALLMON_NO_TSAN __attribute__((no_sanitize("thread")))
+
 namespace {
 
 using DlsymFn = void* (*)(void*, const char*);
@@ -11,7 +16,7 @@ DlsymFn g_real_dlsym = nullptr;
 
 // The next definition of dlsym: its default version (GLIBC_2.34 since glibc merged libdl
 // into libc, GLIBC_2.2.5 before). Through dlvsym, which is not interposed.
-DlsymFn real_dlsym() {
+CALLMON_NO_TSAN DlsymFn real_dlsym() {
   DlsymFn f = __atomic_load_n(&g_real_dlsym, __ATOMIC_ACQUIRE);
   if (f) return f;
   f = reinterpret_cast<DlsymFn>(dlvsym(RTLD_NEXT, "dlsym", "GLIBC_2.34"));
@@ -24,7 +29,8 @@ DlsymFn real_dlsym() {
 
 // Called by the dlsym trampoline with dlsym's arguments still in their registers (saved
 // by the trampoline); returns the real dlsym to jump to.
-extern "C" __attribute__((visibility("hidden"))) void* callmon_before_dlsym() {
-  callmon::rt::sled_patch_pending();
+extern "C" __attribute__((visibility("hidden"))) CALLMON_NO_TSAN void* callmon_before_dlsym() {
+  if (__atomic_load_n(&callmon::rt::g_sled_pass_pending, __ATOMIC_ACQUIRE))
+    callmon::rt::sled_patch_pending();
   return reinterpret_cast<void*>(real_dlsym());
 }

@@ -294,14 +294,13 @@ void sled_patch_modules() {
 
 bool sled_patched_any() { return g_any; }
 
-namespace {
-int g_pending = 0;
-}  // namespace
+int g_sled_pass_pending = 0;
 
-void sled_request_pass() { __atomic_store_n(&g_pending, 1, __ATOMIC_RELEASE); }
+void sled_request_pass() { __atomic_store_n(&g_sled_pass_pending, 1, __ATOMIC_RELEASE); }
 
 void sled_patch_pending() {
-  if (__atomic_load_n(&g_pending, __ATOMIC_ACQUIRE) && __atomic_exchange_n(&g_pending, 0, __ATOMIC_ACQ_REL))
+  if (__atomic_load_n(&g_sled_pass_pending, __ATOMIC_ACQUIRE) &&
+      __atomic_exchange_n(&g_sled_pass_pending, 0, __ATOMIC_ACQ_REL))
     sled_patch_modules();
 }
 

@@ -22,6 +22,10 @@ void sled_patch_modules();
 void sled_request_pass();
 void sled_patch_pending();
 
+// Non-zero while a pass is asked for and not run yet. Read by the dlsym interposer itself
+// (see interpose_dlsym.cpp on ThreadSanitizer); set and taken through the functions above.
+extern int g_sled_pass_pending;
+
 // Whether any site was patched in this process (the process records through the -pg
 // entry trampoline: calibration measures those hooks).
 bool sled_patched_any();
