@@ -2,7 +2,6 @@
 // the config (errors name the file and line) and that the program's hook mode can do what
 // it asks, then runs PROG under the injection monitor (tools/inject/inject_monitor.cpp);
 // exits with PROG's status (docs/inject.md).
-#include <fcntl.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -70,20 +69,12 @@ int run_inject(const InjectOptions& o) {
   auto monitor = find_callmon_library("callmon-inject.so", "CALLMON_INJECT_LIB");
   if (!monitor) return fail(cmd, monitor.error());
 
-  int log = -1;
-  if (!o.log.empty()) {
-    int file = open(o.log.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC, 0644);
-    if (file < 0) return fail(cmd, o.log + ": cannot create the file: " + std::strerror(errno));
-    log = inheritable_copy(file);
-    close(file);
-  } else {
-    log = inheritable_copy(STDERR_FILENO);
-  }
-  if (log < 0) return fail(cmd, std::string("cannot pass the log on: ") + std::strerror(errno));
+  auto log = inheritable_output(o.log, "the log");
+  if (!log) return fail(cmd, log.error());
 
   std::error_code ec;
   MonitorOptions mo{{"config", fs::absolute(o.config, ec).string()},
-                    {"log_fd", std::to_string(log)},
+                    {"log_fd", std::to_string(*log)},
                     {"mode", mode_name(*probes)}};
   auto env = monitor_env(*runtime, *monitor, mo);
   if (!env) return fail(cmd, env.error(), 2);

@@ -1,7 +1,6 @@
 // `callmon trace [options] -- PROG [ARGS...]`: runs PROG under the trace monitor
 // (tools/trace/trace_monitor.cpp), which prints every instrumented call as it happens;
 // exits with PROG's status (docs/trace.md).
-#include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -41,23 +40,6 @@ Status check_regex(const std::string& option, const std::string& text) {
   return ok_status();
 }
 
-// Where the trace goes, as a descriptor the program inherits: -o FILE (appended to by every
-// process of the program, so lines of a fork's child never overwrite the parent's) or a copy
-// of callmon's standard error.
-Result<int> open_trace_fd(const TraceOptions& o) {
-  int fd;
-  if (!o.output.empty()) {
-    int file = open(o.output.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC, 0644);
-    if (file < 0) return Error{o.output + ": cannot create the file: " + std::strerror(errno)};
-    fd = inheritable_copy(file);
-    close(file);
-  } else {
-    fd = inheritable_copy(STDERR_FILENO);
-  }
-  if (fd < 0) return Error{std::string("cannot pass the trace output on: ") + std::strerror(errno)};
-  return fd;
-}
-
 int run_trace(const TraceOptions& o) {
   const std::string cmd = "trace";
   if (o.command.empty()) return fail(cmd, "no program given: callmon trace [options] -- PROG [ARGS...]", 2);
@@ -82,7 +64,7 @@ int run_trace(const TraceOptions& o) {
                            (ec ? ": " + ec.message() : ""));
     mo.emplace_back("dir", fs::absolute(o.output_dir).string());
   } else {
-    auto fd = open_trace_fd(o);
+    auto fd = inheritable_output(o.output, "the trace output");
     if (!fd) return fail(cmd, fd.error());
     mo.emplace_back("fd", std::to_string(*fd));
   }

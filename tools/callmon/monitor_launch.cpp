@@ -1,9 +1,13 @@
-// monitor_env(), inheritable_copy(): monitor_launch.hpp.
+// monitor_env(), inheritable_copy(), inheritable_output(): monitor_launch.hpp.
 #include "tools/callmon/monitor_launch.hpp"
 
 #include "tools/callmon/program_launch.hpp"
 
 #include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
 
 namespace callmon::tools {
 
@@ -23,5 +27,19 @@ Result<std::vector<std::string>> monitor_env(const std::string& runtime,
 }
 
 int inheritable_copy(int fd) { return fcntl(fd, F_DUPFD, 100); }
+
+Result<int> inheritable_output(const std::string& path, const std::string& what) {
+  int fd;
+  if (!path.empty()) {
+    int file = open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC, 0644);
+    if (file < 0) return Error{path + ": cannot create the file: " + std::strerror(errno)};
+    fd = inheritable_copy(file);
+    close(file);
+  } else {
+    fd = inheritable_copy(STDERR_FILENO);
+  }
+  if (fd < 0) return Error{"cannot pass " + what + " on: " + std::strerror(errno)};
+  return fd;
+}
 
 }  // namespace callmon::tools

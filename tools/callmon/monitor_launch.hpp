@@ -25,4 +25,10 @@ Result<std::vector<std::string>> monitor_env(const std::string& runtime,
 // standard streams. Returns -1 on failure (errno set).
 int inheritable_copy(int fd);
 
+// Where a monitor writes, as a descriptor the program inherits (inheritable_copy): FILE,
+// created or truncated and opened for appending, so the lines of a fork's child never
+// overwrite the parent's; or, when `path` is empty, a copy of callmon's standard error.
+// Errors name the file, or say that `what` could not be passed on.
+Result<int> inheritable_output(const std::string& path, const std::string& what);
+
 }  // namespace callmon::tools

@@ -16,12 +16,15 @@
 #include <vector>
 
 #include "callmon/monitor.hpp"
+#include "tools/monitor_write.hpp"
 #include "tools/inject/inject_config.hpp"
 #include "tools/inject/inject_redirect.hpp"
 #include "tools/inject/inject_trigger.hpp"
 
 namespace callmon::inject {
 namespace {
+
+using tools::write_all;
 
 enum class Mode { kCyg, kPg, kFentry };
 
@@ -37,18 +40,6 @@ struct ThreadInject {
   std::unordered_map<uintptr_t, std::vector<unsigned>> matches;
   std::vector<ErrnoDue> errno_due;
 };
-
-void write_all(int fd, const std::string& text) {
-  const char* p = text.data();
-  size_t left = text.size();
-  while (left > 0) {
-    ssize_t n = ::write(fd, p, left);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return;
-    p += n;
-    left -= static_cast<size_t>(n);
-  }
-}
 
 class InjectMonitor : public Monitor {
  public:

@@ -17,24 +17,13 @@
 #include <vector>
 
 #include "callmon/monitor.hpp"
+#include "tools/monitor_write.hpp"
 #include "tools/trace/trace_lines.hpp"
 
 namespace callmon::trace {
 namespace {
 
-// Writes all of `line` to `fd`, retrying after signals and short writes. Errors are
-// dropped: the trace never changes what the program does.
-void write_all(int fd, const std::string& line) {
-  const char* p = line.data();
-  size_t left = line.size();
-  while (left > 0) {
-    ssize_t n = ::write(fd, p, left);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return;
-    p += n;
-    left -= static_cast<size_t>(n);
-  }
-}
+using tools::write_all;
 
 ExitMark mark_of(ExitKind how) {
   switch (how) {
