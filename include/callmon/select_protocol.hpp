@@ -6,7 +6,12 @@
 // integers are in native byte order.
 //
 //   runtime -> record: SelectRequest, then path_len bytes of the module's path (no NUL)
-//   record -> runtime: SelectReply, then count SelectRange records, sorted, disjoint
+//   record -> runtime: SelectReply, then count SelectRange records, sorted, disjoint, then
+//                      spec_count SpecEntry records, sorted, disjoint
+//
+// A SpecEntry names the arguments and return value the runtime records for every call of a
+// function (callmon record -A/-R/--auto-args): where each value is at the function's entry
+// (an argument register, an xmm register, a stack slot) and its format (format/args.hpp).
 //
 // Ranges are ELF virtual addresses of the file (the runtime adds the module's load bias);
 // every address the symbolizer would name with a selected function is inside one, and no
@@ -14,6 +19,8 @@
 #pragma once
 
 #include <cstdint>
+
+#include "callmon/format/args.hpp"
 
 namespace callmon::select {
 
@@ -35,7 +42,7 @@ struct SelectReply {
   uint32_t magic;
   uint32_t status;           // SelectStatus
   uint32_t outside_selected; // decision for addresses in no module (named "0x..." by analysis)
-  uint32_t pad;
+  uint32_t spec_count;       // SpecEntry records that follow the ranges
   uint64_t count;            // SelectRange records that follow
 };
 
@@ -44,7 +51,31 @@ struct SelectRange {
   uint64_t hi;  // one past the last
 };
 
+// Where an argument is at the function's first instruction (System V x86-64 ABI).
+enum ArgWhere : uint8_t {
+  kInReg = 0,    // integer register `index`: rdi rsi rdx rcx r8 r9
+  kInXmm = 1,    // xmm`index` (0..7)
+  kOnStack = 2,  // the 8-byte stack slot `index` above the return address
+};
+
+struct ArgSlot {
+  uint8_t format;    // format::ArgFormat
+  uint8_t position;  // parameter number from 1, as shown
+  uint8_t where;     // ArgWhere
+  uint8_t index;
+};
+
+struct SpecEntry {
+  uint64_t lo;  // the function's first address (ELF virtual address)
+  uint64_t hi;  // one past its last
+  uint8_t nargs;       // args[0..nargs) are recorded at entry
+  uint8_t ret_format;  // format::ArgFormat of the return value (rax, or xmm0 for floats;
+                       // kNone: not recorded)
+  uint8_t pad[6];
+  ArgSlot args[format::kMaxArgs];
+};
+
 static_assert(sizeof(SelectRequest) == 8 && sizeof(SelectReply) == 24 &&
-              sizeof(SelectRange) == 16);
+              sizeof(SelectRange) == 16 && sizeof(SpecEntry) == 72);
 
 }  // namespace callmon::select

@@ -72,6 +72,9 @@ enum SpecialCode : uint32_t {
   kCodeLost = 7,     // count: events that could not be recorded here
   kCodeSync = 8,     // monotonic ns: a (ticks, ns) pair for clock calibration
   kCodePad = 9,      // one byte (0x4B), NO time field: filler the reader skips
+  kCodeArgs = 10,    // payload length, payload: the arguments of the call just entered
+  kCodeRetval = 11,  // payload length, payload: the return value of the call just exited
+                     // (format/args.hpp)
 };
 
 // The single byte of a PAD record: ((kCodePad << 1) << 2) | kKindSpecial.
