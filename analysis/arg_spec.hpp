@@ -5,7 +5,7 @@
 //
 //   -A 'PATTERN@ITEM[,ITEM...]'   ITEM: argN[/FMT] or this
 //   -R 'PATTERN[@retval[/FMT]]'
-// PATTERN is an extended regex searched in demangled names (as --include). N counts the
+// PATTERN is an ECMAScript regex searched in demangled names (as --include). N counts the
 // parameters as the ABI passes them: for a member function arg1 is the object pointer
 // (`this` is a name for arg1/this). FMT: i8 i16 i32 i64 u8 u16 u32 u64 x8 x16 x32 x64 c b
 // p s S f32 f64 (default i64); see kFormatNames in arg_spec.cpp.

@@ -115,6 +115,9 @@ def main():
     ap.add_argument("--also", action="append", default=[], metavar="OPTIONS",
                     help="one more callmon row per mode, recorded with these extra options "
                          "(space-separated; repeatable), e.g. --also='--exclude=^nomatch$'")
+    ap.add_argument("--uftrace-also", action="append", default=[], metavar="OPTIONS",
+                    help="one more uftrace row recorded with these extra options (space-separated;"
+                         " repeatable), e.g. --uftrace-also='-A fib@arg1 -R fib@retval'")
     ap.add_argument("--ratio-runs", type=int, default=11,
                     help="interleaved runs per build for the sled modes' native-speed table")
     ap.add_argument("--keep", action="store_true", help="keep the work directory")
@@ -161,6 +164,9 @@ def main():
     udata = os.path.join(work, "uftrace.data")
     if shutil.which("uftrace"):
         measure("uftrace record", ["uftrace", "record", "-d", udata, pg], udata, ".dat")
+        for extra in args.uftrace_also:
+            measure(f"  {extra}", ["uftrace", "record", "-d", udata] + extra.split() + [pg],
+                    udata, ".dat")
     else:
         print("uftrace not installed: its row is left out", file=sys.stderr)
 

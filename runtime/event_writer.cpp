@@ -13,8 +13,11 @@ namespace {
 // Reserves n bytes for a depth-0 record of any length, switching chunks as needed.
 // Returns false when recording stopped. `encode` is called again after a chunk switch,
 // because the encoding state (time base, last address) restarts there.
-// Longest record the runtime writes: INHERIT with kInheritBatch addresses.
-constexpr unsigned kMaxSpecialBytes = 10 * (3 + kInheritBatch);
+// Longest record the runtime writes: INHERIT with kInheritBatch addresses, or ARGS with its
+// payload.
+constexpr unsigned kMaxSpecialBytes =
+    10 * (3 + kInheritBatch) > 32 + kMaxPayloadBytes ? 10 * (3 + kInheritBatch)
+                                                      : 32 + kMaxPayloadBytes;
 
 template <class Encode>
 bool put_depth0(ThreadState* s, Encode&& encode) {
@@ -65,13 +68,16 @@ void write_exit_slow(ThreadState* s, uint64_t t) {
 }
 
 void write_special(ThreadState* s, bool nested, SpecialCode code, uint64_t t,
-                   const uint64_t* fields, unsigned nfields) {
+                   const uint64_t* fields, unsigned nfields, const uint8_t* bytes,
+                   unsigned nbytes) {
+  if (nbytes > kMaxPayloadBytes) nbytes = kMaxPayloadBytes;  // callers stay below it
   auto encode = [&](uint8_t* buf) {
     if (!nested && t < s->last_ticks) t = s->last_ticks;
     uint8_t* p = leb128_put(buf, special_head(code, nested));
     p = leb128_put(p, nested ? t : t - s->last_ticks);
     for (unsigned i = 0; i < nfields; ++i) p = leb128_put(p, fields[i]);
-    return static_cast<unsigned>(p - buf);
+    if (nbytes) memcpy(p, bytes, nbytes);
+    return static_cast<unsigned>(p + nbytes - buf);
   };
   if (!nested) {
     if (put_depth0(s, encode)) s->last_ticks = t;

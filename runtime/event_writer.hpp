@@ -123,8 +123,13 @@ inline void write_exit(ThreadState* s, uint64_t t) {
   write_exit_slow(s, t);
 }
 
-// Any SPECIAL record (and nested ENTER/EXIT), depth 0 or nested. Not on the fast path.
+// Bytes a SPECIAL record may carry after its LEB128 fields (the payload of ARGS/RETVAL).
+inline constexpr unsigned kMaxPayloadBytes = 1024;
+
+// Any SPECIAL record (and nested ENTER/EXIT), depth 0 or nested: its LEB128 fields, then
+// `nbytes` raw bytes (at most kMaxPayloadBytes). Not on the fast path.
 void write_special(ThreadState* s, bool nested, format::SpecialCode code, uint64_t t,
-                   const uint64_t* fields, unsigned nfields);
+                   const uint64_t* fields, unsigned nfields, const uint8_t* bytes = nullptr,
+                   unsigned nbytes = 0);
 
 }  // namespace callmon::rt

@@ -41,6 +41,19 @@ bool recv_all(int fd, void* data, size_t n) {
   return true;
 }
 
+// Receives `count` records of `size` bytes into a fresh mapping; nullptr on failure.
+void* recv_records(int fd, uint64_t count, size_t size, size_t* map_bytes) {
+  size_t bytes = (count * size + 4095) & ~size_t{4095};
+  void* m = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (m == MAP_FAILED) return nullptr;
+  if (!recv_all(fd, m, count * size)) {
+    munmap(m, bytes);
+    return nullptr;
+  }
+  *map_bytes = bytes;
+  return m;
+}
+
 int connect_service(const char* service) {
   int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
   if (fd < 0) return -1;
@@ -79,18 +92,16 @@ QueryAnswer query_selection(const char* service, const char* path) {
     a.outside_selected = rep.outside_selected != 0;
     a.ok = true;
     if (rep.count) {
-      size_t bytes = (rep.count * sizeof(select::SelectRange) + 4095) & ~size_t{4095};
-      void* m = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-      if (m == MAP_FAILED) {
-        a.ok = false;
-      } else if (!recv_all(fd, m, rep.count * sizeof(select::SelectRange))) {
-        munmap(m, bytes);
-        a.ok = false;
-      } else {
-        a.ranges = static_cast<select::SelectRange*>(m);
-        a.count = rep.count;
-        a.map_bytes = bytes;
-      }
+      a.ranges = static_cast<select::SelectRange*>(
+          recv_records(fd, rep.count, sizeof(select::SelectRange), &a.map_bytes));
+      a.count = a.ranges ? rep.count : 0;
+      a.ok = a.ranges != nullptr;
+    }
+    if (a.ok && rep.spec_count) {
+      // Without its specs the module is still filtered right; its arguments are lost.
+      a.specs = static_cast<select::SpecEntry*>(
+          recv_records(fd, rep.spec_count, sizeof(select::SpecEntry), &a.spec_map_bytes));
+      a.spec_count = a.specs ? rep.spec_count : 0;
     }
   }
   close(fd);

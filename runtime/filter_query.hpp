@@ -17,11 +17,15 @@ struct QueryAnswer {
   select::SelectRange* ranges = nullptr;  // mmap'd, `map_bytes` long; nullptr when count 0
   uint64_t count = 0;
   size_t map_bytes = 0;
+  select::SpecEntry* specs = nullptr;  // mmap'd, `spec_map_bytes` long; nullptr when none
+  uint64_t spec_count = 0;
+  size_t spec_map_bytes = 0;
 };
 
 // Connects to the abstract socket `service` (without its leading '@'), sends `path` and
 // reads the answer. Retries EINTR; gives up after a few seconds without progress (a service
-// that hangs must not hang the program). The caller owns answer.ranges (munmap).
+// that hangs must not hang the program). The caller owns answer.ranges and answer.specs
+// (munmap).
 QueryAnswer query_selection(const char* service, const char* path);
 
 }  // namespace callmon::rt

@@ -16,6 +16,7 @@ struct Module {
   uintptr_t lo, hi;
   uint64_t path_hash;
   uint32_t first, count;  // its ranges in Table::ranges
+  uint32_t spec_first, spec_count;  // its argument specs in Table::specs
 };
 
 struct Range {
@@ -29,8 +30,10 @@ struct Table {
   uint32_t gen;
   uint32_t nmod;
   uint32_t nrange;
+  uint32_t nspec;
   Module* mods;
   Range* ranges;
+  select::SpecEntry* specs;  // absolute addresses, sorted per module
 };
 
 // A module found during the current scan, waiting for filter_scan_done.
@@ -39,6 +42,9 @@ struct Pending {
   Range* ranges;  // mmap'd, absolute addresses, clipped to the module
   uint32_t count;
   size_t map_bytes;
+  select::SpecEntry* specs;  // mmap'd, absolute addresses, clipped to the module
+  uint32_t spec_count;
+  size_t spec_map_bytes;
 };
 
 bool g_on = false;
@@ -46,6 +52,7 @@ char g_service[256];
 char g_self[4096];
 bool g_outside_selected = true;
 bool g_warned = false;
+bool g_any_specs = false;  // some module has argument specs: function_spec may answer
 Table* g_table = nullptr;  // published with release, read with acquire
 Pending g_pending[64];
 unsigned g_npending = 0;
@@ -108,6 +115,17 @@ bool lookup(const Table* t, uintptr_t a, bool* known) {
   return l > 0 && a < r[l - 1].hi;
 }
 
+// ELF virtual address v of a module mapped at [lo, hi) with `bias`, clipped to the module.
+uintptr_t rebase(uint64_t v, uintptr_t lo, uintptr_t hi, uintptr_t bias) {
+  uintptr_t a = v > hi - bias ? hi : v + bias;  // no overflow for v = UINT64_MAX
+  return a < lo ? lo : a;
+}
+
+void release(Pending& p) {
+  if (p.ranges) munmap(p.ranges, p.map_bytes);
+  if (p.specs) munmap(p.specs, p.spec_map_bytes);
+}
+
 }  // namespace
 
 void filter_setup(const char* service, const char* self) {
@@ -125,7 +143,7 @@ void filter_module_found(const char* path, uintptr_t lo, uintptr_t hi, uintptr_t
   if (table_has(current(), lo, hi, hash)) return;  // a fork child's rescan: known already
   if (g_npending == sizeof g_pending / sizeof g_pending[0]) filter_scan_done();
   Pending& p = g_pending[g_npending];
-  p = Pending{{lo, hi, hash, 0, 0}, nullptr, 0, 0};
+  p = Pending{{lo, hi, hash, 0, 0, 0, 0}, nullptr, 0, 0, nullptr, 0, 0};
   QueryAnswer a = query_selection(g_service, path);
   if (!a.ok) {
     // Recorded unfiltered rather than silently dropped: the user sees more, never less.
@@ -149,15 +167,24 @@ void filter_module_found(const char* path, uintptr_t lo, uintptr_t hi, uintptr_t
     auto* out = reinterpret_cast<Range*>(a.ranges);
     uint32_t n = 0;
     for (uint64_t i = 0; i < a.count; ++i) {
-      uint64_t rlo = a.ranges[i].lo, rhi = a.ranges[i].hi;
-      uintptr_t alo = rlo > hi - bias ? hi : rlo + bias;  // no overflow for hi = UINT64_MAX
-      uintptr_t ahi = rhi > hi - bias ? hi : rhi + bias;
-      if (alo < lo) alo = lo;
+      uintptr_t alo = rebase(a.ranges[i].lo, lo, hi, bias);
+      uintptr_t ahi = rebase(a.ranges[i].hi, lo, hi, bias);
       if (alo < ahi) out[n++] = {alo, ahi};
     }
     p.ranges = out;
     p.count = n;
     p.map_bytes = a.map_bytes;
+    uint32_t ns = 0;
+    for (uint64_t i = 0; i < a.spec_count; ++i) {
+      select::SpecEntry e = a.specs[i];
+      e.lo = rebase(e.lo, lo, hi, bias);
+      e.hi = rebase(e.hi, lo, hi, bias);
+      if (e.lo < e.hi) a.specs[ns++] = e;
+    }
+    p.specs = a.specs;
+    p.spec_count = ns;
+    p.spec_map_bytes = a.spec_map_bytes;
+    if (ns) g_any_specs = true;
   }
   ++g_npending;
 }
@@ -165,28 +192,40 @@ void filter_module_found(const char* path, uintptr_t lo, uintptr_t hi, uintptr_t
 void filter_scan_done() {
   if (!g_on || g_npending == 0) return;
   Table* old = current();
-  uint32_t nmod = g_npending, nrange = 0;
-  for (unsigned i = 0; i < g_npending; ++i) nrange += g_pending[i].count;
+  uint32_t nmod = g_npending, nrange = 0, nspec = 0;
+  for (unsigned i = 0; i < g_npending; ++i) {
+    nrange += g_pending[i].count;
+    nspec += g_pending[i].spec_count;
+  }
   if (old)
     for (uint32_t i = 0; i < old->nmod; ++i)
       if (!overlaps_pending(old->mods[i])) {
         ++nmod;
         nrange += old->mods[i].count;
+        nspec += old->mods[i].spec_count;
       }
-  size_t bytes = page_round(sizeof(Table) + nmod * sizeof(Module) + nrange * sizeof(Range));
+  // Specs first: their 8-byte fields stay aligned whatever the other counts.
+  size_t bytes = page_round(sizeof(Table) + nspec * sizeof(select::SpecEntry) +
+                            nmod * sizeof(Module) + nrange * sizeof(Range));
   auto* t = static_cast<Table*>(map_bytes(bytes));
   if (t) {
     t->bytes = bytes;
     t->gen = old ? old->gen + 1 : 1;
-    t->mods = reinterpret_cast<Module*>(t + 1);
+    t->specs = reinterpret_cast<select::SpecEntry*>(t + 1);
+    t->mods = reinterpret_cast<Module*>(t->specs + nspec);
     t->ranges = reinterpret_cast<Range*>(t->mods + nmod);
     // Modules sorted by start (insertion sort: a few dozen modules in practice).
-    auto add = [&](const Module& m, const Range* r, uint32_t count) {
+    auto add = [&](const Module& m, const Range* r, uint32_t count, const select::SpecEntry* sp,
+                   uint32_t spec_count) {
       Module nm = m;
       nm.first = t->nrange;
       nm.count = count;
       memcpy(t->ranges + t->nrange, r, count * sizeof(Range));
       t->nrange += count;
+      nm.spec_first = t->nspec;
+      nm.spec_count = spec_count;
+      if (spec_count) memcpy(t->specs + t->nspec, sp, spec_count * sizeof(select::SpecEntry));
+      t->nspec += spec_count;
       uint32_t k = t->nmod++;
       while (k > 0 && t->mods[k - 1].lo > nm.lo) {
         t->mods[k] = t->mods[k - 1];
@@ -197,20 +236,42 @@ void filter_scan_done() {
     if (old)
       for (uint32_t i = 0; i < old->nmod; ++i)
         if (!overlaps_pending(old->mods[i]))
-          add(old->mods[i], old->ranges + old->mods[i].first, old->mods[i].count);
+          add(old->mods[i], old->ranges + old->mods[i].first, old->mods[i].count,
+              old->specs + old->mods[i].spec_first, old->mods[i].spec_count);
     for (unsigned i = 0; i < g_npending; ++i)
-      add(g_pending[i].mod, g_pending[i].ranges, g_pending[i].count);
+      add(g_pending[i].mod, g_pending[i].ranges, g_pending[i].count, g_pending[i].specs,
+          g_pending[i].spec_count);
     __atomic_store_n(&g_table, t, __ATOMIC_RELEASE);
   }
-  for (unsigned i = 0; i < g_npending; ++i)
-    if (g_pending[i].ranges) munmap(g_pending[i].ranges, g_pending[i].map_bytes);
+  for (unsigned i = 0; i < g_npending; ++i) release(g_pending[i]);
   g_npending = 0;
 }
 
 void filter_after_fork_child() {
-  for (unsigned i = 0; i < g_npending; ++i)
-    if (g_pending[i].ranges) munmap(g_pending[i].ranges, g_pending[i].map_bytes);
+  for (unsigned i = 0; i < g_npending; ++i) release(g_pending[i]);
   g_npending = 0;
+}
+
+const select::SpecEntry* function_spec(uintptr_t fn) {
+  if (!g_any_specs) return nullptr;
+  const Table* t = current();
+  if (!t || t->nspec == 0) return nullptr;
+  uint32_t lo = 0, hi = t->nmod;  // first module with mods[i].lo > fn
+  while (lo < hi) {
+    uint32_t mid = (lo + hi) / 2;
+    if (t->mods[mid].lo <= fn) lo = mid + 1;
+    else hi = mid;
+  }
+  if (lo == 0 || fn >= t->mods[lo - 1].hi) return nullptr;
+  const Module& m = t->mods[lo - 1];
+  const select::SpecEntry* e = t->specs + m.spec_first;
+  uint32_t l = 0, h = m.spec_count;  // first spec with e[i].lo > fn
+  while (l < h) {
+    uint32_t mid = (l + h) / 2;
+    if (e[mid].lo <= fn) l = mid + 1;
+    else h = mid;
+  }
+  return l > 0 && fn < e[l - 1].hi ? &e[l - 1] : nullptr;
 }
 
 bool function_selected(uintptr_t fn, bool may_rescan) {

@@ -11,6 +11,8 @@
 
 #include <cstdint>
 
+#include "callmon/select_protocol.hpp"
+
 namespace callmon::rt {
 
 // From the process set-up: `service` is CALLMON_SELECT (empty: no name filter), `self` the
@@ -40,5 +42,10 @@ void filter_after_fork_child();
 // Safe against concurrent scans by other threads (the table is replaced, never changed)
 // and from signal handlers when !may_rescan.
 bool function_selected(uintptr_t fn, bool may_rescan = false);
+
+// The argument spec (callmon record -A/-R/--auto-args) of the function containing `fn`, or
+// nullptr. Looks only at the current table (no rescan: function_selected was asked first).
+// Safe from signal handlers and against concurrent scans, as function_selected.
+const select::SpecEntry* function_spec(uintptr_t fn);
 
 }  // namespace callmon::rt

@@ -1,6 +1,7 @@
 // Slow paths of the hooks: set-up, nesting, unwinding and mismatched returns.
 #include "runtime/hooks.hpp"
 
+#include "runtime/arg_capture.hpp"
 #include "runtime/clock.hpp"
 #include "runtime/event_writer.hpp"
 #include "runtime/filter_select.hpp"
@@ -80,6 +81,25 @@ bool take_back_short(ThreadState* s, bool nested, Frame* f, uint64_t t) {
   return true;
 }
 
+void note_args(ThreadState* s, bool nested, uint64_t t, Frame* f, const select::SpecEntry& spec,
+               const uint64_t* saved, const uintptr_t* ret_slot) {
+  if (spec.ret_format && s->selected) s->selected[f - s->stack_base] |= kSelectedRetval;
+  if (spec.nargs == 0) return;
+  uint8_t* before = s->cur;
+  uint64_t chunk = s->chunk_index;
+  put_args(s, nested, t, spec, saved, ret_slot);
+  if (s->records && !nested) {
+    // A candidate for take_back_short only while ENTER and ARGS are the last records.
+    FrameRecord* r = &s->records[f - s->stack_base];
+    if (r->after == before && s->chunk_index == chunk) {
+      signal_fence();
+      r->after = s->cur;
+    } else {
+      r->after = nullptr;
+    }
+  }
+}
+
 // After a dlopen: the new module's `module` line must be written before its functions'
 // addresses are of any use. Not from a nested hook (dl_iterate_phdr takes a lock).
 void handle_rescan(ThreadState* s, bool nested) {
@@ -107,6 +127,15 @@ Frame* find_exit_frame(ThreadState* s, uintptr_t fn, uintptr_t sp) {
 }
 
 }  // namespace
+
+// -finstrument-functions hooks run after the prologue, with the argument registers gone:
+// a function with an argument spec gets its calls recorded without values, and one warning.
+void args_unseen() {
+  static bool warned = false;
+  if (__atomic_exchange_n(&warned, true, __ATOMIC_RELAXED)) return;
+  diag("arguments and return values cannot be recorded in code built with "
+       "-finstrument-functions; build with -pg -mfentry or nop sleds (docs/record.md)");
+}
 
 template <class Body>
 bool with_thread(Body&& body) {
@@ -153,6 +182,7 @@ void enter_slow(ThreadState* s, uintptr_t fn, uintptr_t sp, uintptr_t site) {
     if (record) {
       put_enter_kept(s, nested, t, fn, f);
       record = false;
+      if (function_spec(fn)) args_unseen();
     }
   }
   if (record) put_enter(s, nested, t, fn);

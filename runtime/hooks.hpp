@@ -41,8 +41,19 @@ bool take_back_short(ThreadState* s, bool nested, Frame* f, uint64_t t);
 
 // The record-time name filter: decides once, at its entry, whether the new frame `f`'s
 // function is recorded (filter_select.hpp). A nested hook cannot rescan the modules.
+inline constexpr uint8_t kSelectedRetval = 2;  // ThreadState::selected: record the return value
 inline void note_selection(ThreadState* s, Frame* f, bool nested) {
   if (s->selected) s->selected[f - s->stack_base] = function_selected(f->fn, !nested);
+}
+
+// Arguments and return values (-A/-R/--auto-args, arg_capture.hpp) of a recorded frame `f`
+// just entered with spec `spec`: writes its ARGS record after its ENTER (the duration
+// filter then takes both back together) and marks the frame for a RETVAL at its return.
+void note_args(ThreadState* s, bool nested, uint64_t t, Frame* f, const select::SpecEntry& spec,
+               const uint64_t* saved, const uintptr_t* ret_slot);
+// Whether note_args marked `f` for a RETVAL record.
+inline bool wants_retval(const ThreadState* s, const Frame* f) {
+  return s->selected && (s->selected[f - s->stack_base] & kSelectedRetval);
 }
 
 // Writes the module lines a dlopen asked for (not from a nested hook).

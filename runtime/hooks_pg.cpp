@@ -11,6 +11,7 @@
 // caller that jumped to it; both end at the one return.
 #include <cstdint>
 
+#include "runtime/arg_capture.hpp"
 #include "runtime/calibration.hpp"
 #include "runtime/clock.hpp"
 #include "runtime/event_writer.hpp"
@@ -58,7 +59,7 @@ Frame* find_slot_frame(ThreadState* s, uintptr_t sp) {
   return nullptr;
 }
 
-void pg_enter_slow(ThreadState* s, uintptr_t fn, uintptr_t* slot) {
+void pg_enter_slow(ThreadState* s, uintptr_t fn, uintptr_t* slot, const uint64_t* saved) {
   ErrnoSaver es;
   if (!s) {
     g_pg_hooks = true;  // the process set-up calibrates these hooks, not the cyg ones
@@ -102,15 +103,19 @@ void pg_enter_slow(ThreadState* s, uintptr_t fn, uintptr_t* slot) {
   note_selection(s, f, nested);
   signal_fence();
   if (!shared) *slot = return_trampoline();
-  if (monitored) monitor_entered(s, f, ret, t);
-  else if (frame_recorded(s, f)) put_enter_kept(s, nested, t, fn, f);
+  if (monitored) {
+    monitor_entered(s, f, ret, t);
+  } else if (frame_recorded(s, f)) {
+    put_enter_kept(s, nested, t, fn, f);
+    if (const callmon::select::SpecEntry* spec = function_spec(fn)) note_args(s, nested, t, f, *spec, saved, slot);
+  }
   guard_leave(s);
 }
 
 // A return through the trampoline that is not the plain case: nested in another hook,
 // recording stopped, frames left above this one (a non-local exit we did not see, or the
 // frames of an exception still being unwound), or a slot shared by a tail call.
-uintptr_t pg_exit_slow(ThreadState* s, uintptr_t* slot, uint64_t t) {
+uintptr_t pg_exit_slow(ThreadState* s, uintptr_t* slot, uint64_t t, const uint64_t* saved) {
   if (!s) lost_return("a hijacked return found no thread state; cannot continue");
   ErrnoSaver es;
   uintptr_t sp = slot_sp(slot);
@@ -143,23 +148,27 @@ uintptr_t pg_exit_slow(ThreadState* s, uintptr_t* slot, uint64_t t) {
     // Innermost first: taking back a tail-called frame's ENTER may make its caller's
     // the last record again.
     for (Frame* e = match + 1; e-- > low;)
-      if (frame_recorded(s, e) && (skipped || !take_back_short(s, nested, e, t)))
+      if (frame_recorded(s, e) && (skipped || !take_back_short(s, nested, e, t))) {
         put_exit(s, nested, t);
+        if (wants_retval(s, e))  // a tail call's frames all return the one value
+          if (const callmon::select::SpecEntry* spec = function_spec(e->fn))
+            put_retval(s, nested, t, spec->ret_format, saved);
+      }
   }
   guard_leave(s);
   return ret;
 }
 
-inline void pg_enter(uintptr_t fn, uintptr_t* slot) {
+inline void pg_enter(uintptr_t fn, uintptr_t* slot, const uint64_t* saved) {
   uint64_t t = read_ticks();
   ThreadState* s = t_state;
   if (__builtin_expect(s == nullptr || s->guard != 0 || s->top == s->stack_limit, 0)) {
-    pg_enter_slow(s, fn, slot);
+    pg_enter_slow(s, fn, slot, saved);
     return;
   }
   uintptr_t ret = *slot;
   if (__builtin_expect(ret == return_trampoline(), 0)) {
-    pg_enter_slow(s, fn, slot);
+    pg_enter_slow(s, fn, slot, saved);
     return;
   }
   guard_acquire(s);
@@ -179,15 +188,17 @@ inline void pg_enter(uintptr_t fn, uintptr_t* slot) {
 
 }  // namespace
 
-// Called by the mcount and __fentry__ trampolines with all argument registers saved.
-extern "C" __attribute__((no_instrument_function)) void callmon_pg_enter(uintptr_t child,
-                                                                         uintptr_t* slot) {
-  pg_enter(call_site(child), slot);
+// Called by the mcount and __fentry__ trampolines with all argument registers saved at
+// `saved`.
+extern "C" __attribute__((no_instrument_function)) void callmon_pg_enter(
+    uintptr_t child, uintptr_t* slot, const uint64_t* saved) {
+  pg_enter(call_site(child), slot, saved);
 }
 
-// Called by callmon_pg_return with the return values saved; `slot` is where the returning
-// function's return address was. Puts the real one back there and returns it.
-extern "C" __attribute__((no_instrument_function)) uintptr_t callmon_pg_exit(uintptr_t* slot) {
+// Called by callmon_pg_return with the return values saved at `saved`; `slot` is where the
+// returning function's return address was. Puts the real one back there and returns it.
+extern "C" __attribute__((no_instrument_function)) uintptr_t callmon_pg_exit(
+    uintptr_t* slot, const uint64_t* saved) {
   uint64_t t = read_ticks();
   ThreadState* s = t_state;
   if (__builtin_expect(s != nullptr && s->guard == 0, 1)) {
@@ -206,7 +217,7 @@ extern "C" __attribute__((no_instrument_function)) uintptr_t callmon_pg_exit(uin
       return ret;
     }
   }
-  return pg_exit_slow(s, slot, t);
+  return pg_exit_slow(s, slot, t, saved);
 }
 
 namespace callmon::rt {

@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "analysis/arg_spec.hpp"
 #include "analysis/filters.hpp"
 #include "format/session.hpp"
 #include "tools/callmon/command.hpp"
@@ -34,6 +35,9 @@ struct RecordOptions {
   uint64_t min_duration_ns = 0;  // record-time duration filter (CALLMON_MIN_DURATION_NS)
   std::vector<std::string> include;  // record-time name filter (served by SelectService)
   std::vector<std::string> exclude;
+  std::vector<std::string> args;     // -A rules (analysis/arg_spec.hpp)
+  std::vector<std::string> retvals;  // -R rules
+  bool auto_args = false;            // argument specs from DWARF
   bool untraced_ok = false;  // run the program untraced when DIR cannot be used
   std::vector<std::string> command;
 };
@@ -147,6 +151,13 @@ int run_record(const RecordOptions& o) {
     if (!re) return fail(cmd, re.error() + "; " + o.command[0] + " was not run", 2);
     *slot = std::move(re).value();
   }
+  std::vector<analysis::ArgRule> arg_rules;
+  for (auto [texts, retval] : {std::pair{&o.args, false}, std::pair{&o.retvals, true}})
+    for (const std::string& text : *texts) {
+      auto rule = analysis::parse_arg_rule(text, retval);
+      if (!rule) return fail(cmd, rule.error() + "; " + o.command[0] + " was not run", 2);
+      arg_rules.push_back(std::move(rule).value());
+    }
   auto program = resolve_program(o.command[0]);
   if (!program) return fail(cmd, program.error(), 127);
   auto lib = find_runtime();
@@ -165,8 +176,8 @@ int run_record(const RecordOptions& o) {
     return cannot_record(o, *program, st.error());
 
   std::unique_ptr<SelectService> service;  // answers the runtime while the program runs
-  if (names.has_name_filter()) {
-    auto started = SelectService::start(std::move(names));
+  if (names.has_name_filter() || !arg_rules.empty() || o.auto_args) {
+    auto started = SelectService::start(std::move(names), std::move(arg_rules), o.auto_args);
     if (!started) return fail(cmd, started.error() + "; " + o.command[0] + " was not run");
     service = std::move(started).value();
   }
@@ -217,6 +228,20 @@ CommandRegistration registration{"record", [](CLI::App& app, int& status) {
                   "(repeatable); their recorded callees still are")
       ->type_name("REGEX")
       ->allow_extra_args(false);
+  sub->add_option("-A,--args", o->args,
+                  "Record arguments of functions whose demangled name matches REGEX: "
+                  "REGEX@argN[/FMT],... (FMT: i8..i64 u8..u64 x8..x64 c b p s S f32 f64; "
+                  "`this`); -pg, -mfentry and nop-sled builds only; repeatable")
+      ->type_name("SPEC")
+      ->allow_extra_args(false);
+  sub->add_option("-R,--retval", o->retvals,
+                  "Record return values of functions matching REGEX: REGEX[@retval/FMT]; "
+                  "repeatable")
+      ->type_name("SPEC")
+      ->allow_extra_args(false);
+  sub->add_flag("--auto-args", o->auto_args,
+                "Record the arguments and return values of every function with debug info, "
+                "as its DWARF declares them (scalars, pointers, strings)");
   sub->add_flag("--untraced-ok", o->untraced_ok,
                 "If DIR cannot be created or written, run the program untraced with a warning "
                 "instead of failing");

@@ -15,6 +15,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "analysis/arg_selection.hpp"
 #include "analysis/elf_image.hpp"
 #include "analysis/name_selection.hpp"
 #include "callmon/select_protocol.hpp"
@@ -51,21 +52,35 @@ bool write_all(int fd, const void* data, size_t n) {
 
 struct SelectService::Impl {
   analysis::FilterSet filters;
+  std::vector<analysis::ArgRule> arg_rules;
+  bool auto_args = false;
   int listen_fd = -1;
   int stop_pipe[2] = {-1, -1};
   std::thread thread;
   analysis::ElfCache elves;
-  // Answers by path: status and ranges.
-  std::unordered_map<std::string, std::pair<uint32_t, std::vector<select::SelectRange>>> answers;
+  struct Answer {
+    uint32_t status = select::kSelectUnreadable;
+    std::vector<select::SelectRange> ranges;
+    std::vector<select::SpecEntry> specs;
+  };
+  std::unordered_map<std::string, Answer> answers;  // by path
 
-  const std::pair<uint32_t, std::vector<select::SelectRange>>& answer(const std::string& path) {
+  const Answer& answer(const std::string& path) {
     auto it = answers.find(path);
     if (it != answers.end()) return it->second;
     std::string error;
-    std::pair<uint32_t, std::vector<select::SelectRange>> a{select::kSelectUnreadable, {}};
+    Answer a;
     if (analysis::ElfImage* image = elves.get(path, &error)) {
-      a.first = select::kSelectOk;
-      for (auto [lo, hi] : analysis::selected_ranges(*image, filters)) a.second.push_back({lo, hi});
+      a.status = select::kSelectOk;
+      for (auto [lo, hi] : analysis::selected_ranges(*image, filters)) a.ranges.push_back({lo, hi});
+      if (!arg_rules.empty() || auto_args) {
+        std::vector<analysis::AutoArgs> dwarf;
+        if (auto_args) {
+          // A file whose DWARF cannot be read simply gets no automatic specs.
+          if (auto d = analysis::auto_args(path)) dwarf = std::move(*d);
+        }
+        a.specs = analysis::spec_entries(*image, arg_rules, dwarf);
+      }
     }
     return answers.emplace(path, std::move(a)).first->second;
   }
@@ -82,12 +97,16 @@ struct SelectService::Impl {
       return;
     std::string path(req.path_len, '\0');
     if (!read_all(fd, path.data(), path.size())) return;
-    const auto& [status, ranges] = answer(path);
-    select::SelectReply rep{select::kReplyMagic, status,
-                            analysis::outside_modules_selected(filters) ? 1u : 0u, 0,
-                            status == select::kSelectOk ? ranges.size() : 0};
-    if (write_all(fd, &rep, sizeof rep) && rep.count)
-      write_all(fd, ranges.data(), ranges.size() * sizeof(select::SelectRange));
+    const Answer& a = answer(path);
+    bool ok = a.status == select::kSelectOk;
+    select::SelectReply rep{select::kReplyMagic, a.status,
+                            analysis::outside_modules_selected(filters) ? 1u : 0u,
+                            ok ? static_cast<uint32_t>(a.specs.size()) : 0u,
+                            ok ? a.ranges.size() : 0u};
+    if (!write_all(fd, &rep, sizeof rep)) return;
+    if (rep.count && !write_all(fd, a.ranges.data(), a.ranges.size() * sizeof(select::SelectRange)))
+      return;
+    if (rep.spec_count) write_all(fd, a.specs.data(), a.specs.size() * sizeof(select::SpecEntry));
   }
 
   void run() {
@@ -107,9 +126,12 @@ struct SelectService::Impl {
 
 SelectService::SelectService(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 
-Result<std::unique_ptr<SelectService>> SelectService::start(analysis::FilterSet filters) {
+Result<std::unique_ptr<SelectService>> SelectService::start(
+    analysis::FilterSet filters, std::vector<analysis::ArgRule> arg_rules, bool auto_args) {
   auto impl = std::make_unique<Impl>();
   impl->filters = std::move(filters);
+  impl->arg_rules = std::move(arg_rules);
+  impl->auto_args = auto_args;
   impl->listen_fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
   if (impl->listen_fd < 0) return Error{std::string("name filter: socket: ") + std::strerror(errno)};
   // An abstract name: nothing on disk to clean up after a crash, no sun_path length limit

@@ -8,7 +8,9 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
+#include "analysis/arg_spec.hpp"
 #include "analysis/filters.hpp"
 #include "format/result.hpp"
 
@@ -16,9 +18,13 @@ namespace callmon::tools {
 
 class SelectService {
  public:
-  // Starts listening and serving. Returns the value for CALLMON_SELECT ("@name"). Errors:
+  // Starts listening and serving. Besides the name filter's ranges, each answer carries the
+  // argument specs of the module's functions that `arg_rules` (-A/-R) or, with `auto_args`,
+  // their DWARF name. The address is in address(), for CALLMON_SELECT ("@name"). Errors:
   // the socket cannot be created, the thread cannot be started.
-  static Result<std::unique_ptr<SelectService>> start(analysis::FilterSet filters);
+  static Result<std::unique_ptr<SelectService>> start(analysis::FilterSet filters,
+                                                      std::vector<analysis::ArgRule> arg_rules = {},
+                                                      bool auto_args = false);
   // Stops the thread and closes the socket. Programs still running (a daemon child that
   // outlived the recorded one) then record new modules unfiltered, with one warning.
   ~SelectService();

@@ -3,7 +3,8 @@
  * every module of the program. Both save the registers a function can receive arguments in
  * (rdi rsi rdx rcx r8 r9, rax for the vector count of variadic calls, r10 for a static
  * chain, xmm0-xmm7), call
- *     callmon_pg_enter(child, slot)          (hooks_pg.cpp)
+ *     callmon_pg_enter(child, slot, saved)   (hooks_pg.cpp)
+ * where `saved` is the save area below (the arguments recorded by -A/--auto-args come from it)
  * and return to the instrumented function as if nothing had happened. r11 is used as
  * scratch (caller-saved and never an argument, as glibc's own mcount assumes).
  *
@@ -92,6 +93,7 @@
 .else
 	leaq	16(%rbp), %rsi
 .endif
+	movq	%rsp, %rdx
 	call	callmon_pg_enter
 	PG_RESTORE
 	movq	%rbp, %rsp

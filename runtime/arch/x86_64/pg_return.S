@@ -1,8 +1,9 @@
 /* Exit trampoline of the -pg modes for x86-64. callmon_pg_enter (hooks_pg.cpp) replaces an
  * instrumented function's return address with the address of callmon_pg_return, so the
  * function's `ret` lands here. We record the exit through
- *     uintptr_t callmon_pg_exit(uintptr_t* slot)
- * which pops the shadow-stack frame, writes the real return address back into the slot
+ *     uintptr_t callmon_pg_exit(uintptr_t* slot, const uint64_t* saved)
+ * (`saved`: the save area below, where -R finds the return value) which pops the
+ * shadow-stack frame, writes the real return address back into the slot
  * and returns it, and then return to the real caller with the function's return values
  * intact: rax and rdx (integers, small structs), xmm0 and xmm1 (floating point, small
  * structs). st0/st1 (long double) are not saved: the runtime does no x87 arithmetic.
@@ -51,6 +52,7 @@ callmon_pg_return:
 	movaps	%xmm0, 16(%rsp)
 	movaps	%xmm1, 32(%rsp)
 	leaq	8(%rbp), %rdi
+	movq	%rsp, %rsi
 	call	callmon_pg_exit
 	movq	0(%rsp), %rax
 	movq	8(%rsp), %rdx
