@@ -11,12 +11,19 @@
 //   - `...` ends the list, and at most format::kMaxArgs are kept;
 //   - a class returned in memory (passed by reference, or larger than 16 bytes) sets
 //     hidden_return, with ret kStdString for std::string, else kNone.
+// Optimised code says where each parameter is at the function's entry: a register there
+// other than the one the ABI assigns means the compiler changed the signature (clang's dead
+// argument elimination of a static function keeps its name and its DWARF) or a class
+// return was misjudged, and the function is left out. The list also stops at a parameter
+// the optimiser may have removed: one with a constant value, or a named parameter of a
+// static function with no location (at -O0 every named parameter has one).
 #include "analysis/auto_args.hpp"
 
 #include <dwarf.h>
 #include <elfutils/libdw.h>
 
 #include <algorithm>
+#include <iterator>
 #include <limits>
 #include <string_view>
 
@@ -51,6 +58,55 @@ bool is_changed_clone(std::string_view symbol) {
   for (std::string_view mark : {".isra.", ".constprop.", ".part.", ".specialized.", ".cold"})
     if (symbol.find(mark) != std::string_view::npos) return true;
   return false;
+}
+
+// DWARF numbers of the registers that pass integer-class and SSE-class arguments.
+constexpr int kIntRegs[] = {5, 4, 1, 2, 8, 9};  // rdi rsi rdx rcx r8 r9
+constexpr int kFirstXmm = 17, kXmmRegs = 8;      // xmm0..7
+
+bool is_arg_register(int reg) {
+  return std::find(std::begin(kIntRegs), std::end(kIntRegs), reg) != std::end(kIntRegs) ||
+         (reg >= kFirstXmm && reg < kFirstXmm + kXmmRegs);
+}
+
+// Whether the location description of `param` contradicts its arriving in register
+// `expected` (-1: on the stack) at `entry`. A location list is exact there. A single
+// location is meant for the whole function, but g++ gives one for a parameter that the
+// prologue moves into a callee-saved register: only an argument register other than the
+// expected one contradicts it. Memory, pieces and no location say nothing.
+bool contradicts(Dwarf_Die* param, uint64_t entry, int expected) {
+  Dwarf_Attribute attr;
+  if (dwarf_attr(param, DW_AT_location, &attr) == nullptr) return false;
+  unsigned form = dwarf_whatform(&attr);
+  bool single = form == DW_FORM_exprloc || form == DW_FORM_block1 || form == DW_FORM_block2 ||
+                form == DW_FORM_block4 || form == DW_FORM_block;
+  constexpr size_t kMax = 4;  // several entries may start at one address (location views)
+  Dwarf_Op* exprs[kMax];
+  size_t lens[kMax];
+  int n = dwarf_getlocation_addr(&attr, entry, exprs, lens, kMax);
+  bool other = false;
+  for (int i = 0; i < n; ++i) {
+    if (lens[i] != 1) continue;
+    int reg = -1;
+    if (exprs[i][0].atom >= DW_OP_reg0 && exprs[i][0].atom <= DW_OP_reg31)
+      reg = exprs[i][0].atom - DW_OP_reg0;
+    else if (exprs[i][0].atom == DW_OP_regx)
+      reg = static_cast<int>(exprs[i][0].number);
+    if (reg < 0 || (single && !is_arg_register(reg))) continue;
+    if (reg == expected) return false;
+    other = true;
+  }
+  return other;
+}
+
+// True when the optimiser may have taken `param` out of the signature: it has a constant
+// value (clang passes nothing for it), or it is named, of a function with internal linkage
+// (`local`), and has no location.
+bool maybe_removed(Dwarf_Die* param, bool local) {
+  if (dwarf_hasattr(param, DW_AT_const_value)) return true;
+  Dwarf_Attribute attr;
+  return local && !dwarf_hasattr(param, DW_AT_location) &&
+         dwarf_attr_integrate(param, DW_AT_name, &attr) != nullptr;
 }
 
 bool same(const FunctionArgs& a, const FunctionArgs& b) {
@@ -95,15 +151,16 @@ class Walker {
  private:
   // The range holding the function's entry: the one with DW_AT_low_pc, else the first
   // listed that does not start a .cold part (GCC lists the hot part first).
-  bool entry_range(Dwarf_Die* fn, uint64_t* lo, uint64_t* hi) {
+  bool entry_range(Dwarf_Die* fn, uint64_t* lo, uint64_t* hi, uint64_t* entry) {
     Dwarf_Addr low = 0, base = 0, start = 0, end = 0;
     bool has_low = dwarf_lowpc(fn, &low) == 0;
     bool found = false;
     ptrdiff_t off = 0;
     while ((off = dwarf_ranges(fn, off, &base, &start, &end)) > 0) {
       if (end <= start) continue;
-      bool entry = has_low ? start <= low && low < end : !starts_cold_part(start);
-      if (entry) {
+      bool holds = has_low ? start <= low && low < end : !starts_cold_part(start);
+      if (holds) {
+        *entry = has_low ? low : start;
         *lo = start;
         *hi = end;
         found = true;
@@ -122,7 +179,8 @@ class Walker {
   void function(Dwarf_Die* fn) {
     if (dwarf_hasattr(fn, DW_AT_declaration) || !has_name(fn)) return;
     AutoArgs entry;
-    if (!entry_range(fn, &entry.lo, &entry.hi)) return;
+    uint64_t entry_pc = 0;
+    if (!entry_range(fn, &entry.lo, &entry.hi, &entry_pc)) return;
     Dwarf_Attribute attr;
     Dwarf_Word cc = DW_CC_normal;
     if (dwarf_formudata(dwarf_attr_integrate(fn, DW_AT_calling_convention, &attr), &cc) == 0 &&
@@ -130,8 +188,7 @@ class Walker {
       return;
     const FuncSymbol* sym = image_.find_function(entry.lo);
     if (sym != nullptr && sym->start == entry.lo && is_changed_clone(sym->name)) return;
-    if (!returns(fn, &entry.what)) return;
-    parameters(fn, &entry.what);
+    if (!returns(fn, &entry.what) || !parameters(fn, entry_pc, &entry.what)) return;
     found_.push_back(std::move(entry));
   }
 
@@ -157,29 +214,40 @@ class Walker {
     }
   }
 
-  void parameters(Dwarf_Die* fn, FunctionArgs* what) {
+  // Lists the parameters of `fn` in `what`; false when one of them is not where the ABI
+  // puts it at `entry`.
+  bool parameters(Dwarf_Die* fn, uint64_t entry, FunctionArgs* what) {
     Dwarf_Die child;
-    if (dwarf_child(fn, &child) != 0) return;
-    unsigned position = 0;
+    if (dwarf_child(fn, &child) != 0) return true;
+    unsigned position = 0, ints = what->hidden_return ? 1 : 0, sses = 0;
+    bool local = !flag_attr(fn, DW_AT_external);
     do {
       int tag = dwarf_tag(&child);
-      if (tag == DW_TAG_unspecified_parameters) return;  // `...`: only the declared ones
+      if (tag == DW_TAG_unspecified_parameters) break;  // `...`: only the declared ones
       if (tag != DW_TAG_formal_parameter) continue;
-      if (what->args.size() >= format::kMaxArgs) return;
+      if (what->args.size() >= format::kMaxArgs) break;
       ++position;
       ArgType t = types_.type_of(&child);
+      bool listed = t.kind == ArgType::Kind::kScalar ||
+                    (t.kind == ArgType::Kind::kClass &&
+                     (t.std_string || t.pass == ArgType::Pass::kByReference));
+      if (!listed) break;  // its registers cannot be expressed: no position after it is listed
+      if (maybe_removed(&child, local)) break;
+      int expected = -1;   // on the stack
+      if (format::arg_is_float(t.format))
+        expected = sses < kXmmRegs ? kFirstXmm + static_cast<int>(sses++) : -1;
+      else
+        expected = ints < std::size(kIntRegs) ? kIntRegs[ints++] : -1;
+      if (contradicts(&child, entry, expected)) return false;
       auto add = [&](ArgFormat f) { what->args.push_back({f, static_cast<uint8_t>(position)}); };
       if (t.kind == ArgType::Kind::kScalar) {
         bool self = position == 1 && flag_attr(&child, DW_AT_artificial);
         add(self ? ArgFormat::kThis : t.string_ref ? ArgFormat::kStdString : t.format);
-      } else if (t.kind == ArgType::Kind::kClass && t.std_string) {
+      } else if (t.std_string) {
         add(ArgFormat::kStdString);
-      } else if (t.kind == ArgType::Kind::kClass && t.pass == ArgType::Pass::kByReference) {
-        // One integer register holding the temporary's address: nothing shown.
-      } else {
-        return;  // its registers cannot be expressed: no position after it is listed
-      }
+      }  // else a class by invisible reference: one integer register, nothing shown
     } while (dwarf_siblingof(&child, &child) == 0);
+    return true;
   }
 
   ElfImage& image_;

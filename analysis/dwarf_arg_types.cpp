@@ -98,8 +98,8 @@ ArgFormat base_format(Dwarf_Die* type) {
 ArgFormat enum_format(Dwarf_Die* type) {
   Dwarf_Die under;
   Dwarf_Word encoding = 0;
-  if (ref_attr(type, DW_AT_type, &under) && strip(&under) && dwarf_tag(&under) == DW_TAG_base_type &&
-      udata_attr(&under, DW_AT_encoding, &encoding)) {
+  if (ref_attr(type, DW_AT_type, &under) && strip(&under) &&
+      dwarf_tag(&under) == DW_TAG_base_type && udata_attr(&under, DW_AT_encoding, &encoding)) {
     bool is_signed = encoding == DW_ATE_signed || encoding == DW_ATE_signed_char;
     return int_format(is_signed, dwarf_bytesize(&under));
   }

@@ -1,43 +1,38 @@
-# Fixture binaries of analysis_auto_args_test: tests/programs/auto_args.cpp built by g++ and
-# by clang++ at -O0 -g, and by g++ without debug information. Plain custom commands (two
-# compilers do not fit one CMake project), at build time; their paths reach the test as
-# compile definitions. Without clang++ the test skips its clang cases.
+# Fixture binaries of analysis_auto_args_test, built at build time by plain custom commands
+# (two compilers do not fit one CMake project) and passed to the test as compile definitions:
+#   AUTO_ARGS_{GCC,CLANG}_BINARY       tests/programs/auto_args.cpp at -O0 -g
+#   AUTO_ARGS_{GCC,CLANG}_OPT_BINARY   tests/programs/auto_args_opt.cpp at -O2 -g
+#   AUTO_ARGS_NODWARF_BINARY           auto_args.cpp by g++ without debug information
+# Without clang++ the clang paths are empty and the test skips those cases.
 find_program(CALLMON_AUTO_ARGS_GXX NAMES g++ g++-12)
 find_program(CALLMON_AUTO_ARGS_CLANGXX NAMES clang++ clang++-14)
-set(auto_args_src ${PROJECT_SOURCE_DIR}/tests/programs/auto_args.cpp)
 set(auto_args_dir ${CMAKE_BINARY_DIR}/tests/auto_args)
-# C++17 for both (clang 14 defaults to C++14): NoCopy is returned by guaranteed elision.
-set(auto_args_flags -std=c++17 -O0 -w)
-
 set(auto_args_outputs)
-foreach(variant gcc clang nodwarf)
-  if(variant STREQUAL "clang")
-    if(NOT CALLMON_AUTO_ARGS_CLANGXX)
-      set(AUTO_ARGS_CLANG_BINARY "")
-      continue()
-    endif()
-    set(cxx ${CALLMON_AUTO_ARGS_CLANGXX})
-  else()
-    set(cxx ${CALLMON_AUTO_ARGS_GXX})
+
+# Compiles tests/programs/<source> with `compiler` and `flags` (C++17 for both: clang 14
+# defaults to C++14, and the fixture returns a non-copyable class by guaranteed elision).
+function(auto_args_fixture define compiler source flags)
+  if(NOT compiler)
+    target_compile_definitions(analysis_auto_args_test PRIVATE ${define}="")
+    return()
   endif()
-  if(variant STREQUAL "nodwarf")
-    set(debug -g0)
-  else()
-    set(debug -g)
-  endif()
-  set(out ${auto_args_dir}/auto_args.${variant})
+  set(src ${PROJECT_SOURCE_DIR}/tests/programs/${source})
+  string(TOLOWER ${define} out)
+  set(out ${auto_args_dir}/${out})
   add_custom_command(OUTPUT ${out}
                      COMMAND ${CMAKE_COMMAND} -E make_directory ${auto_args_dir}
-                     COMMAND ${cxx} ${auto_args_flags} ${debug} -o ${out} ${auto_args_src}
-                     DEPENDS ${auto_args_src}
-                     COMMENT "auto_args fixture (${variant})" VERBATIM)
-  list(APPEND auto_args_outputs ${out})
-  string(TOUPPER ${variant} upper)
-  set(AUTO_ARGS_${upper}_BINARY ${out})
-endforeach()
+                     COMMAND ${compiler} -std=c++17 -w ${flags} -o ${out} ${src}
+                     DEPENDS ${src}
+                     COMMENT "auto_args fixture ${out}" VERBATIM)
+  set(auto_args_outputs ${auto_args_outputs} ${out} PARENT_SCOPE)
+  target_compile_definitions(analysis_auto_args_test PRIVATE ${define}="${out}")
+endfunction()
+
+auto_args_fixture(AUTO_ARGS_GCC_BINARY "${CALLMON_AUTO_ARGS_GXX}" auto_args.cpp "-O0;-g")
+auto_args_fixture(AUTO_ARGS_CLANG_BINARY "${CALLMON_AUTO_ARGS_CLANGXX}" auto_args.cpp "-O0;-g")
+auto_args_fixture(AUTO_ARGS_NODWARF_BINARY "${CALLMON_AUTO_ARGS_GXX}" auto_args.cpp "-O0;-g0")
+auto_args_fixture(AUTO_ARGS_GCC_OPT_BINARY "${CALLMON_AUTO_ARGS_GXX}" auto_args_opt.cpp "-O2;-g")
+auto_args_fixture(AUTO_ARGS_CLANG_OPT_BINARY "${CALLMON_AUTO_ARGS_CLANGXX}" auto_args_opt.cpp
+                  "-O2;-g")
 add_custom_target(auto_args_fixtures DEPENDS ${auto_args_outputs})
 add_dependencies(analysis_auto_args_test auto_args_fixtures)
-target_compile_definitions(analysis_auto_args_test PRIVATE
-    AUTO_ARGS_GCC_BINARY="${AUTO_ARGS_GCC_BINARY}"
-    AUTO_ARGS_CLANG_BINARY="${AUTO_ARGS_CLANG_BINARY}"
-    AUTO_ARGS_NODWARF_BINARY="${AUTO_ARGS_NODWARF_BINARY}")
