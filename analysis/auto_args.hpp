@@ -26,8 +26,10 @@ struct AutoArgs {
 // `what` may be empty (void f()). Sorted by lo, disjoint: ranges claimed by two functions
 // with different specs are dropped.
 // Functions are left out when their calling convention is not the standard one (DWARF's
-// DW_CC_nocall, GCC's .isra/.constprop/.part clones) or when a class return type is known
-// only by its declaration (whether it comes back in memory decides where the arguments are).
+// DW_CC_nocall, GCC's .isra/.constprop/.part clones, or optimised code whose parameter
+// locations at the entry contradict the ABI's registers), or when a class return type is
+// known only by its declaration (whether it comes back in memory decides where the
+// arguments are).
 // Empty, not an error, when the file has no DWARF. Errors: the file cannot be opened or is
 // not ELF.
 Result<std::vector<AutoArgs>> auto_args(const std::string& elf_path);

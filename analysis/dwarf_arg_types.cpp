@@ -37,10 +37,16 @@ bool flag_attr(Dwarf_Die* die, unsigned name) {
          value;
 }
 
-// Strips typedefs and qualifiers from `type` in place. False when the chain ends without a
-// type (void, as in `const void`).
+// Strips typedefs and qualifiers from `type` in place, and replaces a stub standing for a
+// type unit's type (-fdebug-types-section: DW_AT_signature) by that type. False when the
+// chain ends without a type (void, as in `const void`).
 bool strip(Dwarf_Die* type) {
   for (int n = 0; n < 64; ++n) {
+    Dwarf_Attribute sig;
+    if (dwarf_attr(type, DW_AT_signature, &sig) != nullptr) {
+      if (dwarf_formref_die(&sig, type) == nullptr) return false;
+      continue;
+    }
     switch (dwarf_tag(type)) {
       case DW_TAG_typedef:
       case DW_TAG_const_type:
@@ -220,14 +226,6 @@ ArgType ArgTypeClassifier::classify_uncached(Dwarf_Die* die) {
     case DW_TAG_class_type:
     case DW_TAG_structure_type:
     case DW_TAG_union_type: {
-      // A declaration standing for a definition in a type unit.
-      if (dwarf_hasattr(&type, DW_AT_declaration)) {
-        Dwarf_Die defn;
-        Dwarf_Attribute attr;
-        if (dwarf_attr(&type, DW_AT_signature, &attr) != nullptr &&
-            dwarf_formref_die(&attr, &defn) != nullptr)
-          type = defn;
-      }
       t.kind = ArgType::Kind::kClass;
       t.std_string = is_std_string(&type);
       int size = dwarf_bytesize(&type);
@@ -321,8 +319,14 @@ bool ArgTypeClassifier::is_std_string(Dwarf_Die* cls) {
   if (without_spaces(dwarf_diename(cls)) !=
       "basic_string<char,std::char_traits<char>,std::allocator<char>>")
     return false;
+  // g++'s type units define a class at their top level, with DW_AT_specification naming
+  // its declaration inside the namespaces.
+  Dwarf_Die decl = *cls;
+  Dwarf_Attribute spec;
+  for (int i = 0; i < 8 && dwarf_attr(&decl, DW_AT_specification, &spec) != nullptr; ++i)
+    if (dwarf_formref_die(&spec, &decl) == nullptr) return false;
   Dwarf_Die* scopes = nullptr;
-  int n = dwarf_getscopes_die(cls, &scopes);
+  int n = dwarf_getscopes_die(&decl, &scopes);
   // scopes[0] is the class itself, the last one its unit.
   auto is_namespace = [&](int i, const char* name) {
     const char* s = dwarf_diename(&scopes[i]);

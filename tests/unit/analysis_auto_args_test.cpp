@@ -1,7 +1,8 @@
 // Unit tests of auto_args() (analysis/auto_args.hpp): the FunctionArgs derived from the
 // DWARF of tests/programs/auto_args.cpp as built by g++ and by clang++ at -O0 -g (every case
 // checked for both), looked up by the address of each function's symbol; of
-// tests/programs/auto_args_opt.cpp at -O2 (signatures the optimiser changed); and the file
+// tests/programs/auto_args_opt.cpp at -O2 (signatures the optimiser changed); of the first
+// with its types in type units (-fdebug-types-section), compared with it; and the file
 // cases: no DWARF (empty), a missing file and a file that is not ELF (errors).
 // Paths of the fixture binaries: tests/unit/auto_args_fixtures.cmake.
 #include <gtest/gtest.h>
@@ -155,6 +156,26 @@ TEST_P(AutoArgsTest, MemberFunctions) {
 TEST_P(AutoArgsTest, TemplateInstances) {
   EXPECT_EQ(of("_ZN2ns5twiceIsEET_S1_PKS1_"), show(args({F::kI16, F::kPtr}, F::kI16)));
   EXPECT_EQ(of("_ZN2ns5twiceIdEET_S1_PKS1_"), show(args({F::kF64, F::kPtr}, F::kF64)));
+}
+
+// Every function's specs, by symbol name, as text.
+std::map<std::string, std::string> specs_by_name(const std::string& path) {
+  std::map<std::string, std::string> out;
+  auto found = auto_args(path);
+  auto image = ElfImage::open(path);
+  if (!found.ok() || !image.ok()) return out;
+  for (const AutoArgs& e : *found) {
+    const FuncSymbol* sym = (*image)->find_function(e.lo);
+    if (sym != nullptr && sym->start == e.lo) out[sym->name] = show(e.what);
+  }
+  return out;
+}
+
+TEST_P(AutoArgsTest, TypeUnitsGiveTheSameSpecs) {
+  std::string with_units = gcc_ ? AUTO_ARGS_GCC_TU_BINARY : AUTO_ARGS_CLANG_TU_BINARY;
+  auto expected = specs_by_name(path_);
+  ASSERT_GT(expected.size(), 20u);
+  EXPECT_EQ(specs_by_name(with_units), expected);
 }
 
 TEST_P(AutoArgsTest, SortedAndDisjoint) {

@@ -1,6 +1,7 @@
 # Fixture binaries of analysis_auto_args_test, built at build time by plain custom commands
 # (two compilers do not fit one CMake project) and passed to the test as compile definitions:
 #   AUTO_ARGS_{GCC,CLANG}_BINARY       tests/programs/auto_args.cpp at -O0 -g
+#   AUTO_ARGS_{GCC,CLANG}_TU_BINARY    the same with -fdebug-types-section (type units)
 #   AUTO_ARGS_{GCC,CLANG}_OPT_BINARY   tests/programs/auto_args_opt.cpp at -O2 -g
 #   AUTO_ARGS_NODWARF_BINARY           auto_args.cpp by g++ without debug information
 # Without clang++ the clang paths are empty and the test skips those cases.
@@ -30,6 +31,10 @@ endfunction()
 
 auto_args_fixture(AUTO_ARGS_GCC_BINARY "${CALLMON_AUTO_ARGS_GXX}" auto_args.cpp "-O0;-g")
 auto_args_fixture(AUTO_ARGS_CLANG_BINARY "${CALLMON_AUTO_ARGS_CLANGXX}" auto_args.cpp "-O0;-g")
+auto_args_fixture(AUTO_ARGS_GCC_TU_BINARY "${CALLMON_AUTO_ARGS_GXX}" auto_args.cpp
+                  "-O0;-g;-fdebug-types-section")
+auto_args_fixture(AUTO_ARGS_CLANG_TU_BINARY "${CALLMON_AUTO_ARGS_CLANGXX}" auto_args.cpp
+                  "-O0;-g;-fdebug-types-section")
 auto_args_fixture(AUTO_ARGS_NODWARF_BINARY "${CALLMON_AUTO_ARGS_GXX}" auto_args.cpp "-O0;-g0")
 auto_args_fixture(AUTO_ARGS_GCC_OPT_BINARY "${CALLMON_AUTO_ARGS_GXX}" auto_args_opt.cpp "-O2;-g")
 auto_args_fixture(AUTO_ARGS_CLANG_OPT_BINARY "${CALLMON_AUTO_ARGS_CLANGXX}" auto_args_opt.cpp
