@@ -1,10 +1,11 @@
-// Unit tests of auto_args() (analysis/auto_args.hpp): the FunctionArgs derived from the
-// DWARF of tests/programs/auto_args.cpp as built by g++ and by clang++ at -O0 -g (every case
-// checked for both), looked up by the address of each function's symbol; of
-// tests/programs/auto_args_opt.cpp at -O2 (signatures the optimiser changed); of the first
-// with its types in type units (-fdebug-types-section), compared with it; and the file
-// cases: no DWARF (empty), a missing file and a file that is not ELF (errors).
-// Paths of the fixture binaries: tests/unit/auto_args_fixtures.cmake.
+// Unit tests of auto_args() (analysis/auto_args.hpp), on fixture binaries built by g++ and
+// clang++ (paths: tests/unit/auto_args_fixtures.cmake), every case for both compilers:
+//   - tests/programs/auto_args.cpp at -O0 -g: the exact FunctionArgs of each function,
+//     found by the address of its symbol;
+//   - the same with type units (-fdebug-types-section) or with its DWARF in a separate file
+//     (.gnu_debuglink): the same specs;
+//   - tests/programs/auto_args_opt.cpp at -O2: signatures the optimiser kept or changed;
+//   - no DWARF (empty), a missing file and a file that is not ELF (errors).
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -217,6 +218,12 @@ TEST_P(AutoArgsOptTest, ChangedSignatures) {
 
 INSTANTIATE_TEST_SUITE_P(auto_args, AutoArgsOptTest, ::testing::Values("gcc", "clang"),
                          [](const auto& info) { return std::string(info.param); });
+
+TEST(auto_args, SeparateDebugFile) {
+  auto expected = specs_by_name(AUTO_ARGS_GCC_BINARY);
+  ASSERT_GT(expected.size(), 20u);
+  EXPECT_EQ(specs_by_name(AUTO_ARGS_DEBUGLINK_BINARY), expected);
+}
 
 TEST(auto_args, NoDwarfGivesNothing) {
   auto found = auto_args(AUTO_ARGS_NODWARF_BINARY);

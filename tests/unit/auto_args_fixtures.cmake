@@ -4,6 +4,8 @@
 #   AUTO_ARGS_{GCC,CLANG}_TU_BINARY    the same with -fdebug-types-section (type units)
 #   AUTO_ARGS_{GCC,CLANG}_OPT_BINARY   tests/programs/auto_args_opt.cpp at -O2 -g
 #   AUTO_ARGS_NODWARF_BINARY           auto_args.cpp by g++ without debug information
+#   AUTO_ARGS_DEBUGLINK_BINARY         the g++ -O0 one with its DWARF moved to a separate
+#                                      file beside it (.gnu_debuglink)
 # Without clang++ the clang paths are empty and the test skips those cases.
 find_program(CALLMON_AUTO_ARGS_GXX NAMES g++ g++-12)
 find_program(CALLMON_AUTO_ARGS_CLANGXX NAMES clang++ clang++-14)
@@ -39,5 +41,15 @@ auto_args_fixture(AUTO_ARGS_NODWARF_BINARY "${CALLMON_AUTO_ARGS_GXX}" auto_args.
 auto_args_fixture(AUTO_ARGS_GCC_OPT_BINARY "${CALLMON_AUTO_ARGS_GXX}" auto_args_opt.cpp "-O2;-g")
 auto_args_fixture(AUTO_ARGS_CLANG_OPT_BINARY "${CALLMON_AUTO_ARGS_CLANGXX}" auto_args_opt.cpp
                   "-O2;-g")
+set(gcc_binary ${auto_args_dir}/auto_args_gcc_binary)
+set(linked ${auto_args_dir}/auto_args_debuglink_binary)
+add_custom_command(OUTPUT ${linked}
+                   COMMAND ${CMAKE_OBJCOPY} --only-keep-debug ${gcc_binary} ${linked}.debug
+                   COMMAND ${CMAKE_OBJCOPY} --strip-debug --add-gnu-debuglink=${linked}.debug
+                           ${gcc_binary} ${linked}
+                   DEPENDS ${gcc_binary}
+                   COMMENT "auto_args fixture ${linked}" VERBATIM)
+list(APPEND auto_args_outputs ${linked})
+target_compile_definitions(analysis_auto_args_test PRIVATE AUTO_ARGS_DEBUGLINK_BINARY="${linked}")
 add_custom_target(auto_args_fixtures DEPENDS ${auto_args_outputs})
 add_dependencies(analysis_auto_args_test auto_args_fixtures)
