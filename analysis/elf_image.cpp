@@ -331,6 +331,8 @@ bool ElfImage::ensure_dwarf() {
   return dwarf_->dw != nullptr;
 }
 
+::Dwarf* ElfImage::dwarf() { return ensure_dwarf() ? dwarf_->dw : nullptr; }
+
 std::vector<StatementRow> ElfImage::statement_rows() {
   std::vector<StatementRow> rows;
   if (!ensure_dwarf()) return rows;

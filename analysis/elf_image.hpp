@@ -13,6 +13,8 @@
 
 #include "format/result.hpp"
 
+struct Dwarf;  // elfutils libdw's handle (<elfutils/libdw.h>)
+
 namespace callmon::analysis {
 
 struct FuncSymbol {
@@ -55,6 +57,11 @@ class ElfImage {
   // Every statement start of every compile unit's line table (is_stmt rows where the file or
   // line changes), in table order. Empty when the file has no usable DWARF.
   std::vector<StatementRow> statement_rows();
+
+  // The libdw handle of the file's DWARF: its own, or the separate debug file's when it has
+  // none (the same one source_of() reads). Opened on the first call and owned by the image.
+  // nullptr when neither file has usable DWARF.
+  ::Dwarf* dwarf();
 
   const std::string& path() const { return path_; }
   size_t symbol_count() const { return symbols_.size(); }
