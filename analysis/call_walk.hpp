@@ -11,6 +11,13 @@
 // END came earlier and nothing is open: calls recorded after the thread's END). INHERIT
 // frames (a fork child) open at the stream's first time and are marked inherited. An exit
 // with no open call is counted as unmatched and skipped.
+//
+// ARGS and RETVAL records (recorded values) change nothing in the walk: they go only to a
+// sink that takes them (ArgsSink, RetvalSink below), with the call they belong to. ARGS
+// belongs to the innermost open call; RETVAL to the call closed by the last EXIT of the
+// same nesting (a signal's nested calls may come between an EXIT and its RETVAL), and
+// only while no later record of that nesting came (a non-nested record ends the nested
+// ones' window). Orphans (nothing open, no such EXIT) are dropped.
 #pragma once
 
 #include <algorithm>
@@ -52,6 +59,18 @@ struct FinishedCall {
 //   uint32_t on_enter(uint64_t addr, uint64_t ticks, uint32_t depth, bool inherited);
 //   void on_call(const FinishedCall& call);          // innermost first
 //   void on_special(const format::Event& ev, uint32_t depth);  // FORK EXEC END LOST SYNC
+// and optionally (only sinks that show recorded values):
+//   void on_args(const format::Event& ev, uint32_t depth, uint32_t slot);
+//       ev: a kArgs event; depth and slot: those of the innermost open call, its owner
+//   void on_retval(const format::Event& ev, const FinishedCall& call);
+//       ev: a kRetval event; call: the call it belongs to, handed to on_call before
+template <class S>
+concept ArgsSink = requires(S& s, const format::Event& ev, uint32_t n) { s.on_args(ev, n, n); };
+template <class S>
+concept RetvalSink = requires(S& s, const format::Event& ev, const FinishedCall& c) {
+  s.on_retval(ev, c);
+};
+
 template <class Sink>
 class CallWalker {
  public:
@@ -68,6 +87,15 @@ class CallWalker {
 
   // Consumes the next record of the stream.
   void feed(const format::Event& ev) {
+    if (ev.type >= format::Event::kArgs) [[unlikely]] {
+      value_record(ev);
+      return;
+    }
+    if constexpr (RetvalSink<Sink>) {
+      // A record ends the window in which a RETVAL of its nesting may follow an EXIT.
+      if (!ev.nested) exited_valid_[0] = false;
+      exited_valid_[1] = false;
+    }
     if (!started_) {
       started_ = true;
       first_ticks_ = ev.ticks;
@@ -83,6 +111,10 @@ class CallWalker {
           ++unmatched_;
         } else {
           pop(ev.ticks, ExitKind::kNormal);
+          if constexpr (RetvalSink<Sink>) {
+            exited_[ev.nested] = popped_;
+            exited_valid_[ev.nested] = true;
+          }
         }
         break;
       case format::Event::kUnwind: {
@@ -147,6 +179,23 @@ class CallWalker {
     stack_.push_back(OpenFrame{addr, ticks, 0, 0, slot, inherited});
   }
 
+  // An ARGS or RETVAL record: to the sink if it takes it, with its call (see the top).
+  void value_record(const format::Event& ev) {
+    if (ev.type == format::Event::kArgs) {
+      if constexpr (ArgsSink<Sink>) {
+        if (!stack_.empty())
+          sink_.on_args(ev, static_cast<uint32_t>(stack_.size() - 1), stack_.back().slot);
+      }
+    } else if (ev.type == format::Event::kRetval) {
+      if constexpr (RetvalSink<Sink>) {
+        if (exited_valid_[ev.nested]) {
+          exited_valid_[ev.nested] = false;  // one value per call
+          sink_.on_retval(ev, exited_[ev.nested]);
+        }
+      }
+    }
+  }
+
   void pop(uint64_t ticks, ExitKind kind) {
     const OpenFrame& f = stack_.back();
     FinishedCall call;
@@ -169,6 +218,7 @@ class CallWalker {
       stack_.back().descendants += below;
     }
     sink_.on_call(call);
+    if constexpr (RetvalSink<Sink>) popped_ = call;
   }
 
   Sink& sink_;
@@ -184,6 +234,11 @@ class CallWalker {
   bool saw_end_ = false;
   double inner_ = 0;
   double outer_ = 0;
+  // For RETVAL (RetvalSink only): the last call popped, and per nesting (0 plain,
+  // 1 nested) the call of the last EXIT while a RETVAL may still follow it.
+  FinishedCall popped_;
+  FinishedCall exited_[2];
+  bool exited_valid_[2] = {false, false};
 };
 
 // Feeds every record of `reader` to `walker`, then finishes it. `tick(bytes_read)` is

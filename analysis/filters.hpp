@@ -13,6 +13,10 @@
 // that is still undecided is held back ("pending") and handed to the inner sink as soon as
 // a later timestamp proves it long enough, or dropped when it ends short. Only open calls
 // can be pending, so memory stays bounded by the stack depth.
+//
+// Recorded values follow their calls (when the inner sink takes them, call_walk.hpp): a
+// dropped call's are dropped, a pending call's ARGS are copied and handed over right after
+// its on_enter, a kept call's RETVAL goes with the call as the inner sink saw it.
 #pragma once
 
 #include <cstdint>
@@ -96,7 +100,8 @@ class FilteredSink {
 
   uint32_t on_enter(uint64_t addr, uint64_t ticks, uint32_t depth, bool inherited) {
     resolve(ticks);
-    Frame fr{addr, ticks, 0, 0, 0, 0, kDropped, inherited};
+    if (++serial_ == 0) serial_ = 1;
+    Frame fr{addr, ticks, 0, 0, 0, serial_, kDropped, inherited};
     bool drop = (f_.max_depth != 0 && depth >= f_.max_depth) || ticks > range_end_ ||
                 !names_.keeps(addr);
     frames_.push_back(fr);
@@ -108,7 +113,7 @@ class FilteredSink {
         keep(frames_.size() - 1);
       }
     }
-    return 0;
+    return serial_;
   }
 
   void on_call(const FinishedCall& call) {
@@ -119,6 +124,9 @@ class FilteredSink {
     int64_t signed_time = call.self + fr.all_children;
     if (!frames_.empty()) frames_.back().all_children += signed_time;
     if (fr.state == kPending && first_pending_ == frames_.size()) first_pending_ = kNone;
+    if constexpr (ArgsSink<Inner>) {
+      if (!held_.empty() && held_.back().frame == frames_.size()) held_.pop_back();
+    }
     if (fr.state != kKept) return;  // its time stays in the nearest kept ancestor's self
     kept_.pop_back();
     if (!kept_.empty()) frames_[kept_.back()].kept_children += signed_time;
@@ -127,10 +135,42 @@ class FilteredSink {
     out.slot = fr.inner_slot;
     out.self = signed_time - fr.kept_children;
     inner_.on_call(out);
+    if constexpr (RetvalSink<Inner>) {
+      recent_[recent_next_] = Closed{fr.serial, out};
+      recent_next_ = (recent_next_ + 1) % kRecent;
+    }
   }
 
   void on_special(const format::Event& ev, uint32_t /*depth*/) {
     inner_.on_special(ev, static_cast<uint32_t>(kept_.size()));
+  }
+
+  // The innermost open call's arguments (call_walk.hpp, ArgsSink).
+  void on_args(const format::Event& ev, uint32_t /*depth*/, uint32_t /*slot*/)
+    requires ArgsSink<Inner>
+  {
+    if (frames_.empty()) return;
+    const size_t i = frames_.size() - 1;
+    const Frame& fr = frames_[i];
+    if (fr.state == kKept) {
+      inner_.on_args(ev, static_cast<uint32_t>(kept_.size() - 1), fr.inner_slot);
+    } else if (fr.state == kPending) {
+      if (!held_.empty() && held_.back().frame == i) held_.pop_back();  // the last one wins
+      held_.push_back(HeldArgs{i, ev, std::vector<uint8_t>(ev.data, ev.data + ev.size)});
+    }
+  }
+
+  // The return value of a call just closed (call_walk.hpp, RetvalSink): `call.slot` is the
+  // serial this sink gave the call; found among the last calls handed on when it was kept.
+  void on_retval(const format::Event& ev, const FinishedCall& call)
+    requires RetvalSink<Inner>
+  {
+    for (const Closed& c : recent_) {
+      if (c.serial != 0 && c.serial == call.slot) {
+        inner_.on_retval(ev, c.out);
+        return;
+      }
+    }
   }
 
  private:
@@ -142,10 +182,22 @@ class FilteredSink {
     int64_t all_children;   // signed times of every direct child
     int64_t kept_children;  // signed times of the nearest kept descendants
     uint32_t inner_slot;
-    uint32_t pad;
+    uint32_t serial;        // the slot this sink returned for the call
     State state;
     bool inherited;
   };
+  // The ARGS of a pending frame, copied (the event's payload lives in the reader's chunk).
+  struct HeldArgs {
+    size_t frame;
+    format::Event ev;
+    std::vector<uint8_t> bytes;
+  };
+  struct Closed {
+    uint32_t serial;
+    FinishedCall out;
+  };
+  // Kept calls remembered for a RETVAL that follows a few nested calls late.
+  static constexpr unsigned kRecent = 4;
 
   // Hands a frame to the inner sink; every frame below it is decided by now.
   void keep(size_t i) {
@@ -154,6 +206,17 @@ class FilteredSink {
     fr.inner_slot =
         inner_.on_enter(fr.addr, fr.start, static_cast<uint32_t>(kept_.size()), fr.inherited);
     kept_.push_back(static_cast<uint32_t>(i));
+    if constexpr (ArgsSink<Inner>) {
+      // held_ is ordered by frame; frames are kept outermost first.
+      for (auto it = held_.begin(); it != held_.end(); ++it) {
+        if (it->frame != i) continue;
+        format::Event ev = it->ev;
+        ev.data = it->bytes.data();
+        inner_.on_args(ev, static_cast<uint32_t>(kept_.size() - 1), fr.inner_slot);
+        held_.erase(it);
+        break;
+      }
+    }
   }
 
   // A timestamp `t` seen while the pending frames are open proves each of them lasts at
@@ -181,6 +244,10 @@ class FilteredSink {
   std::vector<Frame> frames_;
   std::vector<uint32_t> kept_;  // indices of the kept frames on the stack
   size_t first_pending_ = kNone;
+  uint32_t serial_ = 0;
+  std::vector<HeldArgs> held_;  // ARGS of pending frames, by frame index (ArgsSink only)
+  Closed recent_[kRecent] = {};
+  unsigned recent_next_ = 0;
 };
 
 // Walks `reader` into `sink`, through a FilteredSink when `filters` is active. Compensation

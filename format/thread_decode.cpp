@@ -38,6 +38,8 @@ inline void set_event(Event& ev, Event::Type type, bool nested, uint64_t ticks, 
   ev.ticks = ticks;
   ev.addr = addr;
   ev.count = count;
+  ev.data = nullptr;
+  ev.size = 0;
 }
 
 }  // namespace
@@ -142,6 +144,7 @@ bool ThreadReader::decode_special(uint64_t v, const uint8_t*& p, Event& ev) {
   Event::Type type;
   uint64_t addr = 0, count = 0;
   uint32_t reason = 0;
+  const uint8_t* payload = nullptr;
   switch (code) {
     case kCodeEnter:
       if (!read(fields, 1)) return false;
@@ -215,6 +218,19 @@ bool ThreadReader::decode_special(uint64_t v, const uint8_t*& p, Event& ev) {
       type = Event::kSync;
       count = fields[0];
       break;
+    case kCodeArgs:
+    case kCodeRetval:
+      // The payload is only delimited here; format/arg_values.hpp decodes it.
+      if (!read(fields, 1)) return false;
+      if (fields[0] > static_cast<uint64_t>(end_ - p)) {
+        abandon_chunk(rec, "an ARGS or RETVAL record whose payload runs past the end of the "
+                      "chunk", true);
+        return false;
+      }
+      payload = p;
+      p += fields[0];
+      type = code == kCodeArgs ? Event::kArgs : Event::kRetval;
+      break;
     default:
       abandon_chunk(rec, "a special record of unknown code", false);
       return false;
@@ -230,6 +246,10 @@ bool ThreadReader::decode_special(uint64_t v, const uint8_t*& p, Event& ev) {
   }
   last_ticks_ = std::max(last_ticks_, ticks);
   set_event(ev, type, nested, last_ticks_, addr, count, reason);
+  if (payload) {
+    ev.data = payload;
+    ev.size = static_cast<uint32_t>(p - payload);  // <= the chunk size
+  }
   return true;
 }
 

@@ -29,9 +29,10 @@ Error header_error(const std::string& path, const std::string& what) {
 std::string check_header(const ThreadFileHeader& h) {
   if (std::memcmp(h.magic, kThreadMagic, sizeof h.magic) != 0)
     return "not a callmon thread file (bad magic)";
-  if (h.version != kTraceVersion)
-    return fmt::format("unsupported thread file version {} (this callmon reads version {})",
-                       h.version, kTraceVersion);
+  if (h.version < kMinTraceVersion || h.version > kTraceVersion)
+    return fmt::format("unsupported thread file version {} (this callmon reads versions {} "
+                       "to {})",
+                       h.version, kMinTraceVersion, kTraceVersion);
   if (h.header_size != kHeaderSize)
     return fmt::format("impossible header size {} (expected {})", h.header_size, kHeaderSize);
   if (h.chunk_size % 4096 != 0 || h.chunk_size < kMinChunkSize || h.chunk_size > kMaxChunkSize)

@@ -24,6 +24,10 @@ struct Event {
     kInherit,  // addr: one frame open at fork, outermost first
     kLost,     // count events could not be stored
     kSync,     // count = monotonic ns at ticks
+    // kArgs and kRetval stay last: the call walk tests `type >= kArgs` to set them apart.
+    kArgs,     // data/size: the argument values (format/args.hpp) of the innermost open call
+    kRetval,   // data/size: the return value of the call whose EXIT came just before (of the
+               // same nesting: a nested RETVAL follows a nested EXIT)
   };
   Type type = kEnter;
   bool nested = false;  // written by a hook interrupted by a signal
@@ -31,6 +35,10 @@ struct Event {
   uint64_t ticks = 0;
   uint64_t addr = 0;
   uint64_t count = 0;
+  // kArgs/kRetval: the payload (decode with format/arg_values.hpp). It points into the
+  // reader's current chunk: valid until the next call of next() on the same reader.
+  const uint8_t* data = nullptr;
+  uint32_t size = 0;
 };
 
 // What a reader found wrong in a file without being unable to read it.

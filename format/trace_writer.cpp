@@ -207,6 +207,36 @@ void ThreadWriter::sync(uint64_t ticks, uint64_t mono_ns) {
   special(kCodeSync, false, ticks, &mono_ns, 1);
 }
 
+void ThreadWriter::payload_record(SpecialCode code, bool nested, uint64_t ticks,
+                                  const std::vector<uint8_t>& payload) {
+  if (!started_) header_.start_ticks = ticks, started_ = true;
+  std::vector<uint8_t> buf(30 + payload.size());
+  uint64_t t;
+  size_t n;
+  do {
+    t = nested ? ticks : delta(ticks);
+    uint8_t* e = leb128_put(buf.data(), special_head(code, nested));
+    e = leb128_put(e, t);
+    e = leb128_put(e, payload.size());
+    std::copy(payload.begin(), payload.end(), e);
+    n = static_cast<size_t>(e - buf.data()) + payload.size();
+    if (n > header_.chunk_size) {
+      if (error_.empty())
+        error_ = fmt::format("{}: a record of {} bytes does not fit in a chunk", path_, n);
+      return;
+    }
+  } while (!put_record(buf.data(), n));
+  if (!nested) time_base_ += t;
+}
+
+void ThreadWriter::args(uint64_t ticks, const std::vector<uint8_t>& payload, bool nested) {
+  payload_record(kCodeArgs, nested, ticks, payload);
+}
+
+void ThreadWriter::retval(uint64_t ticks, const std::vector<uint8_t>& payload, bool nested) {
+  payload_record(kCodeRetval, nested, ticks, payload);
+}
+
 void ThreadWriter::set_thread_name(const std::string& name) {
   copy_string(header_.thread_name, sizeof header_.thread_name, name);
 }

@@ -36,6 +36,11 @@ class ThreadWriter {
   void inherit(uint64_t ticks, const std::vector<uint64_t>& addrs);
   void lost(uint64_t ticks, uint64_t count);
   void sync(uint64_t ticks, uint64_t mono_ns);
+  // ARGS and RETVAL records carrying `payload` as is (format/arg_values.hpp,
+  // encode_arg_values; tests may pass malformed payloads). `nested` as nested_enter. A
+  // record larger than a chunk is not written: close() reports it.
+  void args(uint64_t ticks, const std::vector<uint8_t>& payload, bool nested = false);
+  void retval(uint64_t ticks, const std::vector<uint8_t>& payload, bool nested = false);
   void set_thread_name(const std::string& name);
 
   // Flushes the data and the header. `finished` sets kFlagFinished and end_offset, as the
@@ -50,6 +55,8 @@ class ThreadWriter {
   bool put_record(const uint8_t* bytes, size_t n);
   void special(SpecialCode code, bool nested, uint64_t ticks, const uint64_t* fields,
                size_t nfields);
+  void payload_record(SpecialCode code, bool nested, uint64_t ticks,
+                      const std::vector<uint8_t>& payload);
   uint64_t delta(uint64_t ticks) const;  // ticks - time base, 0 if time steps back
   void flush_chunk();                    // writes the current chunk at its offset
   void write_all(const void* data, size_t n, uint64_t offset);

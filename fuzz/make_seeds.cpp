@@ -1,6 +1,7 @@
 // fuzz_make_seeds: writes the generated part of the seed corpora (fuzz/corpus/<target>/):
 // thread files made with format::ThreadWriter (every record kind, nested records, several
-// chunks, a cut stream), meta files, and recordings in the split form fuzz_recording reads.
+// chunks, a cut stream, ARGS/RETVAL values), meta files, and recordings in the split form
+// fuzz_recording reads.
 // The ELF seeds (a tiny object, a stripped binary) are compiled by bench/fuzz.sh --seeds.
 //
 // Usage: fuzz_make_seeds CORPUS_DIR
@@ -11,6 +12,7 @@
 #include <sstream>
 #include <string>
 
+#include "format/arg_values.hpp"
 #include "format/session.hpp"
 #include "format/trace_writer.hpp"
 
@@ -96,6 +98,42 @@ int main(int argc, char** argv) {
     w.exec(80);
     w.end(90);
   });
+  // ARGS and RETVAL records: every value kind, nested ones, a malformed payload.
+  const std::string args = thread_file(tmp, [](fmtns::ThreadWriter& w) {
+    using fmtns::ArgFormat;
+    auto value = [](ArgFormat f, uint8_t pos, uint64_t bits) {
+      fmtns::ArgValue v;
+      v.format = f;
+      v.position = pos;
+      v.bits = bits;
+      v.real = 0.5;
+      return v;
+    };
+    fmtns::ArgValue str = value(ArgFormat::kCStr, 3, 0);
+    str.text = "hi\n";
+    fmtns::ArgValue cut_str = value(ArgFormat::kStdString, 4, 0);
+    cut_str.text = "abc";
+    cut_str.state = fmtns::StringState::kTruncated;
+    fmtns::ArgValue null_str = value(ArgFormat::kCStr, 5, 0);
+    null_str.state = fmtns::StringState::kNull;
+    w.enter(100, 0x401000);
+    w.args(100, fmtns::encode_arg_values(
+                    {value(ArgFormat::kThis, 1, 0x7f0000001000), value(ArgFormat::kI32, 2,
+                                                                        uint64_t(-5)),
+                     str, cut_str, null_str, value(ArgFormat::kF64, 6, 0),
+                     value(ArgFormat::kChar, 7, '\''), value(ArgFormat::kX16, 8, 0xbeef)}));
+    w.enter(150, 0x401100);
+    w.nested_enter(155, 0x401200);
+    w.args(155, fmtns::encode_arg_values({value(ArgFormat::kBool, 1, 1)}), true);
+    w.nested_exit(156);
+    w.retval(156, fmtns::encode_arg_values({value(ArgFormat::kPtr, 0, 0)}), true);
+    w.args(157, fmtns::encode_arg_values({value(ArgFormat::kU8, 1, 200)}));
+    w.exit(180);
+    w.retval(180, {99, 0, 1});  // an unknown format
+    w.exit(300);
+    w.retval(300, fmtns::encode_arg_values({value(ArgFormat::kF32, 0, 0)}));
+    w.end(310);
+  });
   const std::string cut = thread_file(
       tmp, [](fmtns::ThreadWriter& w) {
         w.enter(100, 0x401000);
@@ -117,6 +155,7 @@ int main(int argc, char** argv) {
   spit(out + "/thread_file/simple", simple);
   spit(out + "/thread_file/specials", specials);
   spit(out + "/thread_file/cut", cut);
+  spit(out + "/thread_file/args", args);
   spit(out + "/thread_file/chunks", chunks);
   spit(out + "/thread_file/header_only", simple.substr(0, 4096));
   spit(out + "/thread_file/short_header", simple.substr(0, 100));
@@ -148,6 +187,7 @@ int main(int argc, char** argv) {
   const std::string sep = "\n----\n";
   spit(out + "/recording/full", session_json + sep + meta + sep + simple + sep + specials);
   spit(out + "/recording/cut", session_json + sep + meta + sep + cut);
+  spit(out + "/recording/args", session_json + sep + meta + sep + args);
   spit(out + "/recording/no_session", sep + meta + sep + simple);
   spit(out + "/recording/meta_only", sep + meta);
   return 0;

@@ -1,5 +1,7 @@
-// Fuzz targets of the format layer and what reads a whole recording: a thread events file,
-// a process meta file, and a recording directory taken through `report` and `info`.
+// Fuzz targets of the format layer and what reads a whole recording: a thread events file
+// (with the recorded values decoded and formatted), a process meta file, and a recording
+// directory taken through `report`, `info` and `replay`.
+#include <cstdio>
 #include <filesystem>
 #include <string_view>
 
@@ -9,8 +11,10 @@
 #include "format/recording.hpp"
 #include "format/thread_reader.hpp"
 #include "fuzz/targets.hpp"
+#include "report/arg_text.hpp"
 #include "report/info_render.hpp"
 #include "report/profile_render.hpp"
+#include "report/replay_printer.hpp"
 
 namespace callmon::fuzz {
 namespace {
@@ -21,7 +25,11 @@ void read_thread(const std::string& path) {
   if (!reader.ok()) return;
   format::Event ev;
   uint64_t n = 0;
-  while (reader->next(ev)) ++n;
+  while (reader->next(ev)) {
+    ++n;
+    if (ev.type == format::Event::kArgs || ev.type == format::Event::kRetval)
+      (void)report::format_arg_payload(ev.data, ev.size);
+  }
   (void)reader->damage().notes.size();
   (void)n;
 }
@@ -76,6 +84,21 @@ void fuzz_recording(const uint8_t* data, size_t size) {
     (void)report::render_profile_text(*profile, render);
     (void)report::render_profile_json(*profile, render);
     (void)report::render_profile_csv(*profile, render);
+  }
+  // `replay` into /dev/null: the call walk with the recorded values attached to calls.
+  if (std::FILE* sink = std::fopen("/dev/null", "w")) {
+    auto cache = analysis::make_elf_cache();
+    for (const auto& process : rec->processes) {
+      analysis::ProcessSymbolizer sym(process.meta, cache);
+      report::ReplayPrinter printer(sink, process.meta, sym, 0);
+      for (const auto& thread : process.threads) {
+        auto reader = format::ThreadReader::open(thread.path);
+        if (!reader.ok()) continue;
+        analysis::CallWalker<report::ReplayPrinter> walker(printer);
+        analysis::walk_thread(*reader, walker, [](uint64_t) {});
+      }
+    }
+    std::fclose(sink);
   }
   auto info = analysis::gather_info(*rec, {});
   if (info.ok()) {

@@ -3,6 +3,7 @@
 
 #include <fmt/format.h>
 
+#include "report/arg_text.hpp"
 #include "report/units.hpp"
 
 namespace callmon::report {
@@ -34,32 +35,44 @@ const std::string& ReplayPrinter::name_of(uint64_t addr) {
 }
 
 void ReplayPrinter::line(const std::string& duration, uint32_t depth, const std::string& text) {
+  retval_slot_ = 0;  // a later line: the last closing line is settled
+  if (buf_.size() >= (64u << 10)) flush();
+  last_line_at_ = buf_.size();
   buf_ += duration;
   buf_ += " | ";
   buf_.append(2 * static_cast<size_t>(depth), ' ');
   buf_ += text;
   buf_ += '\n';
-  if (buf_.size() >= (64u << 10)) flush();
+}
+
+std::string ReplayPrinter::pending_text() {
+  const std::string& name = name_of(pending_addr_);
+  return pending_has_args_ ? name_with_args(name, pending_args_) : name;
 }
 
 void ReplayPrinter::open_pending() {
   if (!pending_) return;
   pending_ = false;
-  line(replay_blank(), pending_depth_, name_of(pending_addr_) + " {");
+  line(replay_blank(), pending_depth_, pending_text() + " {");
 }
 
 uint32_t ReplayPrinter::on_enter(uint64_t addr, uint64_t /*ticks*/, uint32_t depth,
                                  bool inherited) {
   if (hidden(depth)) return 0;
   open_pending();  // the pending call is this one's parent: it has a child
+  if (++serial_ == 0) serial_ = 1;
+  if (open_addrs_.size() <= depth) open_addrs_.resize(depth + 1);
+  open_addrs_[depth] = addr;
   if (inherited) {
     line(replay_blank(), depth, name_of(addr) + " { [inherited]");
-    return 0;
+    return serial_;
   }
   pending_ = true;
   pending_addr_ = addr;
   pending_depth_ = depth;
-  return 0;
+  pending_slot_ = serial_;
+  pending_has_args_ = false;
+  return serial_;
 }
 
 void ReplayPrinter::on_call(const analysis::FinishedCall& call) {
@@ -71,10 +84,41 @@ void ReplayPrinter::on_call(const analysis::FinishedCall& call) {
   }
   if (pending_ && pending_depth_ == call.depth) {
     pending_ = false;
-    line(duration, call.depth, name_of(call.addr) + ";" + mark);
+    std::string text = pending_text();
+    line(duration, call.depth, text + ";" + mark);
+    retval_leaf_ = true;
+    retval_at_ = buf_.size() - 1 - mark.size() - 1;  // at the ';'
   } else {
     line(duration, call.depth, "} /* " + name_of(call.addr) + " */" + mark);
+    retval_leaf_ = false;
+    retval_at_ = buf_.find('}', last_line_at_) + 1;
   }
+  retval_slot_ = call.exit == analysis::ExitKind::kNormal ? call.slot : 0;
+}
+
+void ReplayPrinter::on_args(const format::Event& ev, uint32_t depth, uint32_t slot) {
+  if (hidden(depth) || slot == 0) return;
+  std::string args = format_arg_payload(ev.data, ev.size);
+  if (pending_ && pending_slot_ == slot) {
+    pending_has_args_ = true;
+    pending_args_ = std::move(args);
+    return;
+  }
+  // The call's line is out already (a signal's calls came first): a line inside it.
+  if (depth >= open_addrs_.size()) return;
+  line(replay_blank(), depth + 1,
+       "/* arguments: " + name_with_args(name_of(open_addrs_[depth]), args) + " */");
+}
+
+void ReplayPrinter::on_retval(const format::Event& ev, const analysis::FinishedCall& call) {
+  if (hidden(call.depth) || call.slot == 0) return;
+  std::string value = format_arg_payload(ev.data, ev.size);
+  if (retval_slot_ != 0 && retval_slot_ == call.slot) {
+    retval_slot_ = 0;
+    buf_.insert(retval_at_, retval_leaf_ ? " = " + value : " = " + value + ";");
+    return;
+  }
+  line(replay_blank(), call.depth, "/* " + name_of(call.addr) + " = " + value + " */");
 }
 
 void ReplayPrinter::on_special(const format::Event& ev, uint32_t /*depth*/) {
@@ -90,6 +134,8 @@ void ReplayPrinter::on_special(const format::Event& ev, uint32_t /*depth*/) {
 }
 
 void ReplayPrinter::raw_line(const std::string& text) {
+  retval_slot_ = 0;
+  last_line_at_ = buf_.size();
   buf_ += text;
   buf_ += '\n';
 }
@@ -97,6 +143,20 @@ void ReplayPrinter::raw_line(const std::string& text) {
 void ReplayPrinter::flush() {
   if (!buf_.empty()) std::fwrite(buf_.data(), 1, buf_.size(), out_);
   buf_.clear();
+  retval_slot_ = 0;
+  last_line_at_ = 0;
+}
+
+void ReplayPrinter::flush_settled() {
+  if (retval_slot_ == 0) {
+    flush();
+    return;
+  }
+  // Keep the last line, which may still get a return value.
+  if (last_line_at_ > 0) std::fwrite(buf_.data(), 1, last_line_at_, out_);
+  buf_.erase(0, last_line_at_);
+  retval_at_ -= last_line_at_;
+  last_line_at_ = 0;
 }
 
 }  // namespace callmon::report

@@ -8,6 +8,12 @@
 //   then " [exception]" " [longjmp]" " [unwound]" " [unfinished]" " [cut]" for non-normal
 //   exits, " [inherited]" after the "{" of a fork child's inherited frames;
 //   special events: "# fork child PID", "# exec", "# lost N events".
+// Recorded values (docs/replay.md), uftrace style: arguments between the parentheses of
+// the name ("fib(10) {", "fib(1);"), a return value as "fib(1) = 1;" or
+// "} = 55; /* fib() */". To add a return value to the closing line just printed, that
+// line stays in the buffer until the next line (flush_settled). Values that come too late
+// for their line (a signal's calls recorded in between, rare) get a line of their own:
+// "/* arguments: fib(10) */" inside the call, "/* fib() = 55 */" after it.
 #pragma once
 
 #include <cstdint>
@@ -38,17 +44,24 @@ class ReplayPrinter {
   uint32_t on_enter(uint64_t addr, uint64_t ticks, uint32_t depth, bool inherited);
   void on_call(const analysis::FinishedCall& call);
   void on_special(const format::Event& ev, uint32_t depth);
+  void on_args(const format::Event& ev, uint32_t depth, uint32_t slot);
+  void on_retval(const format::Event& ev, const analysis::FinishedCall& call);
 
   // Writes a line as is (headers); flushes nothing pending.
   void raw_line(const std::string& line);
-  // Writes the buffered output to the stream.
+  // Writes the buffered output to the stream (at the end of a thread or process).
   void flush();
+  // Writes the buffered output but a last closing line that may still get its return
+  // value (during a thread's walk, e.g. before a progress line).
+  void flush_settled();
 
  private:
   bool hidden(uint32_t depth) const { return max_depth_ != 0 && depth >= max_depth_; }
   const std::string& name_of(uint64_t addr);
   void open_pending();
   void line(const std::string& duration, uint32_t depth, const std::string& text);
+  // The pending call's name, with its arguments if they came.
+  std::string pending_text();
 
   std::FILE* out_;
   const format::ProcessMeta& meta_;
@@ -60,6 +73,15 @@ class ReplayPrinter {
   bool pending_ = false;  // a call entered, its opening line not printed yet
   uint64_t pending_addr_ = 0;
   uint32_t pending_depth_ = 0;
+  uint32_t pending_slot_ = 0;
+  bool pending_has_args_ = false;
+  std::string pending_args_;        // the pending call's arguments, formatted
+  uint32_t serial_ = 0;             // the slot of the last call entered (never 0 once shown)
+  std::vector<uint64_t> open_addrs_;  // addresses of the shown open calls, by depth
+  size_t last_line_at_ = 0;         // where the last line starts in buf_
+  uint32_t retval_slot_ = 0;        // the call whose closing line is last in buf_, or 0
+  size_t retval_at_ = 0;            // where its return value goes in buf_
+  bool retval_leaf_ = false;        // " = V" before its ';' (else " = V;" after its '}')
 };
 
 }  // namespace callmon::report

@@ -22,6 +22,10 @@ set(ANALYSIS_GOLDEN
   "report-range simple report|--time-range|35:65"
   "replay-exclude simple replay|--exclude|compute"
   "replay-min recursion replay|--min-duration|20"
+  "replay-exclude args replay|--exclude|^fib$"
+  "replay-min args replay|--min-duration|6"
+  "replay-depth args replay|--max-depth|2"
+  "dump args dump"
   "report-thread threads report|--thread|601"
   "export-folded-exclude simple export|--format=folded|-o|-|--exclude|^compute$"
   "export-chrome-min simple export|--format=chrome|-o|-|--min-duration|15"
@@ -83,3 +87,11 @@ foreach(entry ${ANALYSIS_BAD})
                    -P ${CMAKE_CURRENT_SOURCE_DIR}/run_bad_args.cmake)
   set_tests_properties(errors.${case} PROPERTIES LABELS golden)
 endforeach()
+
+# Recorded argument and return values change no figure (run_same.cmake).
+add_test(NAME golden.args.same-figures
+         COMMAND ${CMAKE_COMMAND} -DCALLMON=$<TARGET_FILE:callmon>
+                 -DMAKE_TRACE=$<TARGET_FILE:make_trace> -DTRACE=${TRACE_DIR}/args.txt
+                 -DWORK=${CMAKE_CURRENT_BINARY_DIR}/work/args.same-figures
+                 -P ${CMAKE_CURRENT_SOURCE_DIR}/run_same.cmake)
+set_tests_properties(golden.args.same-figures PROPERTIES LABELS golden)

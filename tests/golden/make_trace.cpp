@@ -3,12 +3,15 @@
 // event files, write_process_meta for the `.meta` files (with `symbol` lines, so no ELF is
 // needed) and write_session for session.json. Used by the golden tests.
 //
-// Usage: make_trace TRACE.txt OUTDIR
+// Usage: make_trace [--no-values] TRACE.txt OUTDIR
+//   --no-values: leave out the ARGS and RETVAL records (args, retval, ... lines), for the
+//   tests that check recorded values change no figure.
 #include <fmt/format.h>
 #include <sys/stat.h>
 
 #include <fstream>
 #include <iostream>
+#include <iterator>
 #include <map>
 #include <memory>
 #include <optional>
@@ -16,12 +19,84 @@
 #include <string>
 #include <vector>
 
+#include "format/arg_values.hpp"
 #include "format/session.hpp"
 #include "format/trace_writer.hpp"
 
 namespace fmtns = callmon::format;
 
 namespace {
+
+// Format names of ITEMs, as -A/-R spell them (tests/traces/README.md).
+fmtns::ArgFormat format_named(const std::string& name) {
+  static const char* const kNames[] = {"",    "i8",  "i16", "i32", "i64", "u8",   "u16",
+                                       "u32", "u64", "x8",  "x16", "x32", "x64",  "c",
+                                       "b",   "p",   "this", "f32", "f64", "s",   "S"};
+  for (size_t i = 1; i < std::size(kNames); ++i)
+    if (name == kNames[i]) return static_cast<fmtns::ArgFormat>(i);
+  return fmtns::ArgFormat::kNone;
+}
+
+// Parses the VALUE of a string ITEM: null, unreadable, or "TEXT" (escapes \n \t \r \\ \"
+// \xHH; write a space as \x20) optionally followed by ... (truncated).
+std::string parse_string(const std::string& text, fmtns::ArgValue& v) {
+  if (text == "null" || text == "unreadable") {
+    v.state = text == "null" ? fmtns::StringState::kNull : fmtns::StringState::kUnreadable;
+    return "";
+  }
+  std::string body = text;
+  if (body.size() >= 5 && body.compare(body.size() - 3, 3, "...") == 0) {
+    v.state = fmtns::StringState::kTruncated;
+    body.resize(body.size() - 3);
+  }
+  if (body.size() < 2 || body.front() != '"' || body.back() != '"')
+    return "a string value is null, unreadable or \"TEXT\" (then ... if truncated)";
+  for (size_t i = 1; i + 1 < body.size(); ++i) {
+    char c = body[i];
+    if (c != '\\') {
+      v.text += c;
+      continue;
+    }
+    if (i + 2 >= body.size()) return "a string ends inside an escape";
+    char e = body[++i];
+    if (e == 'n') v.text += '\n';
+    else if (e == 't') v.text += '\t';
+    else if (e == 'r') v.text += '\r';
+    else if (e == 'x' && i + 3 < body.size()) {
+      v.text += static_cast<char>(std::stoul(body.substr(i + 1, 2), nullptr, 16));
+      i += 2;
+    } else v.text += e;
+  }
+  return "";
+}
+
+// Parses ITEM = [POS/]FMT=VALUE into `v`; POS defaults to `position`.
+std::string parse_item(const std::string& item, uint8_t position, fmtns::ArgValue& v) {
+  size_t eq = item.find('=');
+  if (eq == std::string::npos) return "ITEM is [POS/]FMT=VALUE, not " + item;
+  std::string fmt_text = item.substr(0, eq);
+  const std::string value = item.substr(eq + 1);
+  v.position = position;
+  if (size_t slash = fmt_text.find('/'); slash != std::string::npos) {
+    v.position = static_cast<uint8_t>(std::stoul(fmt_text.substr(0, slash)));
+    fmt_text = fmt_text.substr(slash + 1);
+  }
+  v.format = format_named(fmt_text);
+  if (v.format == fmtns::ArgFormat::kNone) return "unknown format " + fmt_text;
+  if (fmtns::arg_is_string(v.format)) return parse_string(value, v);
+  if (fmtns::arg_is_float(v.format)) {
+    v.real = std::stod(value);
+    return "";
+  }
+  if (value == "true" || value == "false") {
+    v.bits = value == "true";
+  } else if (!value.empty() && value[0] == '-') {
+    v.bits = static_cast<uint64_t>(std::stoll(value, nullptr, 0));
+  } else {
+    v.bits = std::stoull(value, nullptr, 0);
+  }
+  return "";
+}
 
 struct ProcessState {
   fmtns::ProcessMeta meta;
@@ -31,7 +106,7 @@ struct ProcessState {
 
 class Builder {
  public:
-  explicit Builder(std::string out) : out_(std::move(out)) {}
+  Builder(std::string out, bool values) : out_(std::move(out)), values_(values) {}
 
   // Applies one line; returns an error message or "".
   std::string line(const std::vector<std::string>& w) {
@@ -170,10 +245,30 @@ class Builder {
     } else if (op == "sync") {
       if (!need(3)) return "sync T NS";
       writer_->sync(t, std::stoull(w[2]));
+    } else if (op == "args" || op == "nested_args" || op == "retval" ||
+               op == "nested_retval") {
+      const bool ret = op.find("retval") != std::string::npos;
+      std::vector<fmtns::ArgValue> values;
+      for (size_t i = 2; i < w.size(); ++i) {
+        fmtns::ArgValue v;
+        std::string err = parse_item(w[i], ret ? 0 : static_cast<uint8_t>(i - 1), v);
+        if (!err.empty()) return err;
+        values.push_back(std::move(v));
+      }
+      if (values_) put_values(ret, op.rfind("nested_", 0) == 0, t, encode_arg_values(values));
+    } else if (op == "args_raw" || op == "retval_raw") {
+      std::vector<uint8_t> bytes;
+      for (size_t i = 2; i < w.size(); ++i)
+        bytes.push_back(static_cast<uint8_t>(std::stoul(w[i], nullptr, 16)));
+      if (values_) put_values(op == "retval_raw", false, t, bytes);
     } else {
       return "unknown record " + op;
     }
     return "";
+  }
+
+  void put_values(bool retval, bool nested, uint64_t t, const std::vector<uint8_t>& payload) {
+    retval ? writer_->retval(t, payload, nested) : writer_->args(t, payload, nested);
   }
 
   std::string close_thread() {
@@ -196,14 +291,17 @@ class Builder {
   std::optional<fmtns::Session> session_;
   std::unique_ptr<ProcessState> proc_;
   std::unique_ptr<fmtns::ThreadWriter> writer_;
+  bool values_ = true;  // write ARGS and RETVAL records
   bool cut_ = false;
 };
 
 }  // namespace
 
 int main(int argc, char** argv) {
+  const bool values = !(argc == 4 && std::string(argv[1]) == "--no-values");
+  if (!values) ++argv, --argc;
   if (argc != 3) {
-    std::cerr << "usage: make_trace TRACE.txt OUTDIR\n";
+    std::cerr << "usage: make_trace [--no-values] TRACE.txt OUTDIR\n";
     return 2;
   }
   std::ifstream in(argv[1]);
@@ -212,7 +310,7 @@ int main(int argc, char** argv) {
     return 1;
   }
   ::mkdir(argv[2], 0755);
-  Builder b(argv[2]);
+  Builder b(argv[2], values);
   std::string text;
   for (int n = 1; std::getline(in, text); ++n) {
     if (auto hash = text.find('#'); hash != std::string::npos) text.resize(hash);

@@ -1,7 +1,8 @@
 // The call walk (analysis/call_walk.hpp) on tiny traces written with format::ThreadWriter
 // and read back with ThreadReader: self times, exit kinds (exception, longjmp, unwound,
 // unfinished, cut), END/EXEC only when last, INHERIT frames, nested signal records and
-// unmatched exits.
+// unmatched exits; which call ARGS and RETVAL records belong to, and that they change
+// nothing for sinks that do not take them.
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -323,6 +324,108 @@ TEST_F(CallWalkTest, CallsAfterEndStillFinishCleanly) {
   }, false);
   EXPECT_FALSE(clean_);
   EXPECT_EQ(call(kA).exit, ExitKind::kCut);
+}
+
+// A sink that takes recorded values: notes (kind, the owner's addr) for each.
+struct ValueCollect : Collect {
+  std::vector<uint64_t> enters;
+  std::vector<std::pair<char, uint64_t>> values;  // 'a'/'r', the owner's address
+  uint32_t on_enter(uint64_t addr, uint64_t, uint32_t, bool) {
+    enters.push_back(addr);
+    return static_cast<uint32_t>(enters.size());  // the slot: index + 1
+  }
+  void on_args(const format::Event& ev, uint32_t depth, uint32_t slot) {
+    EXPECT_EQ(ev.type, format::Event::kArgs);
+    EXPECT_EQ(ev.size, 1u);
+    (void)depth;
+    values.emplace_back('a', enters.at(slot - 1));
+  }
+  void on_retval(const format::Event& ev, const FinishedCall& call) {
+    EXPECT_EQ(ev.type, format::Event::kRetval);
+    values.emplace_back('r', call.addr);
+  }
+};
+static_assert(ArgsSink<ValueCollect> && RetvalSink<ValueCollect>);
+static_assert(!ArgsSink<Collect> && !RetvalSink<Collect>);
+
+// Writes the calls of ValuesBelongToTheirCalls with (`values`) or without their values.
+void value_trace(format::ThreadWriter& w, bool values) {
+  const std::vector<uint8_t> p = {0x2a};  // the walker does not decode payloads
+  auto a = [&](uint64_t t, bool nested = false) {
+    if (values) w.args(t, p, nested);
+  };
+  auto r = [&](uint64_t t, bool nested = false) {
+    if (values) w.retval(t, p, nested);
+  };
+  r(0);  // nothing exited yet: dropped
+  w.enter(0, kMain);
+  a(0);
+  w.enter(10, kA);
+  a(10);
+  w.exit(20);
+  r(20);
+  r(20);  // a second value for the same call: dropped
+  // A signal's handler between B's ENTER and ARGS, then between its EXIT and RETVAL.
+  w.enter(30, kB);
+  w.nested_enter(31, kC);
+  a(31, true);
+  w.nested_exit(32);
+  r(32, true);
+  a(33);
+  w.exit(40);
+  w.nested_enter(41, kC);
+  w.nested_exit(42);
+  r(42);
+  // An exception leaves A: its RETVAL-like record belongs to nothing.
+  w.enter(50, kA);
+  w.unwind(60, 1, UnwindReason::kException);
+  r(60);
+  // A non-nested record after a nested EXIT ends the nested value's window.
+  w.enter(70, kB);
+  w.nested_enter(71, kC);
+  w.nested_exit(72);
+  w.exit(80);
+  r(80, true);
+  w.exit(90);
+  r(90);
+  w.end(90);
+}
+
+TEST_F(CallWalkTest, ValuesBelongToTheirCalls) {
+  std::string path = dir_ + "/v.events";
+  auto w = format::ThreadWriter::create(path, 1, 1, "1.0");
+  ASSERT_TRUE(w.ok());
+  value_trace(*w, true);
+  ASSERT_TRUE(w->close(true).ok());
+  auto rd = format::ThreadReader::open(path);
+  ASSERT_TRUE(rd.ok());
+  ValueCollect sink;
+  CallWalker<ValueCollect> walker(sink);
+  walk_thread(*rd, walker, [](uint64_t) {});
+  const std::vector<std::pair<char, uint64_t>> want = {
+      {'a', kMain}, {'a', kA}, {'r', kA}, {'a', kC}, {'r', kC}, {'a', kB}, {'r', kB},
+      {'r', kMain}};
+  EXPECT_EQ(sink.values, want);
+  EXPECT_TRUE(sink.specials.size() == 1 && sink.specials[0] == format::Event::kEnd);
+}
+
+TEST_F(CallWalkTest, ValuesChangeNothingForOtherSinks) {
+  walk([](format::ThreadWriter& w) { value_trace(w, false); });
+  const std::vector<FinishedCall> plain = sink_.calls;
+  const auto plain_specials = sink_.specials;
+  sink_ = Collect{};
+  walk([](format::ThreadWriter& w) { value_trace(w, true); });
+  ASSERT_EQ(sink_.calls.size(), plain.size());
+  for (size_t i = 0; i < plain.size(); ++i) {
+    const FinishedCall& a = plain[i];
+    const FinishedCall& b = sink_.calls[i];
+    EXPECT_TRUE(a.addr == b.addr && a.start == b.start && a.end == b.end &&
+                a.time == b.time && a.self == b.self && a.depth == b.depth &&
+                a.exit == b.exit)
+        << i;
+  }
+  EXPECT_EQ(sink_.specials, plain_specials);
+  EXPECT_TRUE(clean_);
 }
 
 }  // namespace

@@ -511,7 +511,8 @@ TEST_F(RawFileTest, InvalidHeadersAreErrorsNamingTheFile) {
   };
   const Case cases[] = {
       {[](ThreadFileHeader& h) { h.magic[0] = 'X'; }, "not a callmon thread file"},
-      {[](ThreadFileHeader& h) { h.version = 2; }, "unsupported thread file version 2"},
+      {[](ThreadFileHeader& h) { h.version = 3; }, "unsupported thread file version 3"},
+      {[](ThreadFileHeader& h) { h.version = 0; }, "unsupported thread file version 0"},
       {[](ThreadFileHeader& h) { h.header_size = 512; }, "header size 512"},
       {[](ThreadFileHeader& h) { h.chunk_size = kMinChunkSize + 100; }, "chunk size"},
       {[](ThreadFileHeader& h) { h.chunk_size = 32768; }, "chunk size 32768"},
@@ -599,6 +600,179 @@ TEST_F(ThreadFileTest, FinishedFileTrimmedToItsDataIsNotDamage) {
   ASSERT_TRUE(cut.ok());
   read_all(*cut);
   EXPECT_FALSE(cut->damage().notes.empty());
+}
+
+}  // namespace
+}  // namespace callmon::format
+
+// ---- ARGS and RETVAL records (format version 2) -----------------------------------------
+
+namespace callmon::format {
+namespace {
+
+std::vector<uint8_t> payload_of(const Event& e) {
+  return std::vector<uint8_t>(e.data, e.data + e.size);
+}
+
+TEST_F(ThreadFileTest, ArgsAndRetvalRoundTrip) {
+  const std::vector<uint8_t> args = {3, 1, 20};            // i32 10 at position 1
+  const std::vector<uint8_t> nested_args = {14, 1, 1};     // bool true
+  const std::vector<uint8_t> retval = {3, 0, 0x80, 0x01};  // i32 64
+  const std::vector<uint8_t> big(300, 0x55);               // a length of two LEB128 bytes
+  auto w = ThreadWriter::create(path("a.events"), 1, 1, "1.0");
+  ASSERT_TRUE(w) << w.error();
+  w->enter(100, 0x401000);
+  w->args(100, args);
+  w->nested_enter(105, 0x402000);
+  w->args(105, nested_args, true);
+  w->nested_exit(106);
+  w->retval(106, {}, true);  // an empty payload
+  w->exit(200);
+  w->retval(200, retval);
+  w->enter(210, 0x401000);
+  w->args(210, big);
+  w->exit(220);
+  w->end(230);
+  ASSERT_TRUE(w->close(true));
+
+  auto r = ThreadReader::open(path("a.events"));
+  ASSERT_TRUE(r) << r.error();
+  EXPECT_EQ(r->header().version, kTraceVersion);
+  std::vector<Event> got;
+  std::vector<std::vector<uint8_t>> payloads;
+  Event e;
+  while (r->next(e)) {
+    got.push_back(e);
+    payloads.push_back(payload_of(e));  // copied now: valid until the next next()
+  }
+  const std::vector<Event> want = {
+      ev(Event::kEnter, 100, 0x401000),
+      ev(Event::kArgs, 100),
+      ev(Event::kEnter, 105, 0x402000, 0, 0, true),
+      ev(Event::kArgs, 105, 0, 0, 0, true),
+      ev(Event::kExit, 106, 0, 0, 0, true),
+      ev(Event::kRetval, 106, 0, 0, 0, true),
+      ev(Event::kExit, 200),
+      ev(Event::kRetval, 200),
+      ev(Event::kEnter, 210, 0x401000),
+      ev(Event::kArgs, 210),
+      ev(Event::kExit, 220),
+      ev(Event::kEnd, 230),
+  };
+  expect_events(got, want);
+  EXPECT_EQ(payloads[1], args);
+  EXPECT_EQ(payloads[3], nested_args);
+  EXPECT_TRUE(payloads[5].empty());
+  EXPECT_NE(got[5].data, nullptr);
+  EXPECT_EQ(payloads[7], retval);
+  EXPECT_EQ(payloads[9], big);
+  for (size_t i : {0, 2, 4, 6, 8, 10, 11}) {
+    EXPECT_EQ(got[i].data, nullptr) << i;
+    EXPECT_EQ(got[i].size, 0u) << i;
+  }
+  EXPECT_EQ(r->damage().bad_records, 0u);
+  EXPECT_TRUE(r->damage().notes.empty());
+  EXPECT_EQ(r->bytes_read(), r->header().end_offset - kHeaderSize);
+}
+
+TEST_F(ThreadFileTest, ArgsAcrossManyChunks) {
+  // ENTER+ARGS, EXIT+RETVAL pairs through several chunk switches.
+  auto w = ThreadWriter::create(path("m.events"), 1, 1, "1.0");
+  ASSERT_TRUE(w);
+  const int calls = 20000;
+  uint64_t t = 0;
+  for (int i = 0; i < calls; ++i) {
+    const std::vector<uint8_t> a = {8, 1, static_cast<uint8_t>(i & 0x7f)};  // u64 i % 128
+    w->enter(t += 10, 0x401000 + (i % 5) * 0x10);
+    w->args(t, a);
+    w->exit(t += 20);
+    w->retval(t, a);
+  }
+  ASSERT_TRUE(w->close(true));
+  auto r = ThreadReader::open(path("m.events"));
+  ASSERT_TRUE(r);
+  ASSERT_GT(r->file_size(), kHeaderSize + 2ull * kMinChunkSize);
+  Event e;
+  int i = 0, k = 0;
+  uint64_t last = 0;
+  while (r->next(e)) {
+    const Event::Type want[] = {Event::kEnter, Event::kArgs, Event::kExit, Event::kRetval};
+    ASSERT_EQ(e.type, want[k]) << i;
+    if (e.type == Event::kArgs || e.type == Event::kRetval) {
+      ASSERT_EQ(e.size, 3u);
+      EXPECT_EQ(e.data[2], static_cast<uint8_t>(i & 0x7f));
+      EXPECT_EQ(e.ticks, last);  // delta 0: the time of its ENTER or EXIT
+    }
+    last = e.ticks;
+    if (++k == 4) k = 0, ++i;
+  }
+  EXPECT_EQ(i, calls);
+  EXPECT_EQ(r->damage().bad_records, 0u);
+}
+
+TEST_F(RawFileTest, VersionOneFilesAreRead) {
+  std::string p = write_raw({cat({kEnter10, kExit5})},
+                            [](ThreadFileHeader& h) { h.version = 1; });
+  expect_events(read_raw(p), {ev(Event::kEnter, 10, 0x20), ev(Event::kExit, 15)});
+}
+
+const uint8_t kArgsHead = static_cast<uint8_t>(special_head(kCodeArgs, false));
+const uint8_t kRetvalHead = static_cast<uint8_t>(special_head(kCodeRetval, false));
+
+TEST_F(RawFileTest, ArgsPayloadIsDelimitedNotDecoded) {
+  // The reader hands the payload over as is, even one the value decoder would reject.
+  std::string p = write_raw({cat({kEnter10, {kArgsHead, 0, 3, 99, 1, 0}, kExit5,
+                                  {kRetvalHead, 0, 0}})});
+  ReadDamage d;
+  std::vector<Event> got = read_raw(p, &d);
+  EXPECT_EQ(d.bad_records, 0u);
+  ASSERT_EQ(got.size(), 4u);
+  EXPECT_EQ(got[1].type, Event::kArgs);
+  EXPECT_EQ(got[1].size, 3u);
+  EXPECT_EQ(got[3].type, Event::kRetval);
+  EXPECT_EQ(got[3].size, 0u);
+}
+
+TEST_F(RawFileTest, PayloadRunningPastTheChunkEndIsABadRecord) {
+  // A full chunk whose last record claims 10 payload bytes where 2 remain.
+  std::vector<uint8_t> tail = {kArgsHead, 0, 10, 1, 2};
+  std::vector<uint8_t> c0(kMinChunkSize - tail.size(), kExit5[0]);
+  std::copy(kEnter10.begin(), kEnter10.end(), c0.begin());
+  c0.insert(c0.end(), tail.begin(), tail.end());
+  std::string p = write_raw({c0, kEnter10});
+  ReadDamage d;
+  std::vector<Event> got = read_raw(p, &d);
+  EXPECT_EQ(d.bad_records, 1u);
+  ASSERT_EQ(d.notes.size(), 1u);
+  EXPECT_NE(d.notes[0].find("payload runs past the end of the chunk"), std::string::npos)
+      << d.notes[0];
+  for (const Event& e : got) EXPECT_NE(e.type, Event::kArgs);
+  ASSERT_FALSE(got.empty());
+  EXPECT_EQ(got.back().type, Event::kEnter);  // the next chunk is read
+  EXPECT_EQ(got.back().addr, 0x20u);
+}
+
+TEST_F(RawFileTest, HugePayloadLengthIsABadRecord) {
+  // A length near 2^64 must not wrap the bounds check.
+  std::string p = write_raw({cat({kEnter10,
+                                  {kRetvalHead, 0, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
+                                   0xff, 0xff, 0x01},
+                                  kExit5}),
+                             kEnter10});
+  ReadDamage d;
+  std::vector<Event> got = read_raw(p, &d);
+  EXPECT_EQ(d.bad_records, 1u);
+  expect_events(got, {ev(Event::kEnter, 10, 0x20), ev(Event::kEnter, 10, 0x20)});
+}
+
+TEST_F(RawFileTest, FileCutInsideAPayloadIsATruncation) {
+  std::string p = write_raw({cat({kEnter10, {kArgsHead, 0, 6, 3, 1, 2}})});
+  fs::resize_file(p, kHeaderSize + kEnter10.size() + 5);  // 2 payload bytes of 6 left
+  ReadDamage d;
+  expect_events(read_raw(p, &d), {ev(Event::kEnter, 10, 0x20)});
+  EXPECT_EQ(d.bad_records, 0u);
+  ASSERT_EQ(d.notes.size(), 1u);
+  EXPECT_NE(d.notes[0].find("ends inside a record"), std::string::npos) << d.notes[0];
 }
 
 }  // namespace

@@ -1,13 +1,18 @@
 // `callmon dump`: prints every decoded record of every thread file of a recording, one per
 // line, after one line per file with its header. A debugging aid for the format: what the
-// reader sees is exactly what the analyses see.
+// reader sees is exactly what the analyses see. ARGS and RETVAL records add their payload
+// size and decoded values ("size=9 values: 1/i32=-5, 2/s=\"hi\"").
 #include <cstdio>
 #include <fmt/format.h>
+#include <iterator>
 #include <memory>
 #include <optional>
+#include <string>
 
 #include "analysis/thread_problems.hpp"
+#include "format/arg_values.hpp"
 #include "format/thread_reader.hpp"
+#include "report/arg_text.hpp"
 #include "tools/callmon/command.hpp"
 #include "tools/callmon/recording_options.hpp"
 
@@ -30,8 +35,32 @@ const char* type_name(format::Event::Type t) {
     case format::Event::kInherit: return "inherit";
     case format::Event::kLost: return "lost";
     case format::Event::kSync: return "sync";
+    case format::Event::kArgs: return "args";
+    case format::Event::kRetval: return "retval";
   }
   return "?";
+}
+
+// The format's name as -A/-R spell it (docs/record.md).
+const char* format_name(format::ArgFormat f) {
+  static const char* const kNames[] = {"none", "i8",  "i16", "i32", "i64", "u8",  "u16",
+                                       "u32",  "u64", "x8",  "x16", "x32", "x64", "c",
+                                       "b",    "p",   "this", "f32", "f64", "s",  "S"};
+  const auto i = static_cast<size_t>(f);
+  return i < std::size(kNames) ? kNames[i] : "?";
+}
+
+// " size=N values: POS/FMT=VALUE, ..." for an ARGS or RETVAL record, in payload order.
+std::string payload_text(const format::Event& ev) {
+  std::string out = fmt::format(" size={} values:", ev.size);
+  auto values = format::decode_arg_values(ev.data, ev.size);
+  if (!values) return out + " <bad values: " + values.error() + ">";
+  for (size_t i = 0; i < values->size(); ++i) {
+    const format::ArgValue& v = (*values)[i];
+    out += fmt::format("{} {}/{}={}", i == 0 ? "" : ",", v.position, format_name(v.format),
+                       report::format_arg_value(v));
+  }
+  return out;
 }
 
 void header_line(fmt::memory_buffer& out, const format::ThreadReader& r) {
@@ -61,9 +90,14 @@ bool dump_file(const std::string& cmd, const std::string& path) {
   format::Event ev;
   bool ok = true;
   while (r->next(ev)) {
-    fmt::format_to(std::back_inserter(out),
-                   "{} ticks={} addr=0x{:x} count={} reason={} nested={}\n", type_name(ev.type),
-                   ev.ticks, ev.addr, ev.count, ev.reason, ev.nested ? 1 : 0);
+    fmt::format_to(std::back_inserter(out), "{} ticks={} addr=0x{:x} count={} reason={} nested={}",
+                   type_name(ev.type), ev.ticks, ev.addr, ev.count, ev.reason,
+                   ev.nested ? 1 : 0);
+    if (ev.type == format::Event::kArgs || ev.type == format::Event::kRetval) {
+      const std::string values = payload_text(ev);
+      out.append(values.data(), values.data() + values.size());
+    }
+    out.push_back('\n');
     if (out.size() >= (1 << 16)) {
       ok = ok && std::fwrite(out.data(), 1, out.size(), stdout) == out.size();
       out.clear();

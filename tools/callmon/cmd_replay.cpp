@@ -73,7 +73,7 @@ int run_replay(const ReplayOptions& o) {
       analysis::walk_filtered(reader, printer, &*filters, &names, proc.meta,
                               !o.no_compensation, [&](uint64_t bytes) {
         if (tick) {
-          printer.flush();  // keep stdout ahead of the progress line
+          printer.flush_settled();  // keep stdout ahead of the progress line
           tick(done_bytes + bytes, total_bytes);
         }
       });

@@ -11,7 +11,10 @@ namespace callmon::format {
 
 // "CMTHREAD" read as bytes at the start of every thread event file.
 inline constexpr char kThreadMagic[8] = {'C', 'M', 'T', 'H', 'R', 'E', 'A', 'D'};
-inline constexpr uint16_t kTraceVersion = 1;
+// Version 2 added the ARGS and RETVAL records (kCodeArgs, kCodeRetval); readers accept
+// version 1 files as well (kMinTraceVersion).
+inline constexpr uint16_t kTraceVersion = 2;
+inline constexpr uint16_t kMinTraceVersion = 1;
 // The header occupies the first page; chunks of events follow it.
 inline constexpr uint32_t kHeaderSize = 4096;
 inline constexpr uint32_t kDefaultChunkSize = 4u << 20;
