@@ -38,7 +38,11 @@ struct Counter {
   KEEP int get(int x) const { return base + x; }
 };
 
-extern "C" KEEP void* worker(void* arg) { return arg; }
+void* volatile g_last;  // a side effect, so that no compiler drops a call whose value is unused
+extern "C" KEEP void* worker(void* arg) {
+  g_last = arg;
+  return arg;
+}
 
 int main(int argc, char** argv) {
   (void)argv;
