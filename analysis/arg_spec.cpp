@@ -9,23 +9,9 @@
 namespace callmon::analysis {
 
 using format::ArgFormat;
+using format::arg_format_from_name;
 
 namespace {
-
-struct FormatName {
-  const char* name;
-  ArgFormat format;
-};
-
-constexpr FormatName kFormatNames[] = {
-    {"i8", ArgFormat::kI8},     {"i16", ArgFormat::kI16},   {"i32", ArgFormat::kI32},
-    {"i64", ArgFormat::kI64},   {"u8", ArgFormat::kU8},     {"u16", ArgFormat::kU16},
-    {"u32", ArgFormat::kU32},   {"u64", ArgFormat::kU64},   {"x8", ArgFormat::kX8},
-    {"x16", ArgFormat::kX16},   {"x32", ArgFormat::kX32},   {"x64", ArgFormat::kX64},
-    {"c", ArgFormat::kChar},    {"b", ArgFormat::kBool},    {"p", ArgFormat::kPtr},
-    {"this", ArgFormat::kThis}, {"f32", ArgFormat::kF32},   {"f64", ArgFormat::kF64},
-    {"s", ArgFormat::kCStr},    {"S", ArgFormat::kStdString},
-};
 
 constexpr unsigned kMaxPosition = 32;
 constexpr unsigned kIntRegs = 6;
@@ -81,18 +67,6 @@ Result<format::ArgFormat> parse_retval_item(std::string_view item) {
 }
 
 }  // namespace
-
-ArgFormat arg_format_from_name(std::string_view name) {
-  for (const FormatName& f : kFormatNames)
-    if (name == f.name) return f.format;
-  return ArgFormat::kNone;
-}
-
-const char* arg_format_name(ArgFormat f) {
-  for (const FormatName& n : kFormatNames)
-    if (n.format == f) return n.name;
-  return "none";
-}
 
 void FunctionArgs::merge(const FunctionArgs& other) {
   for (const ArgItem& a : other.args) {

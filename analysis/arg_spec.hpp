@@ -8,7 +8,7 @@
 // PATTERN is an ECMAScript regex searched in demangled names (as --include). N counts the
 // parameters as the ABI passes them: for a member function arg1 is the object pointer
 // (`this` is a name for arg1/this). FMT: i8 i16 i32 i64 u8 u16 u32 u64 x8 x16 x32 x64 c b
-// p s S f32 f64 (default i64); see kFormatNames in arg_spec.cpp.
+// p s S f32 f64 (default i64): format::kArgFormatNames.
 #pragma once
 
 #include <cstdint>
@@ -54,11 +54,6 @@ struct ArgRule {
 // the problem and the offending item: a missing '@', a bad regex, an unknown format, a
 // position outside 1..32, more than kMaxArgs arguments, a float format for `this`.
 Result<ArgRule> parse_arg_rule(std::string_view text, bool retval);
-
-// The format named `name` ("i32", "s", ...); kNone when unknown.
-format::ArgFormat arg_format_from_name(std::string_view name);
-// The name of a format, as accepted by arg_format_from_name.
-const char* arg_format_name(format::ArgFormat f);
 
 // What the rules whose pattern matches the demangled `name` record, merged in order.
 FunctionArgs args_for_name(const std::vector<ArgRule>& rules, const std::string& name);

@@ -27,16 +27,6 @@ namespace fmtns = callmon::format;
 
 namespace {
 
-// Format names of ITEMs, as -A/-R spell them (tests/traces/README.md).
-fmtns::ArgFormat format_named(const std::string& name) {
-  static const char* const kNames[] = {"",    "i8",  "i16", "i32", "i64", "u8",   "u16",
-                                       "u32", "u64", "x8",  "x16", "x32", "x64",  "c",
-                                       "b",   "p",   "this", "f32", "f64", "s",   "S"};
-  for (size_t i = 1; i < std::size(kNames); ++i)
-    if (name == kNames[i]) return static_cast<fmtns::ArgFormat>(i);
-  return fmtns::ArgFormat::kNone;
-}
-
 // Parses the VALUE of a string ITEM: null, unreadable, or "TEXT" (escapes \n \t \r \\ \"
 // \xHH; write a space as \x20) optionally followed by ... (truncated).
 std::string parse_string(const std::string& text, fmtns::ArgValue& v) {
@@ -81,7 +71,7 @@ std::string parse_item(const std::string& item, uint8_t position, fmtns::ArgValu
     v.position = static_cast<uint8_t>(std::stoul(fmt_text.substr(0, slash)));
     fmt_text = fmt_text.substr(slash + 1);
   }
-  v.format = format_named(fmt_text);
+  v.format = fmtns::arg_format_from_name(fmt_text);
   if (v.format == fmtns::ArgFormat::kNone) return "unknown format " + fmt_text;
   if (fmtns::arg_is_string(v.format)) return parse_string(value, v);
   if (fmtns::arg_is_float(v.format)) {

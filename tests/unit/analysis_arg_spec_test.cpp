@@ -65,10 +65,10 @@ TEST(ArgSpec, RejectsBadRules) {
 TEST(ArgSpec, EveryFormatNameRoundTrips) {
   for (int f = 1; f <= static_cast<int>(ArgFormat::kLast); ++f) {
     auto fmt = static_cast<ArgFormat>(f);
-    EXPECT_EQ(callmon::analysis::arg_format_from_name(callmon::analysis::arg_format_name(fmt)),
+    EXPECT_EQ(callmon::format::arg_format_from_name(callmon::format::arg_format_name(fmt)),
               fmt);
   }
-  EXPECT_EQ(callmon::analysis::arg_format_from_name("nope"), ArgFormat::kNone);
+  EXPECT_EQ(callmon::format::arg_format_from_name("nope"), ArgFormat::kNone);
 }
 
 TEST(ArgSpec, PlacesIntegersFloatsAndStackArguments) {

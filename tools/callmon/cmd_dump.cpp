@@ -41,15 +41,6 @@ const char* type_name(format::Event::Type t) {
   return "?";
 }
 
-// The format's name as -A/-R spell it (docs/record.md).
-const char* format_name(format::ArgFormat f) {
-  static const char* const kNames[] = {"none", "i8",  "i16", "i32", "i64", "u8",  "u16",
-                                       "u32",  "u64", "x8",  "x16", "x32", "x64", "c",
-                                       "b",    "p",   "this", "f32", "f64", "s",  "S"};
-  const auto i = static_cast<size_t>(f);
-  return i < std::size(kNames) ? kNames[i] : "?";
-}
-
 // " size=N values: POS/FMT=VALUE, ..." for an ARGS or RETVAL record, in payload order.
 std::string payload_text(const format::Event& ev) {
   std::string out = fmt::format(" size={} values:", ev.size);
@@ -57,7 +48,7 @@ std::string payload_text(const format::Event& ev) {
   if (!values) return out + " <bad values: " + values.error() + ">";
   for (size_t i = 0; i < values->size(); ++i) {
     const format::ArgValue& v = (*values)[i];
-    out += fmt::format("{} {}/{}={}", i == 0 ? "" : ",", v.position, format_name(v.format),
+    out += fmt::format("{} {}/{}={}", i == 0 ? "" : ",", v.position, format::arg_format_name(v.format),
                        report::format_arg_value(v));
   }
   return out;

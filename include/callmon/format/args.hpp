@@ -17,6 +17,8 @@
 #pragma once
 
 #include <cstdint>
+#include <iterator>
+#include <string_view>
 
 namespace callmon::format {
 
@@ -48,6 +50,24 @@ enum class StringState : uint8_t {
 inline constexpr unsigned kMaxStringBytes = 80;
 // Values one ARGS record holds at most.
 inline constexpr unsigned kMaxArgs = 12;
+
+// The formats' names as -A/-R spell them (docs/record.md), indexed by ArgFormat.
+inline constexpr const char* kArgFormatNames[] = {
+    "none", "i8", "i16", "i32", "i64", "u8", "u16", "u32", "u64", "x8", "x16",
+    "x32",  "x64", "c",  "b",   "p",   "this", "f32", "f64", "s",  "S"};
+static_assert(std::size(kArgFormatNames) == static_cast<size_t>(ArgFormat::kLast) + 1);
+
+inline const char* arg_format_name(ArgFormat f) {
+  auto i = static_cast<size_t>(f);
+  return i < std::size(kArgFormatNames) ? kArgFormatNames[i] : "?";
+}
+
+// The format named `name`; kNone when there is none.
+inline ArgFormat arg_format_from_name(std::string_view name) {
+  for (size_t i = 1; i < std::size(kArgFormatNames); ++i)
+    if (name == kArgFormatNames[i]) return static_cast<ArgFormat>(i);
+  return ArgFormat::kNone;
+}
 
 // Width in bytes of an integer format (1, 2, 4 or 8); 8 for pointers; 0 for the rest.
 inline constexpr unsigned arg_int_width(ArgFormat f) {

@@ -89,7 +89,8 @@ enum class UnwindReason : uint32_t {
   kUnknown = 3,    // an exit skipped over them (unmatched frames)
 };
 
-// Largest encoded record the runtime writes in one reservation (ENTER: 10 + 10 bytes).
+// Largest encoded ENTER or EXIT record (ENTER: 10 + 10 bytes). SPECIAL records may be longer
+// (ARGS carries up to 1 KiB of values).
 inline constexpr size_t kMaxRecordBytes = 40;
 
 inline constexpr uint64_t zigzag(int64_t v) {
