@@ -19,6 +19,8 @@
 // static function with no location (at -O0 every named parameter has one).
 #include "analysis/auto_args.hpp"
 
+#include "analysis/dwarf_walk.hpp"
+
 #include <dwarf.h>
 #include <elfutils/libdw.h>
 
@@ -122,28 +124,9 @@ class Walker {
  public:
   explicit Walker(ElfImage& image) : image_(image) {}
 
-  // Every subprogram with code under `parent`: at the top of a unit, in namespaces and
-  // classes, and inside other functions (local classes, nested functions).
+  // Every subprogram with code under `parent` (dwarf_walk.hpp).
   void walk(Dwarf_Die* parent) {
-    Dwarf_Die child;
-    if (dwarf_child(parent, &child) != 0) return;
-    do {
-      switch (dwarf_tag(&child)) {
-        case DW_TAG_subprogram:
-          function(&child);
-          walk(&child);
-          break;
-        case DW_TAG_namespace:
-        case DW_TAG_class_type:
-        case DW_TAG_structure_type:
-        case DW_TAG_union_type:
-        case DW_TAG_lexical_block:
-          walk(&child);
-          break;
-        default:
-          break;
-      }
-    } while (dwarf_siblingof(&child, &child) == 0);
+    for_each_subprogram(parent, [this](Dwarf_Die* die) { function(die); });
   }
 
   std::vector<AutoArgs> take() { return std::move(found_); }

@@ -3,6 +3,8 @@
 // inlining or call sites.
 #include "analysis/elf_image.hpp"
 
+#include "analysis/dwarf_walk.hpp"
+
 #include <dwarf.h>
 #include <elfutils/libdw.h>
 #include <elfutils/libdwelf.h>
@@ -85,29 +87,9 @@ void add_ranges(Dwarf_Die* die, std::vector<DieRange>& out) {
   }
 }
 
-// Collects the code ranges of every subprogram under `parent`. Definitions sit at the top of
-// the unit, in namespaces, in classes, or (local classes, lambdas with some compilers) inside
-// other functions.
+// Collects the code ranges of every subprogram under `parent`.
 void collect_subprograms(Dwarf_Die* parent, std::vector<DieRange>& out) {
-  Dwarf_Die child;
-  if (dwarf_child(parent, &child) != 0) return;
-  do {
-    switch (dwarf_tag(&child)) {
-      case DW_TAG_subprogram:
-        add_ranges(&child, out);
-        collect_subprograms(&child, out);
-        break;
-      case DW_TAG_namespace:
-      case DW_TAG_class_type:
-      case DW_TAG_structure_type:
-      case DW_TAG_union_type:
-      case DW_TAG_lexical_block:
-        collect_subprograms(&child, out);
-        break;
-      default:
-        break;
-    }
-  } while (dwarf_siblingof(&child, &child) == 0);
+  for_each_subprogram(parent, [&](Dwarf_Die* die) { add_ranges(die, out); });
 }
 
 Elf_Scn* find_section(Elf* elf, GElf_Word type) {

@@ -93,26 +93,32 @@ bool overlaps_pending(const Module& m) {
   return false;
 }
 
-// Selected or not, and whether any module covers `a`.
-bool lookup(const Table* t, uintptr_t a, bool* known) {
-  *known = false;
-  uint32_t lo = 0, hi = t->nmod;  // first module with mods[i].lo > a
+// The index of the last of n elements sorted by `.lo` whose lo <= a, or -1.
+template <class T>
+long last_starting_at_or_before(const T* v, uint32_t n, uintptr_t a) {
+  uint32_t lo = 0, hi = n;  // first element with v[i].lo > a
   while (lo < hi) {
     uint32_t mid = (lo + hi) / 2;
-    if (t->mods[mid].lo <= a) lo = mid + 1;
+    if (v[mid].lo <= a) lo = mid + 1;
     else hi = mid;
   }
-  if (lo == 0 || a >= t->mods[lo - 1].hi) return false;
-  *known = true;
-  const Module& m = t->mods[lo - 1];
-  const Range* r = t->ranges + m.first;
-  uint32_t l = 0, h = m.count;  // first range with r[i].lo > a
-  while (l < h) {
-    uint32_t mid = (l + h) / 2;
-    if (r[mid].lo <= a) l = mid + 1;
-    else h = mid;
-  }
-  return l > 0 && a < r[l - 1].hi;
+  return static_cast<long>(lo) - 1;
+}
+
+// The module covering `a`, or nullptr.
+const Module* find_module(const Table* t, uintptr_t a) {
+  long i = last_starting_at_or_before(t->mods, t->nmod, a);
+  return i >= 0 && a < t->mods[i].hi ? &t->mods[i] : nullptr;
+}
+
+// Selected or not, and whether any module covers `a`.
+bool lookup(const Table* t, uintptr_t a, bool* known) {
+  const Module* m = find_module(t, a);
+  *known = m != nullptr;
+  if (!m) return false;
+  const Range* r = t->ranges + m->first;
+  long i = last_starting_at_or_before(r, m->count, a);
+  return i >= 0 && a < r[i].hi;
 }
 
 // ELF virtual address v of a module mapped at [lo, hi) with `bias`, clipped to the module.
@@ -256,22 +262,11 @@ const select::SpecEntry* function_spec(uintptr_t fn) {
   if (!g_any_specs) return nullptr;
   const Table* t = current();
   if (!t || t->nspec == 0) return nullptr;
-  uint32_t lo = 0, hi = t->nmod;  // first module with mods[i].lo > fn
-  while (lo < hi) {
-    uint32_t mid = (lo + hi) / 2;
-    if (t->mods[mid].lo <= fn) lo = mid + 1;
-    else hi = mid;
-  }
-  if (lo == 0 || fn >= t->mods[lo - 1].hi) return nullptr;
-  const Module& m = t->mods[lo - 1];
-  const select::SpecEntry* e = t->specs + m.spec_first;
-  uint32_t l = 0, h = m.spec_count;  // first spec with e[i].lo > fn
-  while (l < h) {
-    uint32_t mid = (l + h) / 2;
-    if (e[mid].lo <= fn) l = mid + 1;
-    else h = mid;
-  }
-  return l > 0 && fn < e[l - 1].hi ? &e[l - 1] : nullptr;
+  const Module* m = find_module(t, fn);
+  if (!m) return nullptr;
+  const select::SpecEntry* e = t->specs + m->spec_first;
+  long i = last_starting_at_or_before(e, m->spec_count, fn);
+  return i >= 0 && fn < e[i].hi ? &e[i] : nullptr;
 }
 
 bool function_selected(uintptr_t fn, bool may_rescan) {

@@ -1,0 +1,36 @@
+// The one walk over a DWARF unit's subprograms that the symbolizer's source lookup
+// (elf_image.cpp) and --auto-args (auto_args.cpp) both need.
+#pragma once
+
+#include <dwarf.h>
+#include <elfutils/libdw.h>
+
+namespace callmon::analysis {
+
+// Calls f(Dwarf_Die*) for every DW_TAG_subprogram under `parent`, at any depth where a
+// definition can sit: the top of a unit, namespaces, classes, structs, unions, lexical
+// blocks, and inside other functions (local classes, lambdas, nested functions).
+template <class F>
+void for_each_subprogram(Dwarf_Die* parent, F&& f) {
+  Dwarf_Die child;
+  if (dwarf_child(parent, &child) != 0) return;
+  do {
+    switch (dwarf_tag(&child)) {
+      case DW_TAG_subprogram:
+        f(&child);
+        for_each_subprogram(&child, f);
+        break;
+      case DW_TAG_namespace:
+      case DW_TAG_class_type:
+      case DW_TAG_structure_type:
+      case DW_TAG_union_type:
+      case DW_TAG_lexical_block:
+        for_each_subprogram(&child, f);
+        break;
+      default:
+        break;
+    }
+  } while (dwarf_siblingof(&child, &child) == 0);
+}
+
+}  // namespace callmon::analysis
