@@ -37,6 +37,7 @@ RULES = [
     ("-A", "^peek$@arg1/s,arg2/i32"),
     ("-A", "^many$@arg7,arg8/x64"), ("-R", "^many$"),
     ("-A", "^upper$@arg1/c,arg2/b"), ("-R", "^upper$@retval/c"),
+    ("-A", "^narrow$@arg1/i8,arg2/i16,arg3/u16,arg4/u8"), ("-R", "^narrow$@retval/x32"),
     ("-A", "^fib$@arg1/i32"), ("-R", "^fib$@retval/i32"),
     ("-A", "^fails$@arg1/i32"), ("-R", "^fails$@retval/i32"),
     ("-A", "^str_size@arg1/S"), ("-R", "^str_size@retval/u64"),
@@ -56,6 +57,7 @@ EXPECTED = {
     "peek": [("(unreadable), 1", None)],
     "many": [("7, 0x100", "284")],
     "upper": [("'a', true", "'A'")],
+    "narrow": [("-5, -300, 65000, 200", "0xfd7f")],
     "fib": "fib",  # checked call by call: at -O2 the compilers turn some calls into loops
     "fails": [("1", None)],
     "str_size": [('"tab\\there"', "8")],
@@ -73,6 +75,7 @@ EXPECTED_AUTO = {
     "peek": [("(unreadable), 1", "1")],
     "many": [("1, 2, 3, 4, 5, 6, 7, 256", "284")],
     "upper": [("'a', true", "'A'")],
+    "narrow": [("'\\xfb', -300, 65000, '\\xc8'", "64895")],
     "fib": "fib",
     "fails": [("1", None)],
     "str_size": [('"tab\\there"', "8")],
@@ -88,7 +91,8 @@ CLOSE = re.compile(r"^\s*[^|]*\| (?P<indent> *)\}(?: = (?P<ret>.*?))?;? /\* (?P<
                    r" \*/(?P<mark> \[[a-z]+\])?$")
 
 
-C_NAMES = ["add", "scale", "halve", "text_len", "peek", "many", "upper", "fib", "fails", "worker"]
+C_NAMES = ["add", "scale", "halve", "text_len", "peek", "many", "upper", "narrow", "fib", "fails",
+           "worker"]
 
 
 def fib(n):

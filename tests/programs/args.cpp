@@ -24,6 +24,9 @@ extern "C" KEEP long many(long a, long b, long c, long d, long e, long f, long g
   return a + b + c + d + e + f + g + h;
 }
 extern "C" KEEP char upper(char c, bool flag) { return flag ? static_cast<char>(c - 32) : c; }
+extern "C" KEEP int narrow(signed char a, short b, unsigned short c, unsigned char d) {
+  return a + b + c + d;
+}
 extern "C" KEEP int fib(int n) { return n < 2 ? n : fib(n - 1) + fib(n - 2); }
 extern "C" KEEP int fails(int code) {
   if (code > 0) throw std::runtime_error("fails");
@@ -57,6 +60,9 @@ int main(int argc, char** argv) {
   std::printf("peek %d\n", peek(reinterpret_cast<const char*>(static_cast<uintptr_t>(8 * one)), one));
   std::printf("many %ld\n", many(one, 2 * one, 3 * one, 4 * one, 5 * one, 6 * one, 7 * one, 0x100 * one));
   std::printf("upper %c\n", upper(static_cast<char>('a' + one - 1), one != 0));
+  std::printf("narrow %d\n", narrow(static_cast<signed char>(-5 * one), static_cast<short>(-300 * one),
+                                    static_cast<unsigned short>(65000 * one),
+                                    static_cast<unsigned char>(200 * one)));
   std::printf("fib %d\n", fib(4 * one));
   try {
     fails(one);
