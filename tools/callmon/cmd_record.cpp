@@ -20,8 +20,6 @@
 #include "tools/callmon/program_launch.hpp"
 #include "tools/callmon/select_service.hpp"
 
-extern char** environ;
-
 namespace callmon::tools {
 namespace {
 
@@ -121,14 +119,6 @@ bool has_events(const fs::path& dir) {
   return false;
 }
 
-// The program's environment without callmon's variables: for an untraced run.
-std::vector<std::string> untraced_env() {
-  std::vector<std::string> env;
-  for (char** e = environ; *e; ++e)
-    if (std::strncmp(*e, "CALLMON_", 8) != 0) env.emplace_back(*e);
-  return env;
-}
-
 // DIR cannot hold a recording: an error before the program starts, or with --untraced-ok a
 // one-line warning and the program run without the runtime (its status is callmon's).
 int cannot_record(const RecordOptions& o, const std::string& program, const std::string& why) {
@@ -136,7 +126,7 @@ int cannot_record(const RecordOptions& o, const std::string& program, const std:
   if (!o.untraced_ok)
     return fail(cmd, why + "; " + o.command[0] + " was not run (--untraced-ok runs it untraced)");
   warn(cmd, why + "; running " + o.command[0] + " untraced (--untraced-ok)");
-  auto ended = run_program(program, o.command, untraced_env());
+  auto ended = run_program(program, o.command, env_without_callmon());
   if (!ended) return fail(cmd, ended.error(), 127);
   return ended->status;
 }

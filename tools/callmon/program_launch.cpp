@@ -163,16 +163,22 @@ Result<std::string> find_callmon_library(const std::string& name, const char* ov
 
 Result<std::string> find_runtime() { return find_callmon_library("libcallmon.so", "CALLMON_LIB"); }
 
+std::vector<std::string> env_without_callmon() {
+  std::vector<std::string> env;
+  for (char** e = environ; *e; ++e)
+    if (std::strncmp(*e, "CALLMON_", 8) != 0) env.emplace_back(*e);
+  return env;
+}
+
 std::vector<std::string> preload_env(const std::string& runtime) {
   std::vector<std::string> env;
   std::string preload = runtime;
-  for (char** e = environ; *e; ++e) {
-    if (std::strncmp(*e, "CALLMON_", 8) == 0) continue;
-    if (std::strncmp(*e, "LD_PRELOAD=", 11) == 0) {
-      if ((*e)[11]) preload += ":" + std::string(*e + 11);
+  for (std::string& e : env_without_callmon()) {
+    if (e.rfind("LD_PRELOAD=", 0) == 0) {
+      if (e.size() > 11) preload += ":" + e.substr(11);
       continue;
     }
-    env.emplace_back(*e);
+    env.push_back(std::move(e));
   }
   env.push_back("LD_PRELOAD=" + preload);
   return env;

@@ -38,9 +38,13 @@ Result<std::string> find_callmon_library(const std::string& name, const char* ov
 // The runtime, libcallmon.so (CALLMON_LIB overrides).
 Result<std::string> find_runtime();
 
-// The environment a program gets under callmon: callmon's own without CALLMON_* variables
-// (a stray CALLMON_DIR would turn recording on), and LD_PRELOAD=<runtime> in front of any
-// LD_PRELOAD already set. The caller appends its CALLMON_* variables.
+// callmon's own environment without CALLMON_* variables (a stray CALLMON_DIR would turn
+// recording on): what a program run without the runtime gets.
+std::vector<std::string> env_without_callmon();
+
+// The environment a program gets under callmon: env_without_callmon() with
+// LD_PRELOAD=<runtime> in front of any LD_PRELOAD already set. The caller appends its
+// CALLMON_* variables.
 std::vector<std::string> preload_env(const std::string& runtime);
 
 // TSC ticks per second measured against CLOCK_MONOTONIC between tsc_measure_start() and
