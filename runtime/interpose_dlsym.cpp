@@ -1,5 +1,5 @@
 // dlsym: runs the nop-sled pass a dlopen asked for (sled_patch.hpp) before the program can
-// get a function pointer into the new module. See arch/x86_64/dlsym_trampoline.S.
+// get a function pointer into the new module. See arch/x86_64/dl_trampolines.S.
 #include <dlfcn.h>
 
 #include "runtime/sled_patch.hpp"

@@ -183,7 +183,7 @@ CALLMON_EXPORT int execle(const char* path, const char* arg, ...) {
   return execve(path, argv, envp);
 }
 
-// dlopen: see arch/x86_64/dlopen_trampoline.S. Called with dlopen's own arguments before
+// dlopen: see arch/x86_64/dl_trampolines.S. Called with dlopen's own arguments before
 // the real dlopen runs; returns the real function to jump to.
 // The calling thread's next hook takes the slow path (a guard bit) and rescans; that is
 // at the latest the first call into the new library, or its constructors.

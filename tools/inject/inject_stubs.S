@@ -28,6 +28,8 @@
  *
  * The entry stack alignment differs between the hook modes, so each stub aligns its own.
  */
+#include "runtime/arch/x86_64/frame.inc"
+
 	.text
 
 	.globl	callmon_inject_throw_stub
@@ -40,11 +42,7 @@ callmon_inject_throw_stub:
 	subq	$8, %rsp
 	.cfi_adjust_cfa_offset 8
 	.cfi_offset %rip, -8
-	pushq	%rbp
-	.cfi_adjust_cfa_offset 8
-	.cfi_rel_offset %rbp, 0
-	movq	%rsp, %rbp
-	.cfi_def_cfa_register %rbp
+	FRAME_ENTER
 	andq	$-16, %rsp
 	call	callmon_inject_take_return
 	movq	%rax, 8(%rbp)
@@ -59,11 +57,7 @@ callmon_inject_throw_stub:
 	.p2align 4
 callmon_inject_throw_entry_stub:
 	.cfi_startproc
-	pushq	%rbp
-	.cfi_adjust_cfa_offset 8
-	.cfi_rel_offset %rbp, 0
-	movq	%rsp, %rbp
-	.cfi_def_cfa_register %rbp
+	FRAME_ENTER
 	andq	$-16, %rsp
 	call	callmon_inject_throw
 	ud2
@@ -76,11 +70,7 @@ callmon_inject_throw_entry_stub:
 	.p2align 4
 callmon_inject_return_stub:
 	.cfi_startproc
-	pushq	%rbp
-	.cfi_adjust_cfa_offset 8
-	.cfi_rel_offset %rbp, 0
-	movq	%rsp, %rbp
-	.cfi_def_cfa_register %rbp
+	FRAME_ENTER
 	andq	$-16, %rsp
 	call	callmon_inject_take_value
 	movq	%rbp, %rsp
@@ -98,23 +88,11 @@ callmon_inject_return_stub:
 callmon_inject_errno_stub:
 	.cfi_startproc
 	.cfi_undefined %rip
-	pushq	%rbp
-	.cfi_adjust_cfa_offset 8
-	.cfi_rel_offset %rbp, 0
-	movq	%rsp, %rbp
-	.cfi_def_cfa_register %rbp
-	subq	$48, %rsp
-	andq	$-16, %rsp
-	movq	%rax, 0(%rsp)
-	movq	%rdx, 8(%rsp)
-	movaps	%xmm0, 16(%rsp)
-	movaps	%xmm1, 32(%rsp)
+	FRAME_ENTER
+	RETVALS_SAVE
 	call	callmon_inject_apply_errno
 	movq	%rax, %r11
-	movq	0(%rsp), %rax
-	movq	8(%rsp), %rdx
-	movaps	16(%rsp), %xmm0
-	movaps	32(%rsp), %xmm1
+	RETVALS_RESTORE
 	movq	%rbp, %rsp
 	popq	%rbp
 	.cfi_def_cfa %rsp, 0

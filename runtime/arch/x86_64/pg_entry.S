@@ -27,6 +27,8 @@
  * function in callmon_pg_forward_*; the trampoline then jumps there with the stack
  * untouched, so a -pg program linked with the runtime still gets a complete gmon.out.
  */
+#include "runtime/arch/x86_64/frame.inc"
+
 	.text
 
 .macro	PG_SAVE
@@ -80,11 +82,7 @@
 	movq	\forward(%rip), %r11
 	testq	%r11, %r11
 	jnz	9f
-	pushq	%rbp
-	.cfi_adjust_cfa_offset 8
-	.cfi_rel_offset %rbp, 0
-	movq	%rsp, %rbp
-	.cfi_def_cfa_register %rbp
+	FRAME_ENTER
 	PG_SAVE
 	movq	8(%rbp), %rdi
 .if \via_rbp

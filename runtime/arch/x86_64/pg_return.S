@@ -20,6 +20,8 @@
  *     0(%rbp) saved rbp, 8(%rbp) slot;
  *     0(%rsp) rax, 8(%rsp) rdx, 16(%rsp) xmm0, 32(%rsp) xmm1
  */
+#include "runtime/arch/x86_64/frame.inc"
+
 	.text
 	.p2align 4
 	/* One byte in front of the trampoline, in its FDE, where the return address is
@@ -40,24 +42,12 @@ callmon_pg_return:
 	.cfi_offset %rip, -8
 	subq	$8, %rsp
 	.cfi_adjust_cfa_offset 8
-	pushq	%rbp
-	.cfi_adjust_cfa_offset 8
-	.cfi_rel_offset %rbp, 0
-	movq	%rsp, %rbp
-	.cfi_def_cfa_register %rbp
-	subq	$48, %rsp
-	andq	$-16, %rsp
-	movq	%rax, 0(%rsp)
-	movq	%rdx, 8(%rsp)
-	movaps	%xmm0, 16(%rsp)
-	movaps	%xmm1, 32(%rsp)
+	FRAME_ENTER
+	RETVALS_SAVE
 	leaq	8(%rbp), %rdi
 	movq	%rsp, %rsi
 	call	callmon_pg_exit
-	movq	0(%rsp), %rax
-	movq	8(%rsp), %rdx
-	movaps	16(%rsp), %xmm0
-	movaps	32(%rsp), %xmm1
+	RETVALS_RESTORE
 	movq	%rbp, %rsp
 	popq	%rbp
 	.cfi_def_cfa %rsp, 8
