@@ -21,6 +21,7 @@
 #pragma once
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <vector>
 
@@ -203,8 +204,16 @@ class CallWalker {
     call.start = f.start;
     call.end = std::max(ticks, f.start);  // time never runs backwards within a call
     auto time = static_cast<int64_t>(call.end - call.start);
-    if (outer_ > 0)
-      time -= static_cast<int64_t>(inner_ + outer_ * static_cast<double>(f.descendants) + 0.5);
+    if (outer_ > 0) {
+      // The cost is fractional (inner ~28.3 ticks); rounding each call's share on its own
+      // would bias every call of a function the same way, and a parent of N calls by up to
+      // N/2 ticks. The rounding error is carried to the next call instead, so sums over
+      // many calls stay within a tick of the exact cost.
+      double want = inner_ + outer_ * static_cast<double>(f.descendants) + carry_;
+      auto sub = static_cast<int64_t>(std::floor(want + 0.5));
+      carry_ = want - static_cast<double>(sub);
+      time -= sub;
+    }
     call.time = time > 0 ? static_cast<uint64_t>(time) : 0;
     call.self = time - f.child_ticks;
     call.depth = static_cast<uint32_t>(stack_.size() - 1);
@@ -234,6 +243,7 @@ class CallWalker {
   bool saw_end_ = false;
   double inner_ = 0;
   double outer_ = 0;
+  double carry_ = 0;  // compensation rounding not yet applied, in ticks (within ±0.5)
   // For RETVAL (RetvalSink only): the last call popped, and per nesting (0 plain,
   // 1 nested) the call of the last EXIT while a RETVAL may still follow it.
   FinishedCall popped_;

@@ -15,6 +15,17 @@ difference of two timings whose noise goes both ways. Run it as `chrt -f 10 pyth
 (root) to keep other processes from preempting it. The overhead line of the recording's meta
 file holds the calibrated probe cost (ticks).
 
+A real-time priority does not keep the hypervisor from taking the virtual CPU away: on this
+project's VM (Firecracker) about 5% of wall time goes in bursts of ~40 us, and about 15%
+in a loop that writes fresh memory the way a recording does (`compensation bursts` measures
+both; printed first). A recording's clock (the TSC, wall time) counts them while the plain
+timings (thread CPU time, best round) do not. Bursts landing in the parent, whose own work
+is 105 ns among ~1 400 ns of probes, add ~250 ns to its mean self time. So the benchmark also gives each function's
+*typical* compensated self time: computed from the recording's records call by call (the
+same formula as the call walk, checked against `report`'s mean), leaving out the calls whose
+self time lies far above the median (> median + 3 x max(|median|, 40 ticks)), which are the
+ones a burst hit (about 1% of the parent's calls).
+
   python3 bench/run_compensation.py [--callmon build/bin/callmon] [--n 20000] [--runs 5]
 """
 import argparse
@@ -48,13 +59,78 @@ def self_per_call(callmon, data, compensate):
     return {name: rows[name]["self_ns"] / rows[name]["calls"] for name in FUNCS}
 
 
+def meta_fields(data):
+    """(tick rate in Hz, inner ticks, outer ticks) from the recording's one meta file."""
+    [meta] = [f for f in os.listdir(data) if f.endswith(".meta")]
+    hz = inner = outer = None
+    for line in open(os.path.join(data, meta)):
+        f = line.split()
+        if f[:2] == ["clock", "tsc"]:
+            hz = float(f[2])
+        elif f and f[0] == "overhead":
+            inner, outer = float(f[1]), float(f[2])
+    return hz, inner, outer
+
+
+def per_call_selfs(callmon, data):
+    """{name: [compensated self ticks of each call]} from the raw records (`callmon dump`),
+    with the call walk's formula: interval - inner - (outer - inner) per direct child (its
+    own interval being subtracted already)."""
+    hz, inner, outer = meta_fields(data)
+    dump = subprocess.run([callmon, "dump", "-d", data], check=True, capture_output=True,
+                          text=True).stdout
+    selfs = {}
+    stack = []  # [addr, enter ticks, children's intervals, children]
+    for line in dump.splitlines():
+        kind = line.split(" ", 1)[0]
+        if kind not in ("enter", "exit"):
+            continue
+        f = dict(kv.split("=", 1) for kv in line.split()[1:])
+        t = int(f["ticks"])
+        if kind == "enter":
+            stack.append([f["addr"], t, 0, 0])
+            continue
+        addr, t0, child_ticks, children = stack.pop()
+        selfs.setdefault(addr, []).append((t - t0) - child_ticks - inner -
+                                          children * (outer - inner))
+        if stack:
+            stack[-1][2] += t - t0
+            stack[-1][3] += 1
+    return hz, selfs
+
+
+def typical(values):
+    """Mean of the calls no burst hit: those within median + 3 x max(|median|, 40 ticks)."""
+    m = statistics.median(values)
+    cap = m + 3 * max(abs(m), 40)
+    kept = [v for v in values if v <= cap]
+    return statistics.mean(kept), len(values) - len(kept)
+
+
 def recorded(callmon, exe, n, work):
     """One recording: (raw total of the run in ns, compensated self/call, raw self/call)."""
     data = os.path.join(work, "rec")
+    subprocess.run(["rm", "-rf", data], check=True)
     subprocess.run([callmon, "record", "-o", data, "--", exe, "run", str(n)], check=True,
                    capture_output=True)
     raw = self_per_call(callmon, data, False)
-    return sum(raw.values()), self_per_call(callmon, data, True), raw
+    return sum(raw.values()), self_per_call(callmon, data, True), raw, data
+
+
+def typical_selfs(callmon, data, comp):
+    """{name: (typical compensated self ns per call, calls left out)}; the per-call means
+    are matched to `report`'s (`comp`) to name the functions and to check the formula."""
+    hz, selfs = per_call_selfs(callmon, data)
+    out = {}
+    for name in FUNCS:
+        calls = [v for v in selfs.values() if abs(statistics.mean(v) / hz * 1e9 - comp[name])
+                 <= max(0.5, 0.01 * abs(comp[name]))]
+        if len(calls) != 1:
+            sys.exit(f"cannot match {name}'s calls to report's figures: {comp[name]} vs "
+                     + str(sorted(statistics.mean(v) / hz * 1e9 for v in selfs.values())))
+        t, dropped = typical(calls[0])
+        out[name] = (t / hz * 1e9, dropped)
+    return out
 
 
 def main():
@@ -69,21 +145,32 @@ def main():
         inst = os.path.join(work, "inst")
         build(args.cc, plain, [])
         build(args.cc, inst, ["-finstrument-functions"])
+        print(subprocess.run([plain, "bursts"], check=True, capture_output=True,
+                             text=True).stdout, end="")
         plains = [plain_costs(plain) for _ in range(args.runs)]
         base = {f: statistics.median(p[f] for p in plains) for f in FUNCS}
         # The least disturbed recording: the smallest raw time. Its compensated and raw
         # figures come from the same data, so they differ by the compensation alone.
-        _, comp, raw = min((recorded(args.callmon, inst, args.n, work)
-                            for _ in range(args.runs)), key=lambda r: r[0])
+        best = None
+        for _ in range(args.runs):
+            r = recorded(args.callmon, inst, args.n, work)
+            if best is None or r[0] < best[0]:
+                best = r
+                typ = typical_selfs(args.callmon, r[3], r[1])
+        _, comp, raw, _ = best
     print(f"self time per call, ns ({args.runs} runs: plain median, recorded best); plain = "
           "uninstrumented timing loops")
-    print(f"{'function':10} {'plain':>9} {'compensated':>12} {'ratio':>7} {'raw':>9} {'ratio':>7}")
-    worst = 0.0
+    print(f"{'function':10} {'plain':>9} {'compensated':>12} {'ratio':>7} {'raw':>9} {'ratio':>7}"
+          f" {'typical':>9} {'ratio':>7} {'left out':>9}")
+    worst = worst_typ = 0.0
     for f in FUNCS:
-        c, r = comp[f], raw[f]
+        c, r, (t, dropped) = comp[f], raw[f], typ[f]
         worst = max(worst, abs(c / base[f] - 1))
-        print(f"{f:10} {base[f]:9.2f} {c:12.2f} {c / base[f]:7.2f} {r:9.2f} {r / base[f]:7.2f}")
-    print(f"worst compensated error: {worst * 100:.0f}% (goal <= 25%)")
+        worst_typ = max(worst_typ, abs(t / base[f] - 1))
+        print(f"{f:10} {base[f]:9.2f} {c:12.2f} {c / base[f]:7.2f} {r:9.2f} {r / base[f]:7.2f}"
+              f" {t:9.2f} {t / base[f]:7.2f} {dropped:9}")
+    print(f"worst compensated error: {worst * 100:.0f}% of the mean, {worst_typ * 100:.0f}% of "
+          "the typical call (goal <= 25%)")
     return 0
 
 

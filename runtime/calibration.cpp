@@ -19,6 +19,7 @@
 #include "callmon/format/records.hpp"
 #include "runtime/filter_select.hpp"
 #include "runtime/process.hpp"
+#include "runtime/robust_mean.hpp"
 #include "runtime/sys.hpp"
 #include "runtime/thread_state.hpp"
 
@@ -30,19 +31,6 @@ constexpr int kRounds = 2001;
 constexpr size_t kBuffer = 1024 * 1024;  // all rounds' records (about 160 KB), no chunk switch
 constexpr size_t kFrames = 64;
 constexpr double kFixed = 16;  // outer samples are kept in 1/16 ticks, as integers
-
-// Mean of the fastest 90%: robust against the rounds an interrupt or a page fault hit, and
-// unlike a median it is not stuck on the clock's granularity (21 ticks on some VMs, where
-// the mean of many rounds still resolves a fraction of it).
-// nth_element, not a sort: the 90% need not be in order (a sort of the 32 000 leaf
-// samples was a tenth of the runtime's start-up).
-double typical(uint64_t* v, int n) {
-  int keep = n * 9 / 10;
-  std::nth_element(v, v + keep, v + n);
-  double sum = 0;
-  for (int i = 0; i < keep; ++i) sum += static_cast<double>(v[i]);
-  return sum / keep;
-}
 
 // The tick delta of the record at `p` (any kind: the delta is the value's upper bits); moves
 // `p` past the value and, for an ENTER, past its address.
@@ -115,8 +103,8 @@ ProbeCost calibrate_probe_cost(bool pg) {
   }
   t_state = saved;
   if (rounds == kRounds) {
-    cost.inner = typical(inner, kLeafCalls);
-    cost.outer = std::max(typical(outer, rounds) / kFixed, cost.inner);
+    cost.inner = robust_mean(inner, kLeafCalls);
+    cost.outer = std::max(robust_mean(outer, rounds) / kFixed, cost.inner);
   }
   munmap(mem, bytes);
   return cost;

@@ -284,6 +284,30 @@ TEST_F(CallWalkTest, CompensationSubtractsProbeCostPerCallAndPerDescendant) {
   EXPECT_EQ(call(kMain).self, 40u);
 }
 
+// A fractional cost is subtracted exactly over many calls: inner 0.4, outer 1.4 ticks,
+// main calls 1 000 leaves of 10 ticks each, back to back. Rounding each call's share on
+// its own took 0 from every leaf (0.4 rounds down) and so left 400 ticks too many in the
+// leaves' time and 400 too few in main's self.
+TEST_F(CallWalkTest, CompensationOfAFractionalCostAddsUpOverManyCalls) {
+  constexpr int kLeaves = 1000;
+  walk([](format::ThreadWriter& w) {
+    w.enter(0, kMain);
+    for (int i = 0; i < kLeaves; ++i) {
+      w.enter(20 * i + 5, kA);
+      w.exit(20 * i + 15);
+    }
+    w.exit(20 * kLeaves);
+    w.end(20 * kLeaves);
+  }, true, 0.4, 1.4);
+  int64_t leaves = 0;
+  for (int i = 0; i < kLeaves; ++i) leaves += call(kA, i).self;
+  // Exactly: leaves 1000 * (10 - 0.4) = 9600; main 20000 - 0.4 - 1000 * 1.4 = 18599.6,
+  // self 18599.6 - 9600 = 8999.6.
+  EXPECT_NEAR(static_cast<double>(leaves), 9600, 1);
+  EXPECT_NEAR(static_cast<double>(call(kMain).self), 8999.6, 1);
+  EXPECT_NEAR(static_cast<double>(call(kMain).time), 18599.6, 1);
+}
+
 // A cost larger than a call's measured time leaves a time of zero, never an underflow.
 TEST_F(CallWalkTest, CompensationNeverGoesBelowZero) {
   walk([](format::ThreadWriter& w) {
