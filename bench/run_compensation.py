@@ -7,24 +7,23 @@ instrumented build with callmon, and compares the self time per call that `callm
 gives, compensated and not, with the plain cost. Goal: compensated within 25%.
 
 The recorded figures come from the best of --runs recordings (the one with the smallest raw
-times), reported both compensated and raw: on a shared machine their noise is preemption (a
-4 ms scheduler tick landing inside a call), which only ever adds time, so the least
-disturbed run is the faithful one. The plain figures are timed on the thread's CPU
-clock (preemption excluded) and their median is taken, since the parent's self time is a
-difference of two timings whose noise goes both ways. Run it as `chrt -f 10 python3 ...`
-(root) to keep other processes from preempting it. The overhead line of the recording's meta
-file holds the calibrated probe cost (ticks).
+times), reported both compensated and raw: their noise only ever adds time, so the least
+disturbed run is the faithful one. The plain figures are timed on the thread's CPU clock and
+their median is taken, since the parent's self time is a difference of two timings whose
+noise goes both ways. Run it as `chrt -f 10 python3 ...` (root) to keep other processes from
+preempting it. The overhead line of the recording's meta file holds the calibrated probe
+cost (ticks).
 
-A real-time priority does not keep the hypervisor from taking the virtual CPU away: on this
-project's VM (Firecracker) about 5% of wall time goes in bursts of ~40 us, and about 15%
-in a loop that writes fresh memory the way a recording does (`compensation bursts` measures
-both; printed first). A recording's clock (the TSC, wall time) counts them while the plain
+A real-time priority does not keep the host from taking the virtual CPU away: on this
+project's VM (Firecracker) about 5% of wall time goes in bursts of ~40 us, and about 15% in
+a loop that writes fresh memory the way a recording does (`compensation bursts` measures
+both; printed first). The recording's clock (the TSC, wall time) counts them; the plain
 timings (thread CPU time, best round) do not. Bursts landing in the parent, whose own work
-is 105 ns among ~1 400 ns of probes, add ~250 ns to its mean self time. So the benchmark also gives each function's
-*typical* compensated self time: computed from the recording's records call by call (the
-same formula as the call walk, checked against `report`'s mean), leaving out the calls whose
-self time lies far above the median (> median + 3 x max(|median|, 40 ticks)), which are the
-ones a burst hit (about 1% of the parent's calls).
+is 105 ns among ~1 400 ns of probes, add ~250 ns to its mean self time. So the benchmark
+also gives each function's *typical* compensated self time, computed from the records call
+by call with the call walk's formula (its per-call mean must match `report`'s), leaving out
+the calls whose self time lies far above the median (> median + 3 x max(|median|, 40
+ticks)): those a burst hit, about 1% of the parent's calls.
 
   python3 bench/run_compensation.py [--callmon build/bin/callmon] [--n 20000] [--runs 5]
 """
