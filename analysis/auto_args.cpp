@@ -38,13 +38,6 @@ using format::ArgFormat;
 
 namespace {
 
-bool flag_attr(Dwarf_Die* die, unsigned name) {
-  Dwarf_Attribute attr;
-  bool value = false;
-  return dwarf_attr_integrate(die, name, &attr) != nullptr && dwarf_formflag(&attr, &value) == 0 &&
-         value;
-}
-
 bool has_name(Dwarf_Die* die) {
   for (unsigned name : {DW_AT_name, DW_AT_linkage_name, DW_AT_MIPS_linkage_name}) {
     Dwarf_Attribute attr;

@@ -11,6 +11,8 @@
 #include <cstring>
 #include <string>
 
+#include "analysis/dwarf_walk.hpp"
+
 namespace callmon::analysis {
 
 using format::ArgFormat;
@@ -23,18 +25,6 @@ bool ref_attr(Dwarf_Die* die, unsigned name, Dwarf_Die* out) {
   Dwarf_Attribute attr;
   return dwarf_attr_integrate(die, name, &attr) != nullptr &&
          dwarf_formref_die(&attr, out) != nullptr;
-}
-
-bool udata_attr(Dwarf_Die* die, unsigned name, Dwarf_Word* value) {
-  Dwarf_Attribute attr;
-  return dwarf_attr_integrate(die, name, &attr) != nullptr && dwarf_formudata(&attr, value) == 0;
-}
-
-bool flag_attr(Dwarf_Die* die, unsigned name) {
-  Dwarf_Attribute attr;
-  bool value = false;
-  return dwarf_attr_integrate(die, name, &attr) != nullptr && dwarf_formflag(&attr, &value) == 0 &&
-         value;
 }
 
 // Strips typedefs and qualifiers from `type` in place, and replaces a stub standing for a

@@ -1,11 +1,28 @@
 // The one walk over a DWARF unit's subprograms that the symbolizer's source lookup
-// (elf_image.cpp) and --auto-args (auto_args.cpp) both need.
+// (elf_image.cpp) and --auto-args (auto_args.cpp) both need, and the attribute readers
+// --auto-args uses (auto_args.cpp, dwarf_arg_types.cpp).
 #pragma once
 
 #include <dwarf.h>
 #include <elfutils/libdw.h>
 
 namespace callmon::analysis {
+
+// True when `die` (or the DIE it is an abstract origin or specification of) has flag `name`
+// set.
+inline bool flag_attr(Dwarf_Die* die, unsigned name) {
+  Dwarf_Attribute attr;
+  bool value = false;
+  return dwarf_attr_integrate(die, name, &attr) != nullptr && dwarf_formflag(&attr, &value) == 0 &&
+         value;
+}
+
+// Reads the unsigned constant attribute `name` of `die` (integrated as above) into `value`;
+// false when it is absent or not a constant.
+inline bool udata_attr(Dwarf_Die* die, unsigned name, Dwarf_Word* value) {
+  Dwarf_Attribute attr;
+  return dwarf_attr_integrate(die, name, &attr) != nullptr && dwarf_formudata(&attr, value) == 0;
+}
 
 // Calls f(Dwarf_Die*) for every DW_TAG_subprogram under `parent`, at any depth where a
 // definition can sit: the top of a unit, namespaces, classes, structs, unions, lexical
