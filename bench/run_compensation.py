@@ -26,6 +26,7 @@ the calls whose self time lies far above the median (> median + 3 x max(|median|
 ticks)): those a burst hit, about 1% of the parent's calls.
 
   python3 bench/run_compensation.py [--callmon build/bin/callmon] [--n 20000] [--runs 5]
+                                    [--clock auto|tsc-fenced]
 """
 import argparse
 import json
@@ -64,7 +65,7 @@ def meta_fields(data):
     hz = inner = outer = None
     for line in open(os.path.join(data, meta)):
         f = line.split()
-        if f[:2] == ["clock", "tsc"]:
+        if f[:1] == ["clock"] and f[1] in ("tsc", "tsc-fenced"):
             hz = float(f[2])
         elif f and f[0] == "overhead":
             inner, outer = float(f[1]), float(f[2])
@@ -106,12 +107,12 @@ def typical(values):
     return statistics.mean(kept), len(values) - len(kept)
 
 
-def recorded(callmon, exe, n, work):
+def recorded(callmon, exe, n, work, clock):
     """One recording: (raw total of the run in ns, compensated self/call, raw self/call)."""
     data = os.path.join(work, "rec")
     subprocess.run(["rm", "-rf", data], check=True)
-    subprocess.run([callmon, "record", "-o", data, "--", exe, "run", str(n)], check=True,
-                   capture_output=True)
+    subprocess.run([callmon, "record", "--clock", clock, "-o", data, "--", exe, "run", str(n)],
+                   check=True, capture_output=True)
     raw = self_per_call(callmon, data, False)
     return sum(raw.values()), self_per_call(callmon, data, True), raw, data
 
@@ -138,6 +139,8 @@ def main():
     ap.add_argument("--cc", default="gcc")
     ap.add_argument("--n", type=int, default=20000)
     ap.add_argument("--runs", type=int, default=5)
+    ap.add_argument("--clock", default="auto",
+                    help="callmon record's --clock (tsc-fenced: exact intervals, dearer probes)")
     args = ap.parse_args()
     with tempfile.TemporaryDirectory(prefix="callmon-comp-") as work:
         plain = os.path.join(work, "plain")
@@ -152,13 +155,13 @@ def main():
         # figures come from the same data, so they differ by the compensation alone.
         best = None
         for _ in range(args.runs):
-            r = recorded(args.callmon, inst, args.n, work)
+            r = recorded(args.callmon, inst, args.n, work, args.clock)
             if best is None or r[0] < best[0]:
                 best = r
                 typ = typical_selfs(args.callmon, r[3], r[1])
         _, comp, raw, _ = best
-    print(f"self time per call, ns ({args.runs} runs: plain median, recorded best); plain = "
-          "uninstrumented timing loops")
+    print(f"self time per call, ns ({args.runs} runs: plain median, recorded best, --clock "
+          f"{args.clock}); plain = uninstrumented timing loops")
     print(f"{'function':10} {'plain':>9} {'compensated':>12} {'ratio':>7} {'raw':>9} {'ratio':>7}"
           f" {'typical':>9} {'ratio':>7} {'left out':>9}")
     worst = worst_typ = 0.0

@@ -76,7 +76,7 @@ bool parse_record(ProcessMeta& m, std::string_view name, std::string_view rest,
     m.exe = rest;
   } else if (name == "clock") {
     auto f = split(rest, 3);
-    if (f.size() != 2 || (f[0] != "tsc" && f[0] != "monotonic")) return false;
+    if (f.size() != 2 || (f[0] != "tsc" && f[0] != "tsc-fenced" && f[0] != "monotonic")) return false;
     if (!parse_positive(f[1], m.ticks_per_second)) return false;
     m.clock_kind = f[0];
   } else if (name == "sync") {

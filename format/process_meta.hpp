@@ -37,7 +37,7 @@ struct ProcessMeta {
   uint32_t ppid = 0;
   std::string parent_key;  // empty unless created by fork
   std::string exe;
-  std::string clock_kind;  // "tsc" or "monotonic"
+  std::string clock_kind;  // "tsc", "tsc-fenced" or "monotonic"
   double ticks_per_second = 0;
   std::vector<ClockSync> syncs;
   std::vector<ModuleRecord> modules;  // in file order; later lines win on overlap

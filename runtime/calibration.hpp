@@ -2,13 +2,9 @@
 // real hook path, so analysis can subtract it (docs/runtime.md, "Overhead compensation").
 #pragma once
 
-namespace callmon::rt {
+#include "runtime/probe_cost.hpp"
 
-// Per-call probe cost in ticks.
-struct ProbeCost {
-  double inner;  // inside a call's own measured interval (its self time carries it)
-  double outer;  // the whole enter+exit pair, as seen by the caller
-};
+namespace callmon::rt {
 
 // Calls an instrumented parent and its instrumented leaf (calibration_probe.cpp) on a scratch
 // thread state (no file, signals blocked) a few thousand times, decodes the records they
@@ -20,7 +16,6 @@ ProbeCost calibrate_probe_cost(bool pg = false);
 // calibration_probe.cpp, compiled with -finstrument-functions: an empty leaf and a parent
 // that calls it kCalibrationLeaves times in a loop. calibration_probe_pg.cpp: the same,
 // compiled with -pg -mfentry.
-inline constexpr int kCalibrationLeaves = 16;
 void calibration_leaf();
 void calibration_parent();
 void calibration_pg_leaf();

@@ -8,6 +8,7 @@
 namespace callmon::rt {
 
 bool g_clock_tsc = false;
+bool g_clock_fenced = false;
 
 namespace {
 
@@ -51,9 +52,11 @@ double calibrate_tsc() {
 }  // namespace
 
 double setup_clock(const char* option, double tsc_hz_hint) {
-  bool want_tsc = strcmp(option, "tsc") == 0 ||
+  bool fenced = strcmp(option, "tsc-fenced") == 0;
+  bool want_tsc = fenced || strcmp(option, "tsc") == 0 ||
                   (strcmp(option, "monotonic") != 0 && tsc_is_invariant());
   g_clock_tsc = want_tsc;
+  g_clock_fenced = fenced;
   if (!want_tsc) return 1e9;
   return tsc_hz_hint > 0 ? tsc_hz_hint : calibrate_tsc();
 }

@@ -13,17 +13,50 @@ namespace callmon::rt {
 // records, and only read afterwards.
 extern bool g_clock_tsc;
 
+// True with `--clock=tsc-fenced` (g_clock_tsc is then true too): the hooks order their
+// clock reads against the function's own instructions. Same lifetime as g_clock_tsc.
+extern bool g_clock_fenced;
+
 inline uint64_t monotonic_ns() {
   timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
   return static_cast<uint64_t>(ts.tv_sec) * 1000000000u + static_cast<uint64_t>(ts.tv_nsec);
 }
 
-// The hot-path clock read. rdtsc is not serializing, which is what we want: ordering within
-// a few cycles does not matter for a call's duration, and lfence would double the cost.
+// The hot-path clock read. rdtsc is not serializing, which is what we want by default: the
+// probe's own instructions run while the function's do, and lfence would double the cost.
+// The price is that a small function's dependent work partly hides under the probes, and
+// a long one's last instructions finish after its exit's clock read (docs/runtime.md,
+// "Overhead compensation"); the fenced clock below trades cost for exact intervals.
 inline uint64_t read_ticks() { return g_clock_tsc ? __rdtsc() : monotonic_ns(); }
 
-// Chooses the clock from the option ("tsc", "monotonic", "auto") and the CPU's flags, and
+// The clock read an entry hook stores, taken just before it writes the record. Fenced:
+// lfence waits for everything before it (the caller's work, the hook's own bookkeeping)
+// to complete before rdtsc; entry_done() then keeps the function's first instructions
+// from starting before the record is written. Otherwise `early`, the plain read the hook
+// took first.
+inline uint64_t entry_ticks(uint64_t early) {
+  if (__builtin_expect(!g_clock_fenced, 1)) return early;
+  _mm_lfence();
+  return __rdtsc();
+}
+
+// The entry hook's last step. Fenced: what the hook does after its clock read (encoding
+// and storing the record) completes before the function starts, so the function's own
+// work never overlaps it; that part of the hook is then a constant the calibration
+// measures.
+inline void entry_done() {
+  if (__builtin_expect(g_clock_fenced, 0)) _mm_lfence();
+}
+
+// The clock read of an exit hook, its first step. Fenced: lfence waits for the function's
+// last instructions to complete, so they are counted in it, not in its caller.
+inline uint64_t exit_ticks() {
+  if (__builtin_expect(g_clock_fenced, 0)) _mm_lfence();
+  return read_ticks();
+}
+
+// Chooses the clock from the option ("tsc", "tsc-fenced", "monotonic", "auto") and the CPU's flags, and
 // returns the tick rate: `tsc_hz_hint` when given (measured by `callmon record`), else a
 // short calibration against CLOCK_MONOTONIC. Call once per process image.
 double setup_clock(const char* option, double tsc_hz_hint);

@@ -163,7 +163,7 @@ void enter_slow(ThreadState* s, uintptr_t fn, uintptr_t sp, uintptr_t site) {
   }
   bool nested = guard_enter(s);
   handle_rescan(s, nested);
-  uint64_t t = read_ticks();
+  uint64_t t = entry_ticks(read_ticks());
   Frame* f = s->top;
   bool record = true;
   if (f == s->stack_limit) {
@@ -187,6 +187,7 @@ void enter_slow(ThreadState* s, uintptr_t fn, uintptr_t sp, uintptr_t site) {
   }
   if (record) put_enter(s, nested, t, fn);
   guard_leave(s);
+  entry_done();
 }
 
 void exit_slow(ThreadState* s, uintptr_t fn, uintptr_t sp) {
@@ -203,7 +204,7 @@ void exit_slow(ThreadState* s, uintptr_t fn, uintptr_t sp) {
   uint32_t g = s->guard;
   bool nested = guard_enter(s);
   handle_rescan(s, nested);
-  uint64_t t = read_ticks();
+  uint64_t t = exit_ticks();
   if (s->overflow_depth) {
     if (--s->overflow_depth == 0) s->guard &= ~kGuardOverflow;
     if (s->record_depth == 0) put_exit(s, nested, t);

@@ -15,7 +15,8 @@ using namespace callmon::rt;
 #define HOOK_SP() reinterpret_cast<uintptr_t>(__builtin_frame_address(0))
 
 CALLMON_EXPORT void __cyg_profile_func_enter(void* this_fn, void* call_site) {
-  // The clock first: rdtsc's latency then overlaps the loads and checks below.
+  // The clock first: rdtsc's latency then overlaps the loads and checks below. (The fenced
+  // clock reads it again last, in entry_ticks: see clock.hpp.)
   uint64_t t = read_ticks();
   ThreadState* s = t_state;
   uintptr_t fn = reinterpret_cast<uintptr_t>(this_fn);
@@ -31,13 +32,14 @@ CALLMON_EXPORT void __cyg_profile_func_enter(void* this_fn, void* call_site) {
   f->fn = fn;
   f->sp = HOOK_SP();
   f->ret = 0;  // no return address to put back (pg_restore_returns skips the frame)
-  write_enter(s, t, fn);
+  write_enter(s, entry_ticks(t), fn);
   signal_fence();
   guard_release(s);
+  entry_done();
 }
 
 CALLMON_EXPORT void __cyg_profile_func_exit(void* this_fn, void* /*call_site*/) {
-  uint64_t t = read_ticks();
+  uint64_t t = exit_ticks();
   ThreadState* s = t_state;
   uintptr_t fn = reinterpret_cast<uintptr_t>(this_fn);
   if (__builtin_expect(s == nullptr || s->guard != 0, 0)) {

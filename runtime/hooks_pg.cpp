@@ -93,7 +93,7 @@ void pg_enter_slow(ThreadState* s, uintptr_t fn, uintptr_t* slot, const uint64_t
   handle_rescan(s, nested);
   // Read again: before the process's set-up the clock may not have been chosen yet (the
   // first call's time would be in the wrong unit), and set-up itself takes a while.
-  uint64_t t = read_ticks();
+  uint64_t t = entry_ticks(read_ticks());
   Frame* f = s->top;
   s->top = f + 1;
   signal_fence();  // publish the slot before filling it: a nested hook pushes above it
@@ -107,9 +107,11 @@ void pg_enter_slow(ThreadState* s, uintptr_t fn, uintptr_t* slot, const uint64_t
     monitor_entered(s, f, ret, t);
   } else if (frame_recorded(s, f)) {
     put_enter_kept(s, nested, t, fn, f);
-    if (const callmon::select::SpecEntry* spec = function_spec(fn)) note_args(s, nested, t, f, *spec, saved, slot);
+    if (const callmon::select::SpecEntry* spec = function_spec(fn))
+      note_args(s, nested, t, f, *spec, saved, slot);
   }
   guard_leave(s);
+  entry_done();
 }
 
 // A return through the trampoline that is not the plain case: nested in another hook,
@@ -181,9 +183,10 @@ inline void pg_enter(uintptr_t fn, uintptr_t* slot, const uint64_t* saved) {
   f->ret = ret;
   signal_fence();  // the frame is complete before the return can reach the trampoline
   *slot = return_trampoline();
-  write_enter(s, t, fn);
+  write_enter(s, entry_ticks(t), fn);
   signal_fence();
   guard_release(s);
+  entry_done();
 }
 
 }  // namespace
@@ -199,7 +202,7 @@ extern "C" __attribute__((no_instrument_function)) void callmon_pg_enter(
 // returning function's return address was. Puts the real one back there and returns it.
 extern "C" __attribute__((no_instrument_function)) uintptr_t callmon_pg_exit(
     uintptr_t* slot, const uint64_t* saved) {
-  uint64_t t = read_ticks();
+  uint64_t t = exit_ticks();
   ThreadState* s = t_state;
   if (__builtin_expect(s != nullptr && s->guard == 0, 1)) {
     uintptr_t sp = slot_sp(slot);

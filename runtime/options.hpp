@@ -9,7 +9,7 @@ namespace callmon::rt {
 // X(field, ENV_NAME, default, description)
 #define CALLMON_RUNTIME_OPTIONS(X)                                                        \
   X(dir, "CALLMON_DIR", "", "absolute path of the recording directory; unset: no tracing") \
-  X(clock, "CALLMON_CLOCK", "auto", "tsc, monotonic or auto (tsc when the CPU's is usable)") \
+  X(clock, "CALLMON_CLOCK", "auto", "tsc, tsc-fenced, monotonic or auto (tsc when the CPU's is usable)") \
   X(tsc_hz, "CALLMON_TSC_HZ", "", "TSC ticks per second measured by callmon record")        \
   X(chunk_kib, "CALLMON_CHUNK_KIB", "4096", "size of one mapped chunk of a thread file")    \
   X(max_depth, "CALLMON_MAX_DEPTH", "8388608", "frames reserved per thread shadow stack")   \

@@ -74,7 +74,7 @@ bool create_meta(const char* parent_key) {
     ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
     exe[n > 0 ? n : 0] = 0;
     b.str("exe ").str(exe).ch('\n');
-    b.str("clock ").str(g_clock_tsc ? "tsc " : "monotonic ").milli(g_proc.ticks_per_second);
+    b.str("clock ").str(g_clock_fenced ? "tsc-fenced " : g_clock_tsc ? "tsc " : "monotonic ").milli(g_proc.ticks_per_second);
     b.str("\nsync ").dec(read_ticks()).ch(' ').dec(monotonic_ns()).ch('\n');
     b.str("overhead ").milli(g_proc.probe_inner).ch(' ').milli(g_proc.probe_outer).ch('\n');
     meta_append(b.c_str(), static_cast<unsigned>(b.size()));

@@ -386,6 +386,10 @@ def main():
 
     info = json_of(run([args.callmon, "info", "--format=json", "-d", data], args.work),
                    "info --format=json", failures)
+    # A clock asked for by name is the one the recording says it used.
+    clock = [a.split("=", 1)[1] for a in record_args if a.startswith("--clock=")]
+    if info is not None and clock and clock[-1] != "auto":
+        failures.check_equal("info: clock kind", clock[-1], info.get("clock", {}).get("kind"))
     tree_lines = getattr(fx, "TREE_PREFIX_LINES", None)
     if tree_lines:
         replay_text = replay_prefix(args.callmon, data, args.work, tree_lines)

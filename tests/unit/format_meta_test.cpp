@@ -94,6 +94,18 @@ TEST_F(MetaTest, IncompleteLastLineIsIgnored) {
   EXPECT_DOUBLE_EQ(m->ticks_to_ns(5), 5.0);
 }
 
+// The fenced TSC (record --clock=tsc-fenced) is a clock kind of its own, in TSC ticks; an
+// unknown kind is a malformed file.
+TEST_F(MetaTest, FencedTscIsAClockKind) {
+  auto m = read_process_meta(write("1.0.meta",
+                                   "callmon-process 1\nkey 1.0\nclock tsc-fenced 2096000000\n"));
+  ASSERT_TRUE(m) << m.error();
+  EXPECT_EQ(m->clock_kind, "tsc-fenced");
+  EXPECT_DOUBLE_EQ(m->ticks_to_ns(2096), 1000.0);
+  EXPECT_FALSE(read_process_meta(write("2.0.meta",
+                                       "callmon-process 1\nkey 2.0\nclock sundial 1000\n")));
+}
+
 // An exec that returned (failed) is withdrawn by the line after it; a later exec counts.
 TEST_F(MetaTest, FailedExecIsWithdrawn) {
   const std::string head = "callmon-process 1\nkey 1.0\nclock monotonic 1000000000\n";

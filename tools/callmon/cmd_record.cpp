@@ -193,8 +193,10 @@ CommandRegistration registration{"record", [](CLI::App& app, int& status) {
   auto o = std::make_shared<RecordOptions>();
   sub->add_option("-o,--output", o->dir, "Recording directory (a previous one becomes DIR.old)")
       ->capture_default_str();
-  sub->add_option("--clock", o->clock, "Timestamp source: auto (TSC when invariant), tsc, monotonic")
-      ->check(CLI::IsMember({"auto", "tsc", "monotonic"}))
+  sub->add_option("--clock", o->clock,
+                  "Timestamp source: auto (TSC when invariant), tsc, tsc-fenced (exact times "
+                  "for small functions; probes cost about twice as much), monotonic")
+      ->check(CLI::IsMember({"auto", "tsc", "tsc-fenced", "monotonic"}))
       ->capture_default_str();
   sub->add_option("--chunk-size", o->chunk_kib, "KiB of trace file mapped at a time per thread")
       ->check(CLI::Range(64u, 262144u))

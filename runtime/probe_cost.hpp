@@ -1,0 +1,82 @@
+// From the calibration's records to the probe cost (calibration.cpp). A header of its own,
+// free of the runtime's state, so that it is tested on records made by hand.
+#pragma once
+
+#include <cstdint>
+
+#include "callmon/format/records.hpp"
+#include "runtime/robust_mean.hpp"
+
+namespace callmon::rt {
+
+// Per-call probe cost in ticks.
+struct ProbeCost {
+  double inner;  // inside a call's own measured interval (its self time carries it)
+  double outer;  // the whole enter+exit pair, as seen by the caller
+};
+
+// The calibration's parent calls its leaf this many times per round.
+inline constexpr int kCalibrationLeaves = 16;
+// The rounds are decoded in this many blocks; the costs come from the least disturbed one.
+// On a VM the host sometimes slows a whole block down (by 20-40% for a few milliseconds,
+// seen once in a few runs with the fenced clock), which no per-sample cut can tell from
+// the real cost, while an interrupt's single slow sample is already left out by robust_mean.
+inline constexpr int kCalibrationBlocks = 4;
+
+namespace detail {
+
+// The tick delta of the record at `p` (any kind: the delta is the value's upper bits);
+// moves `p` past the value and, for an ENTER, past its address.
+inline uint64_t next_delta(const uint8_t*& p) {
+  auto get = [&p] {
+    uint64_t v = 0;
+    for (unsigned shift = 0;; shift += 7) {
+      uint8_t b = *p++;
+      v |= static_cast<uint64_t>(b & 0x7f) << shift;
+      if ((b & 0x80) == 0) return v;
+    }
+  };
+  uint64_t v = get();
+  if ((v & 3) == format::kKindEnter) get();
+  return v >> 2;
+}
+
+}  // namespace detail
+
+// Decodes `rounds` rounds of depth-0 records at `buf`, each the parent's ENTER, its
+// kCalibrationLeaves leaves' ENTER and EXIT, and its EXIT. A leaf's interval (EXIT - ENTER)
+// is the inner cost; the gap from one leaf's EXIT to the next one's ENTER is what a call
+// adds to its caller's time beyond that (outer = inner + gap). Only the gaps between two
+// leaves count: the parent's own start and end are not a call's cost. (An earlier version
+// shared the parent's whole interval among its leaves; that spread the parent's prologue
+// and epilogue over 16 calls and took about a tick per call too much from a parent with
+// many children: 40 ns per call from the benchmark's parent, which makes 101 calls.)
+// `rounds` is a positive multiple of kCalibrationBlocks; `scratch` has room for
+// 2 * rounds * kCalibrationLeaves values.
+inline ProbeCost probe_cost_from_records(const uint8_t* buf, int rounds, uint64_t* scratch) {
+  constexpr int kGapsPerRound = kCalibrationLeaves - 1;
+  uint64_t* inner = scratch;
+  uint64_t* gap = scratch + rounds * kCalibrationLeaves;
+  const uint8_t* p = buf;
+  for (int r = 0; r < rounds; ++r) {
+    detail::next_delta(p);  // the parent's ENTER: its delta reaches back to the previous round
+    for (int k = 0; k < kCalibrationLeaves; ++k) {
+      // To the leaf's ENTER: from the previous leaf's EXIT (the first: the parent's start).
+      uint64_t before = detail::next_delta(p);
+      if (k) gap[r * kGapsPerRound + k - 1] = before;
+      inner[r * kCalibrationLeaves + k] = detail::next_delta(p);
+    }
+    detail::next_delta(p);  // the parent's EXIT
+  }
+  int block_rounds = rounds / kCalibrationBlocks;
+  int inners = block_rounds * kCalibrationLeaves, gaps = block_rounds * kGapsPerRound;
+  ProbeCost cost{0, 0};
+  for (int b = 0; b < kCalibrationBlocks; ++b) {
+    double in = robust_mean(inner + b * inners, inners);
+    double out = in + robust_mean(gap + b * gaps, gaps);
+    if (b == 0 || out < cost.outer) cost = {in, out};
+  }
+  return cost;
+}
+
+}  // namespace callmon::rt
