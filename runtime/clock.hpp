@@ -56,9 +56,9 @@ inline uint64_t exit_ticks() {
   return read_ticks();
 }
 
-// Chooses the clock from the option ("tsc", "tsc-fenced", "monotonic", "auto") and the CPU's flags, and
-// returns the tick rate: `tsc_hz_hint` when given (measured by `callmon record`), else a
-// short calibration against CLOCK_MONOTONIC. Call once per process image.
+// Chooses the clock from the option ("tsc", "tsc-fenced", "monotonic", "auto") and the
+// CPU's flags, and returns the tick rate: `tsc_hz_hint` when given (measured by `callmon
+// record`), else a short calibration against CLOCK_MONOTONIC. Call once per process image.
 double setup_clock(const char* option, double tsc_hz_hint);
 
 }  // namespace callmon::rt
