@@ -12,6 +12,10 @@
 // frames (a fork child) open at the stream's first time and are marked inherited. An exit
 // with no open call is counted as unmatched and skipped.
 //
+// PAUSE records (the recorder held the thread, growing its trace file) count towards
+// paused_ticks(); under compensation (subtract_pauses) every call open during a pause loses
+// it, so the pause leaves the innermost open call's self time, not the program's profile.
+//
 // ARGS and RETVAL records (recorded values) change nothing in the walk: they go only to a
 // sink that takes them (ArgsSink, RetvalSink below), with the call they belong to. ARGS
 // belongs to the innermost open call; RETVAL to the call closed by the last EXIT of the
@@ -60,6 +64,7 @@ struct FinishedCall {
 //   uint32_t on_enter(uint64_t addr, uint64_t ticks, uint32_t depth, bool inherited);
 //   void on_call(const FinishedCall& call);          // innermost first
 //   void on_special(const format::Event& ev, uint32_t depth);  // FORK EXEC END LOST SYNC
+//                                                              // PAUSE
 // and optionally (only sinks that show recorded values):
 //   void on_args(const format::Event& ev, uint32_t depth, uint32_t slot);
 //       ev: a kArgs event; depth and slot: those of the innermost open call, its owner
@@ -85,6 +90,10 @@ class CallWalker {
     inner_ = inner;
     outer_ = outer;
   }
+
+  // Overhead compensation for the recorder's pauses: every call open during a PAUSE
+  // record loses the paused ticks from its time (and so the innermost one from its self).
+  void subtract_pauses(bool on) { subtract_pauses_ = on; }
 
   // Consumes the next record of the stream.
   void feed(const format::Event& ev) {
@@ -128,6 +137,10 @@ class CallWalker {
       case format::Event::kInherit:
         push(ev.addr, first_ticks_, true);
         break;
+      case format::Event::kPause:
+        paused_ += ev.count;
+        sink_.on_special(ev, static_cast<uint32_t>(stack_.size()));
+        break;
       case format::Event::kEnd:
       case format::Event::kExec:
         pending_close_ = true;
@@ -160,6 +173,8 @@ class CallWalker {
   bool started() const { return started_; }
   uint64_t first_ticks() const { return first_ticks_; }
   uint64_t last_ticks() const { return last_ticks_; }
+  // Ticks the recorder paused the thread (summed PAUSE records so far).
+  uint64_t paused_ticks() const { return paused_; }
   // After finish(): whether the stream ended with END/EXEC, and how many calls were open.
   bool ended_cleanly() const { return ended_cleanly_; }
   uint64_t left_open() const { return left_open_; }
@@ -170,6 +185,7 @@ class CallWalker {
     uint64_t start;
     int64_t child_ticks;   // summed (signed) times of the direct children
     uint64_t descendants;  // calls made below this one (for compensation)
+    uint64_t paused;       // paused_ when the call began
     uint32_t slot;
     bool inherited;
   };
@@ -177,7 +193,7 @@ class CallWalker {
   void push(uint64_t addr, uint64_t ticks, bool inherited) {
     auto depth = static_cast<uint32_t>(stack_.size());
     uint32_t slot = sink_.on_enter(addr, ticks, depth, inherited);
-    stack_.push_back(OpenFrame{addr, ticks, 0, 0, slot, inherited});
+    stack_.push_back(OpenFrame{addr, ticks, 0, 0, paused_, slot, inherited});
   }
 
   // An ARGS or RETVAL record: to the sink if it takes it, with its call (see the top).
@@ -204,6 +220,7 @@ class CallWalker {
     call.start = f.start;
     call.end = std::max(ticks, f.start);  // time never runs backwards within a call
     auto time = static_cast<int64_t>(call.end - call.start);
+    if (subtract_pauses_) time -= static_cast<int64_t>(paused_ - f.paused);
     if (outer_ > 0) {
       // The cost is fractional (inner ~28.3 ticks); rounding each call's share on its own
       // would bias every call of a function the same way, and a parent of N calls by up to
@@ -243,6 +260,8 @@ class CallWalker {
   bool saw_end_ = false;
   double inner_ = 0;
   double outer_ = 0;
+  uint64_t paused_ = 0;
+  bool subtract_pauses_ = false;
   double carry_ = 0;  // compensation rounding not yet applied, in ticks (within ±0.5)
   // For RETVAL (RetvalSink only): the last call popped, and per nesting (0 plain,
   // 1 nested) the call of the last EXIT while a RETVAL may still follow it.

@@ -8,10 +8,12 @@
 
 namespace callmon::analysis {
 
-// Makes `walker` subtract `meta`'s probe cost when `enabled` and the recording has one.
+// Makes `walker` subtract `meta`'s probe cost when `enabled` and the recording has one,
+// and the recorder's pauses (PAUSE records) when `enabled`.
 template <class Sink>
 void apply_compensation(CallWalker<Sink>& walker, const format::ProcessMeta& meta,
                         bool enabled) {
+  walker.subtract_pauses(enabled);
   if (enabled && meta.probe_cost)
     walker.set_probe_cost(meta.probe_cost->inner_ticks, meta.probe_cost->outer_ticks);
 }

@@ -88,6 +88,7 @@ Result<RecordingInfo> gather_info(const format::Recording& rec, const ProgressFn
       ti.left_open = walker.left_open();
       ti.bytes = reader.file_size();
       ti.event_bytes = reader.bytes_read();
+      ti.paused_ns = meta.ticks_to_ns(walker.paused_ticks());
       ti.unmatched_exits = h.unmatched_exits + walker.unmatched_exits();
       ti.lost_events = std::max<uint64_t>(h.lost_events, sink.lost);
       ti.stopped = (h.flags & format::kFlagStopped) != 0;

@@ -74,28 +74,33 @@ def meta_fields(data):
 
 def per_call_selfs(callmon, data):
     """{name: [compensated self ticks of each call]} from the raw records (`callmon dump`),
-    with the call walk's formula: interval - inner - (outer - inner) per direct child (its
-    own interval being subtracted already)."""
+    with the call walk's formula: interval - pauses - inner - (outer - inner) per direct
+    child (its own interval being subtracted already). Pauses: the PAUSE records' ticks
+    while the call was open (the recorder growing its file)."""
     hz, inner, outer = meta_fields(data)
     dump = subprocess.run([callmon, "dump", "-d", data], check=True, capture_output=True,
                           text=True).stdout
     selfs = {}
-    stack = []  # [addr, enter ticks, children's intervals, children]
+    stack = []  # [addr, enter ticks, paused at enter, children's intervals, children]
+    paused = 0
     for line in dump.splitlines():
         kind = line.split(" ", 1)[0]
-        if kind not in ("enter", "exit"):
+        if kind not in ("enter", "exit", "pause"):
             continue
         f = dict(kv.split("=", 1) for kv in line.split()[1:])
         t = int(f["ticks"])
-        if kind == "enter":
-            stack.append([f["addr"], t, 0, 0])
-            continue
-        addr, t0, child_ticks, children = stack.pop()
-        selfs.setdefault(addr, []).append((t - t0) - child_ticks - inner -
-                                          children * (outer - inner))
-        if stack:
-            stack[-1][2] += t - t0
-            stack[-1][3] += 1
+        if kind == "pause":
+            paused += int(f["count"])
+        elif kind == "enter":
+            stack.append([f["addr"], t, paused, 0, 0])
+        else:
+            addr, t0, p0, child_ticks, children = stack.pop()
+            interval = t - t0 - (paused - p0)
+            selfs.setdefault(addr, []).append(interval - child_ticks - inner -
+                                              children * (outer - inner))
+            if stack:
+                stack[-1][3] += interval
+                stack[-1][4] += 1
     return hz, selfs
 
 

@@ -218,6 +218,11 @@ bool ThreadReader::decode_special(uint64_t v, const uint8_t*& p, Event& ev) {
       type = Event::kSync;
       count = fields[0];
       break;
+    case kCodePause:
+      if (!read(fields, 1)) return false;
+      type = Event::kPause;
+      count = fields[0];
+      break;
     case kCodeArgs:
     case kCodeRetval:
       // The payload is only delimited here; format/arg_values.hpp decodes it.

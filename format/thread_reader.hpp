@@ -24,6 +24,7 @@ struct Event {
     kInherit,  // addr: one frame open at fork, outermost first
     kLost,     // count events could not be stored
     kSync,     // count = monotonic ns at ticks
+    kPause,    // count ticks up to `ticks` were the recorder's, not the program's
     // kArgs and kRetval stay last: the call walk tests `type >= kArgs` to set them apart.
     kArgs,     // data/size: the argument values (format/args.hpp) of the innermost open call
     kRetval,   // data/size: the return value of the call whose EXIT came just before (of the

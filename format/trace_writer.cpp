@@ -207,6 +207,10 @@ void ThreadWriter::sync(uint64_t ticks, uint64_t mono_ns) {
   special(kCodeSync, false, ticks, &mono_ns, 1);
 }
 
+void ThreadWriter::pause(uint64_t ticks, uint64_t paused) {
+  special(kCodePause, false, ticks, &paused, 1);
+}
+
 void ThreadWriter::payload_record(SpecialCode code, bool nested, uint64_t ticks,
                                   const std::vector<uint8_t>& payload) {
   if (!started_) header_.start_ticks = ticks, started_ = true;

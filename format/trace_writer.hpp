@@ -36,6 +36,8 @@ class ThreadWriter {
   void inherit(uint64_t ticks, const std::vector<uint64_t>& addrs);
   void lost(uint64_t ticks, uint64_t count);
   void sync(uint64_t ticks, uint64_t mono_ns);
+  // PAUSE: the `paused` ticks up to `ticks` were the recorder's (version 3).
+  void pause(uint64_t ticks, uint64_t paused);
   // ARGS and RETVAL records carrying `payload` as is (format/arg_values.hpp,
   // encode_arg_values; tests may pass malformed payloads). `nested` as nested_enter. A
   // record larger than a chunk is not written: close() reports it.

@@ -46,6 +46,7 @@ std::string render_info_json(const analysis::RecordingInfo& info) {
                              {"open_at_end", t.left_open},
                              {"bytes", t.bytes},
                              {"event_bytes", t.event_bytes},
+                             {"paused_ns", ns_int(t.paused_ns)},
                              {"first_ns", ns_int(t.first_ns)},
                              {"last_ns", ns_int(t.last_ns)},
                              {"duration_ns", ns_int(t.duration_ns)},

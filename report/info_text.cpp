@@ -87,6 +87,9 @@ std::string render_info_text(const analysis::RecordingInfo& info) {
           t.tid, t.name, count_of(t.events, "event", "events"), count_of(t.calls, "call", "calls"),
           t.stopped ? t.status + ", recording stopped early" : t.status, human_duration(t.first_ns - start), human_duration(t.last_ns - start),
           human_duration(t.duration_ns), t.bytes, bytes_per_call(t.event_bytes, t.calls));
+      if (t.paused_ns > 0)
+        out += fmt::format("      the recorder held it {} (growing its file; compensation takes it out)\n",
+                           human_duration(t.paused_ns));
     }
   }
   out += fmt::format("totals:    {}, {}, duration {}\n", count_of(info.events, "event", "events"),

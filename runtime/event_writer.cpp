@@ -45,6 +45,18 @@ void write_word_interrupted(ThreadState* s, uint8_t* stored_at, uint8_t* got, ui
   memcpy(got, &word, n);
 }
 
+// After a depth-0 record whose write switched chunks: the PAUSE record for the time the
+// switch took. After the record, not before: its time was read before the switch, so the
+// pause belongs to the calls open after it (an ENTER's call too). Writing the PAUSE can
+// switch again (a full chunk), hence the loop.
+static void write_pending_pause(ThreadState* s) {
+  while (s->pause_ticks) {
+    uint64_t ticks = s->pause_ticks;
+    s->pause_ticks = 0;
+    write_special(s, false, kCodePause, s->pause_end, &ticks, 1);
+  }
+}
+
 void write_enter_slow(ThreadState* s, uint64_t t, uintptr_t fn) {
   if (put_depth0(s, [&](uint8_t* buf) {
         if (t < s->last_ticks) t = s->last_ticks;
@@ -54,6 +66,7 @@ void write_enter_slow(ThreadState* s, uint64_t t, uintptr_t fn) {
       })) {
     s->last_ticks = t;
     s->last_addr = fn;
+    if (s->pause_ticks) write_pending_pause(s);
   }
 }
 
@@ -64,6 +77,7 @@ void write_exit_slow(ThreadState* s, uint64_t t) {
         return static_cast<unsigned>(leb128_put(buf, v) - buf);
       })) {
     s->last_ticks = t;
+    if (s->pause_ticks) write_pending_pause(s);
   }
 }
 
@@ -80,7 +94,13 @@ void write_special(ThreadState* s, bool nested, SpecialCode code, uint64_t t,
     return static_cast<unsigned>(p + nbytes - buf);
   };
   if (!nested) {
-    if (put_depth0(s, encode)) s->last_ticks = t;
+    if (put_depth0(s, encode)) {
+      s->last_ticks = t;
+      // END and EXEC close the open calls only as the last record (docs/format.md): no
+      // PAUSE after them; the calls closed at their time, before the pause.
+      if (code == kCodeEnd || code == kCodeExec) s->pause_ticks = 0;
+      if (s->pause_ticks && code != kCodePause) write_pending_pause(s);
+    }
     return;
   }
   // Nested: PAD first (see event_writer.hpp), never a chunk switch under the interrupted

@@ -65,6 +65,10 @@ struct ThreadState {
   // --- cold ---
   uint8_t* real_end;     // end of the chunk mapping
   uint32_t window;       // bytes the next extension of the usable part adds
+  uint64_t pause_ticks;  // clock ticks the last chunk switch held the thread, not yet in a
+                         // PAUSE record (event_writer.cpp writes it after the record that
+                         // caused the switch); 0: none
+  uint64_t pause_end;    // clock reading when that switch ended
   uint8_t* chunk_base;   // mapping of the current chunk
   uint64_t chunk_index;  // index of the current chunk in the file
   uint32_t chunk_size;
@@ -125,9 +129,10 @@ void thread_finish(ThreadState* s, bool process_exit = false);
 // files must not be touched), unmapping the child's copies of their mappings.
 void retired_after_fork_child();
 
-// Moves to a fresh chunk after a reservation at `p` of `n` bytes overflowed. Runs with
-// signals blocked. Returns false if no new chunk could be had (recording stops for this
-// thread, kGuardStopped is set). Resets the encoding state.
+// Moves to a fresh chunk (or extends the usable part of this one) after a reservation at
+// `p` of `n` bytes overflowed. Runs with signals blocked. Returns false if no new chunk could
+// be had (recording stops for this thread, kGuardStopped is set). A new chunk resets the
+// encoding state. The time it took is added to pause_ticks.
 bool switch_chunk(ThreadState* s, uint8_t* p, unsigned n);
 
 // Re-creates the calling thread's file after fork, in the child, with its open frames as

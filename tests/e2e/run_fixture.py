@@ -293,6 +293,21 @@ def check_info(fx, info, pids, program, failures):
             failures.check_equal(where + " thread names", sorted(exp["thread_names"]), names)
 
 
+def check_pauses(info, failures):
+    """The runtime grows a thread's file in windows of 16-256 KiB and records each growth
+    as a PAUSE: a thread with more than 64 KiB of records has had some, and they cannot
+    outlast the thread."""
+    for p in info.get("processes", []):
+        for t in p.get("threads", []):
+            paused, duration = t.get("paused_ns", 0), t.get("duration_ns", 0)
+            if t.get("event_bytes", 0) > 64 << 10 and paused <= 0:
+                failures.add("info: paused_ns", f"  thread {t.get('tid')} wrote "
+                             f"{t.get('event_bytes')} bytes of records and no PAUSE")
+            if paused > duration:
+                failures.add("info: paused_ns", f"  thread {t.get('tid')} paused {paused} ns "
+                             f"of its {duration} ns")
+
+
 def json_of(proc, what, failures):
     if proc.returncode != 0:
         failures.add(what, describe(proc))
@@ -390,6 +405,8 @@ def main():
     clock = [a.split("=", 1)[1] for a in record_args if a.startswith("--clock=")]
     if info is not None and clock and clock[-1] != "auto":
         failures.check_equal("info: clock kind", clock[-1], info.get("clock", {}).get("kind"))
+    if info is not None:
+        check_pauses(info, failures)
     tree_lines = getattr(fx, "TREE_PREFIX_LINES", None)
     if tree_lines:
         replay_text = replay_prefix(args.callmon, data, args.work, tree_lines)

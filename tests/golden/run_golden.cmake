@@ -1,6 +1,6 @@
 # One golden test: builds the recording of TRACE with MAKE_TRACE in WORK, runs CALLMON's
-# command CMD (report-json | report | report-threads | report-csv | replay | info |
-# info-json) on it from WORK (so the recording is
+# command CMD (report-json | report | report-raw | report-threads | report-csv | replay |
+# info | info-json) on it from WORK (so the recording is
 # named "<trace>.data" in the output whatever the build directory), and compares stdout
 # with EXPECTED. On a difference it prints both and fails.
 # Set UPDATE=1 to write the output to EXPECTED instead (then check every number by hand).
@@ -19,6 +19,8 @@ endif()
 
 if(CMD STREQUAL "report-json")
   set(args report --format=json)
+elseif(CMD STREQUAL "report-raw")
+  set(args report --no-compensation)
 elseif(CMD STREQUAL "report-threads")
   set(args report --per-thread --sort=name)
 elseif(CMD STREQUAL "report-csv")

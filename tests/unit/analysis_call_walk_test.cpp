@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <functional>
 #include <string>
@@ -39,8 +40,9 @@ class CallWalkTest : public ::testing::Test {
 
   // Writes a trace with `body`, then walks it; `finished` = close as a clean thread end.
   // `inner`/`outer`: probe cost to compensate (0: none).
+  // `pauses`: subtract the PAUSE records (compensation's other half).
   void walk(const std::function<void(format::ThreadWriter&)>& body, bool finished = true,
-            double inner = 0, double outer = 0) {
+            double inner = 0, double outer = 0, bool pauses = false) {
     std::string path = dir_ + "/1.0.1.events";
     auto w = format::ThreadWriter::create(path, 1, 1, "1.0");
     ASSERT_TRUE(w.ok()) << w.error();
@@ -50,7 +52,9 @@ class CallWalkTest : public ::testing::Test {
     ASSERT_TRUE(r.ok()) << r.error();
     CallWalker<Collect> walker(sink_);
     walker.set_probe_cost(inner, outer);
+    walker.subtract_pauses(pauses);
     walk_thread(*r, walker, [](uint64_t) {});
+    paused_ = walker.paused_ticks();
     unmatched_ = walker.unmatched_exits();
     clean_ = walker.ended_cleanly();
   }
@@ -67,6 +71,7 @@ class CallWalkTest : public ::testing::Test {
   std::string dir_;
   Collect sink_;
   uint64_t unmatched_ = 0;
+  uint64_t paused_ = 0;
   bool clean_ = false;
 };
 
@@ -323,6 +328,39 @@ TEST_F(CallWalkTest, CompensationNeverGoesBelowZero) {
   EXPECT_EQ(call(kA).self, -2);
   EXPECT_EQ(call(kMain).time, 0u);
   EXPECT_EQ(call(kMain).self, -7);
+}
+
+// The recorder's pauses leave the calls open while they lasted (all of them, the innermost
+// one's self too), and no other call; without compensation they are only counted.
+void pause_trace(format::ThreadWriter& w) {
+  w.enter(0, kMain);
+  w.enter(10, kA);
+  w.pause(40, 25);  // A was open from 15 to 40 only because the recorder held the thread
+  w.exit(50);       // A: 40 ticks, 15 of them its own
+  w.enter(60, kB);
+  w.exit(70);       // B: 10, opened after the pause
+  w.pause(90, 5);   // in main's own time
+  w.exit(100);      // main: 100 - 25 - 5 = 70, self 70 - 15 - 10 = 45
+  w.end(100);
+}
+
+TEST_F(CallWalkTest, PausesLeaveTheCallsOpenDuringThem) {
+  walk(pause_trace, true, 0, 0, true);
+  EXPECT_EQ(call(kA).time, 15u);
+  EXPECT_EQ(call(kA).self, 15);
+  EXPECT_EQ(call(kB).time, 10u);
+  EXPECT_EQ(call(kMain).time, 70u);
+  EXPECT_EQ(call(kMain).self, 45);
+  EXPECT_EQ(paused_, 30u);
+  EXPECT_EQ(std::count(sink_.specials.begin(), sink_.specials.end(), format::Event::kPause), 2);
+}
+
+TEST_F(CallWalkTest, PausesAreOnlyCountedWithoutCompensation) {
+  walk(pause_trace);
+  EXPECT_EQ(call(kA).time, 40u);
+  EXPECT_EQ(call(kMain).time, 100u);
+  EXPECT_EQ(call(kMain).self, 50);
+  EXPECT_EQ(paused_, 30u);
 }
 
 // Calls after END (the program's free() called by glibc after the key destructors) leave a

@@ -511,7 +511,7 @@ TEST_F(RawFileTest, InvalidHeadersAreErrorsNamingTheFile) {
   };
   const Case cases[] = {
       {[](ThreadFileHeader& h) { h.magic[0] = 'X'; }, "not a callmon thread file"},
-      {[](ThreadFileHeader& h) { h.version = 3; }, "unsupported thread file version 3"},
+      {[](ThreadFileHeader& h) { h.version = 4; }, "unsupported thread file version 4"},
       {[](ThreadFileHeader& h) { h.version = 0; }, "unsupported thread file version 0"},
       {[](ThreadFileHeader& h) { h.header_size = 512; }, "header size 512"},
       {[](ThreadFileHeader& h) { h.chunk_size = kMinChunkSize + 100; }, "chunk size"},
@@ -713,6 +713,26 @@ TEST_F(ThreadFileTest, ArgsAcrossManyChunks) {
 TEST_F(RawFileTest, VersionOneFilesAreRead) {
   std::string p = write_raw({cat({kEnter10, kExit5})},
                             [](ThreadFileHeader& h) { h.version = 1; });
+  expect_events(read_raw(p), {ev(Event::kEnter, 10, 0x20), ev(Event::kExit, 15)});
+}
+
+// ---- PAUSE records (format version 3) ----------------------------------------------------
+
+const uint8_t kPauseHead = static_cast<uint8_t>(special_head(kCodePause, false));
+
+TEST_F(RawFileTest, PauseCarriesItsTicksAndMovesTheTimeBase) {
+  // ENTER at 10; PAUSE 7 later (17) of 300 ticks (two LEB128 bytes); EXIT 5 after it.
+  std::string p = write_raw({cat({kEnter10, {kPauseHead, 7, 0xAC, 0x02}, kExit5})});
+  ReadDamage d;
+  std::vector<Event> got = read_raw(p, &d);
+  EXPECT_EQ(d.bad_records, 0u);
+  expect_events(got, {ev(Event::kEnter, 10, 0x20), ev(Event::kPause, 17, 0, 300),
+                      ev(Event::kExit, 22)});
+}
+
+TEST_F(RawFileTest, VersionTwoFilesAreRead) {
+  std::string p = write_raw({cat({kEnter10, kExit5})},
+                            [](ThreadFileHeader& h) { h.version = 2; });
   expect_events(read_raw(p), {ev(Event::kEnter, 10, 0x20), ev(Event::kExit, 15)});
 }
 

@@ -1,6 +1,7 @@
 // White-box tests of the runtime's record writer (runtime/event_writer.*): the branch-free
-// word encoding, and the repair when a signal's hook writes between a hook's speculative
-// store and its reservation. The records are decoded with the format library's reader.
+// word encoding, the repair when a signal's hook writes between a hook's speculative store
+// and its reservation, and the PAUSE record after a write that had to grow the chunk. The
+// records are decoded with the format library's reader.
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -14,8 +15,20 @@
 #include "runtime/event_writer.hpp"
 
 namespace callmon::rt {
-// The writer's only dependency outside event_writer.cpp; the tests never fill a chunk.
-bool switch_chunk(ThreadState*, uint8_t*, unsigned) { return false; }
+// The writer's only dependency outside event_writer.cpp. A test that sets g_switch_pause
+// gets what thread_state.cpp's switch does on success: the reserved bytes padded, the usable
+// part extended to the end of the chunk, and the time it took noted; otherwise the switch
+// fails.
+uint64_t g_switch_pause = 0;
+uint64_t g_switch_end = 0;
+bool switch_chunk(ThreadState* s, uint8_t* p, unsigned n) {
+  if (!g_switch_pause) return false;
+  std::memset(p, format::kPadByte, n);
+  s->limit = s->real_end - kNestedMargin;
+  s->pause_ticks += g_switch_pause;
+  s->pause_end = g_switch_end;
+  return true;
+}
 }  // namespace callmon::rt
 
 namespace {
@@ -147,6 +160,45 @@ TEST(RuntimeWriter, StoreOverNestedPadIsRepaired) {
   EXPECT_EQ(events[1].addr, nested_addr);
   EXPECT_EQ(events[2].type, Event::kExit);
   EXPECT_EQ(events[2].ticks, 107u);
+}
+
+// A write that had to grow the chunk is followed by a PAUSE with the time the growth took:
+// after the record, since the record's time was read before the growth (the pause belongs
+// to the calls open after an ENTER, the entered one included).
+TEST(RuntimeWriter, GrowingTheChunkWritesAPauseAfterTheRecord) {
+  Chunk c;
+  rt::write_enter(&c.s, 100, 0x1000);
+  c.s.limit = c.s.cur + 1;  // the next record does not fit
+  rt::g_switch_pause = 700;
+  rt::g_switch_end = 900;
+  rt::write_enter(&c.s, 150, 0x2000);
+  rt::write_exit(&c.s, 1000);
+  rt::g_switch_pause = 0;
+  EXPECT_EQ(c.s.pause_ticks, 0u);
+  auto events = c.decode();
+  ASSERT_EQ(events.size(), 4u);
+  EXPECT_EQ(events[1].type, Event::kEnter);
+  EXPECT_EQ(events[1].ticks, 150u);
+  EXPECT_EQ(events[2].type, Event::kPause);
+  EXPECT_EQ(events[2].ticks, 900u);
+  EXPECT_EQ(events[2].count, 700u);
+  EXPECT_EQ(events[3].type, Event::kExit);
+  EXPECT_EQ(events[3].ticks, 1000u);
+}
+
+// END and EXEC close the open calls only as the last record: no PAUSE may follow them.
+TEST(RuntimeWriter, NoPauseAfterEnd) {
+  Chunk c;
+  rt::write_enter(&c.s, 100, 0x1000);
+  c.s.limit = c.s.cur + 1;
+  rt::g_switch_pause = 700;
+  rt::g_switch_end = 900;
+  rt::write_special(&c.s, false, format::kCodeEnd, 200, nullptr, 0);
+  rt::g_switch_pause = 0;
+  EXPECT_EQ(c.s.pause_ticks, 0u);
+  auto events = c.decode();
+  ASSERT_EQ(events.size(), 2u);
+  EXPECT_EQ(events[1].type, Event::kEnd);
 }
 
 }  // namespace

@@ -11,9 +11,9 @@ namespace callmon::format {
 
 // "CMTHREAD" read as bytes at the start of every thread event file.
 inline constexpr char kThreadMagic[8] = {'C', 'M', 'T', 'H', 'R', 'E', 'A', 'D'};
-// Version 2 added the ARGS and RETVAL records (kCodeArgs, kCodeRetval); readers accept
-// version 1 files as well (kMinTraceVersion).
-inline constexpr uint16_t kTraceVersion = 2;
+// Version 2 added the ARGS and RETVAL records (kCodeArgs, kCodeRetval), version 3 the PAUSE
+// record (kCodePause); readers accept every version from kMinTraceVersion on.
+inline constexpr uint16_t kTraceVersion = 3;
 inline constexpr uint16_t kMinTraceVersion = 1;
 // The header occupies the first page; chunks of events follow it.
 inline constexpr uint32_t kHeaderSize = 4096;
@@ -78,6 +78,8 @@ enum SpecialCode : uint32_t {
   kCodeArgs = 10,    // payload length, payload: the arguments of the call just entered
   kCodeRetval = 11,  // payload length, payload: the return value of the call just exited
                      // (format/args.hpp)
+  kCodePause = 12,   // ticks: the recorder held the thread that long, ending at the record's
+                     // time (growing the trace file); the calls open then did not run
 };
 
 // The single byte of a PAD record: ((kCodePad << 1) << 2) | kKindSpecial.
