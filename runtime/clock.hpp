@@ -49,6 +49,14 @@ inline void entry_done() {
   if (__builtin_expect(g_clock_fenced, 0)) _mm_lfence();
 }
 
+// Fenced only: the exit hook's clock read after its record is written; otherwise `t`.
+// No lfence before it: an interruption stops the hook at an instruction before this read in
+// program order, and a read executed early is squashed and taken again after it.
+inline uint64_t exit_end_ticks(uint64_t t) {
+  if (__builtin_expect(!g_clock_fenced, 1)) return t;
+  return __rdtsc();
+}
+
 // The clock read of an exit hook, its first step. Fenced: lfence waits for the function's
 // last instructions to complete, so they are counted in it, not in its caller.
 inline uint64_t exit_ticks() {

@@ -57,6 +57,22 @@ static void write_pending_pause(ThreadState* s) {
   }
 }
 
+void write_hook_pause(ThreadState* s, uint64_t from, uint64_t to) {
+  // The calibration's scratch state has no file: its decoder expects ENTER and EXIT only,
+  // and its robust mean leaves a disturbed sample out anyway.
+  if (!s->header) return;
+  // A chunk switch inside the hook's record write has its own PAUSE: count only what came
+  // after it, or the switch would be taken out twice.
+  if (s->pause_end > from) from = s->pause_end;
+  if (to <= from + kHookBurstTicks) return;
+  // A signal handler whose instrumented calls ran inside the hook (nested records): that
+  // time is the program's. (A handler without instrumented calls leaves no such trace; its
+  // time inside a hook is taken as a pause.)
+  if (s->nested_ticks >= from) return;
+  uint64_t ticks = to - from;
+  write_special(s, false, kCodePause, to, &ticks, 1);
+}
+
 void write_enter_slow(ThreadState* s, uint64_t t, uintptr_t fn) {
   if (put_depth0(s, [&](uint8_t* buf) {
         if (t < s->last_ticks) t = s->last_ticks;
@@ -105,6 +121,7 @@ void write_special(ThreadState* s, bool nested, SpecialCode code, uint64_t t,
   }
   // Nested: PAD first (see event_writer.hpp), never a chunk switch under the interrupted
   // hook; past the margin the event is counted as lost.
+  s->nested_ticks = t;
   uint8_t buf[kMaxSpecialBytes];
   unsigned n = encode(buf);
   uint8_t* p = bump(&s->cur, kNestedPad + n);

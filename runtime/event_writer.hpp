@@ -123,6 +123,23 @@ inline void write_exit(ThreadState* s, uint64_t t) {
   write_exit_slow(s, t);
 }
 
+// A gap this long between two clock reads of one hook is not the hook's work (at most a few
+// hundred ticks): the host took the CPU, or an interrupt ran. About 2 us at 2 GHz.
+inline constexpr uint64_t kHookBurstTicks = 4096;
+
+// Out of line: writes the PAUSE of a burst check_hook_burst found.
+void write_hook_pause(ThreadState* s, uint64_t from, uint64_t to);
+
+// Depth-0 hooks under --clock=tsc-fenced, which read the clock at both ends of their work:
+// a burst between the reads `from` and `to` is time the program would not have lost
+// without the probes (they are most of a parent's measured time), so it is recorded as a
+// PAUSE ending at `to` that compensation takes out. With the default clock the hooks read
+// once (from == to) and this is a never-taken branch. A `to` before `from` (a thread moved
+// to a CPU whose TSC lags) is not a burst.
+inline void check_hook_burst(ThreadState* s, uint64_t from, uint64_t to) {
+  if (__builtin_expect(to > from + kHookBurstTicks, 0)) write_hook_pause(s, from, to);
+}
+
 // Bytes a SPECIAL record may carry after its LEB128 fields (the payload of ARGS/RETVAL).
 inline constexpr unsigned kMaxPayloadBytes = 1024;
 

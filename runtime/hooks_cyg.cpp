@@ -32,7 +32,9 @@ CALLMON_EXPORT void __cyg_profile_func_enter(void* this_fn, void* call_site) {
   f->fn = fn;
   f->sp = HOOK_SP();
   f->ret = 0;  // no return address to put back (pg_restore_returns skips the frame)
-  write_enter(s, entry_ticks(t), fn);
+  uint64_t te = entry_ticks(t);
+  check_hook_burst(s, t, te);  // fenced: a burst before the ENTER is the caller's
+  write_enter(s, te, fn);
   signal_fence();
   guard_release(s);
   entry_done();
@@ -55,6 +57,7 @@ CALLMON_EXPORT void __cyg_profile_func_exit(void* this_fn, void* /*call_site*/) 
   signal_fence();
   s->top = f;
   write_exit(s, t);
+  check_hook_burst(s, t, exit_end_ticks(t));  // fenced: after the EXIT, the caller's
   signal_fence();
   guard_release(s);
 }

@@ -183,7 +183,9 @@ inline void pg_enter(uintptr_t fn, uintptr_t* slot, const uint64_t* saved) {
   f->ret = ret;
   signal_fence();  // the frame is complete before the return can reach the trampoline
   *slot = return_trampoline();
-  write_enter(s, entry_ticks(t), fn);
+  uint64_t te = entry_ticks(t);
+  check_hook_burst(s, t, te);  // fenced: a burst before the ENTER is the caller's
+  write_enter(s, te, fn);
   signal_fence();
   guard_release(s);
   entry_done();
@@ -215,6 +217,7 @@ extern "C" __attribute__((no_instrument_function)) uintptr_t callmon_pg_exit(
       signal_fence();
       s->top = f;
       write_exit(s, t);
+      check_hook_burst(s, t, exit_end_ticks(t));  // fenced: after the EXIT, the caller's
       signal_fence();
       guard_release(s);
       return ret;

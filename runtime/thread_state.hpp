@@ -69,6 +69,8 @@ struct ThreadState {
                          // PAUSE record (event_writer.cpp writes it after the record that
                          // caused the switch); 0: none
   uint64_t pause_end;    // clock reading when that switch ended
+  uint64_t nested_ticks; // time of the last nested record (a signal handler's hook that ran
+                         // inside a hook); see write_hook_pause
   uint8_t* chunk_base;   // mapping of the current chunk
   uint64_t chunk_index;  // index of the current chunk in the file
   uint32_t chunk_size;

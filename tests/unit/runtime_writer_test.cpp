@@ -201,4 +201,61 @@ TEST(RuntimeWriter, NoPauseAfterEnd) {
   EXPECT_EQ(events[1].type, Event::kEnd);
 }
 
+// --clock=tsc-fenced hooks read the clock at both ends of their work; a gap of more than
+// kHookBurstTicks between the reads is the host's (or an interrupt's) and becomes a PAUSE.
+struct BurstChunk : Chunk {
+  format::ThreadFileHeader header{};
+  BurstChunk() {
+    s.header = &header;
+    rt::write_enter(&s, 100, 0x1000);
+  }
+};
+
+TEST(RuntimeWriter, BurstInsideAHookBecomesAPause) {
+  BurstChunk c;
+  rt::check_hook_burst(&c.s, 200, 200 + rt::kHookBurstTicks);  // not more than the limit
+  rt::check_hook_burst(&c.s, 300, 300 + rt::kHookBurstTicks + 1);
+  rt::check_hook_burst(&c.s, 9000, 100);  // a clock that stepped back is no burst
+  auto events = c.decode();
+  ASSERT_EQ(events.size(), 2u);
+  EXPECT_EQ(events[1].type, Event::kPause);
+  EXPECT_EQ(events[1].ticks, 300 + rt::kHookBurstTicks + 1);
+  EXPECT_EQ(events[1].count, rt::kHookBurstTicks + 1);
+}
+
+// A chunk switch inside the hook has its own PAUSE (ending at pause_end): only the time
+// after it can be a burst, or the switch would be taken out twice.
+TEST(RuntimeWriter, ChunkSwitchInsideAHookIsNotTakenTwice) {
+  BurstChunk c;
+  c.s.pause_end = 20000;
+  rt::check_hook_burst(&c.s, 200, 21000);
+  rt::check_hook_burst(&c.s, 200, 30000);
+  auto events = c.decode();
+  ASSERT_EQ(events.size(), 2u);
+  EXPECT_EQ(events[1].type, Event::kPause);
+  EXPECT_EQ(events[1].count, 10000u);
+}
+
+// A signal handler's instrumented calls inside the hook (nested records) are the program's
+// time, not a burst.
+TEST(RuntimeWriter, SignalHandlerInsideAHookIsNoBurst) {
+  BurstChunk c;
+  uint64_t addr = 0x2000;
+  rt::write_special(&c.s, true, format::kCodeEnter, 300, &addr, 1);
+  rt::write_special(&c.s, true, format::kCodeExit, 8000, nullptr, 0);
+  rt::check_hook_burst(&c.s, 200, 9000);
+  auto events = c.decode();
+  ASSERT_EQ(events.size(), 3u);
+  EXPECT_EQ(events[2].type, Event::kExit);
+}
+
+// The calibration's scratch state (no file header) never gets a PAUSE: its decoder reads
+// ENTER and EXIT records only.
+TEST(RuntimeWriter, NoBurstPauseWithoutAFile) {
+  Chunk c;
+  rt::write_enter(&c.s, 100, 0x1000);
+  rt::check_hook_burst(&c.s, 200, 90000);
+  EXPECT_EQ(c.decode().size(), 1u);
+}
+
 }  // namespace
