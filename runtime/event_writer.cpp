@@ -47,14 +47,12 @@ void write_word_interrupted(ThreadState* s, uint8_t* stored_at, uint8_t* got, ui
 
 // After a depth-0 record whose write switched chunks: the PAUSE record for the time the
 // switch took. After the record, not before: its time was read before the switch, so the
-// pause belongs to the calls open after it (an ENTER's call too). Writing the PAUSE can
-// switch again (a full chunk), hence the loop.
+// pause belongs to the calls open after it (an ENTER's call too). If writing the PAUSE
+// switches again (a full chunk), write_special writes that one's PAUSE after it in turn.
 static void write_pending_pause(ThreadState* s) {
-  while (s->pause_ticks) {
-    uint64_t ticks = s->pause_ticks;
-    s->pause_ticks = 0;
-    write_special(s, false, kCodePause, s->pause_end, &ticks, 1);
-  }
+  uint64_t ticks = s->pause_ticks;
+  s->pause_ticks = 0;
+  write_special(s, false, kCodePause, s->pause_end, &ticks, 1);
 }
 
 void write_hook_pause(ThreadState* s, uint64_t from, uint64_t to) {
@@ -115,7 +113,7 @@ void write_special(ThreadState* s, bool nested, SpecialCode code, uint64_t t,
       // END and EXEC close the open calls only as the last record (docs/format.md): no
       // PAUSE after them; the calls closed at their time, before the pause.
       if (code == kCodeEnd || code == kCodeExec) s->pause_ticks = 0;
-      if (s->pause_ticks && code != kCodePause) write_pending_pause(s);
+      if (s->pause_ticks) write_pending_pause(s);
     }
     return;
   }

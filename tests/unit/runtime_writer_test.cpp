@@ -249,6 +249,25 @@ TEST(RuntimeWriter, SignalHandlerInsideAHookIsNoBurst) {
   EXPECT_EQ(events[2].type, Event::kExit);
 }
 
+// A burst's PAUSE whose write has to grow the chunk is followed at once by the growth's own
+// PAUSE (not left pending until some later slow write, with a time long past).
+TEST(RuntimeWriter, PauseThatGrowsTheChunkIsFollowedByItsOwn) {
+  BurstChunk c;
+  c.s.limit = c.s.cur + 1;
+  rt::g_switch_pause = 700;
+  rt::g_switch_end = 9700;
+  rt::check_hook_burst(&c.s, 200, 9000);
+  rt::g_switch_pause = 0;
+  EXPECT_EQ(c.s.pause_ticks, 0u);
+  auto events = c.decode();
+  ASSERT_EQ(events.size(), 3u);
+  EXPECT_EQ(events[1].type, Event::kPause);
+  EXPECT_EQ(events[1].count, 8800u);
+  EXPECT_EQ(events[2].type, Event::kPause);
+  EXPECT_EQ(events[2].ticks, 9700u);
+  EXPECT_EQ(events[2].count, 700u);
+}
+
 // The calibration's scratch state (no file header) never gets a PAUSE: its decoder reads
 // ENTER and EXIT records only.
 TEST(RuntimeWriter, NoBurstPauseWithoutAFile) {
