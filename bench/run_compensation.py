@@ -15,15 +15,17 @@ preempting it. The overhead line of the recording's meta file holds the calibrat
 cost (ticks).
 
 A real-time priority does not keep the host from taking the virtual CPU away: on this
-project's VM (Firecracker) about 5% of wall time goes in bursts of ~40 us, and about 15% in
+project's VM (Firecracker) about 5% of wall time goes in bursts of ~40 us, and about 20% in
 a loop that writes fresh memory the way a recording does (`compensation bursts` measures
 both; printed first). The recording's clock (the TSC, wall time) counts them; the plain
-timings (thread CPU time, best round) do not. Bursts landing in the parent, whose own work
-is 105 ns among ~1 400 ns of probes, add ~250 ns to its mean self time. So the benchmark
-also gives each function's *typical* compensated self time, computed from the records call
-by call with the call walk's formula (its per-call mean must match `report`'s), leaving out
-the calls whose self time lies far above the median (> median + 3 x max(|median|, 40
-ticks)): those a burst hit, about 1% of the parent's calls.
+timings (thread CPU time, best round) do not. The runtime takes the fresh-memory part when
+it grows the trace file and records it as PAUSE records, and with --clock tsc-fenced also
+the bursts inside its probes; compensation subtracts both (docs/runtime.md, "Pauses"). The
+rest lands in the calls, most in the parent, whose own work is ~105 ns among ~4 us of
+probes. So the benchmark also gives each function's *typical* compensated self time,
+computed from the records call by call with the call walk's formula, pauses included (its
+per-call mean must match `report`'s), leaving out the calls whose self time lies far above
+the median (> median + 3 x max(|median|, 40 ticks)): those a burst hit.
 
   python3 bench/run_compensation.py [--callmon build/bin/callmon] [--n 20000] [--runs 5]
                                     [--clock auto|tsc-fenced]
