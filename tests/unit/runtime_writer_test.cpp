@@ -75,6 +75,14 @@ struct Chunk {
   }
 };
 
+// Makes the next depth-0 write overflow the usable part, and the switch it calls succeed
+// after `pause` ticks, ending at `end` (the stub above). Undo with rt::g_switch_pause = 0.
+void force_switch(rt::ThreadState& s, uint64_t pause, uint64_t end) {
+  s.limit = s.cur + 1;
+  rt::g_switch_pause = pause;
+  rt::g_switch_end = end;
+}
+
 TEST(RuntimeWriter, WordEncodingMatchesByteEncoding) {
   std::mt19937_64 rng(42);
   for (int i = 0; i < 100000; ++i) {
@@ -168,9 +176,7 @@ TEST(RuntimeWriter, StoreOverNestedPadIsRepaired) {
 TEST(RuntimeWriter, GrowingTheChunkWritesAPauseAfterTheRecord) {
   Chunk c;
   rt::write_enter(&c.s, 100, 0x1000);
-  c.s.limit = c.s.cur + 1;  // the next record does not fit
-  rt::g_switch_pause = 700;
-  rt::g_switch_end = 900;
+  force_switch(c.s, 700, 900);
   rt::write_enter(&c.s, 150, 0x2000);
   rt::write_exit(&c.s, 1000);
   rt::g_switch_pause = 0;
@@ -190,9 +196,7 @@ TEST(RuntimeWriter, GrowingTheChunkWritesAPauseAfterTheRecord) {
 TEST(RuntimeWriter, NoPauseAfterEnd) {
   Chunk c;
   rt::write_enter(&c.s, 100, 0x1000);
-  c.s.limit = c.s.cur + 1;
-  rt::g_switch_pause = 700;
-  rt::g_switch_end = 900;
+  force_switch(c.s, 700, 900);
   rt::write_special(&c.s, false, format::kCodeEnd, 200, nullptr, 0);
   rt::g_switch_pause = 0;
   EXPECT_EQ(c.s.pause_ticks, 0u);
@@ -253,9 +257,7 @@ TEST(RuntimeWriter, SignalHandlerInsideAHookIsNoBurst) {
 // PAUSE (not left pending until some later slow write, with a time long past).
 TEST(RuntimeWriter, PauseThatGrowsTheChunkIsFollowedByItsOwn) {
   BurstChunk c;
-  c.s.limit = c.s.cur + 1;
-  rt::g_switch_pause = 700;
-  rt::g_switch_end = 9700;
+  force_switch(c.s, 700, 9700);
   rt::check_hook_burst(&c.s, 200, 9000);
   rt::g_switch_pause = 0;
   EXPECT_EQ(c.s.pause_ticks, 0u);
