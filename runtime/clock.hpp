@@ -30,15 +30,18 @@ inline uint64_t monotonic_ns() {
 // "Overhead compensation"); the fenced clock below trades cost for exact intervals.
 inline uint64_t read_ticks() { return g_clock_tsc ? __rdtsc() : monotonic_ns(); }
 
-// The clock read an entry hook stores, taken just before it writes the record. Fenced:
-// lfence waits for everything before it (the caller's work, the hook's own bookkeeping)
-// to complete before rdtsc; entry_done() then keeps the function's first instructions
-// from starting before the record is written. Otherwise `early`, the plain read the hook
-// took first.
-inline uint64_t entry_ticks(uint64_t early) {
-  if (__builtin_expect(!g_clock_fenced, 1)) return early;
+// The fenced clock's read: lfence waits for everything before it (the caller's work, the
+// hook's own bookkeeping) to complete before rdtsc. An entry hook takes it just before it
+// writes its record (the fast paths in write_hook_enter, event_writer.hpp); entry_done()
+// then keeps the function's first instructions from starting before the record is written.
+inline uint64_t fenced_ticks() {
   _mm_lfence();
   return __rdtsc();
+}
+
+// The slow paths' entry read: the fenced one or the plain one.
+inline uint64_t entry_ticks() {
+  return __builtin_expect(g_clock_fenced, 0) ? fenced_ticks() : read_ticks();
 }
 
 // The entry hook's last step. Fenced: what the hook does after its clock read (encoding
@@ -47,14 +50,6 @@ inline uint64_t entry_ticks(uint64_t early) {
 // measures.
 inline void entry_done() {
   if (__builtin_expect(g_clock_fenced, 0)) _mm_lfence();
-}
-
-// Fenced only: the exit hook's clock read after its record is written; otherwise `t`.
-// No lfence before it: an interruption stops the hook at an instruction before this read in
-// program order, and a read executed early is squashed and taken again after it.
-inline uint64_t exit_end_ticks(uint64_t t) {
-  if (__builtin_expect(!g_clock_fenced, 1)) return t;
-  return __rdtsc();
 }
 
 // The clock read of an exit hook, its first step. Fenced: lfence waits for the function's

@@ -22,6 +22,7 @@
 #include <cstring>
 
 #include "callmon/format/records.hpp"
+#include "runtime/clock.hpp"
 #include "runtime/thread_state.hpp"
 
 namespace callmon::rt {
@@ -133,11 +134,31 @@ void write_hook_pause(ThreadState* s, uint64_t from, uint64_t to);
 // Depth-0 hooks under --clock=tsc-fenced, which read the clock at both ends of their work:
 // a burst between the reads `from` and `to` is time the program would not have lost
 // without the probes (they are most of a parent's measured time), so it is recorded as a
-// PAUSE ending at `to` that compensation takes out. With the default clock the hooks read
-// once (from == to) and this is a never-taken branch. A `to` before `from` (a thread moved
+// PAUSE ending at `to` that compensation takes out. A `to` before `from` (a thread moved
 // to a CPU whose TSC lags) is not a burst.
 inline void check_hook_burst(ThreadState* s, uint64_t from, uint64_t to) {
   if (__builtin_expect(to > from + kHookBurstTicks, 0)) write_hook_pause(s, from, to);
+}
+
+// The fast paths' ENTER; `early` is the hook's first clock read. Fenced: stamped with an
+// ordered read taken now (clock.hpp), after a check for a burst since `early` (its PAUSE
+// comes before the ENTER: the caller's time). The default clock costs one branch here.
+inline void write_hook_enter(ThreadState* s, uint64_t early, uintptr_t fn) {
+  uint64_t t = early;
+  if (__builtin_expect(g_clock_fenced, 0)) {
+    t = fenced_ticks();
+    check_hook_burst(s, early, t);
+  }
+  write_enter(s, t, fn);
+}
+
+// The fast paths' EXIT at `t`. Fenced: a burst between `t` and the end of the write is a
+// PAUSE after the EXIT (the caller's time). No lfence before that read: an interruption
+// stops the hook at an instruction before it in program order, and a read executed early is
+// squashed and taken again after it.
+inline void write_hook_exit(ThreadState* s, uint64_t t) {
+  write_exit(s, t);
+  if (__builtin_expect(g_clock_fenced, 0)) check_hook_burst(s, t, __rdtsc());
 }
 
 // Bytes a SPECIAL record may carry after its LEB128 fields (the payload of ARGS/RETVAL).

@@ -163,7 +163,7 @@ void enter_slow(ThreadState* s, uintptr_t fn, uintptr_t sp, uintptr_t site) {
   }
   bool nested = guard_enter(s);
   handle_rescan(s, nested);
-  uint64_t t = entry_ticks(read_ticks());
+  uint64_t t = entry_ticks();
   Frame* f = s->top;
   bool record = true;
   if (f == s->stack_limit) {

@@ -16,7 +16,7 @@ using namespace callmon::rt;
 
 CALLMON_EXPORT void __cyg_profile_func_enter(void* this_fn, void* call_site) {
   // The clock first: rdtsc's latency then overlaps the loads and checks below. (The fenced
-  // clock reads it again last, in entry_ticks: see clock.hpp.)
+  // clock reads it again last, in write_hook_enter: see event_writer.hpp.)
   uint64_t t = read_ticks();
   ThreadState* s = t_state;
   uintptr_t fn = reinterpret_cast<uintptr_t>(this_fn);
@@ -32,9 +32,7 @@ CALLMON_EXPORT void __cyg_profile_func_enter(void* this_fn, void* call_site) {
   f->fn = fn;
   f->sp = HOOK_SP();
   f->ret = 0;  // no return address to put back (pg_restore_returns skips the frame)
-  uint64_t te = entry_ticks(t);
-  check_hook_burst(s, t, te);  // fenced: a burst before the ENTER is the caller's
-  write_enter(s, te, fn);
+  write_hook_enter(s, t, fn);
   signal_fence();
   guard_release(s);
   entry_done();
@@ -56,8 +54,7 @@ CALLMON_EXPORT void __cyg_profile_func_exit(void* this_fn, void* /*call_site*/) 
   guard_acquire(s);
   signal_fence();
   s->top = f;
-  write_exit(s, t);
-  check_hook_burst(s, t, exit_end_ticks(t));  // fenced: after the EXIT, the caller's
+  write_hook_exit(s, t);
   signal_fence();
   guard_release(s);
 }

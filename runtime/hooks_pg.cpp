@@ -93,7 +93,7 @@ void pg_enter_slow(ThreadState* s, uintptr_t fn, uintptr_t* slot, const uint64_t
   handle_rescan(s, nested);
   // Read again: before the process's set-up the clock may not have been chosen yet (the
   // first call's time would be in the wrong unit), and set-up itself takes a while.
-  uint64_t t = entry_ticks(read_ticks());
+  uint64_t t = entry_ticks();
   Frame* f = s->top;
   s->top = f + 1;
   signal_fence();  // publish the slot before filling it: a nested hook pushes above it
@@ -183,9 +183,7 @@ inline void pg_enter(uintptr_t fn, uintptr_t* slot, const uint64_t* saved) {
   f->ret = ret;
   signal_fence();  // the frame is complete before the return can reach the trampoline
   *slot = return_trampoline();
-  uint64_t te = entry_ticks(t);
-  check_hook_burst(s, t, te);  // fenced: a burst before the ENTER is the caller's
-  write_enter(s, te, fn);
+  write_hook_enter(s, t, fn);
   signal_fence();
   guard_release(s);
   entry_done();
@@ -216,8 +214,7 @@ extern "C" __attribute__((no_instrument_function)) uintptr_t callmon_pg_exit(
       guard_acquire(s);
       signal_fence();
       s->top = f;
-      write_exit(s, t);
-      check_hook_burst(s, t, exit_end_ticks(t));  // fenced: after the EXIT, the caller's
+      write_hook_exit(s, t);
       signal_fence();
       guard_release(s);
       return ret;
