@@ -10,12 +10,12 @@
 namespace callmon::rt {
 
 // True when ticks come from rdtsc. Written once at process set-up, before any thread
-// records, and only read afterwards.
-extern bool g_clock_tsc;
+// records, and only read afterwards. (C names: the assembly hooks read both flags.)
+extern "C" bool g_clock_tsc;
 
 // True with `--clock=tsc-fenced` (g_clock_tsc is then true too): the hooks order their
 // clock reads against the function's own instructions. Same lifetime as g_clock_tsc.
-extern bool g_clock_fenced;
+extern "C" bool g_clock_fenced;
 
 inline uint64_t monotonic_ns() {
   timespec ts;

@@ -4,6 +4,8 @@
 
 #include <string.h>
 
+#include <algorithm>
+
 namespace callmon::rt {
 
 using namespace format;
@@ -15,9 +17,7 @@ namespace {
 // because the encoding state (time base, last address) restarts there.
 // Longest record the runtime writes: INHERIT with kInheritBatch addresses, or ARGS with its
 // payload.
-constexpr unsigned kMaxSpecialBytes =
-    10 * (3 + kInheritBatch) > 32 + kMaxPayloadBytes ? 10 * (3 + kInheritBatch)
-                                                      : 32 + kMaxPayloadBytes;
+constexpr unsigned kMaxSpecialBytes = std::max(10 * (3 + kInheritBatch), 32 + kMaxPayloadBytes);
 
 template <class Encode>
 bool put_depth0(ThreadState* s, Encode&& encode) {
@@ -69,6 +69,10 @@ void write_hook_pause(ThreadState* s, uint64_t from, uint64_t to) {
   if (s->nested_ticks >= from) return;
   uint64_t ticks = to - from;
   write_special(s, false, kCodePause, to, &ticks, 1);
+}
+
+void write_exit_burst_pause(ThreadState* s, uint64_t from, uint64_t to) {
+  if (s->last_ticks == from) check_hook_burst(s, from, to);
 }
 
 void write_enter_slow(ThreadState* s, uint64_t t, uintptr_t fn) {

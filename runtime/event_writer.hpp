@@ -23,6 +23,7 @@
 
 #include "callmon/format/records.hpp"
 #include "runtime/clock.hpp"
+#include "runtime/hook_burst.h"
 #include "runtime/thread_state.hpp"
 
 namespace callmon::rt {
@@ -124,9 +125,8 @@ inline void write_exit(ThreadState* s, uint64_t t) {
   write_exit_slow(s, t);
 }
 
-// A gap this long between two clock reads of one hook is not the hook's work (at most a few
-// hundred ticks): the host took the CPU, or an interrupt ran. About 2 us at 2 GHz.
-inline constexpr uint64_t kHookBurstTicks = 4096;
+// A gap this long between two clock reads of one hook is not the hook's work (hook_burst.h).
+inline constexpr uint64_t kHookBurstTicks = CALLMON_HOOK_BURST_TICKS;
 
 // Out of line: writes the PAUSE of a burst check_hook_burst found.
 void write_hook_pause(ThreadState* s, uint64_t from, uint64_t to);
@@ -140,26 +140,52 @@ inline void check_hook_burst(ThreadState* s, uint64_t from, uint64_t to) {
   if (__builtin_expect(to > from + kHookBurstTicks, 0)) write_hook_pause(s, from, to);
 }
 
-// The fast paths' ENTER; `early` is the hook's first clock read. Fenced: stamped with an
-// ordered read taken now (clock.hpp), after a check for a burst since `early` (its PAUSE
-// comes before the ENTER: the caller's time). The default clock costs one branch here.
-inline void write_hook_enter(ThreadState* s, uint64_t early, uintptr_t fn) {
-  uint64_t t = early;
-  if (__builtin_expect(g_clock_fenced, 0)) {
-    t = fenced_ticks();
-    check_hook_burst(s, early, t);
-  }
+// The fenced clock's ENTER from its reads: `early` (the hook's first), `t` (the ordered one
+// the record carries) and `late()` after the write. A burst before `t` is the caller's time:
+// its PAUSE comes before the ENTER. One during the write is the new call's: after it.
+template <class Clock>
+inline void write_fenced_enter(ThreadState* s, uint64_t early, uint64_t t, uintptr_t fn,
+                               Clock late) {
+  check_hook_burst(s, early, t);
   write_enter(s, t, fn);
+  check_hook_burst(s, t, late());
 }
 
-// The fast paths' EXIT at `t`. Fenced: a burst between `t` and the end of the write is a
-// PAUSE after the EXIT (the caller's time). No lfence before that read: an interruption
-// stops the hook at an instruction before it in program order, and a read executed early is
-// squashed and taken again after it.
-inline void write_hook_exit(ThreadState* s, uint64_t t) {
+// The fenced clock's EXIT at `t`: a burst between `t` and `late()` after the write is a
+// PAUSE after the EXIT (the caller's time).
+template <class Clock>
+inline void write_fenced_exit(ThreadState* s, uint64_t t, Clock late) {
   write_exit(s, t);
-  if (__builtin_expect(g_clock_fenced, 0)) check_hook_burst(s, t, __rdtsc());
+  check_hook_burst(s, t, late());
 }
+
+// The fast paths' ENTER; `early` is the hook's first clock read. Fenced: stamped with an
+// ordered read taken now (clock.hpp), bursts checked around it. The default clock costs one
+// branch here. The late reads need no lfence: an interruption stops the hook at an
+// instruction before them in program order, and a read executed early is squashed and taken
+// again after it.
+inline void write_hook_enter(ThreadState* s, uint64_t early, uintptr_t fn) {
+  if (__builtin_expect(g_clock_fenced, 0)) {
+    write_fenced_enter(s, early, fenced_ticks(), fn, [] { return __rdtsc(); });
+    return;
+  }
+  write_enter(s, early, fn);
+}
+
+// The -pg fast path's EXIT at `t` (the -finstrument-functions exit reads the clock after
+// its body returns instead: arch/x86_64/cyg_hooks.S and write_exit_burst_pause).
+inline void write_hook_exit(ThreadState* s, uint64_t t) {
+  if (__builtin_expect(g_clock_fenced, 0)) {
+    write_fenced_exit(s, t, [] { return __rdtsc(); });
+    return;
+  }
+  write_exit(s, t);
+}
+
+// A burst from an EXIT at `from` to a clock read `to` taken after the hook released its
+// guard: a PAUSE unless something was written since (a signal handler's calls: the gap was
+// then, at least partly, the program's time). The caller holds the guard again.
+void write_exit_burst_pause(ThreadState* s, uint64_t from, uint64_t to);
 
 // Bytes a SPECIAL record may carry after its LEB128 fields (the payload of ARGS/RETVAL).
 inline constexpr unsigned kMaxPayloadBytes = 1024;

@@ -1,27 +1,30 @@
-// Entry points for -finstrument-functions: __cyg_profile_func_enter/exit. The common case
-// is inline here: one TLS load, one test, rdtsc, a shadow-stack push or pop and a 1–4 byte
-// record; everything else goes to hooks.cpp.
+// Bodies of the -finstrument-functions hooks __cyg_profile_func_enter/exit, whose entry
+// points (arch/x86_64/cyg_hooks.S) read the clock and come here. The common case is inline
+// here: one TLS load, one test, a shadow-stack push or pop and a 1–4 byte record; everything
+// else goes to hooks.cpp.
 #include "runtime/clock.hpp"
 #include "runtime/event_writer.hpp"
 #include "runtime/hooks.hpp"
 
 using namespace callmon::rt;
 
-#define CALLMON_EXPORT extern "C" __attribute__((visibility("default"), no_instrument_function))
+// Called only by the assembly hooks: hidden, C names.
+#define CALLMON_CYG_BODY extern "C" __attribute__((no_instrument_function))
 
-// Frame address of the hook: the instrumented function's stack pointer at the call minus 16
-// (return address + saved rbp; the runtime keeps frame pointers). Deeper calls get smaller
-// values; see Frame in thread_state.hpp.
-#define HOOK_SP() reinterpret_cast<uintptr_t>(__builtin_frame_address(0))
+// `ticks`: the stub's rdtsc (arch/x86_64/cyg_hooks.S); the monotonic clock is read here.
+static inline uint64_t stub_ticks(uint64_t ticks) {
+  return __builtin_expect(g_clock_tsc, 1) ? ticks : monotonic_ns();
+}
 
-CALLMON_EXPORT void __cyg_profile_func_enter(void* this_fn, void* call_site) {
-  // The clock first: rdtsc's latency then overlaps the loads and checks below. (The fenced
-  // clock reads it again last, in write_hook_enter: see event_writer.hpp.)
-  uint64_t t = read_ticks();
+CALLMON_CYG_BODY void callmon_cyg_enter(void* this_fn, void* call_site, uint64_t ticks,
+                                        uintptr_t sp) {
+  // The stub read the clock first thing. (The fenced clock reads it again last, in
+  // write_hook_enter: see event_writer.hpp.)
+  uint64_t t = stub_ticks(ticks);
   ThreadState* s = t_state;
   uintptr_t fn = reinterpret_cast<uintptr_t>(this_fn);
   if (__builtin_expect(s == nullptr || s->guard != 0 || s->top == s->stack_limit, 0)) {
-    enter_slow(s, fn, HOOK_SP(), reinterpret_cast<uintptr_t>(call_site));
+    enter_slow(s, fn, sp, reinterpret_cast<uintptr_t>(call_site));
     return;
   }
   guard_acquire(s);
@@ -30,7 +33,7 @@ CALLMON_EXPORT void __cyg_profile_func_enter(void* this_fn, void* call_site) {
   s->top = f + 1;
   signal_fence();  // the slot is ours before we fill it: a signal's hooks push above it
   f->fn = fn;
-  f->sp = HOOK_SP();
+  f->sp = sp;
   f->ret = 0;  // no return address to put back (pg_restore_returns skips the frame)
   write_hook_enter(s, t, fn);
   signal_fence();
@@ -38,23 +41,41 @@ CALLMON_EXPORT void __cyg_profile_func_enter(void* this_fn, void* call_site) {
   entry_done();
 }
 
-CALLMON_EXPORT void __cyg_profile_func_exit(void* this_fn, void* /*call_site*/) {
-  uint64_t t = exit_ticks();
+// Returns the time of the EXIT written here under the fenced clock (the stub then checks for
+// a burst after it), else 0. `ticks` was read after an lfence when the clock is fenced.
+CALLMON_CYG_BODY uint64_t callmon_cyg_exit(void* this_fn, void* /*call_site*/, uint64_t ticks,
+                                           uintptr_t sp) {
+  uint64_t t = stub_ticks(ticks);
   ThreadState* s = t_state;
   uintptr_t fn = reinterpret_cast<uintptr_t>(this_fn);
   if (__builtin_expect(s == nullptr || s->guard != 0, 0)) {
-    exit_slow(s, fn, HOOK_SP());
-    return;
+    exit_slow(s, fn, sp);
+    return 0;
   }
   Frame* f = s->top - 1;
   if (__builtin_expect(f < s->stack_base || f->fn != fn, 0)) {
-    exit_slow(s, fn, HOOK_SP());
-    return;
+    exit_slow(s, fn, sp);
+    return 0;
   }
   guard_acquire(s);
   signal_fence();
   s->top = f;
-  write_hook_exit(s, t);
+  write_exit(s, t);
+  uint64_t written = g_clock_fenced ? s->last_ticks : 0;
+  signal_fence();
+  guard_release(s);
+  return written;
+}
+
+// A burst between the EXIT at `from` and the fenced exit stub's last read `to` (more than
+// CALLMON_HOOK_BURST_TICKS). The hook's guard is released by now, so a signal handler may
+// have written records since: then the gap was (partly) its time and nothing is written.
+CALLMON_CYG_BODY void callmon_cyg_exit_pause(uint64_t from, uint64_t to) {
+  ThreadState* s = t_state;
+  if (s == nullptr || s->guard != 0) return;
+  guard_acquire(s);
+  signal_fence();
+  write_exit_burst_pause(s, from, to);
   signal_fence();
   guard_release(s);
 }

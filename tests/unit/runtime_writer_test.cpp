@@ -270,6 +270,55 @@ TEST(RuntimeWriter, PauseThatGrowsTheChunkIsFollowedByItsOwn) {
   EXPECT_EQ(events[2].count, 700u);
 }
 
+// The fenced ENTER: a burst before its clock read is the caller's (PAUSE before the ENTER),
+// one while it is written is the new call's (PAUSE after it).
+TEST(RuntimeWriter, FencedEnterPutsEachBurstOnItsSide) {
+  BurstChunk c;
+  rt::write_fenced_enter(&c.s, 200, 5200, 0x2000, [] { return uint64_t{8200}; });
+  auto events = c.decode();
+  ASSERT_EQ(events.size(), 4u);
+  EXPECT_EQ(events[1].type, Event::kPause);
+  EXPECT_EQ(events[1].ticks, 5200u);
+  EXPECT_EQ(events[1].count, 5000u);
+  EXPECT_EQ(events[2].type, Event::kEnter);
+  EXPECT_EQ(events[2].ticks, 5200u);
+  EXPECT_EQ(events[3].type, Event::kPause);
+  EXPECT_EQ(events[3].ticks, 8200u);
+  EXPECT_EQ(events[3].count, 3000u);
+}
+
+// The fenced EXIT: a burst while it is written is the caller's, a PAUSE after it.
+TEST(RuntimeWriter, FencedExitBurstComesAfterIt) {
+  BurstChunk c;
+  rt::write_fenced_exit(&c.s, 500, [] { return uint64_t{600}; });  // the hook's own work
+  rt::write_enter(&c.s, 700, 0x1000);
+  rt::write_fenced_exit(&c.s, 800, [] { return uint64_t{2800}; });
+  auto events = c.decode();
+  ASSERT_EQ(events.size(), 5u);
+  EXPECT_EQ(events[3].type, Event::kExit);
+  EXPECT_EQ(events[4].type, Event::kPause);
+  EXPECT_EQ(events[4].ticks, 2800u);
+  EXPECT_EQ(events[4].count, 2000u);
+}
+
+// The -finstrument-functions exit checks for a burst after its guard is released
+// (cyg_hooks.S): a signal handler's calls written since then make the gap theirs.
+TEST(RuntimeWriter, ExitBurstAfterTheGuardOnlyWithNothingWrittenSince) {
+  BurstChunk c;
+  rt::write_exit(&c.s, 500);
+  rt::write_exit_burst_pause(&c.s, 500, 3000);
+  rt::write_enter(&c.s, 3100, 0x1000);
+  rt::write_exit(&c.s, 3200);
+  rt::write_enter(&c.s, 3300, 0x2000);  // a handler's call, after the hook's guard
+  rt::write_exit(&c.s, 3400);
+  rt::write_exit_burst_pause(&c.s, 3200, 9000);
+  auto events = c.decode();
+  ASSERT_EQ(events.size(), 7u);
+  EXPECT_EQ(events[2].type, Event::kPause);
+  EXPECT_EQ(events[2].count, 2500u);
+  EXPECT_EQ(events[6].type, Event::kExit);
+}
+
 // The calibration's scratch state (no file header) never gets a PAUSE: its decoder reads
 // ENTER and EXIT records only.
 TEST(RuntimeWriter, NoBurstPauseWithoutAFile) {

@@ -1,0 +1,90 @@
+/* The -finstrument-functions hooks for x86-64: __cyg_profile_func_enter and _exit. These
+ * stubs only read the clock at the hooks' very edges and hand over to the C++ bodies in
+ * hooks_cyg.cpp:
+ *     callmon_cyg_enter(this_fn, call_site, ticks, sp)
+ *     uint64_t callmon_cyg_exit(this_fn, call_site, ticks, sp)
+ * `ticks` is rdtsc's value (0 on the monotonic clock: the body reads that itself); `sp` is
+ * the frame address the hook would have had as a C++ function, the instrumented function's
+ * stack pointer at the call minus 16 (Frame::sp, thread_state.hpp).
+ *
+ * Why the edges: under --clock=tsc-fenced the hooks take a gap of more than
+ * CALLMON_HOOK_BURST_TICKS between two of their clock reads as a burst (the host took the
+ * CPU) and record it as a PAUSE. What lies between the exit hook's last read and the next
+ * entry hook's first read is no one's to judge: a burst there lands in the caller, whose
+ * measured time is mostly probes. Compiled C++ hooks spent most of that stretch pushing
+ * and popping callee-saved registers; here it is the program's own instructions and a few
+ * of ours.
+ *
+ * The entry stub jumps to its body, which runs on the hook's own stack frame. The exit stub
+ * under the fenced clock calls its body, which returns the time its EXIT carries (0 when it
+ * wrote none from its fast path), then reads the clock once more after the body's epilogue
+ * and hands a burst to callmon_cyg_exit_pause(from, to). rax, rdx, rcx, rsi, rdi, r8-r11 are
+ * the caller's to lose across a hook, as across any call; the instrumented function keeps
+ * its return value in callee-saved registers or memory across its exit hook.
+ */
+#include "runtime/hook_burst.h"
+
+	.text
+
+	.globl	__cyg_profile_func_enter
+	.type	__cyg_profile_func_enter, @function
+	.p2align 4
+__cyg_profile_func_enter:
+	.cfi_startproc
+	xorl	%edx, %edx
+	cmpb	$0, g_clock_tsc(%rip)
+	je	1f
+	rdtsc
+	shlq	$32, %rdx
+	orq	%rax, %rdx
+1:
+	leaq	-8(%rsp), %rcx
+	jmp	callmon_cyg_enter
+	.cfi_endproc
+	.size	__cyg_profile_func_enter, .-__cyg_profile_func_enter
+
+	.globl	__cyg_profile_func_exit
+	.type	__cyg_profile_func_exit, @function
+	.p2align 4
+__cyg_profile_func_exit:
+	.cfi_startproc
+	cmpb	$0, g_clock_fenced(%rip)
+	jne	2f
+	xorl	%edx, %edx
+	cmpb	$0, g_clock_tsc(%rip)
+	je	1f
+	rdtsc
+	shlq	$32, %rdx
+	orq	%rax, %rdx
+1:
+	leaq	-8(%rsp), %rcx
+	jmp	callmon_cyg_exit
+2:
+	/* Fenced: lfence first, so the function's last instructions complete inside it. */
+	lfence
+	rdtsc
+	shlq	$32, %rdx
+	orq	%rax, %rdx
+	leaq	-8(%rsp), %rcx
+	subq	$8, %rsp
+	.cfi_adjust_cfa_offset 8
+	call	callmon_cyg_exit
+	testq	%rax, %rax
+	jz	3f
+	movq	%rax, %rdi
+	rdtsc
+	shlq	$32, %rdx
+	orq	%rdx, %rax
+	leaq	CALLMON_HOOK_BURST_TICKS(%rdi), %rdx
+	cmpq	%rax, %rdx
+	jae	3f
+	movq	%rax, %rsi
+	call	callmon_cyg_exit_pause
+3:
+	addq	$8, %rsp
+	.cfi_adjust_cfa_offset -8
+	ret
+	.cfi_endproc
+	.size	__cyg_profile_func_exit, .-__cyg_profile_func_exit
+
+	.section .note.GNU-stack,"",@progbits
