@@ -41,8 +41,8 @@ CALLMON_CYG_BODY void callmon_cyg_enter(void* this_fn, void* call_site, uint64_t
   entry_done();
 }
 
-// Returns the time of the EXIT written here under the fenced clock (the stub then checks for
-// a burst after it), else 0. `ticks` was read after an lfence when the clock is fenced.
+// Returns the time of the EXIT written here (under the fenced clock the stub then checks for
+// a burst after it), or 0 from the slow paths. `ticks` was read after an lfence when the clock is fenced.
 CALLMON_CYG_BODY uint64_t callmon_cyg_exit(void* this_fn, void* /*call_site*/, uint64_t ticks,
                                            uintptr_t sp) {
   uint64_t t = stub_ticks(ticks);
@@ -61,7 +61,7 @@ CALLMON_CYG_BODY uint64_t callmon_cyg_exit(void* this_fn, void* /*call_site*/, u
   signal_fence();
   s->top = f;
   write_exit(s, t);
-  uint64_t written = g_clock_fenced ? s->last_ticks : 0;
+  uint64_t written = s->last_ticks;
   signal_fence();
   guard_release(s);
   return written;

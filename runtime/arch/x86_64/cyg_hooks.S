@@ -26,11 +26,8 @@
 
 	.text
 
-	.globl	__cyg_profile_func_enter
-	.type	__cyg_profile_func_enter, @function
-	.p2align 4
-__cyg_profile_func_enter:
-	.cfi_startproc
+/* rdx = the TSC when it is the clock, else 0 (the body reads CLOCK_MONOTONIC); clobbers rax. */
+.macro	TICKS_TO_RDX
 	xorl	%edx, %edx
 	cmpb	$0, g_clock_tsc(%rip)
 	je	1f
@@ -38,6 +35,14 @@ __cyg_profile_func_enter:
 	shlq	$32, %rdx
 	orq	%rax, %rdx
 1:
+.endm
+
+	.globl	__cyg_profile_func_enter
+	.type	__cyg_profile_func_enter, @function
+	.p2align 4
+__cyg_profile_func_enter:
+	.cfi_startproc
+	TICKS_TO_RDX
 	leaq	-8(%rsp), %rcx
 	jmp	callmon_cyg_enter
 	.cfi_endproc
@@ -50,13 +55,7 @@ __cyg_profile_func_exit:
 	.cfi_startproc
 	cmpb	$0, g_clock_fenced(%rip)
 	jne	2f
-	xorl	%edx, %edx
-	cmpb	$0, g_clock_tsc(%rip)
-	je	1f
-	rdtsc
-	shlq	$32, %rdx
-	orq	%rax, %rdx
-1:
+	TICKS_TO_RDX
 	leaq	-8(%rsp), %rcx
 	jmp	callmon_cyg_exit
 2:
