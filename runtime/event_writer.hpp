@@ -46,6 +46,39 @@ inline void guard_release(ThreadState* s) {
   asm volatile("subl $1, %0" : "+m"(s->guard) : : "memory");
 }
 
+// Pushes a shadow-stack frame and returns it. The slot is published (top raised) before it
+// is filled, so that a signal's hooks push above it, not over it; until the fill its `sp`
+// is 0, as pop_frames leaves every slot above the top. (Monitored threads pop their own way:
+// their signal handlers' hooks push no frames.)
+inline Frame* push_frame(ThreadState* s, uintptr_t fn, uintptr_t sp, uintptr_t ret) {
+  Frame* f = s->top;
+  s->top = f + 1;
+  signal_fence();
+  f->fn = fn;
+  f->sp = sp;
+  f->ret = ret;
+  return f;
+}
+
+// Pops the frames from `f` up. Their `sp` is cleared first, while they are still below the
+// top: a slot keeps what its last frame left, and a push publishes the slot before filling
+// it. A signal's exit hook that looked below its own frame (pg_exit_slow: frames sharing its
+// slot after a tail call) found there the `sp` of an earlier handler's frame at the same
+// stack depth, took the half-pushed frame for one and popped it with its own; the
+// trampoline then found no frame for a live call ("a hijacked return address is missing").
+inline void pop_frames(ThreadState* s, Frame* f) {
+  for (Frame* p = s->top; p-- > f;) p->sp = 0;
+  signal_fence();
+  s->top = f;
+}
+
+// The same for the innermost frame `f` alone (the fast paths).
+inline void pop_frame(ThreadState* s, Frame* f) {
+  f->sp = 0;
+  signal_fence();
+  s->top = f;
+}
+
 // Reserves n bytes at *cur and returns where they start. Not `lock`-prefixed: atomic with
 // respect to this thread's signal handlers, which is all that may touch this cursor.
 inline uint8_t* bump(uint8_t** cur, uintptr_t n) {

@@ -172,11 +172,7 @@ void enter_slow(ThreadState* s, uintptr_t fn, uintptr_t sp, uintptr_t site) {
     s->guard |= kGuardOverflow;
     record = s->record_depth == 0;
   } else {
-    s->top = f + 1;
-    signal_fence();  // publish the slot before filling it: a nested hook pushes above it
-    f->fn = fn;
-    f->sp = sp;
-    f->ret = 0;
+    push_frame(s, fn, sp, 0);
     note_selection(s, f, nested);
     record = frame_recorded(s, f);
     if (record) {
@@ -222,13 +218,13 @@ void exit_slow(ThreadState* s, uintptr_t fn, uintptr_t sp) {
     // Frames above the match were left without a return (clang emits no exit hook on the
     // exception path; a longjmp we did not see).
     uint64_t skipped = frames_recorded(s, m + 1, f + 1);
-    s->top = m + 1;
+    pop_frames(s, m + 1);
     if (skipped)
       put_unwind(s, nested, t, skipped,
                  (g & kGuardUnwinding) ? UnwindReason::kException : UnwindReason::kUnknown);
     f = m;
   }
-  s->top = f;
+  pop_frame(s, f);
   if (!frame_recorded(s, f)) {
     guard_leave(s);
     return;
@@ -256,7 +252,7 @@ void unwind_below(uintptr_t sp, UnwindReason reason) {
   Frame* f = s->top;
   while (f > s->stack_base && f[-1].sp < sp) --f;
   uint64_t count = frames_recorded(s, f, s->top);
-  s->top = f;
+  pop_frames(s, f);
   if (count) put_unwind(s, nested, read_ticks(), count, reason);
   guard_leave(s);
 }

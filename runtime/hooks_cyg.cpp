@@ -29,12 +29,7 @@ CALLMON_CYG_BODY void callmon_cyg_enter(void* this_fn, void* call_site, uint64_t
   }
   guard_acquire(s);
   signal_fence();
-  Frame* f = s->top;
-  s->top = f + 1;
-  signal_fence();  // the slot is ours before we fill it: a signal's hooks push above it
-  f->fn = fn;
-  f->sp = sp;
-  f->ret = 0;  // no return address to put back (pg_restore_returns skips the frame)
+  push_frame(s, fn, sp, 0);  // no return address to put back (pg_restore_returns skips it)
   write_hook_enter(s, t, fn);
   signal_fence();
   guard_release(s);
@@ -59,7 +54,7 @@ CALLMON_CYG_BODY uint64_t callmon_cyg_exit(void* this_fn, void* /*call_site*/, u
   }
   guard_acquire(s);
   signal_fence();
-  s->top = f;
+  pop_frame(s, f);
   write_exit(s, t);
   uint64_t written = s->last_ticks;
   signal_fence();

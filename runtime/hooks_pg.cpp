@@ -94,12 +94,7 @@ void pg_enter_slow(ThreadState* s, uintptr_t fn, uintptr_t* slot, const uint64_t
   // Read again: before the process's set-up the clock may not have been chosen yet (the
   // first call's time would be in the wrong unit), and set-up itself takes a while.
   uint64_t t = entry_ticks();
-  Frame* f = s->top;
-  s->top = f + 1;
-  signal_fence();  // publish the slot before filling it: a nested hook pushes above it
-  f->fn = fn;
-  f->sp = sp;
-  f->ret = ret;
+  Frame* f = push_frame(s, fn, sp, ret);
   note_selection(s, f, nested);
   signal_fence();
   if (!shared) *slot = return_trampoline();
@@ -137,8 +132,7 @@ uintptr_t pg_exit_slow(ThreadState* s, uintptr_t* slot, uint64_t t, const uint64
   }
   uint64_t skipped = frames_recorded(s, match + 1, s->top);
   uint64_t ended = frames_recorded(s, low, match + 1);
-  s->top = low;
-  signal_fence();
+  pop_frames(s, low);
   if (g & (kGuardStopped | kGuardMonitor)) {
     if (s->header) __atomic_fetch_add(&s->header->lost_events, skipped + ended, __ATOMIC_RELAXED);
   } else {
@@ -175,12 +169,7 @@ inline void pg_enter(uintptr_t fn, uintptr_t* slot, const uint64_t* saved) {
   }
   guard_acquire(s);
   signal_fence();
-  Frame* f = s->top;
-  s->top = f + 1;
-  signal_fence();  // the slot is ours before we fill it: a signal's hooks push above it
-  f->fn = fn;
-  f->sp = slot_sp(slot);
-  f->ret = ret;
+  push_frame(s, fn, slot_sp(slot), ret);
   signal_fence();  // the frame is complete before the return can reach the trampoline
   *slot = return_trampoline();
   write_hook_enter(s, t, fn);
@@ -213,7 +202,7 @@ extern "C" __attribute__((no_instrument_function)) uintptr_t callmon_pg_exit(
       *slot = ret;
       guard_acquire(s);
       signal_fence();
-      s->top = f;
+      pop_frame(s, f);
       write_hook_exit(s, t);
       signal_fence();
       guard_release(s);

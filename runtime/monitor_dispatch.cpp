@@ -172,10 +172,7 @@ void monitor_enter(ThreadState* s, uintptr_t fn, uintptr_t sp, uintptr_t site) {
     if (f == s->stack_limit) {
       s->overflow_depth++;  // not reported; its exit is not either
     } else {
-      s->top = f + 1;
-      f->fn = fn;
-      f->sp = sp;
-      f->ret = 0;
+      push_frame(s, fn, sp, 0);
       monitor_entered(s, f, site, t);
     }
   }

@@ -319,6 +319,33 @@ TEST(RuntimeWriter, ExitBurstAfterTheGuardOnlyWithNothingWrittenSince) {
   EXPECT_EQ(events[6].type, Event::kExit);
 }
 
+// A popped frame's slot keeps no stack address: the next push publishes the slot before it
+// fills it, and a signal's exit hook looking below its own frame for frames that share its
+// slot (hooks_pg.cpp, pg_exit_slow) must not find the last occupant's there. (It did: the
+// -pg signal storm stopped on "a hijacked return address is missing from the shadow stack".)
+TEST(RuntimeWriter, PoppedFramesLeaveNoStackAddressBehind) {
+  rt::Frame stack[4]{};
+  rt::ThreadState s{};
+  s.stack_base = s.top = stack;
+  s.stack_limit = stack + 4;
+  rt::push_frame(&s, 0x10, 1000, 0x1);
+  rt::push_frame(&s, 0x20, 900, 0x2);
+  rt::Frame* f = rt::push_frame(&s, 0x30, 800, 0x3);
+  EXPECT_EQ(f, stack + 2);
+  EXPECT_EQ(s.top, stack + 3);
+  EXPECT_EQ(f->fn, 0x30u);
+  EXPECT_EQ(f->sp, 800u);
+  EXPECT_EQ(f->ret, 0x3u);
+  rt::pop_frames(&s, stack + 1);  // an unwind through two frames
+  EXPECT_EQ(s.top, stack + 1);
+  EXPECT_EQ(stack[1].sp, 0u);
+  EXPECT_EQ(stack[2].sp, 0u);
+  EXPECT_EQ(stack[0].sp, 1000u);
+  rt::pop_frame(&s, stack);
+  EXPECT_EQ(s.top, stack);
+  EXPECT_EQ(stack[0].sp, 0u);
+}
+
 // The calibration's scratch state (no file header) never gets a PAUSE: its decoder reads
 // ENTER and EXIT records only.
 TEST(RuntimeWriter, NoBurstPauseWithoutAFile) {
