@@ -37,7 +37,7 @@ CALLMON_CYG_BODY void callmon_cyg_enter(void* this_fn, void* call_site, uint64_t
 }
 
 // Returns the time of the EXIT written here (under the fenced clock the stub then checks for
-// a burst after it), or 0 from the slow paths. `ticks` was read after an lfence when the clock is fenced.
+// a burst after it), or 0 from the slow paths. Fenced, `ticks` was read after an lfence.
 CALLMON_CYG_BODY uint64_t callmon_cyg_exit(void* this_fn, void* /*call_site*/, uint64_t ticks,
                                            uintptr_t sp) {
   uint64_t t = stub_ticks(ticks);
