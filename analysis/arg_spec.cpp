@@ -14,8 +14,8 @@ using format::arg_format_from_name;
 namespace {
 
 constexpr unsigned kMaxPosition = 32;
-constexpr unsigned kIntRegs = 6;
-constexpr unsigned kXmmRegs = 8;
+constexpr unsigned kIntArgRegCount = 6;
+constexpr unsigned kXmmArgRegCount = 8;
 
 std::string_view trim(std::string_view s) {
   while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
@@ -142,19 +142,19 @@ select::SpecEntry place_args(const FunctionArgs& what, uint64_t lo, uint64_t hi)
     if (e.nargs == format::kMaxArgs) break;
     // Unlisted parameters before this one: integer class.
     for (; position < a.position; ++position) {
-      if (next_int < kIntRegs) ++next_int;
+      if (next_int < kIntArgRegCount) ++next_int;
       else ++next_stack;
     }
     select::ArgSlot s{static_cast<uint8_t>(a.format), a.position, select::kInReg, 0};
     if (format::arg_is_float(a.format)) {
-      if (next_xmm < kXmmRegs) {
+      if (next_xmm < kXmmArgRegCount) {
         s.where = select::kInXmm;
         s.index = static_cast<uint8_t>(next_xmm++);
       } else {
         s.where = select::kOnStack;
         s.index = static_cast<uint8_t>(next_stack++);
       }
-    } else if (next_int < kIntRegs) {
+    } else if (next_int < kIntArgRegCount) {
       s.index = static_cast<uint8_t>(next_int++);
     } else {
       s.where = select::kOnStack;

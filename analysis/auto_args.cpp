@@ -56,12 +56,13 @@ bool is_changed_clone(std::string_view symbol) {
 }
 
 // DWARF numbers of the registers that pass integer-class and SSE-class arguments.
-constexpr int kIntRegs[] = {5, 4, 1, 2, 8, 9};  // rdi rsi rdx rcx r8 r9
-constexpr int kFirstXmm = 17, kXmmRegs = 8;      // xmm0..7
+constexpr int kDwarfIntArgRegs[] = {5, 4, 1, 2, 8, 9};  // rdi rsi rdx rcx r8 r9
+constexpr int kFirstXmm = 17, kXmmArgCount = 8;  // xmm0..7
 
 bool is_arg_register(int reg) {
-  return std::find(std::begin(kIntRegs), std::end(kIntRegs), reg) != std::end(kIntRegs) ||
-         (reg >= kFirstXmm && reg < kFirstXmm + kXmmRegs);
+  const auto* int_end = std::end(kDwarfIntArgRegs);
+  return std::find(std::begin(kDwarfIntArgRegs), int_end, reg) != int_end ||
+         (reg >= kFirstXmm && reg < kFirstXmm + kXmmArgCount);
 }
 
 // Whether the location description of `param` contradicts its arriving in register
@@ -211,9 +212,9 @@ class Walker {
       if (maybe_removed(&child, local)) break;
       int expected = -1;   // on the stack
       if (format::arg_is_float(t.format))
-        expected = sses < kXmmRegs ? kFirstXmm + static_cast<int>(sses++) : -1;
+        expected = sses < kXmmArgCount ? kFirstXmm + static_cast<int>(sses++) : -1;
       else
-        expected = ints < std::size(kIntRegs) ? kIntRegs[ints++] : -1;
+        expected = ints < std::size(kDwarfIntArgRegs) ? kDwarfIntArgRegs[ints++] : -1;
       if (contradicts(&child, entry, expected)) return false;
       auto add = [&](ArgFormat f) { what->args.push_back({f, static_cast<uint8_t>(position)}); };
       if (t.kind == ArgType::Kind::kScalar) {

@@ -5,14 +5,13 @@
 #include <cmath>
 
 #include "report/graph_render.hpp"
+#include "report/units.hpp"
 
 namespace callmon::report {
 namespace {
 
 using json = nlohmann::ordered_json;
 using analysis::CallGraph;
-
-int64_t ns_int(double ns) { return static_cast<int64_t>(std::llround(ns)); }
 
 json root_json(const CallGraph& g) {
   return json{{"recording", g.recording},

@@ -13,10 +13,6 @@ namespace {
 using analysis::CallGraph;
 using analysis::GraphArc;
 
-std::string count_of(uint64_t n, const char* one, const char* many) {
-  return fmt::format("{} {}", n, n == 1 ? one : many);
-}
-
 std::string heading(const CallGraph& g) {
   return fmt::format("# {}: {}, {}, {}\n", g.recording, count_of(g.total_calls, "call", "calls"),
                      count_of(g.processes, "process", "processes"),

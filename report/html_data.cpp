@@ -7,6 +7,7 @@
 #include <cmath>
 
 #include "report/html_report.hpp"
+#include "report/units.hpp"
 
 namespace callmon::report {
 namespace {
@@ -14,8 +15,6 @@ namespace {
 using json = nlohmann::ordered_json;
 using analysis::CallGraph;
 using analysis::ContextNode;
-
-int64_t ns_int(double ns) { return static_cast<int64_t>(std::llround(ns)); }
 
 // Children of a context, larger time first, then by name (stable output for the tests).
 std::vector<uint32_t> sorted_children(const CallGraph& g, const ContextNode& c) {

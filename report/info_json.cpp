@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "report/info_render.hpp"
+#include "report/units.hpp"
 
 namespace callmon::report {
 namespace {
@@ -14,8 +15,6 @@ template <class T>
 json opt(const std::optional<T>& v) {
   return v ? json(*v) : json(nullptr);
 }
-
-int64_t ns_int(double ns) { return static_cast<int64_t>(std::llround(ns)); }
 
 }  // namespace
 

@@ -38,10 +38,6 @@ std::string exit_text(const format::Session& s) {
   return "unknown (the recording did not finish)";
 }
 
-std::string count_of(uint64_t n, const char* one, const char* many) {
-  return fmt::format("{} {}", n, n == 1 ? one : many);
-}
-
 // The earliest first-event time of all threads: thread times are shown relative to it.
 double recording_start(const analysis::RecordingInfo& info) {
   double start = -1;

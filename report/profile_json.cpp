@@ -4,13 +4,12 @@
 #include <cmath>
 
 #include "report/profile_render.hpp"
+#include "report/units.hpp"
 
 namespace callmon::report {
 namespace {
 
 using json = nlohmann::ordered_json;
-
-int64_t ns_int(double ns) { return static_cast<int64_t>(std::llround(ns)); }
 
 json rows_json(const std::vector<analysis::FunctionRow>& rows) {
   json arr = json::array();

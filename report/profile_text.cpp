@@ -12,10 +12,6 @@ namespace {
 
 using analysis::FunctionRow;
 
-std::string count_of(uint64_t n, const char* one, const char* many) {
-  return fmt::format("{} {}", n, n == 1 ? one : many);
-}
-
 // One aligned table: numeric columns right-aligned, the function name last.
 void append_table(std::string& out, const std::vector<FunctionRow>& rows) {
   constexpr size_t kCols = 6;

@@ -50,4 +50,10 @@ std::string replay_duration(double ns) {
   return fmt::format("{:>12}", text);
 }
 
+int64_t ns_int(double ns) { return static_cast<int64_t>(std::llround(ns)); }
+
+std::string count_of(uint64_t n, const char* one, const char* many) {
+  return fmt::format("{} {}", n, n == 1 ? one : many);
+}
+
 }  // namespace callmon::report

@@ -2,6 +2,7 @@
 // info) and the fixed 12-character field of `callmon replay`.
 #pragma once
 
+#include <cstdint>
 #include <string>
 
 namespace callmon::report {
@@ -13,6 +14,12 @@ std::string human_duration(double ns);
 // "    1.234 us", "   12.345 ms", "       1.2 s". ns with 1 decimal, us and ms with 3,
 // s with 1.
 std::string replay_duration(double ns);
+
+// Nanoseconds rounded to the nearest integer, as the JSON outputs give them.
+int64_t ns_int(double ns);
+
+// "1 call", "3 calls": a count with the singular or the plural noun.
+std::string count_of(uint64_t n, const char* one, const char* many);
 
 // 12 spaces: the duration field of a line that opens a call.
 inline const std::string& replay_blank() {

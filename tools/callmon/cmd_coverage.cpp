@@ -134,7 +134,7 @@ int run_coverage(const CoverageOptions& o) {
   return program_status;
 }
 
-void setup(CLI::App& app, int& status) {
+void setup_coverage(CLI::App& app, int& status) {
   auto o = std::make_shared<CoverageOptions>();
   CLI::App* sub = app.add_subcommand(
       "coverage", "Which functions of the instrumented modules ran, and how often; the "
@@ -161,7 +161,7 @@ void setup(CLI::App& app, int& status) {
   sub->callback([o, &status] { status = run_coverage(*o); });
 }
 
-const CommandRegistration registration("coverage", setup);
+const CommandRegistration registration_coverage("coverage", setup_coverage);
 
 }  // namespace
 }  // namespace callmon::tools

@@ -46,7 +46,7 @@ int run_diff(const DiffOptions& o) {
   return std::fflush(stdout) == 0 ? 0 : fail(cmd, "cannot write the output");
 }
 
-void setup(CLI::App& app, int& status) {
+void setup_diff(CLI::App& app, int& status) {
   auto o = std::make_shared<DiffOptions>();
   CLI::App* sub = app.add_subcommand(
       "diff", "Per function change in calls, self and total time between two recordings");
@@ -60,7 +60,7 @@ void setup(CLI::App& app, int& status) {
   sub->callback([o, &status] { status = run_diff(*o); });
 }
 
-const CommandRegistration registration("diff", setup);
+const CommandRegistration registration_diff("diff", setup_diff);
 
 }  // namespace
 }  // namespace callmon::tools

@@ -121,7 +121,7 @@ int run_dump(const DumpOptions& o) {
   return ok ? 0 : 1;
 }
 
-void setup(CLI::App& app, int& status) {
+void setup_dump(CLI::App& app, int& status) {
   auto o = std::make_shared<DumpOptions>();
   CLI::App* sub = app.add_subcommand(
       "dump", "Print every decoded record of every thread file (a format debugging aid)");
@@ -131,7 +131,7 @@ void setup(CLI::App& app, int& status) {
   sub->callback([o, &status] { status = run_dump(*o); });
 }
 
-const CommandRegistration registration("dump", setup);
+const CommandRegistration registration_dump("dump", setup_dump);
 
 }  // namespace
 }  // namespace callmon::tools

@@ -52,7 +52,7 @@ int run_export(const ExportCmdOptions& o) {
   return 0;
 }
 
-void setup(CLI::App& app, int& status) {
+void setup_export(CLI::App& app, int& status) {
   auto o = std::make_shared<ExportCmdOptions>();
   CLI::App* sub = app.add_subcommand(
       "export", "Write the recording for other tools: Perfetto/chrome://tracing, flame "
@@ -72,7 +72,7 @@ void setup(CLI::App& app, int& status) {
   sub->callback([o, &status] { status = run_export(*o); });
 }
 
-const CommandRegistration registration("export", setup);
+const CommandRegistration registration_export("export", setup_export);
 
 }  // namespace
 }  // namespace callmon::tools

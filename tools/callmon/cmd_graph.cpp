@@ -69,7 +69,7 @@ int run_graph(const GraphOptions& o) {
   return std::fflush(stdout) == 0 ? 0 : fail(cmd, "cannot write the output");
 }
 
-void setup(CLI::App& app, int& status) {
+void setup_graph(CLI::App& app, int& status) {
   auto o = std::make_shared<GraphOptions>();
   CLI::App* sub = app.add_subcommand(
       "graph", "Call graph: callers and callees of each function with per-arc counts and "
@@ -89,7 +89,7 @@ void setup(CLI::App& app, int& status) {
   sub->callback([o, &status] { status = run_graph(*o); });
 }
 
-const CommandRegistration registration("graph", setup);
+const CommandRegistration registration_graph("graph", setup_graph);
 
 }  // namespace
 }  // namespace callmon::tools

@@ -81,7 +81,7 @@ int run_html(const HtmlCmdOptions& o) {
   return out->finish();
 }
 
-void setup(CLI::App& app, int& status) {
+void setup_html(CLI::App& app, int& status) {
   auto o = std::make_shared<HtmlCmdOptions>();
   CLI::App* sub = app.add_subcommand(
       "html", "One self-contained HTML page: summary, sortable flat profile, a section per "
@@ -105,7 +105,7 @@ void setup(CLI::App& app, int& status) {
   sub->callback([o, &status] { status = run_html(*o); });
 }
 
-const CommandRegistration registration("html", setup);
+const CommandRegistration registration_html("html", setup_html);
 
 }  // namespace
 }  // namespace callmon::tools

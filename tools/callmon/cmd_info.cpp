@@ -32,7 +32,7 @@ int run_info(const InfoOptions& o) {
   return std::fflush(stdout) == 0 ? 0 : fail(cmd, "cannot write the output");
 }
 
-void setup(CLI::App& app, int& status) {
+void setup_info(CLI::App& app, int& status) {
   auto o = std::make_shared<InfoOptions>();
   CLI::App* sub = app.add_subcommand(
       "info", "Summary of a recording: command, processes, threads, totals and problems");
@@ -42,7 +42,7 @@ void setup(CLI::App& app, int& status) {
   sub->callback([o, &status] { status = run_info(*o); });
 }
 
-const CommandRegistration registration("info", setup);
+const CommandRegistration registration_info("info", setup_info);
 
 }  // namespace
 }  // namespace callmon::tools

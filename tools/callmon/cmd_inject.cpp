@@ -83,7 +83,7 @@ int run_inject(const InjectOptions& o) {
   return ended->status;
 }
 
-CommandRegistration registration{"inject", [](CLI::App& app, int& status) {
+CommandRegistration registration_inject{"inject", [](CLI::App& app, int& status) {
   auto* sub = app.add_subcommand("inject", "Run a program and inject errors into its calls as a config asks");
   auto o = std::make_shared<InjectOptions>();
   sub->add_option("-c,--config", o->config, "The rules: PATTERN TRIGGER ACTION per line (docs/inject.md)")

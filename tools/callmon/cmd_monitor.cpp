@@ -111,7 +111,7 @@ int run_monitor(const MonitorCmdOptions& o) {
   return o.pid != 0 ? 0 : outcome->status;
 }
 
-void setup(CLI::App& app, int& status) {
+void setup_monitor(CLI::App& app, int& status) {
   auto o = std::make_shared<MonitorCmdOptions>();
   CLI::App* sub = app.add_subcommand(
       "monitor", "Count function (or line) hits of an unmodified program with breakpoints");
@@ -155,7 +155,7 @@ void setup(CLI::App& app, int& status) {
   sub->callback([o, &status] { status = run_monitor(*o); });
 }
 
-const CommandRegistration registration("monitor", setup);
+const CommandRegistration registration_monitor("monitor", setup_monitor);
 
 }  // namespace
 }  // namespace callmon::tools

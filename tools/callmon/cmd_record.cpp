@@ -188,7 +188,7 @@ int run_record(const RecordOptions& o) {
   return ended->status;
 }
 
-CommandRegistration registration{"record", [](CLI::App& app, int& status) {
+CommandRegistration registration_record{"record", [](CLI::App& app, int& status) {
   auto* sub = app.add_subcommand("record", "Run a program and record every instrumented call");
   auto o = std::make_shared<RecordOptions>();
   sub->add_option("-o,--output", o->dir, "Recording directory (a previous one becomes DIR.old)")

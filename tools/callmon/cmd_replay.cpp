@@ -90,7 +90,7 @@ int run_replay(const ReplayOptions& o) {
   return 0;
 }
 
-void setup(CLI::App& app, int& status) {
+void setup_replay(CLI::App& app, int& status) {
   auto o = std::make_shared<ReplayOptions>();
   CLI::App* sub = app.add_subcommand(
       "replay", "Call tree of every thread with the duration of each call");
@@ -105,7 +105,7 @@ void setup(CLI::App& app, int& status) {
   sub->callback([o, &status] { status = run_replay(*o); });
 }
 
-const CommandRegistration registration("replay", setup);
+const CommandRegistration registration_replay("replay", setup_replay);
 
 }  // namespace
 }  // namespace callmon::tools

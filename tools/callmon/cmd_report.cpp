@@ -55,7 +55,7 @@ int run_report(const ReportOptions& o) {
   return std::fflush(stdout) == 0 ? 0 : fail(cmd, "cannot write the output");
 }
 
-void setup(CLI::App& app, int& status) {
+void setup_report(CLI::App& app, int& status) {
   auto o = std::make_shared<ReportOptions>();
   CLI::App* sub = app.add_subcommand(
       "report", "Flat profile: calls, total, self and avg/min/max time per function");
@@ -76,7 +76,7 @@ void setup(CLI::App& app, int& status) {
   sub->callback([o, &status] { status = run_report(*o); });
 }
 
-const CommandRegistration registration("report", setup);
+const CommandRegistration registration_report("report", setup_report);
 
 }  // namespace
 }  // namespace callmon::tools

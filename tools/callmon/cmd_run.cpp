@@ -90,7 +90,7 @@ int run_monitored(const RunOptions& o) {
   return ended->status;
 }
 
-CommandRegistration registration{"run", [](CLI::App& app, int& status) {
+CommandRegistration registration_run{"run", [](CLI::App& app, int& status) {
   auto* sub = app.add_subcommand(
       "run", "Run a program with every instrumented call going to a monitor (no recording)");
   auto o = std::make_shared<RunOptions>();

@@ -81,7 +81,7 @@ int run_trace(const TraceOptions& o) {
   return ended->status;
 }
 
-CommandRegistration registration{"trace", [](CLI::App& app, int& status) {
+CommandRegistration registration_trace{"trace", [](CLI::App& app, int& status) {
   auto* sub = app.add_subcommand("trace", "Run a program and print every instrumented call as it happens");
   auto o = std::make_shared<TraceOptions>();
   sub->add_option("-o,--output", o->output, "Write the trace to FILE (default: standard error)");
