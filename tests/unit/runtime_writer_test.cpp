@@ -83,6 +83,14 @@ void force_switch(rt::ThreadState& s, uint64_t pause, uint64_t end) {
   rt::g_switch_end = end;
 }
 
+// events[i] is a PAUSE of `count` ticks ending at `ticks`.
+void expect_pause(const std::vector<Event>& events, size_t i, uint64_t ticks, uint64_t count) {
+  ASSERT_LT(i, events.size());
+  EXPECT_EQ(events[i].type, Event::kPause) << "event " << i;
+  EXPECT_EQ(events[i].ticks, ticks) << "event " << i;
+  EXPECT_EQ(events[i].count, count) << "event " << i;
+}
+
 TEST(RuntimeWriter, WordEncodingMatchesByteEncoding) {
   std::mt19937_64 rng(42);
   for (int i = 0; i < 100000; ++i) {
@@ -185,9 +193,7 @@ TEST(RuntimeWriter, GrowingTheChunkWritesAPauseAfterTheRecord) {
   ASSERT_EQ(events.size(), 4u);
   EXPECT_EQ(events[1].type, Event::kEnter);
   EXPECT_EQ(events[1].ticks, 150u);
-  EXPECT_EQ(events[2].type, Event::kPause);
-  EXPECT_EQ(events[2].ticks, 900u);
-  EXPECT_EQ(events[2].count, 700u);
+  expect_pause(events, 2, 900, 700);
   EXPECT_EQ(events[3].type, Event::kExit);
   EXPECT_EQ(events[3].ticks, 1000u);
 }
@@ -222,9 +228,7 @@ TEST(RuntimeWriter, BurstInsideAHookBecomesAPause) {
   rt::check_hook_burst(&c.s, 9000, 100);  // a clock that stepped back is no burst
   auto events = c.decode();
   ASSERT_EQ(events.size(), 2u);
-  EXPECT_EQ(events[1].type, Event::kPause);
-  EXPECT_EQ(events[1].ticks, 300 + rt::kHookBurstTicks + 1);
-  EXPECT_EQ(events[1].count, rt::kHookBurstTicks + 1);
+  expect_pause(events, 1, 300 + rt::kHookBurstTicks + 1, rt::kHookBurstTicks + 1);
 }
 
 // A chunk switch inside the hook has its own PAUSE (ending at pause_end): only the time
@@ -236,8 +240,7 @@ TEST(RuntimeWriter, ChunkSwitchInsideAHookIsNotTakenTwice) {
   rt::check_hook_burst(&c.s, 200, 30000);
   auto events = c.decode();
   ASSERT_EQ(events.size(), 2u);
-  EXPECT_EQ(events[1].type, Event::kPause);
-  EXPECT_EQ(events[1].count, 10000u);
+  expect_pause(events, 1, 30000, 10000);
 }
 
 // A signal handler's instrumented calls inside the hook (nested records) are the program's
@@ -263,11 +266,8 @@ TEST(RuntimeWriter, PauseThatGrowsTheChunkIsFollowedByItsOwn) {
   EXPECT_EQ(c.s.pause_ticks, 0u);
   auto events = c.decode();
   ASSERT_EQ(events.size(), 3u);
-  EXPECT_EQ(events[1].type, Event::kPause);
-  EXPECT_EQ(events[1].count, 8800u);
-  EXPECT_EQ(events[2].type, Event::kPause);
-  EXPECT_EQ(events[2].ticks, 9700u);
-  EXPECT_EQ(events[2].count, 700u);
+  expect_pause(events, 1, 9000, 8800);
+  expect_pause(events, 2, 9700, 700);
 }
 
 // The fenced ENTER: a burst before its clock read is the caller's (PAUSE before the ENTER),
@@ -277,14 +277,10 @@ TEST(RuntimeWriter, FencedEnterPutsEachBurstOnItsSide) {
   rt::write_fenced_enter(&c.s, 200, 5200, 0x2000, [] { return uint64_t{8200}; });
   auto events = c.decode();
   ASSERT_EQ(events.size(), 4u);
-  EXPECT_EQ(events[1].type, Event::kPause);
-  EXPECT_EQ(events[1].ticks, 5200u);
-  EXPECT_EQ(events[1].count, 5000u);
+  expect_pause(events, 1, 5200, 5000);
   EXPECT_EQ(events[2].type, Event::kEnter);
   EXPECT_EQ(events[2].ticks, 5200u);
-  EXPECT_EQ(events[3].type, Event::kPause);
-  EXPECT_EQ(events[3].ticks, 8200u);
-  EXPECT_EQ(events[3].count, 3000u);
+  expect_pause(events, 3, 8200, 3000);
 }
 
 // The fenced EXIT: a burst while it is written is the caller's, a PAUSE after it.
@@ -296,9 +292,7 @@ TEST(RuntimeWriter, FencedExitBurstComesAfterIt) {
   auto events = c.decode();
   ASSERT_EQ(events.size(), 5u);
   EXPECT_EQ(events[3].type, Event::kExit);
-  EXPECT_EQ(events[4].type, Event::kPause);
-  EXPECT_EQ(events[4].ticks, 2800u);
-  EXPECT_EQ(events[4].count, 2000u);
+  expect_pause(events, 4, 2800, 2000);
 }
 
 // The -finstrument-functions exit checks for a burst after its guard is released
@@ -314,8 +308,7 @@ TEST(RuntimeWriter, ExitBurstAfterTheGuardOnlyWithNothingWrittenSince) {
   rt::write_exit_burst_pause(&c.s, 3200, 9000);
   auto events = c.decode();
   ASSERT_EQ(events.size(), 7u);
-  EXPECT_EQ(events[2].type, Event::kPause);
-  EXPECT_EQ(events[2].count, 2500u);
+  expect_pause(events, 2, 3000, 2500);
   EXPECT_EQ(events[6].type, Event::kExit);
 }
 
