@@ -101,13 +101,20 @@ void note_args(ThreadState* s, bool nested, uint64_t t, Frame* f, const select::
 }
 
 // After a dlopen: the new module's `module` line must be written before its functions'
-// addresses are of any use. Not from a nested hook (dl_iterate_phdr takes a lock).
+// addresses are of any use. Not from a nested hook (dl_iterate_phdr takes a lock). The
+// rescan is the recorder's time (tens of microseconds, more with sleds to patch), not the
+// calls' that are open: a PAUSE, ahead of the record the hook goes on to write.
 void handle_rescan(ThreadState* s, bool nested) {
   if (nested || !(s->guard & kGuardRescan)) return;
   s->guard &= ~kGuardRescan;
-  if (take_rescan_request()) {
-    sled_patch_modules();  // the new module's sleds, if dlsym has not patched them yet
-    modules_rescan();
+  if (!take_rescan_request()) return;
+  uint64_t from = read_ticks();
+  sled_patch_modules();  // the new module's sleds, if dlsym has not patched them yet
+  modules_rescan();
+  uint64_t to = read_ticks();
+  if (s->header && to > from) {
+    uint64_t ticks = to - from;
+    write_special(s, false, format::kCodePause, to, &ticks, 1);
   }
 }
 

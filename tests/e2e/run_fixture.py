@@ -308,6 +308,17 @@ def check_pauses(info, failures):
                              f"of its {duration} ns")
 
 
+def dump_records(text):
+    """[(kind, {field: value})] of `callmon dump`'s record lines (enter, exit, pause, ...),
+    every thread file's in turn; the `file` lines are left out."""
+    records = []
+    for line in text.splitlines():
+        kind, _, rest = line.partition(" ")
+        if kind != "file" and "ticks=" in rest:
+            records.append((kind, dict(kv.split("=", 1) for kv in rest.split())))
+    return records
+
+
 def json_of(proc, what, failures):
     if proc.returncode != 0:
         failures.add(what, describe(proc))
@@ -475,6 +486,13 @@ def main():
 
     if info is not None:
         check_info(fx, info, pids, fx.PROGRAM, failures)
+    if hasattr(fx, "check_records"):  # the records themselves, in file order
+        dump = run([args.callmon, "dump", "-d", data], args.work)
+        if dump.returncode != 0:
+            failures.add("dump", describe(dump))
+        else:
+            for problem in fx.check_records(dump_records(dump.stdout)):
+                failures.add("dump: " + problem.split(":")[0], "  " + problem)
     if hasattr(fx, "ANALYSIS_FILTER"):
         check_analysis_filter(fx, args, argv, normalize_replay(replay_text, pids),
                               counts if report is not None else None, failures)

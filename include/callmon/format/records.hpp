@@ -79,7 +79,8 @@ enum SpecialCode : uint32_t {
   kCodeRetval = 11,  // payload length, payload: the return value of the call just exited
                      // (format/args.hpp)
   kCodePause = 12,   // ticks: the recorder held the thread that long, ending at the record's
-                     // time (growing the trace file); the calls open then did not run
+                     // time (growing the trace file, a module rescan, a host burst inside a
+                     // fenced probe); the calls open then did not run
 };
 
 // The single byte of a PAD record: ((kCodePad << 1) << 2) | kKindSpecial.
