@@ -100,6 +100,19 @@ void note_args(ThreadState* s, bool nested, uint64_t t, Frame* f, const select::
   }
 }
 
+namespace {
+
+// The recorder's own work from `from` to `to`, outside a probe's measured part: a PAUSE, so
+// compensation takes it from the calls open (docs/format.md). Depth 0 only: nested PAUSE
+// records are never written.
+void put_pause(ThreadState* s, uint64_t from, uint64_t to) {
+  if (!s->header || to <= from) return;
+  uint64_t ticks = to - from;
+  write_special(s, false, format::kCodePause, to, &ticks, 1);
+}
+
+}  // namespace
+
 // After a dlopen: the new module's `module` line must be written before its functions'
 // addresses are of any use. Not from a nested hook (dl_iterate_phdr takes a lock). The
 // rescan is the recorder's time (tens of microseconds, more with sleds to patch), not the
@@ -111,11 +124,7 @@ void handle_rescan(ThreadState* s, bool nested) {
   uint64_t from = read_ticks();
   sled_patch_modules();  // the new module's sleds, if dlsym has not patched them yet
   modules_rescan();
-  uint64_t to = read_ticks();
-  if (s->header && to > from) {
-    uint64_t ticks = to - from;
-    write_special(s, false, format::kCodePause, to, &ticks, 1);
-  }
+  put_pause(s, from, read_ticks());
 }
 
 namespace {
@@ -279,6 +288,13 @@ void note_catch(uintptr_t sp) {
   unwind_below(sp, UnwindReason::kException);
   s->guard &= ~kGuardUnwinding;
   pg_hijack_returns();  // the frames that stay open return through the trampoline again
+}
+
+void note_pause(uint64_t from, uint64_t to) {
+  if (!t_state) return;  // no call of this thread is open to charge it to
+  with_thread([&](ThreadState* s, bool nested) {
+    if (!nested) put_pause(s, from, to);
+  });
 }
 
 void note_special(SpecialCode code, const uint64_t* fields, unsigned nfields) {

@@ -85,4 +85,9 @@ void pg_hijack_returns();
 // Writes a SPECIAL record for the calling thread (FORK, EXEC), from ordinary code.
 void note_special(format::SpecialCode code, const uint64_t* fields, unsigned nfields);
 
+// The recorder's work from `from` to `to` (read_ticks) outside any hook, done on a thread
+// that records (the sled pass a dlsym runs): a PAUSE, as handle_rescan writes for its own.
+// Nothing from inside a hook (a signal handler's dlsym) or on a thread without records.
+void note_pause(uint64_t from, uint64_t to);
+
 }  // namespace callmon::rt

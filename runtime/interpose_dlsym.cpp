@@ -2,6 +2,8 @@
 // get a function pointer into the new module. See arch/x86_64/dl_trampolines.S.
 #include <dlfcn.h>
 
+#include "runtime/clock.hpp"
+#include "runtime/hooks.hpp"
 #include "runtime/sled_patch.hpp"
 
 // Not instrumented when the runtime is built with ThreadSanitizer (tests/tsan): TSan's own
@@ -30,7 +32,11 @@ CALLMON_NO_TSAN DlsymFn real_dlsym() {
 // Called by the dlsym trampoline with dlsym's arguments still in their registers (saved
 // by the trampoline); returns the real dlsym to jump to.
 extern "C" __attribute__((visibility("hidden"))) CALLMON_NO_TSAN void* callmon_before_dlsym() {
-  if (__atomic_load_n(&callmon::rt::g_sled_pass_pending, __ATOMIC_ACQUIRE))
+  if (__atomic_load_n(&callmon::rt::g_sled_pass_pending, __ATOMIC_ACQUIRE)) {
+    // The pass is the recorder's time, not the caller's: a PAUSE.
+    uint64_t from = callmon::rt::read_ticks();
     callmon::rt::sled_patch_pending();
+    callmon::rt::note_pause(from, callmon::rt::read_ticks());
+  }
   return reinterpret_cast<void*>(real_dlsym());
 }

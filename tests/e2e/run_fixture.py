@@ -486,12 +486,12 @@ def main():
 
     if info is not None:
         check_info(fx, info, pids, fx.PROGRAM, failures)
-    if hasattr(fx, "check_records"):  # the records themselves, in file order
+    if hasattr(fx, "check_records"):  # the records themselves, in file order, and the mode
         dump = run([args.callmon, "dump", "-d", data], args.work)
         if dump.returncode != 0:
             failures.add("dump", describe(dump))
         else:
-            for problem in fx.check_records(dump_records(dump.stdout)):
+            for problem in fx.check_records(dump_records(dump.stdout), args.mode):
                 failures.add("dump: " + problem.split(":")[0], "  " + problem)
     if hasattr(fx, "ANALYSIS_FILTER"):
         check_analysis_filter(fx, args, argv, normalize_replay(replay_text, pids),
