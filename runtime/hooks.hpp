@@ -56,7 +56,8 @@ inline bool wants_retval(const ThreadState* s, const Frame* f) {
   return s->selected && (s->selected[f - s->stack_base] & kSelectedRetval);
 }
 
-// Writes the module lines a dlopen asked for (not from a nested hook), as a PAUSE.
+// Writes the module lines a dlopen asked for (not from a nested hook); the time that takes
+// is written as a PAUSE.
 void handle_rescan(ThreadState* s, bool nested);
 
 // A hook's enter/exit when the fast path cannot take it: no thread state yet, a hook
