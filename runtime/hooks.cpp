@@ -111,6 +111,19 @@ void put_pause(ThreadState* s, uint64_t from, uint64_t to) {
   write_special(s, false, format::kCodePause, to, &ticks, 1);
 }
 
+// The frame an exit of `fn` at frame address `sp` returns from: the innermost frame of
+// `fn` that is not deeper than `sp` (deeper ones were abandoned: their sp is smaller),
+// else the innermost frame of `fn` at all.
+Frame* find_exit_frame(ThreadState* s, uintptr_t fn, uintptr_t sp) {
+  Frame* any = nullptr;
+  for (Frame* f = s->top; f-- > s->stack_base;) {
+    if (f->fn != fn) continue;
+    if (f->sp >= sp) return f;
+    if (!any) any = f;
+  }
+  return any;
+}
+
 }  // namespace
 
 // After a dlopen: the new module's `module` line must be written before its functions'
@@ -126,23 +139,6 @@ void handle_rescan(ThreadState* s, bool nested) {
   modules_rescan();
   put_pause(s, from, read_ticks());
 }
-
-namespace {
-
-// The frame an exit of `fn` at frame address `sp` returns from: the innermost frame of
-// `fn` that is not deeper than `sp` (deeper ones were abandoned: their sp is smaller),
-// else the innermost frame of `fn` at all.
-Frame* find_exit_frame(ThreadState* s, uintptr_t fn, uintptr_t sp) {
-  Frame* any = nullptr;
-  for (Frame* f = s->top; f-- > s->stack_base;) {
-    if (f->fn != fn) continue;
-    if (f->sp >= sp) return f;
-    if (!any) any = f;
-  }
-  return any;
-}
-
-}  // namespace
 
 // -finstrument-functions hooks run after the prologue, with the argument registers gone:
 // a function with an argument spec gets its calls recorded without values, and one warning.

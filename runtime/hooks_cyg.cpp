@@ -11,9 +11,10 @@ using namespace callmon::rt;
 // Called only by the assembly hooks: hidden, C names.
 #define CALLMON_CYG_BODY extern "C" __attribute__((no_instrument_function))
 
-// `ticks`: the stub's rdtsc (arch/x86_64/cyg_hooks.S); the monotonic clock is read here.
+// `ticks`: the stub's rdtsc (arch/x86_64/cyg_hooks.S), or 0 when the clock is the monotonic
+// one, which is read here. (The stub has tested g_clock_tsc already; a TSC never reads 0.)
 static inline uint64_t stub_ticks(uint64_t ticks) {
-  return __builtin_expect(g_clock_tsc, 1) ? ticks : monotonic_ns();
+  return __builtin_expect(ticks != 0, 1) ? ticks : monotonic_ns();
 }
 
 CALLMON_CYG_BODY void callmon_cyg_enter(void* this_fn, void* call_site, uint64_t ticks,
