@@ -1,15 +1,21 @@
 // open_recording: finds the process and thread files of a recording directory, pairs them
-// by process key and sorts them (docs/format.md, file names).
+// by process key and puts them in start order (docs/format.md, file names and order).
 #include "format/recording.hpp"
+
+#include <fcntl.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <charconv>
+#include <cstring>
 #include <filesystem>
 #include <fmt/format.h>
 #include <map>
 #include <string_view>
 #include <system_error>
 #include <tuple>
+
+#include "callmon/format/records.hpp"
 
 namespace callmon::format {
 namespace {
@@ -50,8 +56,27 @@ bool parse_thread_name(std::string_view stem, std::string& key, uint64_t& tid,
   return parse_key(key, pid, gen);
 }
 
+// The clock reading at which a thread file's recording started, from its header; UINT64_MAX
+// when the header cannot be read (the reader reports that file later, with its reason).
+uint64_t thread_start_ticks(const std::string& path) {
+  ThreadFileHeader h;
+  int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return UINT64_MAX;
+  ssize_t n = pread(fd, &h, sizeof h, 0);
+  close(fd);
+  if (n != static_cast<ssize_t>(sizeof h) || std::memcmp(h.magic, kThreadMagic, 8) != 0)
+    return UINT64_MAX;
+  return h.start_ticks;
+}
+
+// When a process image started: the CLOCK_MONOTONIC time of its first `sync` line, which the
+// runtime writes as it creates the file; 0 without one (hand-written traces).
+uint64_t process_start_ns(const ProcessMeta& m) {
+  return m.syncs.empty() ? 0 : m.syncs.front().mono_ns;
+}
+
 struct PendingThread {
-  uint64_t tid, restart;
+  uint64_t start_ticks, tid, restart;
   ThreadFile file;
 };
 
@@ -65,8 +90,7 @@ Result<Recording> open_recording(const std::string& dir) {
 
   Recording rec;
   rec.dir = dir;
-  // Sorted by (pid, generation) through the map key.
-  std::map<std::tuple<uint64_t, uint64_t>, ProcessRecording> processes;
+  std::map<std::tuple<uint64_t, uint64_t>, ProcessRecording> processes;  // by (pid, generation)
   std::map<std::string, std::tuple<uint64_t, uint64_t>> key_index;
   std::vector<std::pair<std::string, PendingThread>> threads;
   bool have_session = false;
@@ -112,14 +136,18 @@ Result<Recording> open_recording(const std::string& dir) {
         continue;
       }
       t.file = {p.string(), static_cast<uint32_t>(t.tid)};
+      t.start_ticks = thread_start_ticks(t.file.path);
       threads.emplace_back(std::move(key), std::move(t));
     }
   }
   if (processes.empty())
     return Error{fmt::format("{}: not a callmon recording (no process files)", dir)};
 
+  // Start order, not id order: ids wrap around (pid_max is 32768 on many systems), so a
+  // process's later threads and a parent's children can have smaller ids than the first.
   std::sort(threads.begin(), threads.end(), [](const auto& a, const auto& b) {
-    return std::tie(a.second.tid, a.second.restart) < std::tie(b.second.tid, b.second.restart);
+    return std::tie(a.second.start_ticks, a.second.tid, a.second.restart) <
+           std::tie(b.second.start_ticks, b.second.tid, b.second.restart);
   });
   for (auto& [key, t] : threads) {
     auto it = key_index.find(key);
@@ -132,6 +160,9 @@ Result<Recording> open_recording(const std::string& dir) {
     processes[it->second].threads.push_back(std::move(t.file));
   }
   for (auto& [k, proc] : processes) rec.processes.push_back(std::move(proc));
+  std::stable_sort(rec.processes.begin(), rec.processes.end(), [](const auto& a, const auto& b) {
+    return process_start_ns(a.meta) < process_start_ns(b.meta);
+  });
 
   if (have_session) {
     Result<Session> s = read_session((fs::path(dir) / "session.json").string());

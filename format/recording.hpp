@@ -19,13 +19,16 @@ struct ThreadFile {
 
 struct ProcessRecording {
   ProcessMeta meta;
-  std::vector<ThreadFile> threads;  // sorted by file name (tid, then restart number)
+  // In start order: by the start time in each file's header, then tid and restart number.
+  std::vector<ThreadFile> threads;
 };
 
 struct Recording {
   std::string dir;
   std::optional<Session> session;        // absent when the runtime was linked in directly
-  std::vector<ProcessRecording> processes;  // sorted by pid, then generation
+  // In start order: by the time of each meta file's first `sync` line, then pid and
+  // generation. Never by id alone: pids wrap around.
+  std::vector<ProcessRecording> processes;
   std::vector<std::string> warnings;     // files that were skipped and why
 };
 

@@ -167,7 +167,7 @@ def callmon_status(plain_status):
 
 def pid_symbols(info, replay_text):
     """Maps each pid of the recording to P1, P2, ... in the order info lists processes
-    (sorted by pid), falling back to the order of the replay's process lines."""
+    (start order), falling back to the order of the replay's process lines."""
     pids = []
     if info:
         for p in info.get("processes", []):

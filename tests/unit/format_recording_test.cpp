@@ -24,20 +24,23 @@ class RecordingTest : public ::testing::Test {
   }
   void TearDown() override { fs::remove_all(dir_); }
 
-  void meta(const std::string& key, uint32_t pid) {
+  // A process file; `start_ns` > 0 gives it the first `sync` line the runtime writes.
+  void meta(const std::string& key, uint32_t pid, uint64_t start_ns = 0) {
     ProcessMeta m;
     m.key = key;
     m.pid = pid;
+    if (start_ns) m.syncs.push_back({start_ns, start_ns});
     m.clock_kind = "monotonic";
     m.ticks_per_second = 1e9;
     ASSERT_TRUE(write_process_meta(dir_ + "/" + key + ".meta", m));
   }
 
-  void thread(const std::string& name) {
+  // A thread file whose recording starts at tick `start`.
+  void thread(const std::string& name, uint64_t start = 1) {
     auto w = ThreadWriter::create(dir_ + "/" + name, 1, 1, "1.0");
     ASSERT_TRUE(w);
-    w->enter(1, 0x1000);
-    w->exit(2);
+    w->enter(start, 0x1000);
+    w->exit(start + 1);
     ASSERT_TRUE(w->close());
   }
 
@@ -86,6 +89,33 @@ TEST_F(RecordingTest, PairsAndSortsFiles) {
   std::string all = r->warnings[0] + "\n" + r->warnings[1];
   EXPECT_NE(all.find("999.0.5.events: no process file"), std::string::npos) << all;
   EXPECT_NE(all.find("garbage.events"), std::string::npos) << all;
+}
+
+// Ids wrap around at pid_max: a child process or a later thread can have a smaller id than
+// the one that made it. The order is the start order, whatever the ids.
+TEST_F(RecordingTest, StartOrderNotIdOrder) {
+  meta("32760.0", 32760, 5000);
+  meta("300.0", 300, 9000);      // forked by 32760 after the wrap
+  meta("32760.1", 32760, 7000);  // 32760 exec'd before the fork's child started
+  thread("32760.0.32760.events", 10);
+  thread("32760.0.32766.events", 20);
+  thread("32760.0.200.events", 30);   // the third thread, after the wrap
+  thread("32760.0.32767.events", 30); // same start: the smaller tid first
+  file("32760.0.400.events", "short");  // no header: last
+
+  auto r = open_recording(dir_);
+  ASSERT_TRUE(r) << r.error();
+  ASSERT_EQ(r->processes.size(), 3u);
+  EXPECT_EQ(r->processes[0].meta.key, "32760.0");
+  EXPECT_EQ(r->processes[1].meta.key, "32760.1");
+  EXPECT_EQ(r->processes[2].meta.key, "300.0");
+  const auto& t = r->processes[0].threads;
+  ASSERT_EQ(t.size(), 5u);
+  EXPECT_EQ(t[0].tid, 32760u);
+  EXPECT_EQ(t[1].tid, 32766u);
+  EXPECT_EQ(t[2].tid, 200u);
+  EXPECT_EQ(t[3].tid, 32767u);
+  EXPECT_EQ(t[4].tid, 400u);
 }
 
 TEST_F(RecordingTest, ReadsTheSession) {
