@@ -89,6 +89,8 @@ Result<RecordingInfo> gather_info(const format::Recording& rec, const ProgressFn
       ti.bytes = reader.file_size();
       ti.event_bytes = reader.bytes_read();
       ti.paused_ns = meta.ticks_to_ns(walker.paused_ticks());
+      ti.burst_ns = meta.ticks_to_ns(h.burst_ticks);
+      ti.bursts = h.burst_count;
       ti.unmatched_exits = h.unmatched_exits + walker.unmatched_exits();
       ti.lost_events = std::max<uint64_t>(h.lost_events, sink.lost);
       ti.stopped = (h.flags & format::kFlagStopped) != 0;

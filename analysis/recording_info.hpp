@@ -29,6 +29,8 @@ struct ThreadInfo {
   uint64_t bytes = 0;         // file size
   uint64_t event_bytes = 0;   // bytes of records read (the trace's own size)
   double paused_ns = 0;       // time the recorder held the thread (PAUSE records)
+  double burst_ns = 0;        // of which host bursts the fenced probes caught (header)
+  uint64_t bursts = 0;
   uint64_t unmatched_exits = 0;  // header counter + exits the walk could not match
   uint64_t lost_events = 0;      // max(header counter, sum of LOST records)
   bool stopped = false;          // the runtime stopped recording it (the file could not grow)

@@ -207,8 +207,9 @@ void ThreadWriter::sync(uint64_t ticks, uint64_t mono_ns) {
   special(kCodeSync, false, ticks, &mono_ns, 1);
 }
 
-void ThreadWriter::pause(uint64_t ticks, uint64_t paused) {
+void ThreadWriter::pause(uint64_t ticks, uint64_t paused, bool burst) {
   special(kCodePause, false, ticks, &paused, 1);
+  if (burst) header_.burst_ticks += paused, header_.burst_count++;
 }
 
 void ThreadWriter::payload_record(SpecialCode code, bool nested, uint64_t ticks,

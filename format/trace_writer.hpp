@@ -36,8 +36,9 @@ class ThreadWriter {
   void inherit(uint64_t ticks, const std::vector<uint64_t>& addrs);
   void lost(uint64_t ticks, uint64_t count);
   void sync(uint64_t ticks, uint64_t mono_ns);
-  // PAUSE: the `paused` ticks up to `ticks` were the recorder's (version 3).
-  void pause(uint64_t ticks, uint64_t paused);
+  // PAUSE: the `paused` ticks up to `ticks` were the recorder's (version 3). `burst`: the
+  // host's, caught inside a probe; counted in the header's burst_ticks and burst_count.
+  void pause(uint64_t ticks, uint64_t paused, bool burst = false);
   // ARGS and RETVAL records carrying `payload` as is (format/arg_values.hpp,
   // encode_arg_values; tests may pass malformed payloads). `nested` as nested_enter. A
   // record larger than a chunk is not written: close() reports it.

@@ -46,6 +46,8 @@ std::string render_info_json(const analysis::RecordingInfo& info) {
                              {"bytes", t.bytes},
                              {"event_bytes", t.event_bytes},
                              {"paused_ns", ns_int(t.paused_ns)},
+                             {"host_burst_ns", ns_int(t.burst_ns)},
+                             {"host_bursts", t.bursts},
                              {"first_ns", ns_int(t.first_ns)},
                              {"last_ns", ns_int(t.last_ns)},
                              {"duration_ns", ns_int(t.duration_ns)},

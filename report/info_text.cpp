@@ -83,9 +83,12 @@ std::string render_info_text(const analysis::RecordingInfo& info) {
           t.tid, t.name, count_of(t.events, "event", "events"), count_of(t.calls, "call", "calls"),
           t.stopped ? t.status + ", recording stopped early" : t.status, human_duration(t.first_ns - start), human_duration(t.last_ns - start),
           human_duration(t.duration_ns), t.bytes, bytes_per_call(t.event_bytes, t.calls));
-      if (t.paused_ns > 0)
+      if (t.paused_ns > t.burst_ns)
         out += fmt::format("      the recorder held it {} (growing its file; compensation takes it out)\n",
-                           human_duration(t.paused_ns));
+                           human_duration(t.paused_ns - t.burst_ns));
+      if (t.bursts > 0)
+        out += fmt::format("      the host took the CPU {} inside the probes, {} in all (compensation takes it out)\n",
+                           count_of(t.bursts, "time", "times"), human_duration(t.burst_ns));
     }
   }
   out += fmt::format("totals:    {}, {}, duration {}\n", count_of(info.events, "event", "events"),

@@ -69,6 +69,9 @@ void write_hook_pause(ThreadState* s, uint64_t from, uint64_t to) {
   if (s->nested_ticks >= from) return;
   uint64_t ticks = to - from;
   write_special(s, false, kCodePause, to, &ticks, 1);
+  // Counted apart from the recorder's own pauses: what the host took shows in `callmon info`.
+  s->header->burst_ticks += ticks;
+  s->header->burst_count++;
 }
 
 void write_exit_burst_pause(ThreadState* s, uint64_t from, uint64_t to) {

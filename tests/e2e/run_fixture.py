@@ -296,10 +296,16 @@ def check_info(fx, info, pids, program, failures):
 def check_pauses(info, failures):
     """The runtime grows a thread's file in windows of 16-256 KiB and records each growth
     as a PAUSE: a thread with more than 64 KiB of records has had some, and they cannot
-    outlast the thread."""
+    outlast the thread. Host bursts are some of the PAUSEs, caught only by fenced probes."""
+    fenced = (info.get("clock") or {}).get("kind") == "tsc-fenced"
     for p in info.get("processes", []):
         for t in p.get("threads", []):
             paused, duration = t.get("paused_ns", 0), t.get("duration_ns", 0)
+            bursts, burst_ns = t.get("host_bursts"), t.get("host_burst_ns")
+            if bursts is None or burst_ns is None or burst_ns > paused or \
+                    (bursts == 0) != (burst_ns == 0) or (bursts and not fenced):
+                failures.add("info: host bursts", f"  thread {t.get('tid')}: {bursts} burst(s), "
+                             f"{burst_ns} ns, of {paused} ns paused (clock fenced: {fenced})")
             if t.get("event_bytes", 0) > 64 << 10 and paused <= 0:
                 failures.add("info: paused_ns", f"  thread {t.get('tid')} wrote "
                              f"{t.get('event_bytes')} bytes of records and no PAUSE")

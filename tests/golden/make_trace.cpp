@@ -235,9 +235,9 @@ class Builder {
     } else if (op == "sync") {
       if (!need(3)) return "sync T NS";
       writer_->sync(t, std::stoull(w[2]));
-    } else if (op == "pause") {
-      if (!need(3)) return "pause T TICKS";
-      writer_->pause(t, std::stoull(w[2]));
+    } else if (op == "pause" || op == "burst") {
+      if (!need(3)) return op + " T TICKS";
+      writer_->pause(t, std::stoull(w[2]), op == "burst");
     } else if (op == "args" || op == "nested_args" || op == "retval" ||
                op == "nested_retval") {
       const bool ret = op.find("retval") != std::string::npos;

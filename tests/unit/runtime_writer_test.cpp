@@ -229,6 +229,9 @@ TEST(RuntimeWriter, BurstInsideAHookBecomesAPause) {
   auto events = c.decode();
   ASSERT_EQ(events.size(), 2u);
   expect_pause(events, 1, 300 + rt::kHookBurstTicks + 1, rt::kHookBurstTicks + 1);
+  // The header counts the bursts apart from the recorder's own pauses (callmon info).
+  EXPECT_EQ(c.header.burst_count, 1u);
+  EXPECT_EQ(c.header.burst_ticks, rt::kHookBurstTicks + 1);
 }
 
 // A chunk switch inside the hook has its own PAUSE (ending at pause_end): only the time
@@ -241,6 +244,8 @@ TEST(RuntimeWriter, ChunkSwitchInsideAHookIsNotTakenTwice) {
   auto events = c.decode();
   ASSERT_EQ(events.size(), 2u);
   expect_pause(events, 1, 30000, 10000);
+  EXPECT_EQ(c.header.burst_count, 1u);
+  EXPECT_EQ(c.header.burst_ticks, 10000u);  // the switch's 20000 ticks are the recorder's
 }
 
 // A signal handler's instrumented calls inside the hook (nested records) are the program's
@@ -254,6 +259,7 @@ TEST(RuntimeWriter, SignalHandlerInsideAHookIsNoBurst) {
   auto events = c.decode();
   ASSERT_EQ(events.size(), 3u);
   EXPECT_EQ(events[2].type, Event::kExit);
+  EXPECT_EQ(c.header.burst_count, 0u);
 }
 
 // A burst's PAUSE whose write has to grow the chunk is followed at once by the growth's own
@@ -281,6 +287,8 @@ TEST(RuntimeWriter, FencedEnterPutsEachBurstOnItsSide) {
   EXPECT_EQ(events[2].type, Event::kEnter);
   EXPECT_EQ(events[2].ticks, 5200u);
   expect_pause(events, 3, 8200, 3000);
+  EXPECT_EQ(c.header.burst_count, 2u);
+  EXPECT_EQ(c.header.burst_ticks, 8000u);
 }
 
 // The fenced EXIT: a burst while it is written is the caller's, a PAUSE after it.

@@ -42,7 +42,9 @@ struct ThreadFileHeader {
   uint64_t lost_events;        // events the runtime could not store (e.g. disk full)
   char thread_name[16];        // from PR_GET_NAME at the end, NUL padded
   char process_key[32];        // "<pid>.<generation>", NUL padded
-  uint8_t reserved[kHeaderSize - 120];
+  uint64_t burst_ticks;        // ticks of the PAUSEs the fenced hooks caught (host bursts)
+  uint64_t burst_count;        // how many (0 in files from before these fields)
+  uint8_t reserved[kHeaderSize - 136];
 };
 static_assert(sizeof(ThreadFileHeader) == kHeaderSize, "header must fill one page");
 
