@@ -2,12 +2,8 @@
 // by process key and puts them in start order (docs/format.md, file names and order).
 #include "format/recording.hpp"
 
-#include <fcntl.h>
-#include <unistd.h>
-
 #include <algorithm>
 #include <charconv>
-#include <cstring>
 #include <filesystem>
 #include <fmt/format.h>
 #include <map>
@@ -15,7 +11,7 @@
 #include <system_error>
 #include <tuple>
 
-#include "callmon/format/records.hpp"
+#include "format/thread_reader.hpp"
 
 namespace callmon::format {
 namespace {
@@ -59,14 +55,8 @@ bool parse_thread_name(std::string_view stem, std::string& key, uint64_t& tid,
 // The clock reading at which a thread file's recording started, from its header; UINT64_MAX
 // when the header cannot be read (the reader reports that file later, with its reason).
 uint64_t thread_start_ticks(const std::string& path) {
-  ThreadFileHeader h;
-  int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return UINT64_MAX;
-  ssize_t n = pread(fd, &h, sizeof h, 0);
-  close(fd);
-  if (n != static_cast<ssize_t>(sizeof h) || std::memcmp(h.magic, kThreadMagic, 8) != 0)
-    return UINT64_MAX;
-  return h.start_ticks;
+  Result<ThreadReader> r = ThreadReader::open(path);
+  return r ? r->header().start_ticks : UINT64_MAX;
 }
 
 // When a process image started: the CLOCK_MONOTONIC time of its first `sync` line, which the
