@@ -259,11 +259,11 @@ uint64_t walk_filtered(format::ThreadReader& reader, Sink& sink, const FilterSet
   if (filters && filters->active() && names) {
     FilteredSink<Sink> filtered(sink, *filters, *names, meta);
     CallWalker<FilteredSink<Sink>> walker(filtered);
-    apply_compensation(walker, meta, compensate);
+    apply_compensation(walker, meta, reader.header(), compensate);
     return walk_thread(reader, walker, tick);
   }
   CallWalker<Sink> walker(sink);
-  apply_compensation(walker, meta, compensate);
+  apply_compensation(walker, meta, reader.header(), compensate);
   return walk_thread(reader, walker, tick);
 }
 

@@ -62,26 +62,37 @@ def self_per_call(callmon, data, compensate):
 
 
 def meta_fields(data):
-    """(tick rate in Hz, inner ticks, outer ticks) from the recording's one meta file."""
+    """(tick rate in Hz, inner ticks, outer ticks, exposed inner, exposed outer) from the
+    recording's one meta file (the exposed ticks: fenced clock only, else 0)."""
     [meta] = [f for f in os.listdir(data) if f.endswith(".meta")]
     hz = inner = outer = None
+    exposed = (0.0, 0.0)
     for line in open(os.path.join(data, meta)):
         f = line.split()
         if f[:1] == ["clock"] and f[1] in ("tsc", "tsc-fenced"):
             hz = float(f[2])
         elif f and f[0] == "overhead":
             inner, outer = float(f[1]), float(f[2])
-    return hz, inner, outer
+        elif f and f[0] == "overhead-exposed":
+            exposed = (float(f[1]), float(f[2]))
+    return hz, inner, outer, exposed
 
 
 def per_call_selfs(callmon, data):
-    """{name: [compensated self ticks of each call]} from the raw records (`callmon dump`),
-    with the call walk's formula: interval - pauses - inner - (outer - inner) per direct
-    child (its own interval being subtracted already). Pauses: the PAUSE records' ticks
-    while the call was open (the recorder growing its file)."""
-    hz, inner, outer = meta_fields(data)
+    """{name: [(compensated self ticks, direct children) of each call]} from the raw records
+    (`callmon dump`), with the call walk's formula: interval - pauses - inner - (outer -
+    inner) per direct child (its own interval being subtracted already). Pauses: the PAUSE
+    records' ticks while the call was open (the recorder growing its file, host bursts the
+    probes caught). Returns (tick rate in Hz, selfs, (a, b)): under the fenced clock `report`
+    also subtracts the host bursts expected where no check looks (analysis/compensation.hpp,
+    from the one thread file's header), a + b ticks per direct child from each call."""
+    hz, inner, outer, (exp_in, exp_out) = meta_fields(data)
     dump = subprocess.run([callmon, "dump", "-d", data], check=True, capture_output=True,
                           text=True).stdout
+    head = next(line for line in dump.splitlines() if line.startswith("file "))
+    h = dict(kv.split("=", 1) for kv in head.split() if "=" in kv)
+    checked, caught = int(h.get("entry_checked_ticks", 0)), int(h.get("entry_burst_ticks", 0))
+    rate = caught / checked if checked and caught else 0.0
     selfs = {}
     stack = []  # [addr, enter ticks, paused at enter, children's intervals, children]
     paused = 0
@@ -98,12 +109,12 @@ def per_call_selfs(callmon, data):
         else:
             addr, t0, p0, child_ticks, children = stack.pop()
             interval = t - t0 - (paused - p0)
-            selfs.setdefault(addr, []).append(interval - child_ticks - inner -
-                                              children * (outer - inner))
+            selfs.setdefault(addr, []).append(
+                (interval - child_ticks - inner - children * (outer - inner), children))
             if stack:
                 stack[-1][3] += interval
                 stack[-1][4] += 1
-    return hz, selfs
+    return hz, selfs, (rate * exp_in, rate * exp_out)
 
 
 def typical(values):
@@ -126,16 +137,19 @@ def recorded(callmon, exe, n, work, clock):
 
 def typical_selfs(callmon, data, comp):
     """{name: (typical compensated self ns per call, calls left out)}; the per-call means
-    are matched to `report`'s (`comp`) to name the functions and to check the formula."""
-    hz, selfs = per_call_selfs(callmon, data)
+    are matched to `report`'s (`comp`) to name the functions and to check the formula. The
+    typical call is no burst's, so it gets the calibrated cost alone: no expected bursts."""
+    hz, selfs, (a, b) = per_call_selfs(callmon, data)
+    means = {addr: statistics.mean(v - a - b * n for v, n in calls) / hz * 1e9
+             for addr, calls in selfs.items()}
     out = {}
     for name in FUNCS:
-        calls = [v for v in selfs.values() if abs(statistics.mean(v) / hz * 1e9 - comp[name])
-                 <= max(0.5, 0.01 * abs(comp[name]))]
-        if len(calls) != 1:
+        match = [addr for addr, m in means.items()
+                 if abs(m - comp[name]) <= max(0.5, 0.01 * abs(comp[name]))]
+        if len(match) != 1:
             sys.exit(f"cannot match {name}'s calls to report's figures: {comp[name]} vs "
-                     + str(sorted(statistics.mean(v) / hz * 1e9 for v in selfs.values())))
-        t, dropped = typical(calls[0])
+                     + str(sorted(means.values())))
+        t, dropped = typical([v for v, _ in selfs[match[0]]])
         out[name] = (t / hz * 1e9, dropped)
     return out
 

@@ -25,6 +25,9 @@ Status write_process_meta(const std::string& path, const ProcessMeta& meta,
   if (meta.probe_cost)
     fmt::format_to(o, "overhead {:.3f} {:.3f}\n", meta.probe_cost->inner_ticks,
                    meta.probe_cost->outer_ticks);
+  if (meta.probe_cost && (meta.probe_cost->exposed_in_ticks || meta.probe_cost->exposed_out_ticks))
+    fmt::format_to(o, "overhead-exposed {:.3f} {:.3f}\n", meta.probe_cost->exposed_in_ticks,
+                   meta.probe_cost->exposed_out_ticks);
   for (const auto& m : meta.modules)
     fmt::format_to(o, "module {:x} {:x} {:x} {}\n", m.start, m.end, m.bias, m.path);
   for (const auto& [addr, name] : meta.symbols) fmt::format_to(o, "symbol {:x} {}\n", addr, name);

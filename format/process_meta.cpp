@@ -119,6 +119,16 @@ bool parse_record(ProcessMeta& m, std::string_view name, std::string_view rest,
         !parse_non_negative(f[1], c.outer_ticks) || c.outer_ticks < c.inner_ticks)
       return false;
     m.probe_cost = c;
+  } else if (name == "overhead-exposed") {
+    auto f = split(rest, 3);
+    if (f.size() != 2 || !m.probe_cost ||
+        !parse_non_negative(f[0], m.probe_cost->exposed_in_ticks) ||
+        !parse_non_negative(f[1], m.probe_cost->exposed_out_ticks) ||
+        // (0.01: each figure is rounded to 3 decimals on its own)
+        m.probe_cost->exposed_in_ticks > m.probe_cost->inner_ticks + 0.01 ||
+        m.probe_cost->exposed_out_ticks >
+            m.probe_cost->outer_ticks - m.probe_cost->inner_ticks + 0.01)
+      return false;
   } else if (name == "symbol") {
     // The name is the rest of the line: demangled C++ names contain spaces.
     auto f = split(rest, 2);

@@ -14,6 +14,7 @@
 
 #include <cstdint>
 
+#include "runtime/clock.hpp"
 #include "runtime/filter_select.hpp"
 #include "runtime/process.hpp"
 #include "runtime/sys.hpp"
@@ -57,14 +58,30 @@ ProbeCost calibrate_probe_cost(bool pg) {
   ThreadState* saved = t_state;
   t_state = s;
   // The records accumulate, as a program's do: the stores stream through the buffer.
+  // The fenced hooks' covered ticks at each block's start (the costs come from one block).
+  constexpr int kBlockRounds = kRounds / kCalibrationBlocks;
+  uint64_t covered_in[kCalibrationBlocks + 1], covered_out[kCalibrationBlocks + 1];
   int rounds = 0;
   for (; rounds < kRounds; ++rounds) {
+    if (rounds % kBlockRounds == 0) {
+      covered_in[rounds / kBlockRounds] = s->covered_after;
+      covered_out[rounds / kBlockRounds] = s->covered_before + s->covered_exit;
+    }
     if (pg) calibration_pg_parent();
     else calibration_parent();
     if (s->top != frames || s->cur > s->limit) break;  // a slow path: no usable records
   }
+  covered_in[kCalibrationBlocks] = s->covered_after;
+  covered_out[kCalibrationBlocks] = s->covered_before + s->covered_exit;
   t_state = saved;
-  if (rounds == kRounds) cost = probe_cost_from_records(buf, kRounds, scratch);
+  if (rounds == kRounds) {
+    cost = probe_cost_from_records(buf, kRounds, scratch);
+    if (g_clock_fenced) {
+      int b = cost.block;
+      set_exposed(cost, covered_in[b + 1] - covered_in[b], covered_out[b + 1] - covered_out[b],
+                  uint64_t{kBlockRounds} * (kCalibrationLeaves + 1));
+    }
+  }
   munmap(mem, bytes);
   return cost;
 }

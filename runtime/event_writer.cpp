@@ -55,27 +55,28 @@ static void write_pending_pause(ThreadState* s) {
   write_special(s, false, kCodePause, s->pause_end, &ticks, 1);
 }
 
-void write_hook_pause(ThreadState* s, uint64_t from, uint64_t to) {
+uint64_t write_hook_pause(ThreadState* s, uint64_t from, uint64_t to) {
   // The calibration's scratch state has no file: its decoder expects ENTER and EXIT only,
   // and its robust mean leaves a disturbed sample out anyway.
-  if (!s->header) return;
+  if (!s->header) return 0;
   // A chunk switch inside the hook's record write has its own PAUSE: count only what came
   // after it, or the switch would be taken out twice.
   if (s->pause_end > from) from = s->pause_end;
-  if (to <= from + kHookBurstTicks) return;
+  if (to <= from + kHookBurstTicks) return 0;
   // A signal handler whose instrumented calls ran inside the hook (nested records): that
   // time is the program's. (A handler without instrumented calls leaves no such trace; its
   // time inside a hook is taken as a pause.)
-  if (s->nested_ticks >= from) return;
+  if (s->nested_ticks >= from) return 0;
   uint64_t ticks = to - from;
   write_special(s, false, kCodePause, to, &ticks, 1);
   // Counted apart from the recorder's own pauses: what the host took shows in `callmon info`.
   s->header->burst_ticks += ticks;
   s->header->burst_count++;
+  return ticks;
 }
 
 void write_exit_burst_pause(ThreadState* s, uint64_t from, uint64_t to) {
-  if (s->last_ticks == from) check_hook_burst(s, from, to);
+  if (s->last_ticks == from) check_hook_burst(s, from, to, s->covered_exit);
 }
 
 void write_enter_slow(ThreadState* s, uint64_t t, uintptr_t fn) {

@@ -161,27 +161,38 @@ inline void write_exit(ThreadState* s, uint64_t t) {
 // A gap this long between two clock reads of one hook is not the hook's work (hook_burst.h).
 inline constexpr uint64_t kHookBurstTicks = CALLMON_HOOK_BURST_TICKS;
 
-// Out of line: writes the PAUSE of a burst check_hook_burst found.
-void write_hook_pause(ThreadState* s, uint64_t from, uint64_t to);
+// Out of line: writes the PAUSE of a burst check_hook_burst found; returns its ticks (0 when
+// it was none after all, or in the calibration's state).
+uint64_t write_hook_pause(ThreadState* s, uint64_t from, uint64_t to);
 
 // Depth-0 hooks under --clock=tsc-fenced, which read the clock at both ends of their work:
 // a burst between the reads `from` and `to` is time the program would not have lost
 // without the probes (they are most of a parent's measured time), so it is recorded as a
-// PAUSE ending at `to` that compensation takes out. A `to` before `from` (a thread moved
-// to a CPU whose TSC lags) is not a burst.
-inline void check_hook_burst(ThreadState* s, uint64_t from, uint64_t to) {
-  if (__builtin_expect(to > from + kHookBurstTicks, 0)) write_hook_pause(s, from, to);
+// PAUSE ending at `to` that compensation takes out; returns its ticks. A shorter gap is the
+// hook's own work and adds to `covered` (a ThreadState::covered_* counter): the ticks in
+// which a burst would have been caught. The calibration measures from them what no check
+// covers, and the analysis applies the rate of bursts per checked tick there
+// (docs/runtime.md, "Bursts between the checks"). A `to` before `from` (a thread moved to a
+// CPU whose TSC lags) is neither.
+inline uint64_t check_hook_burst(ThreadState* s, uint64_t from, uint64_t to, uint64_t& covered) {
+  uint64_t d = to - from;
+  if (__builtin_expect(d > kHookBurstTicks, 0)) return to > from ? write_hook_pause(s, from, to) : 0;
+  covered += d;
+  return 0;
 }
 
 // The fenced clock's ENTER from its reads: `early` (the hook's first), `t` (the ordered one
 // the record carries) and `late()` after the write. A burst before `t` is the caller's time:
 // its PAUSE comes before the ENTER. One during the write is the new call's: after it.
+// The bursts of the first stretch are counted apart: it stores nothing to the trace, like
+// the stretches no check covers, and on a VM the host takes the CPU there at a third of the
+// rate it does in the stretches that store the records (docs/runtime.md).
 template <class Clock>
 inline void write_fenced_enter(ThreadState* s, uint64_t early, uint64_t t, uintptr_t fn,
                                Clock late) {
-  check_hook_burst(s, early, t);
+  s->burst_before += check_hook_burst(s, early, t, s->covered_before);
   write_enter(s, t, fn);
-  check_hook_burst(s, t, late());
+  check_hook_burst(s, t, late(), s->covered_after);
 }
 
 // The fenced clock's EXIT at `t`: a burst between `t` and `late()` after the write is a
@@ -189,7 +200,7 @@ inline void write_fenced_enter(ThreadState* s, uint64_t early, uint64_t t, uintp
 template <class Clock>
 inline void write_fenced_exit(ThreadState* s, uint64_t t, Clock late) {
   write_exit(s, t);
-  check_hook_burst(s, t, late());
+  check_hook_burst(s, t, late(), s->covered_exit);
 }
 
 // The fast paths' ENTER; `early` is the hook's first clock read. Fenced: stamped with an

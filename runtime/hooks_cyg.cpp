@@ -37,21 +37,28 @@ CALLMON_CYG_BODY void callmon_cyg_enter(void* this_fn, void* call_site, uint64_t
   entry_done();
 }
 
-// Returns the time of the EXIT written here (under the fenced clock the stub then checks for
-// a burst after it), or 0 from the slow paths. Fenced, `ticks` was read after an lfence.
-CALLMON_CYG_BODY uint64_t callmon_cyg_exit(void* this_fn, void* /*call_site*/, uint64_t ticks,
-                                           uintptr_t sp) {
+// What the exit body hands its stub, in rax and rdx: the time of the EXIT written here, or
+// 0 from the slow paths, and where the stub adds the ticks from that EXIT to its last clock
+// read when they are no burst (the fenced clock's covered_exit; cyg_hooks.S).
+struct CygExitDone {
+  uint64_t written;
+  uint64_t* covered;
+};
+
+// Fenced, `ticks` was read after an lfence.
+CALLMON_CYG_BODY CygExitDone callmon_cyg_exit(void* this_fn, void* /*call_site*/, uint64_t ticks,
+                                              uintptr_t sp) {
   uint64_t t = stub_ticks(ticks);
   ThreadState* s = t_state;
   uintptr_t fn = reinterpret_cast<uintptr_t>(this_fn);
   if (__builtin_expect(s == nullptr || s->guard != 0, 0)) {
     exit_slow(s, fn, sp);
-    return 0;
+    return {0, nullptr};
   }
   Frame* f = s->top - 1;
   if (__builtin_expect(f < s->stack_base || f->fn != fn, 0)) {
     exit_slow(s, fn, sp);
-    return 0;
+    return {0, nullptr};
   }
   guard_acquire(s);
   signal_fence();
@@ -60,7 +67,7 @@ CALLMON_CYG_BODY uint64_t callmon_cyg_exit(void* this_fn, void* /*call_site*/, u
   uint64_t written = s->last_ticks;
   signal_fence();
   guard_release(s);
-  return written;
+  return {written, &s->covered_exit};
 }
 
 // A burst between the EXIT at `from` and the fenced exit stub's last read `to` (more than

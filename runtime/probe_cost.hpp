@@ -13,6 +13,12 @@ namespace callmon::rt {
 struct ProbeCost {
   double inner;  // inside a call's own measured interval (its self time carries it)
   double outer;  // the whole enter+exit pair, as seen by the caller
+  // Fenced clock only (else 0): the parts of `inner` and of `outer - inner` that lie outside
+  // the stretches the hooks check for host bursts, where a burst is not caught
+  // (docs/runtime.md, "Bursts between the checks").
+  double exposed_in = 0;
+  double exposed_out = 0;
+  int block = 0;  // the block of rounds the costs come from (probe_cost_from_records)
 };
 
 // The calibration's parent calls its leaf this many times per round.
@@ -74,9 +80,23 @@ inline ProbeCost probe_cost_from_records(const uint8_t* buf, int rounds, uint64_
   for (int b = 0; b < kCalibrationBlocks; ++b) {
     double in = robust_mean(inner + b * inners, inners);
     double out = in + robust_mean(gap + b * gaps, gaps);
-    if (b == 0 || out < cost.outer) cost = {in, out};
+    if (b == 0 || out < cost.outer) cost = {in, out, 0, 0, b};
   }
   return cost;
+}
+
+// The fenced clock's exposed costs: `covered_in` and `covered_out` are the ticks the hooks
+// counted between their checked clock reads inside the calls' intervals and outside them
+// (ThreadState::covered_*) over `pairs` probe pairs of the block `cost` comes from. What the calibrated costs hold beyond that
+// per pair is exposed; never below 0 (the counts include small disturbances the block's
+// robust mean leaves out).
+inline void set_exposed(ProbeCost& cost, uint64_t covered_in, uint64_t covered_out,
+                        uint64_t pairs) {
+  if (pairs == 0) return;
+  double in = static_cast<double>(covered_in) / static_cast<double>(pairs);
+  double out = static_cast<double>(covered_out) / static_cast<double>(pairs);
+  cost.exposed_in = cost.inner > in ? cost.inner - in : 0;
+  cost.exposed_out = cost.outer - cost.inner > out ? cost.outer - cost.inner - out : 0;
 }
 
 }  // namespace callmon::rt

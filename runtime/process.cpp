@@ -77,6 +77,9 @@ bool create_meta(const char* parent_key) {
     b.str("clock ").str(g_clock_fenced ? "tsc-fenced " : g_clock_tsc ? "tsc " : "monotonic ").milli(g_proc.ticks_per_second);
     b.str("\nsync ").dec(read_ticks()).ch(' ').dec(monotonic_ns()).ch('\n');
     b.str("overhead ").milli(g_proc.probe_inner).ch(' ').milli(g_proc.probe_outer).ch('\n');
+    if (g_clock_fenced)
+      b.str("overhead-exposed ").milli(g_proc.probe_exposed_in).ch(' ')
+          .milli(g_proc.probe_exposed_out).ch('\n');
     meta_append(b.c_str(), static_cast<unsigned>(b.size()));
     return true;
   }
@@ -161,6 +164,8 @@ bool setup_locked() {
   ProbeCost cost = calibrate_probe_cost(g_pg_hooks);
   g_proc.probe_inner = cost.inner;
   g_proc.probe_outer = cost.outer;
+  g_proc.probe_exposed_in = cost.exposed_in;
+  g_proc.probe_exposed_out = cost.exposed_out;
   Dl_info self;
   if (dladdr(reinterpret_cast<void*>(&process_setup), &self) && self.dli_fname)
     copy_str(g_proc.self_path, sizeof g_proc.self_path, self.dli_fname);

@@ -28,6 +28,8 @@ struct ProcessState {
   char self_path[4096];  // path of libcallmon.so, kept in LD_PRELOAD across exec
   double probe_inner;    // measured cost per recorded call, ticks (calibration.hpp)
   double probe_outer;
+  double probe_exposed_in;   // fenced clock: the parts no burst check covers (ProbeCost)
+  double probe_exposed_out;
 };
 
 extern ProcessState g_proc;

@@ -88,7 +88,10 @@ bool extend_window(ThreadState* s) {
   s->limit = to;
   // Everything before the new window is written: a reader finding the file shorter than
   // this knows data was lost.
-  if (s->header) s->header->committed_end = off;
+  if (s->header) {
+    s->header->committed_end = off;
+    publish_covered(s);  // here, off the hooks' path, and at the end
+  }
   return true;
 }
 
@@ -170,6 +173,8 @@ bool open_thread_file(ThreadState* s, uint32_t flags) {
   copy_str(h->process_key, sizeof h->process_key, g_proc.key);
   prctl(PR_GET_NAME, h->thread_name);
   s->header = h;
+  // A fork child's file starts its own count.
+  s->covered_before = s->covered_after = s->covered_exit = s->burst_before = 0;
   s->chunk_base = nullptr;
   return map_chunk(s, 0);
 }
@@ -356,6 +361,7 @@ void thread_finish(ThreadState* s, bool process_exit) {
       s->header->end_offset = end;
       s->header->committed_end = end;
       s->header->flags |= format::kFlagFinished;
+      publish_covered(s);
     }
   }
   s->guard -= 1;

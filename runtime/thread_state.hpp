@@ -69,6 +69,13 @@ struct ThreadState {
                          // PAUSE record (event_writer.cpp writes it after the record that
                          // caused the switch); 0: none
   uint64_t pause_end;    // clock reading when that switch ended
+  // Fenced clock (check_hook_burst): the ticks between the hooks' checked clock reads, by
+  // stretch: the entry hook's before its record's time and after it, the exit hook's after
+  // its record's; and the burst ticks the first stretch caught.
+  uint64_t covered_before;
+  uint64_t covered_after;
+  uint64_t covered_exit;
+  uint64_t burst_before;
   uint64_t nested_ticks; // time of the last nested record (a signal handler's hook that ran
                          // inside a hook); see write_hook_pause
   uint8_t* chunk_base;   // mapping of the current chunk
@@ -91,6 +98,13 @@ struct ThreadState {
   MonitorThread* monitor;     // monitor mode only: the monitor's view of the thread
   char path[4096];       // the thread's event file
 };
+
+// Copies the fenced entry hooks' checked and burst ticks before their record's time to the
+// file's header.
+inline void publish_covered(ThreadState* s) {
+  s->header->entry_checked_ticks = s->covered_before;
+  s->header->entry_burst_ticks = s->burst_before;
+}
 
 // Whether the frame `f` of `s` is recorded (the depth filter), and how many of the frames
 // [lo, hi) are.

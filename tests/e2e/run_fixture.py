@@ -314,6 +314,38 @@ def check_pauses(info, failures):
                              f"of its {duration} ns")
 
 
+def check_exposed_bursts(callmon, data, work, fenced, failures):
+    """What compensation needs for the host bursts no check catches (fenced clock only):
+    every meta file's `overhead-exposed` line, within the `overhead` it is part of, and each
+    thread file's entry-stretch counters (checked ticks, and burst ticks no more than the
+    thread's); without the fenced clock none of them."""
+    for name in sorted(os.listdir(data)):
+        if not name.endswith(".meta"):
+            continue
+        lines = {l.split()[0]: [float(x) for x in l.split()[1:]]
+                 for l in open(os.path.join(data, name)) if l.startswith("overhead")}
+        exposed, cost = lines.get("overhead-exposed"), lines.get("overhead")
+        if fenced != (exposed is not None) or (exposed and cost and (
+                exposed[0] > cost[0] + 0.01 or exposed[1] > cost[1] - cost[0] + 0.01)):
+            failures.add("meta: overhead-exposed", f"  {name}: overhead {cost}, exposed "
+                         f"{exposed} (clock fenced: {fenced})")
+    dump = run([callmon, "dump", "-d", data], work)
+    if dump.returncode != 0:
+        failures.add("dump", describe(dump))
+        return
+    checked_somewhere = False
+    for line in dump.stdout.splitlines():
+        if not line.startswith("file "):
+            continue
+        h = dict(kv.split("=", 1) for kv in line.split() if "=" in kv)
+        checked, caught = int(h["entry_checked_ticks"]), int(h["entry_burst_ticks"])
+        checked_somewhere |= checked > 0
+        if caught > int(h["burst_ticks"]) or (not fenced and (checked or caught)):
+            failures.add("dump: entry stretch counters", f"  {line}")
+    if fenced and not checked_somewhere:
+        failures.add("dump: entry stretch counters", "  no thread's entry hooks checked a tick")
+
+
 def dump_records(text):
     """[(kind, {field: value})] of `callmon dump`'s record lines (enter, exit, pause, ...),
     every thread file's in turn; the `file` lines are left out."""
@@ -424,6 +456,8 @@ def main():
         failures.check_equal("info: clock kind", clock[-1], info.get("clock", {}).get("kind"))
     if info is not None:
         check_pauses(info, failures)
+        check_exposed_bursts(args.callmon, data, args.work,
+                             info.get("clock", {}).get("kind") == "tsc-fenced", failures)
     tree_lines = getattr(fx, "TREE_PREFIX_LINES", None)
     if tree_lines:
         replay_text = replay_prefix(args.callmon, data, args.work, tree_lines)

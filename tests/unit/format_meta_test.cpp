@@ -132,6 +132,27 @@ TEST_F(MetaTest, OverheadLine) {
   EXPECT_FALSE(read_process_meta(write("3.0.meta", head + "overhead -1 10\n")).ok());
 }
 
+// The fenced clock's exposed parts of the probe cost: each no more than its part of the
+// cost (inner; outer - inner), and only after the `overhead` line they belong to.
+TEST_F(MetaTest, OverheadExposedLine) {
+  const std::string head = "callmon-process 1\nkey 1.0\nclock tsc-fenced 1000000000\n";
+  const std::string cost = "overhead 70.000 150.000\n";
+  auto m = read_process_meta(write("1.0.meta", head + cost + "overhead-exposed 50.500 20.250\n"));
+  ASSERT_TRUE(m) << m.error();
+  ASSERT_TRUE(m->probe_cost.has_value());
+  EXPECT_DOUBLE_EQ(m->probe_cost->exposed_in_ticks, 50.5);
+  EXPECT_DOUBLE_EQ(m->probe_cost->exposed_out_ticks, 20.25);
+  // Each figure is rounded to 3 decimals on its own: the whole part is allowed.
+  EXPECT_TRUE(read_process_meta(write("2.0.meta", head + cost + "overhead-exposed 70 80.001\n")).ok());
+  EXPECT_FALSE(read_process_meta(write("3.0.meta", head + cost + "overhead-exposed 71 10\n")).ok());
+  EXPECT_FALSE(read_process_meta(write("4.0.meta", head + cost + "overhead-exposed 10 81\n")).ok());
+  EXPECT_FALSE(read_process_meta(write("5.0.meta", head + cost + "overhead-exposed 10\n")).ok());
+  EXPECT_FALSE(read_process_meta(write("6.0.meta", head + "overhead-exposed 10 10\n" + cost)).ok());
+  auto old = read_process_meta(write("7.0.meta", head + cost));
+  ASSERT_TRUE(old) << old.error();
+  EXPECT_EQ(old->probe_cost->exposed_in_ticks, 0);  // older recordings: none
+}
+
 TEST_F(MetaTest, MalformedKnownRecordNamesFileAndLine) {
   struct Case {
     const char* line;
@@ -212,11 +233,16 @@ TEST_F(MetaTest, WriterRoundTrips) {
   m.forks = {{50, 78u}};
   m.exit = ClockSync{100, 200};
   m.symbols = {{0x1100, "main"}};
+  m.probe_cost = ProbeCost{21, 44.25, 10.5, 3.25};
   std::string p = dir_ + "/77.1.meta";
   ASSERT_TRUE(write_process_meta(p, m, {{0x1200, "helper(int)"}}));
   auto r = read_process_meta(p);
   ASSERT_TRUE(r) << r.error();
   EXPECT_EQ(r->key, m.key);
+  ASSERT_TRUE(r->probe_cost.has_value());
+  EXPECT_DOUBLE_EQ(r->probe_cost->outer_ticks, 44.25);
+  EXPECT_DOUBLE_EQ(r->probe_cost->exposed_in_ticks, 10.5);
+  EXPECT_DOUBLE_EQ(r->probe_cost->exposed_out_ticks, 3.25);
   EXPECT_EQ(r->pid, m.pid);
   EXPECT_EQ(r->ppid, m.ppid);
   EXPECT_EQ(r->parent_key, m.parent_key);

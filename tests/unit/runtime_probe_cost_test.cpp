@@ -44,6 +44,19 @@ void put_round(std::vector<uint8_t>& out, uint64_t start, uint64_t inner, uint64
   put_exit(out, end);
 }
 
+// The exposed parts are what the calibrated costs hold beyond the checked ticks per probe
+// pair: inside the interval against the inner cost, outside it against the rest.
+TEST(ProbeCost, ExposedIsTheCostBeyondTheCheckedTicks) {
+  callmon::rt::ProbeCost c{70, 150};
+  callmon::rt::set_exposed(c, 22 * 100, 60 * 100, 100);
+  EXPECT_DOUBLE_EQ(c.exposed_in, 48);
+  EXPECT_DOUBLE_EQ(c.exposed_out, 20);
+  // More checked ticks than the cost (small disturbances the robust mean left out): 0.
+  callmon::rt::set_exposed(c, 75 * 100, 90 * 100, 100);
+  EXPECT_DOUBLE_EQ(c.exposed_in, 0);
+  EXPECT_DOUBLE_EQ(c.exposed_out, 0);
+}
+
 double decode_outer(const std::vector<uint8_t>& records, int rounds, double* inner) {
   std::vector<uint64_t> scratch(2 * static_cast<size_t>(rounds) * kCalibrationLeaves);
   callmon::rt::ProbeCost c = probe_cost_from_records(records.data(), rounds, scratch.data());

@@ -223,15 +223,39 @@ struct BurstChunk : Chunk {
 
 TEST(RuntimeWriter, BurstInsideAHookBecomesAPause) {
   BurstChunk c;
-  rt::check_hook_burst(&c.s, 200, 200 + rt::kHookBurstTicks);  // not more than the limit
-  rt::check_hook_burst(&c.s, 300, 300 + rt::kHookBurstTicks + 1);
-  rt::check_hook_burst(&c.s, 9000, 100);  // a clock that stepped back is no burst
+  rt::check_hook_burst(&c.s, 200, 200 + rt::kHookBurstTicks, c.s.covered_exit);  // not more than the limit
+  rt::check_hook_burst(&c.s, 300, 300 + rt::kHookBurstTicks + 1, c.s.covered_exit);
+  rt::check_hook_burst(&c.s, 9000, 100, c.s.covered_exit);  // a clock that stepped back is no burst
   auto events = c.decode();
   ASSERT_EQ(events.size(), 2u);
   expect_pause(events, 1, 300 + rt::kHookBurstTicks + 1, rt::kHookBurstTicks + 1);
   // The header counts the bursts apart from the recorder's own pauses (callmon info).
   EXPECT_EQ(c.header.burst_count, 1u);
   EXPECT_EQ(c.header.burst_ticks, rt::kHookBurstTicks + 1);
+  // The gap within the limit was the hook's own work, where a burst would have been seen:
+  // covered. Neither the burst nor the step back is.
+  EXPECT_EQ(c.s.covered_exit, rt::kHookBurstTicks);
+}
+
+// The fenced hooks count their checked stretches apart: the ENTER's before its record's
+// time, the ENTER's after it, the EXIT's after its record's; and the bursts of the first.
+TEST(RuntimeWriter, FencedHooksCountCheckedTicksByStretch) {
+  BurstChunk c;
+  rt::write_fenced_enter(&c.s, 200, 230, 0x2000, [] { return uint64_t{270}; });
+  rt::write_fenced_exit(&c.s, 300, [] { return uint64_t{350}; });
+  EXPECT_EQ(c.s.covered_before, 30u);
+  EXPECT_EQ(c.s.covered_after, 40u);
+  EXPECT_EQ(c.s.covered_exit, 50u);
+  EXPECT_EQ(c.s.burst_before, 0u);
+  // A burst in one stretch leaves the others counted; only the first stretch's bursts are
+  // counted apart.
+  rt::write_fenced_enter(&c.s, 400, 410, 0x2000, [] { return uint64_t{9000}; });
+  rt::write_fenced_enter(&c.s, 10000, 16000, 0x2000, [] { return uint64_t{16050}; });
+  EXPECT_EQ(c.s.covered_before, 40u);
+  EXPECT_EQ(c.s.covered_after, 90u);
+  EXPECT_EQ(c.s.burst_before, 6000u);
+  EXPECT_EQ(c.header.burst_count, 2u);
+  EXPECT_EQ(c.header.burst_ticks, 6000u + 8590u);
 }
 
 // A chunk switch inside the hook has its own PAUSE (ending at pause_end): only the time
@@ -239,8 +263,8 @@ TEST(RuntimeWriter, BurstInsideAHookBecomesAPause) {
 TEST(RuntimeWriter, ChunkSwitchInsideAHookIsNotTakenTwice) {
   BurstChunk c;
   c.s.pause_end = 20000;
-  rt::check_hook_burst(&c.s, 200, 21000);
-  rt::check_hook_burst(&c.s, 200, 30000);
+  rt::check_hook_burst(&c.s, 200, 21000, c.s.covered_exit);
+  rt::check_hook_burst(&c.s, 200, 30000, c.s.covered_exit);
   auto events = c.decode();
   ASSERT_EQ(events.size(), 2u);
   expect_pause(events, 1, 30000, 10000);
@@ -255,7 +279,7 @@ TEST(RuntimeWriter, SignalHandlerInsideAHookIsNoBurst) {
   uint64_t addr = 0x2000;
   rt::write_special(&c.s, true, format::kCodeEnter, 300, &addr, 1);
   rt::write_special(&c.s, true, format::kCodeExit, 8000, nullptr, 0);
-  rt::check_hook_burst(&c.s, 200, 9000);
+  rt::check_hook_burst(&c.s, 200, 9000, c.s.covered_exit);
   auto events = c.decode();
   ASSERT_EQ(events.size(), 3u);
   EXPECT_EQ(events[2].type, Event::kExit);
@@ -267,7 +291,7 @@ TEST(RuntimeWriter, SignalHandlerInsideAHookIsNoBurst) {
 TEST(RuntimeWriter, PauseThatGrowsTheChunkIsFollowedByItsOwn) {
   BurstChunk c;
   force_switch(c.s, 700, 9700);
-  rt::check_hook_burst(&c.s, 200, 9000);
+  rt::check_hook_burst(&c.s, 200, 9000, c.s.covered_exit);
   rt::g_switch_pause = 0;
   EXPECT_EQ(c.s.pause_ticks, 0u);
   auto events = c.decode();
@@ -352,7 +376,7 @@ TEST(RuntimeWriter, PoppedFramesLeaveNoStackAddressBehind) {
 TEST(RuntimeWriter, NoBurstPauseWithoutAFile) {
   Chunk c;
   rt::write_enter(&c.s, 100, 0x1000);
-  rt::check_hook_burst(&c.s, 200, 90000);
+  rt::check_hook_burst(&c.s, 200, 90000, c.s.covered_exit);
   EXPECT_EQ(c.decode().size(), 1u);
 }
 

@@ -44,7 +44,12 @@ struct ThreadFileHeader {
   char process_key[32];        // "<pid>.<generation>", NUL padded
   uint64_t burst_ticks;        // ticks of the PAUSEs the fenced hooks caught (host bursts)
   uint64_t burst_count;        // how many (0 in files from before these fields)
-  uint8_t reserved[kHeaderSize - 136];
+  // The fenced entry hooks' stretch from their first clock read to their record's: the
+  // ticks it took, bursts left out, and the bursts it caught (0: none, or an older file).
+  // Their ratio is the rate compensation applies to the probes' unchecked ticks.
+  uint64_t entry_checked_ticks;
+  uint64_t entry_burst_ticks;
+  uint8_t reserved[kHeaderSize - 152];
 };
 static_assert(sizeof(ThreadFileHeader) == kHeaderSize, "header must fill one page");
 

@@ -17,8 +17,10 @@
  *
  * The entry stub jumps to its body, which runs on the hook's own stack frame. The exit stub
  * under the fenced clock calls its body, which returns the time its EXIT carries (0 when it
- * wrote none from its fast path), then reads the clock once more after the body's epilogue
- * and hands a burst to callmon_cyg_exit_pause(from, to). rax, rdx, rcx, rsi, rdi, r8-r11 are
+ * wrote none from its fast path) in rax and the address of the thread's covered_exit counter
+ * in rdx, then reads the clock once more after the body's epilogue: a burst goes to
+ * callmon_cyg_exit_pause(from, to), a shorter gap is added to the counter (check_hook_burst
+ * in event_writer.hpp does the same for the C++ paths). rax, rdx, rcx, rsi, rdi, r8-r11 are
  * the caller's to lose across a hook, as across any call; the instrumented function keeps
  * its return value in callee-saved registers or memory across its exit hook.
  */
@@ -70,16 +72,25 @@ __cyg_profile_func_exit:
 	call	callmon_cyg_exit
 	testq	%rax, %rax
 	jz	3f
-	movq	%rax, %rdi
+	movq	%rax, %rdi		/* from: the EXIT's time */
+	movq	%rdx, %r8		/* &covered_exit of the thread's state */
 	rdtsc
 	shlq	$32, %rdx
 	orq	%rdx, %rax
-	leaq	CALLMON_HOOK_BURST_TICKS(%rdi), %rdx
-	cmpq	%rax, %rdx
-	jae	3f
 	movq	%rax, %rsi
-	call	callmon_cyg_exit_pause
+	subq	%rdi, %rsi
+	cmpq	$CALLMON_HOOK_BURST_TICKS, %rsi
+	ja	4f
+	/* The hook's own work: one add to memory, which a signal cannot split. */
+	addq	%rsi, (%r8)
 3:
+	addq	$8, %rsp
+	.cfi_adjust_cfa_offset -8
+	ret
+4:
+	.cfi_adjust_cfa_offset 8
+	movq	%rax, %rsi		/* to */
+	call	callmon_cyg_exit_pause
 	addq	$8, %rsp
 	.cfi_adjust_cfa_offset -8
 	ret
