@@ -185,8 +185,8 @@ inline uint64_t check_hook_burst(ThreadState* s, uint64_t from, uint64_t to, uin
 // the record carries) and `late()` after the write. A burst before `t` is the caller's time:
 // its PAUSE comes before the ENTER. One during the write is the new call's: after it.
 // The bursts of the first stretch are counted apart: it stores nothing to the trace, like
-// the stretches no check covers, and on a VM the host takes the CPU there at a third of the
-// rate it does in the stretches that store the records (docs/runtime.md).
+// the stretches no check covers, and on this project's VM the host took the CPU there at a
+// third of the rate it did in the stretches that store the records (docs/runtime.md).
 template <class Clock>
 inline void write_fenced_enter(ThreadState* s, uint64_t early, uint64_t t, uintptr_t fn,
                                Clock late) {
