@@ -90,7 +90,7 @@ bool extend_window(ThreadState* s) {
   // this knows data was lost.
   if (s->header) {
     s->header->committed_end = off;
-    publish_covered(s);  // here, off the hooks' path, and at the end
+    publish_entry_checks(s);  // here, off the hooks' path, and at the end
   }
   return true;
 }
@@ -361,7 +361,7 @@ void thread_finish(ThreadState* s, bool process_exit) {
       s->header->end_offset = end;
       s->header->committed_end = end;
       s->header->flags |= format::kFlagFinished;
-      publish_covered(s);
+      publish_entry_checks(s);
     }
   }
   s->guard -= 1;

@@ -101,7 +101,7 @@ struct ThreadState {
 
 // Copies the fenced entry hooks' checked and burst ticks before their record's time to the
 // file's header.
-inline void publish_covered(ThreadState* s) {
+inline void publish_entry_checks(ThreadState* s) {
   s->header->entry_checked_ticks = s->covered_before;
   s->header->entry_burst_ticks = s->burst_before;
 }

@@ -314,11 +314,11 @@ def check_pauses(info, failures):
                              f"of its {duration} ns")
 
 
-def check_exposed_bursts(callmon, data, work, fenced, failures):
+def check_exposed_bursts(data, dump_text, fenced, failures):
     """What compensation needs for the host bursts no check catches (fenced clock only):
     every meta file's `overhead-exposed` line, within the `overhead` it is part of, and each
-    thread file's entry-stretch counters (checked ticks, and burst ticks no more than the
-    thread's); without the fenced clock none of them."""
+    thread file's entry-stretch counters in `callmon dump`'s `file` lines (checked ticks, and
+    burst ticks no more than the thread's); without the fenced clock none of them."""
     for name in sorted(os.listdir(data)):
         if not name.endswith(".meta"):
             continue
@@ -329,12 +329,8 @@ def check_exposed_bursts(callmon, data, work, fenced, failures):
                 exposed[0] > cost[0] + 0.01 or exposed[1] > cost[1] - cost[0] + 0.01)):
             failures.add("meta: overhead-exposed", f"  {name}: overhead {cost}, exposed "
                          f"{exposed} (clock fenced: {fenced})")
-    dump = run([callmon, "dump", "-d", data], work)
-    if dump.returncode != 0:
-        failures.add("dump", describe(dump))
-        return
     checked_somewhere = False
-    for line in dump.stdout.splitlines():
+    for line in dump_text.splitlines():
         if not line.startswith("file "):
             continue
         h = dict(kv.split("=", 1) for kv in line.split() if "=" in kv)
@@ -454,10 +450,15 @@ def main():
     clock = [a.split("=", 1)[1] for a in record_args if a.startswith("--clock=")]
     if info is not None and clock and clock[-1] != "auto":
         failures.check_equal("info: clock kind", clock[-1], info.get("clock", {}).get("kind"))
+    # The records themselves and the thread files' headers (one dump for all the checks).
+    dump = run([args.callmon, "dump", "-d", data], args.work)
+    if dump.returncode != 0:
+        failures.add("dump", describe(dump))
     if info is not None:
         check_pauses(info, failures)
-        check_exposed_bursts(args.callmon, data, args.work,
-                             info.get("clock", {}).get("kind") == "tsc-fenced", failures)
+        if dump.returncode == 0:
+            check_exposed_bursts(data, dump.stdout,
+                                 info.get("clock", {}).get("kind") == "tsc-fenced", failures)
     tree_lines = getattr(fx, "TREE_PREFIX_LINES", None)
     if tree_lines:
         replay_text = replay_prefix(args.callmon, data, args.work, tree_lines)
@@ -526,13 +527,9 @@ def main():
 
     if info is not None:
         check_info(fx, info, pids, fx.PROGRAM, failures)
-    if hasattr(fx, "check_records"):  # the records themselves, in file order, and the mode
-        dump = run([args.callmon, "dump", "-d", data], args.work)
-        if dump.returncode != 0:
-            failures.add("dump", describe(dump))
-        else:
-            for problem in fx.check_records(dump_records(dump.stdout), args.mode):
-                failures.add("dump: " + problem.split(":")[0], "  " + problem)
+    if hasattr(fx, "check_records") and dump.returncode == 0:  # in file order, and the mode
+        for problem in fx.check_records(dump_records(dump.stdout), args.mode):
+            failures.add("dump: " + problem.split(":")[0], "  " + problem)
     if hasattr(fx, "ANALYSIS_FILTER"):
         check_analysis_filter(fx, args, argv, normalize_replay(replay_text, pids),
                               counts if report is not None else None, failures)
