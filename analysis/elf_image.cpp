@@ -4,6 +4,7 @@
 #include "analysis/elf_image.hpp"
 
 #include "analysis/dwarf_walk.hpp"
+#include "format/input_file.hpp"
 
 #include <dwarf.h>
 #include <elfutils/libdw.h>
@@ -37,11 +38,8 @@ struct ElfImage::File {
       return nullptr;
     }
     auto file = std::make_unique<File>();
-    file->fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-    if (file->fd < 0) {
-      *error = std::strerror(errno);
-      return nullptr;
-    }
+    file->fd = format::open_input_file(path, error);
+    if (file->fd < 0) return nullptr;
     file->elf = elf_begin(file->fd, ELF_C_READ_MMAP, nullptr);
     if (file->elf == nullptr) {
       *error = elf_errmsg(-1);

@@ -2,6 +2,8 @@
 // symbols whose bytes call one of them (instrumented_code.hpp).
 #include "analysis/instrumented_code.hpp"
 
+#include "format/input_file.hpp"
+
 #include <fcntl.h>
 #include <gelf.h>
 #include <unistd.h>
@@ -165,8 +167,9 @@ class Scanner {
 
 Result<std::vector<InstrumentedFunction>> instrumented_functions(const std::string& path) {
   if (elf_version(EV_CURRENT) == EV_NONE) return Error{"libelf version mismatch"};
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return Error{path + ": " + std::strerror(errno)};
+  std::string why;
+  int fd = format::open_input_file(path, &why);
+  if (fd < 0) return Error{path + ": " + why};
   Elf* elf = elf_begin(fd, ELF_C_READ_MMAP, nullptr);
   GElf_Ehdr ehdr;
   if (elf == nullptr || elf_kind(elf) != ELF_K_ELF || gelf_getehdr(elf, &ehdr) == nullptr) {

@@ -2,11 +2,11 @@
 // records it knows, silent about the ones it does not (forward compatibility).
 #include "format/process_meta.hpp"
 
+#include "format/input_file.hpp"
+
 #include <algorithm>
 #include <charconv>
 #include <fmt/format.h>
-#include <fstream>
-#include <sstream>
 #include <string_view>
 
 namespace callmon::format {
@@ -163,12 +163,9 @@ double ProcessMeta::ticks_to_ns(uint64_t ticks) const {
 }
 
 Result<ProcessMeta> read_process_meta(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return Error{fmt::format("{}: cannot open process file", path)};
-  std::stringstream buf;
-  buf << in.rdbuf();
-  const std::string text = buf.str();
-  if (in.bad()) return Error{fmt::format("{}: read error", path)};
+  Result<std::string> read = read_input_file(path, "process file");
+  if (!read) return std::move(read).take_error();
+  const std::string& text = *read;
 
   ProcessMeta m;
   bool have_clock = false;

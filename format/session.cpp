@@ -1,15 +1,15 @@
 // session.json (docs/format.md): read with full type checks, written atomically.
 #include "format/session.hpp"
 
+#include "format/input_file.hpp"
+
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
 #include <fmt/format.h>
-#include <fstream>
 #include <nlohmann/json.hpp>
-#include <sstream>
 
 namespace callmon::format {
 namespace {
@@ -29,11 +29,9 @@ bool optional_int(const json& j, const char* name, std::optional<T>& out) {
 }  // namespace
 
 Result<Session> read_session(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return Error{fmt::format("{}: cannot open session file", path)};
-  std::stringstream buf;
-  buf << in.rdbuf();
-  const json j = json::parse(buf.str(), nullptr, /*allow_exceptions=*/false);
+  Result<std::string> read = read_input_file(path, "session file");
+  if (!read) return std::move(read).take_error();
+  const json j = json::parse(*read, nullptr, /*allow_exceptions=*/false);
   auto corrupt = [&path](const char* what) {
     return Error{fmt::format("{}: corrupt session file: {}", path, what)};
   };

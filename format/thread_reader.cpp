@@ -2,6 +2,8 @@
 // time, and the damage report of a file cut short. The record decoder is thread_decode.cpp.
 #include "format/thread_reader.hpp"
 
+#include "format/input_file.hpp"
+
 #include <fcntl.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -58,15 +60,14 @@ std::string missing_note(uint64_t file_size, uint64_t claimed,
 }  // namespace
 
 Result<ThreadReader> ThreadReader::open(const std::string& path) {
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return header_error(path, std::strerror(errno));
+  std::string why;
+  int fd = open_input_file(path, &why);
+  if (fd < 0) return header_error(path, why);
   ThreadReader r;
   r.path_ = path;
   r.fd_ = fd;  // closed by r's destructor from here on
   struct stat st {};
   if (fstat(fd, &st) != 0) return header_error(path, std::strerror(errno));
-  if (S_ISDIR(st.st_mode)) return header_error(path, "is a directory, not a thread file");
-  if (!S_ISREG(st.st_mode)) return header_error(path, "not a regular file");
   r.file_size_ = static_cast<uint64_t>(st.st_size);
   if (r.file_size_ < kHeaderSize)
     return header_error(path, fmt::format("not a callmon thread file: {} bytes, shorter than "

@@ -63,6 +63,18 @@ def make_recordings(callmon, cc, work):
     d = dirs["session_version"] = copy("session_version")
     s = open(os.path.join(d, "session.json")).read().replace('"version": 1', '"version": 99')
     open(os.path.join(d, "session.json"), "w").write(s)
+    # FIFOs where the files should be: opening one for reading waits for a writer.
+    d = dirs["events_fifo"] = copy("events_fifo")
+    ev = files(d, ".events")[0]
+    os.remove(ev)
+    os.mkfifo(ev)
+    d = dirs["meta_fifo"] = copy("meta_fifo")
+    meta = files(d, ".meta")[0]
+    os.remove(meta)
+    os.mkfifo(meta)
+    d = dirs["session_fifo"] = copy("session_fifo")
+    os.remove(os.path.join(d, "session.json"))
+    os.mkfifo(os.path.join(d, "session.json"))
     d = dirs["no_meta"] = copy("no_meta")
     for m in files(d, ".meta"):
         os.remove(m)
@@ -117,6 +129,8 @@ def cases(dirs):
              ("process file of binary garbage", "meta_garbage"),
              ("session.json not JSON", "session_corrupt"),
              ("session.json of version 99", "session_version"),
+             ("thread file a FIFO", "events_fifo"), ("process file a FIFO", "meta_fifo"),
+             ("session.json a FIFO", "session_fifo"),
              ("thread files without process files", "no_meta"),
              ("session.json alone", "only_session")]
     # How each reading command is given a recording.

@@ -1,11 +1,13 @@
 // Process meta files (parser, writer, clock refinement) and session.json.
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
 #include <string>
 
+#include "format/input_file.hpp"
 #include "format/process_meta.hpp"
 #include "format/session.hpp"
 #include "format/trace_writer.hpp"
@@ -82,6 +84,29 @@ TEST_F(MetaTest, ParsesEveryRecord) {
   EXPECT_EQ(m->exit->ticks, 123458000u);
   EXPECT_EQ(m->exit->mono_ns, 987700000u);
   EXPECT_DOUBLE_EQ(m->ticks_to_ns(2096), 1000.0);
+}
+
+// A FIFO would block open(2) until a writer came; the readers refuse it at once.
+TEST_F(MetaTest, FifoFilesAreErrorsNotHangs) {
+  std::string meta = dir_ + "/1.0.meta", session = dir_ + "/session.json";
+  ASSERT_EQ(mkfifo(meta.c_str(), 0644), 0);
+  ASSERT_EQ(mkfifo(session.c_str(), 0644), 0);
+  auto m = read_process_meta(meta);
+  ASSERT_FALSE(m);
+  EXPECT_EQ(m.error(), meta + ": cannot open process file: not a regular file: a FIFO");
+  auto s = read_session(session);
+  ASSERT_FALSE(s);
+  EXPECT_EQ(s.error(), session + ": cannot open session file: not a regular file: a FIFO");
+  auto d = read_input_file(dir_, "x");
+  ASSERT_FALSE(d);
+  EXPECT_EQ(d.error(), dir_ + ": cannot open x: is a directory");
+  auto gone = read_input_file(dir_ + "/nope", "x");
+  ASSERT_FALSE(gone);
+  EXPECT_EQ(gone.error(), dir_ + "/nope: cannot open x: No such file or directory");
+  // A regular file reads whole (more than one read(2) buffer).
+  std::string big(200000, 'a');
+  big[123456] = 'b';
+  EXPECT_EQ(read_input_file(write("big", big), "x").value(), big);
 }
 
 TEST_F(MetaTest, IncompleteLastLineIsIgnored) {

@@ -2,6 +2,7 @@
 // chunks, nested records), and the reader's behaviour on truncated, corrupt and invalid
 // files.
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cstring>
@@ -542,6 +543,12 @@ TEST_F(ThreadFileTest, MissingShortAndDirectoryFilesAreErrors) {
   auto dir = ThreadReader::open(dir_);
   ASSERT_FALSE(dir);
   EXPECT_NE(dir.error().find("is a directory"), std::string::npos) << dir.error();
+
+  // Opening a FIFO for reading would wait for a writer: an error instead.
+  ASSERT_EQ(mkfifo(path("fifo.events").c_str(), 0644), 0);
+  auto fifo = ThreadReader::open(path("fifo.events"));
+  ASSERT_FALSE(fifo);
+  EXPECT_EQ(fifo.error(), path("fifo.events") + ": not a regular file: a FIFO");
 }
 
 TEST_F(ThreadFileTest, WriterRejectsBadChunkSizeAndPath) {
