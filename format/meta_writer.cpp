@@ -22,12 +22,15 @@ Status write_process_meta(const std::string& path, const ProcessMeta& meta,
   fmt::format_to(o, "clock {} {:.3f}\n", meta.clock_kind.empty() ? "tsc" : meta.clock_kind,
        meta.ticks_per_second);
   for (const auto& s : meta.syncs) fmt::format_to(o, "sync {} {}\n", s.ticks, s.mono_ns);
-  if (meta.probe_cost)
-    fmt::format_to(o, "overhead {:.3f} {:.3f}\n", meta.probe_cost->inner_ticks,
-                   meta.probe_cost->outer_ticks);
-  if (meta.probe_cost && (meta.probe_cost->exposed_in_ticks || meta.probe_cost->exposed_out_ticks))
-    fmt::format_to(o, "overhead-exposed {:.3f} {:.3f}\n", meta.probe_cost->exposed_in_ticks,
-                   meta.probe_cost->exposed_out_ticks);
+  // Every calibration; a meta built by hand may set only the one compensation uses.
+  std::vector<ProbeCost> costs = meta.calibrations;
+  if (costs.empty() && meta.probe_cost) costs.push_back(*meta.probe_cost);
+  for (const ProbeCost& c : costs) {
+    fmt::format_to(o, "overhead {:.3f} {:.3f}\n", c.inner_ticks, c.outer_ticks);
+    if (c.exposed_in_ticks || c.exposed_out_ticks)
+      fmt::format_to(o, "overhead-exposed {:.3f} {:.3f}\n", c.exposed_in_ticks,
+                     c.exposed_out_ticks);
+  }
   for (const auto& m : meta.modules)
     fmt::format_to(o, "module {:x} {:x} {:x} {}\n", m.start, m.end, m.bias, m.path);
   for (const auto& [addr, name] : meta.symbols) fmt::format_to(o, "symbol {:x} {}\n", addr, name);

@@ -118,16 +118,16 @@ bool parse_record(ProcessMeta& m, std::string_view name, std::string_view rest,
     if (f.size() != 2 || !parse_non_negative(f[0], c.inner_ticks) ||
         !parse_non_negative(f[1], c.outer_ticks) || c.outer_ticks < c.inner_ticks)
       return false;
-    m.probe_cost = c;
+    m.calibrations.push_back(c);
   } else if (name == "overhead-exposed") {
     auto f = split(rest, 3);
-    if (f.size() != 2 || !m.probe_cost ||
-        !parse_non_negative(f[0], m.probe_cost->exposed_in_ticks) ||
-        !parse_non_negative(f[1], m.probe_cost->exposed_out_ticks) ||
+    if (f.size() != 2 || m.calibrations.empty()) return false;
+    ProbeCost& c = m.calibrations.back();
+    if (!parse_non_negative(f[0], c.exposed_in_ticks) ||
+        !parse_non_negative(f[1], c.exposed_out_ticks) ||
         // (0.01: each figure is rounded to 3 decimals on its own)
-        m.probe_cost->exposed_in_ticks > m.probe_cost->inner_ticks + 0.01 ||
-        m.probe_cost->exposed_out_ticks >
-            m.probe_cost->outer_ticks - m.probe_cost->inner_ticks + 0.01)
+        c.exposed_in_ticks > c.inner_ticks + 0.01 ||
+        c.exposed_out_ticks > c.outer_ticks - c.inner_ticks + 0.01)
       return false;
   } else if (name == "symbol") {
     // The name is the rest of the line: demangled C++ names contain spaces.
@@ -198,6 +198,8 @@ Result<ProcessMeta> read_process_meta(const std::string& path) {
   if (line_no == 0) return Error{fmt::format("{}: not a callmon process file", path)};
   if (!have_clock) return Error{fmt::format("{}: no 'clock' record", path)};
   refine_rate(m);
+  for (const ProbeCost& c : m.calibrations)
+    if (!m.probe_cost || c.outer_ticks < m.probe_cost->outer_ticks) m.probe_cost = c;
   return m;
 }
 

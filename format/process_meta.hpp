@@ -23,7 +23,8 @@ struct ClockSync {
   uint64_t mono_ns = 0;
 };
 
-// What recording one call costs, measured by the runtime at start-up (ticks per call).
+// What recording one call costs, measured by the runtime at start-up and, in a process that
+// ran long enough, again at exit (ticks per call).
 // `inner` lies inside the call's own measured interval; `outer` is the whole probe pair,
 // which a caller's time carries for each call it makes.
 struct ProbeCost {
@@ -49,7 +50,11 @@ struct ProcessMeta {
   std::vector<std::pair<uint64_t, uint32_t>> forks;      // ticks, child pid
   std::optional<ClockSync> exit;  // finished through exit()
   std::vector<std::pair<uint64_t, std::string>> symbols;  // `symbol` lines: address, name
-  std::optional<ProbeCost> probe_cost;  // `overhead` and `overhead-exposed` lines
+  // Every `overhead` line in file order, each with the `overhead-exposed` line after it.
+  std::vector<ProbeCost> calibrations;
+  // The one compensation uses: the cheapest calibration (by outer cost). A calibration the
+  // host slowed down is too high, never too low.
+  std::optional<ProbeCost> probe_cost;
 
   // Converts a tick count (a duration) to nanoseconds.
   double ticks_to_ns(uint64_t ticks) const;

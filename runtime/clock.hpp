@@ -23,6 +23,13 @@ inline uint64_t monotonic_ns() {
   return static_cast<uint64_t>(ts.tv_sec) * 1000000000u + static_cast<uint64_t>(ts.tv_nsec);
 }
 
+// This thread's CPU time (a system call: not for the hot path).
+inline uint64_t thread_cpu_ns() {
+  timespec ts;
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return static_cast<uint64_t>(ts.tv_sec) * 1000000000u + static_cast<uint64_t>(ts.tv_nsec);
+}
+
 // The hot-path clock read. rdtsc is not serializing, which is what we want by default: the
 // probe's own instructions run while the function's do, and lfence would double the cost.
 // The price is that a small function's dependent work partly hides under the probes, and

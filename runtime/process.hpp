@@ -11,6 +11,7 @@
 #include <cstdint>
 
 #include "runtime/options.hpp"
+#include "runtime/probe_cost.hpp"
 
 namespace callmon::rt {
 
@@ -26,10 +27,9 @@ struct ProcessState {
   uint64_t min_ticks;    // record-time duration filter in ticks (0: none)
   pid_t pid;
   char self_path[4096];  // path of libcallmon.so, kept in LD_PRELOAD across exec
-  double probe_inner;    // measured cost per recorded call, ticks (calibration.hpp)
-  double probe_outer;
-  double probe_exposed_in;   // fenced clock: the parts no burst check covers (ProbeCost)
-  double probe_exposed_out;
+  ProbeCost probe;       // measured cost per recorded call, ticks (calibration.hpp)
+  uint64_t calibration_cpu_ns;  // the start-up calibration's CPU time (thread CPU clock)
+  uint64_t start_ns;     // CLOCK_MONOTONIC when this process's meta file was created
 };
 
 extern ProcessState g_proc;
@@ -67,7 +67,8 @@ void fork_child_handler();
 // pthread_atfork child handler before the child's thread state is re-created.
 void process_after_fork_child();
 
-// At process exit (library destructor): `exit` and `sync` lines, END for this thread.
+// At process exit (library destructor): `exit` and `sync` lines, END for this thread, and
+// in a process that ran long enough a second calibration (recalibrate_at_exit).
 void process_finish();
 
 }  // namespace callmon::rt

@@ -314,21 +314,50 @@ def check_pauses(info, failures):
                              f"of its {duration} ns")
 
 
+def meta_calibrations(meta_path):
+    """[(inner, outer, exposed or None)] of a meta file's `overhead` lines in order, each
+    with the `overhead-exposed` line after it (a pair of floats); raises ValueError on an
+    exposed line without its overhead line."""
+    out = []
+    for line in open(meta_path):
+        f = line.split()
+        if f[:1] == ["overhead"]:
+            out.append((float(f[1]), float(f[2]), None))
+        elif f[:1] == ["overhead-exposed"]:
+            if not out or out[-1][2] is not None:
+                raise ValueError(f"{meta_path}: overhead-exposed without its overhead line")
+            out[-1] = out[-1][:2] + ((float(f[1]), float(f[2])),)
+    return out
+
+
+def calibration_problems(cals, fenced):
+    """What is wrong with a meta file's calibrations (meta_calibrations): each needs
+    0 < inner <= outer and, with the fenced clock only, an exposed pair within it."""
+    problems = []
+    for inner, outer, exposed in cals:
+        if not 0 < inner <= outer or fenced != (exposed is not None) or (exposed and (
+                exposed[0] > inner + 0.01 or exposed[1] > outer - inner + 0.01)):
+            problems.append(f"overhead {inner} {outer}, exposed {exposed} (clock fenced: "
+                            f"{fenced})")
+    return problems
+
+
 def check_exposed_bursts(data, dump_text, fenced, failures):
     """What compensation needs for the host bursts no check catches (fenced clock only):
-    every meta file's `overhead-exposed` line, within the `overhead` it is part of, and each
-    thread file's entry-stretch counters in `callmon dump`'s `file` lines (checked ticks, and
-    burst ticks no more than the thread's); without the fenced clock none of them."""
+    every meta file's calibrations each with its `overhead-exposed` line, within the
+    `overhead` it is part of, and each thread file's entry-stretch counters in `callmon
+    dump`'s `file` lines (checked ticks, and burst ticks no more than the thread's); without
+    the fenced clock none of them."""
     for name in sorted(os.listdir(data)):
         if not name.endswith(".meta"):
             continue
-        lines = {l.split()[0]: [float(x) for x in l.split()[1:]]
-                 for l in open(os.path.join(data, name)) if l.startswith("overhead")}
-        exposed, cost = lines.get("overhead-exposed"), lines.get("overhead")
-        if fenced != (exposed is not None) or (exposed and cost and (
-                exposed[0] > cost[0] + 0.01 or exposed[1] > cost[1] - cost[0] + 0.01)):
-            failures.add("meta: overhead-exposed", f"  {name}: overhead {cost}, exposed "
-                         f"{exposed} (clock fenced: {fenced})")
+        try:
+            cals = meta_calibrations(os.path.join(data, name))
+            problems = calibration_problems(cals, fenced) if cals else ["no overhead line"]
+        except ValueError as e:
+            problems = [str(e)]
+        for p in problems:
+            failures.add("meta: overhead", f"  {name}: {p}")
     checked_somewhere = False
     for line in dump_text.splitlines():
         if not line.startswith("file "):

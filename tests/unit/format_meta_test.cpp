@@ -178,6 +178,37 @@ TEST_F(MetaTest, OverheadExposedLine) {
   EXPECT_EQ(old->probe_cost->exposed_in_ticks, 0);  // older recordings: none
 }
 
+// A process that ran long enough calibrates again at exit: compensation takes the cheapest
+// calibration, with its own exposed figures, wherever it stands in the file.
+TEST_F(MetaTest, CheapestCalibrationIsTheProbeCost) {
+  const std::string head = "callmon-process 1\nkey 1.0\nclock tsc-fenced 1000000000\n";
+  const std::string slow = "overhead 87.000 182.000\noverhead-exposed 60.000 30.000\n";
+  const std::string fast = "overhead 72.000 151.000\noverhead-exposed 50.000 21.000\n";
+  for (const std::string& text : {head + slow + fast, head + fast + slow}) {
+    auto m = read_process_meta(write("1.0.meta", text));
+    ASSERT_TRUE(m) << m.error();
+    ASSERT_EQ(m->calibrations.size(), 2u);
+    ASSERT_TRUE(m->probe_cost.has_value());
+    EXPECT_DOUBLE_EQ(m->probe_cost->inner_ticks, 72);
+    EXPECT_DOUBLE_EQ(m->probe_cost->outer_ticks, 151);
+    EXPECT_DOUBLE_EQ(m->probe_cost->exposed_in_ticks, 50);
+    EXPECT_DOUBLE_EQ(m->probe_cost->exposed_out_ticks, 21);
+    // The writer keeps both, in order.
+    std::string copy = dir_ + "/copy.meta";
+    ASSERT_TRUE(write_process_meta(copy, *m, {}));
+    auto again = read_process_meta(copy);
+    ASSERT_TRUE(again) << again.error();
+    ASSERT_EQ(again->calibrations.size(), 2u);
+    EXPECT_DOUBLE_EQ(again->calibrations[0].outer_ticks, m->calibrations[0].outer_ticks);
+    EXPECT_DOUBLE_EQ(again->calibrations[1].exposed_in_ticks, m->calibrations[1].exposed_in_ticks);
+    EXPECT_DOUBLE_EQ(again->probe_cost->outer_ticks, 151);
+  }
+  // Each exposed line is checked against its own calibration: 80 fits the first's
+  // outer - inner (95), not the second's (79).
+  EXPECT_FALSE(read_process_meta(write("2.0.meta", head + slow + "overhead 72 151\n" +
+                                                       "overhead-exposed 10 80\n")).ok());
+}
+
 TEST_F(MetaTest, MalformedKnownRecordNamesFileAndLine) {
   struct Case {
     const char* line;
