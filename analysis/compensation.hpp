@@ -5,36 +5,38 @@
 
 #include "analysis/call_walk.hpp"
 #include "callmon/format/records.hpp"
-#include "format/process_meta.hpp"
+#include "format/recording.hpp"
 
 namespace callmon::analysis {
 
-// The probe cost per call compensation subtracts in one thread: the calibrated one, plus the
+// The probe cost per call compensation subtracts in a process: the calibrated one, plus the
 // host bursts expected in the exposed parts of the probes (where no burst check looks), at
-// the rate the thread's fenced entry hooks caught them in the checked stretch most like
-// those (no store to the trace): burst ticks per checked tick (docs/runtime.md, "Bursts
-// between the checks"). Without the fenced clock's figures, or in a thread whose probes
-// caught nothing there, just the calibrated cost.
-inline format::ProbeCost thread_probe_cost(const format::ProbeCost& cost,
-                                           const format::ThreadFileHeader& header) {
+// the rate the process's fenced entry hooks caught them in the checked stretch most like
+// those (no store to the trace): burst ticks per checked tick, summed over its threads
+// (docs/runtime.md, "Bursts between the checks"). Pooled, not per thread: the bursts are
+// the host's, and a thread of a few calls that caught one would get a rate of 1 or more.
+// Without the fenced clock's figures, or if the probes caught nothing there, just the
+// calibrated cost.
+inline format::ProbeCost probe_cost_with_bursts(const format::ProbeCost& cost,
+                                                uint64_t checked_ticks, uint64_t burst_ticks) {
   format::ProbeCost c = cost;
-  if (header.entry_checked_ticks == 0 || header.entry_burst_ticks == 0) return c;
-  double rate = static_cast<double>(header.entry_burst_ticks) /
-                static_cast<double>(header.entry_checked_ticks);
+  if (checked_ticks == 0 || burst_ticks == 0) return c;
+  double rate = static_cast<double>(burst_ticks) / static_cast<double>(checked_ticks);
   c.inner_ticks += rate * cost.exposed_in_ticks;
   c.outer_ticks += rate * (cost.exposed_in_ticks + cost.exposed_out_ticks);
   return c;
 }
 
-// Makes `walker` subtract `meta`'s probe cost (thread_probe_cost for the thread of
-// `header`) when `enabled` and the recording has one, and the recorder's pauses (PAUSE
-// records) when `enabled`.
+// Makes `walker` subtract the probe cost of `proc` (probe_cost_with_bursts) when `enabled`
+// and the recording has one, and the recorder's pauses (PAUSE records) when `enabled`.
 template <class Sink>
-void apply_compensation(CallWalker<Sink>& walker, const format::ProcessMeta& meta,
-                        const format::ThreadFileHeader& header, bool enabled) {
+void apply_compensation(CallWalker<Sink>& walker, const format::ProcessRecording& proc,
+                        bool enabled) {
   walker.subtract_pauses(enabled);
-  if (enabled && meta.probe_cost) {
-    format::ProbeCost c = thread_probe_cost(*meta.probe_cost, header);
+  if (enabled && proc.meta.probe_cost) {
+    format::ProbeCost c = probe_cost_with_bursts(*proc.meta.probe_cost,
+                                                 proc.entry_checked_ticks,
+                                                 proc.entry_burst_ticks);
     walker.set_probe_cost(c.inner_ticks, c.outer_ticks);
   }
 }

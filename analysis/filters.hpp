@@ -254,16 +254,16 @@ class FilteredSink {
 // as apply_compensation(). Returns the number of records read.
 template <class Sink, class Tick>
 uint64_t walk_filtered(format::ThreadReader& reader, Sink& sink, const FilterSet* filters,
-                       NameDecider* names, const format::ProcessMeta& meta, bool compensate,
-                       Tick&& tick) {
+                       NameDecider* names, const format::ProcessRecording& proc,
+                       bool compensate, Tick&& tick) {
   if (filters && filters->active() && names) {
-    FilteredSink<Sink> filtered(sink, *filters, *names, meta);
+    FilteredSink<Sink> filtered(sink, *filters, *names, proc.meta);
     CallWalker<FilteredSink<Sink>> walker(filtered);
-    apply_compensation(walker, meta, reader.header(), compensate);
+    apply_compensation(walker, proc, compensate);
     return walk_thread(reader, walker, tick);
   }
   CallWalker<Sink> walker(sink);
-  apply_compensation(walker, meta, reader.header(), compensate);
+  apply_compensation(walker, proc, compensate);
   return walk_thread(reader, walker, tick);
 }
 

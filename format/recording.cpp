@@ -52,11 +52,14 @@ bool parse_thread_name(std::string_view stem, std::string& key, uint64_t& tid,
   return parse_key(key, pid, gen);
 }
 
-// The clock reading at which a thread file's recording started, from its header; UINT64_MAX
-// when the header cannot be read (the reader reports that file later, with its reason).
-uint64_t thread_start_ticks(const std::string& path) {
+// A thread file's header; for a file whose header cannot be read (the reader reports it
+// later, with its reason) start_ticks UINT64_MAX and nothing counted.
+ThreadFileHeader thread_header(const std::string& path) {
   Result<ThreadReader> r = ThreadReader::open(path);
-  return r ? r->header().start_ticks : UINT64_MAX;
+  if (r) return r->header();
+  ThreadFileHeader none{};
+  none.start_ticks = UINT64_MAX;
+  return none;
 }
 
 // When a process image started: the CLOCK_MONOTONIC time of its first `sync` line, which the
@@ -67,6 +70,7 @@ uint64_t process_start_ns(const ProcessMeta& m) {
 
 struct PendingThread {
   uint64_t start_ticks, tid, restart;
+  uint64_t entry_checked_ticks, entry_burst_ticks;
   ThreadFile file;
 };
 
@@ -126,7 +130,10 @@ Result<Recording> open_recording(const std::string& dir) {
         continue;
       }
       t.file = {p.string(), static_cast<uint32_t>(t.tid)};
-      t.start_ticks = thread_start_ticks(t.file.path);
+      ThreadFileHeader h = thread_header(t.file.path);
+      t.start_ticks = h.start_ticks;
+      t.entry_checked_ticks = h.entry_checked_ticks;
+      t.entry_burst_ticks = h.entry_burst_ticks;
       threads.emplace_back(std::move(key), std::move(t));
     }
   }
@@ -147,7 +154,10 @@ Result<Recording> open_recording(const std::string& dir) {
                                          t.file.path, key));
       continue;
     }
-    processes[it->second].threads.push_back(std::move(t.file));
+    ProcessRecording& proc = processes[it->second];
+    proc.threads.push_back(std::move(t.file));
+    proc.entry_checked_ticks += t.entry_checked_ticks;
+    proc.entry_burst_ticks += t.entry_burst_ticks;
   }
   for (auto& [k, proc] : processes) rec.processes.push_back(std::move(proc));
   std::stable_sort(rec.processes.begin(), rec.processes.end(), [](const auto& a, const auto& b) {

@@ -21,6 +21,11 @@ struct ProcessRecording {
   ProcessMeta meta;
   // In start order: by the start time in each file's header, then tid and restart number.
   std::vector<ThreadFile> threads;
+  // The fenced entry hooks' first stretch, summed over the thread files' headers: the ticks
+  // checked and the host bursts caught there (ThreadFileHeader). Their ratio is the host's
+  // burst rate, which compensation applies where no check looks (analysis/compensation.hpp).
+  uint64_t entry_checked_ticks = 0;
+  uint64_t entry_burst_ticks = 0;
 };
 
 struct Recording {

@@ -290,24 +290,18 @@ TEST_F(CallWalkTest, CompensationSubtractsProbeCostPerCallAndPerDescendant) {
   EXPECT_EQ(call(kMain).self, 40u);
 }
 
-// Under the fenced clock a thread's cost also carries the host bursts expected where no
-// check looks: the exposed ticks at the rate the entry hooks' first stretch caught them.
+// Under the fenced clock the cost also carries the host bursts expected where no check
+// looks: the exposed ticks at the rate the entry hooks' first stretch caught them.
 // Exposed 50 inside and 20 outside, 30 burst ticks per 1000 checked: 0.03 x 50 more per
 // call, 0.03 x 70 more per descendant.
-TEST(Compensation, ThreadCostAddsTheBurstsExpectedInTheExposedTicks) {
+TEST(Compensation, CostAddsTheBurstsExpectedInTheExposedTicks) {
   format::ProbeCost cost{70, 150, 50, 20};
-  format::ThreadFileHeader h{};
-  h.entry_checked_ticks = 1000;
-  h.entry_burst_ticks = 30;
-  format::ProbeCost c = thread_probe_cost(cost, h);
+  format::ProbeCost c = probe_cost_with_bursts(cost, 1000, 30);
   EXPECT_DOUBLE_EQ(c.inner_ticks, 71.5);
   EXPECT_DOUBLE_EQ(c.outer_ticks, 152.1);
-  // No burst caught, nothing checked (an older file, another clock): the calibrated cost.
-  h.entry_burst_ticks = 0;
-  EXPECT_DOUBLE_EQ(thread_probe_cost(cost, h).outer_ticks, 150);
-  h.entry_burst_ticks = 30;
-  h.entry_checked_ticks = 0;
-  EXPECT_DOUBLE_EQ(thread_probe_cost(cost, h).inner_ticks, 70);
+  // No burst caught, nothing checked (older files, another clock): the calibrated cost.
+  EXPECT_DOUBLE_EQ(probe_cost_with_bursts(cost, 1000, 0).outer_ticks, 150);
+  EXPECT_DOUBLE_EQ(probe_cost_with_bursts(cost, 0, 30).inner_ticks, 70);
 }
 
 // A fractional cost is subtracted exactly over many calls: inner 0.4, outer 1.4 ticks,

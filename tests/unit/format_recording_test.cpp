@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <cstddef>
 #include <filesystem>
 #include <fstream>
 #include <string>
@@ -116,6 +117,37 @@ TEST_F(RecordingTest, StartOrderNotIdOrder) {
   EXPECT_EQ(t[2].tid, 200u);
   EXPECT_EQ(t[3].tid, 32767u);
   EXPECT_EQ(t[4].tid, 400u);
+}
+
+// The fenced entry hooks' counters are summed over a process's thread files (the host's
+// burst rate, pooled), each process on its own; a file without a readable header adds 0.
+TEST_F(RecordingTest, SumsTheEntryStretchCountersPerProcess) {
+  meta("1.0", 1);
+  meta("2.0", 2);
+  thread("1.0.1.events");
+  thread("1.0.5.events");
+  thread("2.0.2.events");
+  file("1.0.9.events", "short");
+  auto patch = [this](const std::string& name, uint64_t checked, uint64_t burst) {
+    std::fstream f(dir_ + "/" + name, std::ios::in | std::ios::out | std::ios::binary);
+    f.seekp(offsetof(ThreadFileHeader, entry_checked_ticks));
+    f.write(reinterpret_cast<const char*>(&checked), sizeof checked);
+    f.seekp(offsetof(ThreadFileHeader, entry_burst_ticks));
+    f.write(reinterpret_cast<const char*>(&burst), sizeof burst);
+  };
+  patch("1.0.1.events", 1000000, 30000);
+  patch("1.0.5.events", 2000, 1500);  // a short thread that caught one burst
+  patch("2.0.2.events", 500, 0);
+  auto r = open_recording(dir_);
+  ASSERT_TRUE(r) << r.error();
+  ASSERT_EQ(r->processes.size(), 2u);
+  const ProcessRecording& one = r->processes[0].meta.key == "1.0" ? r->processes[0]
+                                                                  : r->processes[1];
+  const ProcessRecording& two = &one == &r->processes[0] ? r->processes[1] : r->processes[0];
+  EXPECT_EQ(one.entry_checked_ticks, 1002000u);
+  EXPECT_EQ(one.entry_burst_ticks, 31500u);
+  EXPECT_EQ(two.entry_checked_ticks, 500u);
+  EXPECT_EQ(two.entry_burst_ticks, 0u);
 }
 
 TEST_F(RecordingTest, ReadsTheSession) {
