@@ -1,4 +1,5 @@
-// open_input_file(), read_input_file() (input_file.hpp).
+// open_input_file(), read_input_file() (input_file.hpp). Without fmt: libcallmon_api.a,
+// which monitors link with libdw alone, takes this file for the ELF reader.
 #include "format/input_file.hpp"
 
 #include <fcntl.h>
@@ -7,8 +8,6 @@
 
 #include <cerrno>
 #include <cstring>
-
-#include <fmt/format.h>
 
 namespace callmon::format {
 
@@ -49,7 +48,7 @@ int open_input_file(const std::string& path, std::string* error) {
 Result<std::string> read_input_file(const std::string& path, const char* what) {
   std::string why;
   int fd = open_input_file(path, &why);
-  if (fd < 0) return Error{fmt::format("{}: cannot open {}: {}", path, what, why)};
+  if (fd < 0) return Error{path + ": cannot open " + what + ": " + why};
   std::string text;
   char buf[65536];
   for (;;) {
@@ -58,7 +57,7 @@ Result<std::string> read_input_file(const std::string& path, const char* what) {
     if (n < 0) {
       int e = errno;
       ::close(fd);
-      return Error{fmt::format("{}: read error: {}", path, std::strerror(e))};
+      return Error{path + ": read error: " + std::strerror(e)};
     }
     if (n == 0) break;
     text.append(buf, static_cast<size_t>(n));
