@@ -8,6 +8,7 @@
 #include <limits>
 
 #include "analysis/call_walk.hpp"
+#include "analysis/compensation.hpp"
 
 namespace callmon::analysis {
 namespace {
@@ -61,6 +62,15 @@ Result<RecordingInfo> gather_info(const format::Recording& rec, const ProgressFn
     if (meta.exec) pi.exec = meta.exec->second;
     pi.clock_kind = meta.clock_kind;
     pi.ticks_per_second = meta.ticks_per_second;
+    if (meta.probe_cost) {
+      format::ProbeCost c = probe_cost_with_bursts(*meta.probe_cost, proc.entry_checked_ticks,
+                                                   proc.entry_burst_ticks);
+      auto ns = [&meta](double ticks) {
+        return meta.ticks_per_second > 0 ? ticks * 1e9 / meta.ticks_per_second : 0;
+      };
+      pi.probe_cost = ProbeCostInfo{ns(c.inner_ticks), ns(c.outer_ticks),
+                                    meta.calibrations.size()};
+    }
     for (const format::ThreadFile& tf : proc.threads) {
       auto opened = format::ThreadReader::open(tf.path);
       if (!opened) return Error{opened.error()};

@@ -36,6 +36,14 @@ struct ThreadInfo {
   bool stopped = false;          // the runtime stopped recording it (the file could not grow)
 };
 
+// What compensation subtracts per recorded call in a process (compensation.hpp): the
+// cheapest calibration, with the host bursts expected where no check looks.
+struct ProbeCostInfo {
+  double inner_ns = 0;  // inside each call's own time
+  double outer_ns = 0;  // in all, from its caller's time
+  size_t calibrations = 0;  // `overhead` lines: 1 (start-up) or 2 (and at exit)
+};
+
 struct ProcessInfo {
   std::string key;
   uint32_t pid = 0;
@@ -45,6 +53,7 @@ struct ProcessInfo {
   std::optional<std::string> exec;  // the program this image exec'd, if it did
   std::string clock_kind;
   double ticks_per_second = 0;
+  std::optional<ProbeCostInfo> probe_cost;  // none in a recording without calibration
   std::vector<ThreadInfo> threads;
 };
 

@@ -61,6 +61,11 @@ std::string render_info_json(const analysis::RecordingInfo& info) {
                          {"parent", p.parent.empty() ? json(nullptr) : json(p.parent)},
                          {"exe", p.exe},
                          {"exec", opt(p.exec)},
+                         {"probe_cost", p.probe_cost ? json{{"inner_ns", p.probe_cost->inner_ns},
+                                                            {"outer_ns", p.probe_cost->outer_ns},
+                                                            {"calibrations",
+                                                             p.probe_cost->calibrations}}
+                                                     : json(nullptr)},
                          {"threads", std::move(threads)}});
   }
   root["processes"] = std::move(procs);

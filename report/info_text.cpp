@@ -77,6 +77,13 @@ std::string render_info_text(const analysis::RecordingInfo& info) {
     out += fmt::format("  process {} pid {} ppid {}{} exe {}\n", p.key, p.pid, p.ppid,
                        p.parent.empty() ? "" : " parent " + p.parent, p.exe);
     if (p.exec) out += fmt::format("    exec'd {}\n", *p.exec);
+    if (p.probe_cost)
+      out += fmt::format("    recording cost {:.1f} ns per call, {:.1f} ns of it inside the call "
+                         "({}; compensation takes it out)\n",
+                         p.probe_cost->outer_ns, p.probe_cost->inner_ns,
+                         p.probe_cost->calibrations > 1
+                             ? "the cheaper of the calibrations at start-up and at exit"
+                             : "calibrated at start-up");
     for (const analysis::ThreadInfo& t : p.threads) {
       out += fmt::format(
           "    thread {} \"{}\": {}, {}, {}, +{} to +{} (duration {}), {} bytes on disk, {} bytes/call\n",

@@ -9,6 +9,9 @@ two). Checks that
 - the meta file has that many `overhead` lines, each well-formed (0 < inner <= outer);
 - with the fenced clock each is followed by its own `overhead-exposed` line, within it;
   without it, none;
+- `callmon info --format=json` shows the cheapest calibration as the probe cost (in ns;
+  with the fenced clock at least that: the expected host bursts add to it) and the number
+  of calibrations;
 - the program's output is unchanged and `callmon report` reads the recording and counts
   the calls.
 
@@ -28,6 +31,32 @@ import run_fixture  # noqa: E402  (MODE_FLAGS, meta_calibrations, calibration_pr
 
 VARIANTS = [("cyg", []), ("cyg", ["--clock=tsc-fenced"]), ("fentry", []),
             ("fentry", ["--clock=tsc-fenced"])]
+
+
+def info_problems(callmon, data, meta, cals, fenced, name):
+    """`callmon info --format=json` shows the cost compensation takes: the cheapest
+    calibration (by outer cost) in ns, more by the expected host bursts with the fenced
+    clock, and how many calibrations there were."""
+    r = subprocess.run([callmon, "info", "--format=json", "-d", data], capture_output=True,
+                       text=True)
+    if r.returncode != 0:
+        return [f"{name}: info failed: {r.stderr.strip()}"]
+    [proc] = json.loads(r.stdout)["processes"]
+    cost = proc.get("probe_cost")
+    hz = [float(l.split()[2]) for l in open(os.path.join(data, meta)) if l.startswith("clock ")]
+    inner, outer, _ = min(cals, key=lambda c: c[1])
+    want_in, want_out = inner / hz[0] * 1e9, outer / hz[0] * 1e9
+    if not cost or cost["calibrations"] != len(cals):
+        return [f"{name}: info's probe cost {cost}, {len(cals)} calibrations in the meta file"]
+    close = lambda a, b: abs(a - b) <= 1e-3 * b
+    if fenced:
+        ok = cost["inner_ns"] >= want_in * (1 - 1e-3) and cost["outer_ns"] >= want_out * (1 - 1e-3)
+    else:
+        ok = close(cost["inner_ns"], want_in) and close(cost["outer_ns"], want_out)
+    if not ok:
+        return [f"{name}: info's probe cost {cost}, the cheapest calibration "
+                f"{want_in:.2f}/{want_out:.2f} ns"]
+    return []
 
 
 def check(callmon, exe, mode, extra, ms, work):
@@ -50,6 +79,7 @@ def check(callmon, exe, mode, extra, ms, work):
     problems = [] if len(cals) == want else [f"{name}: {len(cals)} calibrations, expected {want}"]
     fenced = "--clock=tsc-fenced" in extra
     problems += [f"{name}: {p}" for p in run_fixture.calibration_problems(cals, fenced)]
+    problems += info_problems(callmon, data, metas[0], cals, fenced, name)
     rep = subprocess.run([callmon, "report", "--format=json", "-d", data],
                          capture_output=True, text=True)
     if rep.returncode != 0:
