@@ -71,7 +71,8 @@ struct ThreadState {
   uint64_t pause_end;    // clock reading when that switch ended
   // Fenced clock (check_hook_burst): the ticks between the hooks' checked clock reads, by
   // stretch: the entry hook's before its record's time and after it, the exit hook's after
-  // its record's; and the burst ticks the first stretch caught.
+  // its record's; and the burst ticks the first stretch caught (each burst counted up to
+  // kBurstRateCapTicks, event_writer.hpp).
   uint64_t covered_before;
   uint64_t covered_after;
   uint64_t covered_exit;

@@ -256,6 +256,12 @@ TEST(RuntimeWriter, FencedHooksCountCheckedTicksByStretch) {
   EXPECT_EQ(c.s.burst_before, 6000u);
   EXPECT_EQ(c.header.burst_count, 2u);
   EXPECT_EQ(c.header.burst_ticks, 6000u + 8590u);
+  // A burst longer than the cap counts the cap towards the rate; its PAUSE is whole.
+  constexpr uint64_t kLong = 70'000'000;  // 33 ms at 2.1 GHz
+  rt::write_fenced_enter(&c.s, 20000, 20000 + kLong, 0x2000,
+                         [] { return 20000 + kLong + 40; });
+  EXPECT_EQ(c.s.burst_before, 6000u + rt::kBurstRateCapTicks);
+  EXPECT_EQ(c.header.burst_ticks, 6000u + 8590u + kLong);
 }
 
 // A chunk switch inside the hook has its own PAUSE (ending at pause_end): only the time
