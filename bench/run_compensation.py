@@ -172,17 +172,22 @@ def main():
         build(args.cc, inst, ["-finstrument-functions"])
         print(subprocess.run([plain, "bursts"], check=True, capture_output=True,
                              text=True).stdout, end="")
-        plains = [plain_costs(plain) for _ in range(args.runs)]
-        base = {f: statistics.median(p[f] for p in plains) for f in FUNCS}
+        # The uninstrumented timings interleaved with the recordings: the host's slow
+        # phases last seconds, and timings all taken before the recordings compared a slow
+        # phase in one with a fast one in the other (a leaf at 1.27 whose typical call was
+        # 1.18 in one run).
+        plains = []
         # The least disturbed recording: the smallest raw time. Its compensated and raw
         # figures come from the same data, so they differ by the compensation alone.
         best = None
         for _ in range(args.runs):
+            plains.append(plain_costs(plain))
             r = recorded(args.callmon, inst, args.n, work, args.clock)
             if best is None or r[0] < best[0]:
                 best = r
                 typ = typical_selfs(args.callmon, r[3], r[1])
         _, comp, raw, _ = best
+        base = {f: statistics.median(p[f] for p in plains) for f in FUNCS}
     print(f"self time per call, ns ({args.runs} runs: plain median, recorded best, --clock "
           f"{args.clock}); plain = uninstrumented timing loops")
     print(f"{'function':10} {'plain':>9} {'compensated':>12} {'ratio':>7} {'raw':>9} {'ratio':>7}"
