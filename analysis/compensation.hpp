@@ -14,7 +14,8 @@ namespace callmon::analysis {
 // the rate the process's fenced entry hooks caught them in the checked stretch most like
 // those (no store to the trace): burst ticks per checked tick, summed over its threads
 // (docs/runtime.md, "Bursts between the checks"). Pooled, not per thread: the bursts are
-// the host's, and a thread of a few calls that caught one would get a rate of 1 or more.
+// the host's, and a thread of a few calls that caught one gets a rate of 1 or more on its
+// own (2.7 to 120 in 3 of the 3201 threads of tests/programs/stress_threads.c, fenced).
 // Without the fenced clock's figures, or if the probes caught nothing there, just the
 // calibrated cost.
 inline format::ProbeCost probe_cost_with_bursts(const format::ProbeCost& cost,

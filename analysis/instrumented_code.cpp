@@ -2,8 +2,6 @@
 // symbols whose bytes call one of them (instrumented_code.hpp).
 #include "analysis/instrumented_code.hpp"
 
-#include "format/input_file.hpp"
-
 #include <fcntl.h>
 #include <gelf.h>
 #include <unistd.h>
@@ -13,6 +11,8 @@
 #include <cstring>
 #include <string_view>
 #include <unordered_set>
+
+#include "format/input_file.hpp"
 
 namespace callmon::analysis {
 namespace {

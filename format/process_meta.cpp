@@ -2,12 +2,12 @@
 // records it knows, silent about the ones it does not (forward compatibility).
 #include "format/process_meta.hpp"
 
-#include "format/input_file.hpp"
-
 #include <algorithm>
 #include <charconv>
 #include <fmt/format.h>
 #include <string_view>
+
+#include "format/input_file.hpp"
 
 namespace callmon::format {
 namespace {

@@ -1,8 +1,6 @@
 // session.json (docs/format.md): read with full type checks, written atomically.
 #include "format/session.hpp"
 
-#include "format/input_file.hpp"
-
 #include <unistd.h>
 
 #include <cerrno>
@@ -10,6 +8,8 @@
 #include <cstring>
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
+
+#include "format/input_file.hpp"
 
 namespace callmon::format {
 namespace {

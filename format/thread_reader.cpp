@@ -2,8 +2,6 @@
 // time, and the damage report of a file cut short. The record decoder is thread_decode.cpp.
 #include "format/thread_reader.hpp"
 
-#include "format/input_file.hpp"
-
 #include <fcntl.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -13,6 +11,8 @@
 #include <cstring>
 #include <fmt/format.h>
 #include <utility>
+
+#include "format/input_file.hpp"
 
 namespace callmon::format {
 namespace {
