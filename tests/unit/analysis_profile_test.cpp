@@ -1,7 +1,8 @@
 // The flat profile (analysis/flat_profile.hpp, profile_builder.hpp) on small recordings
 // written with ThreadWriter and write_process_meta: recursion not double counted, mutual
 // recursion, self times, inherited frames not counted, merging by name across processes
-// (ASLR'd addresses), per-thread groups, tick to ns conversion, sorting.
+// (ASLR'd addresses), per-thread groups, tick to ns conversion, sorting; the note on short
+// functions under an unordered clock.
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -10,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "analysis/clock_note.hpp"
 #include "analysis/profile_builder.hpp"
 #include "format/trace_writer.hpp"
 
@@ -198,6 +200,43 @@ TEST(ProfileSort, SortKeys) {
   sort_functions(rows, key);
   EXPECT_EQ(rows[2].name, "c");
   EXPECT_FALSE(parse_sort_key("bogus", key));
+}
+
+// report's note: with an unordered clock, the functions of at least 100 calls whose self time
+// per call is under the probe cost in all (here 25 ns: 50 ticks at 2 GHz) are named, the
+// shortest first; none with the fenced clock, without compensation or without a calibration.
+TEST(ShortFunctionNote, NamesShortFunctionsUnderAnUnorderedClock) {
+  format::Recording rec;
+  format::ProcessRecording p;
+  p.meta.clock_kind = "tsc";
+  p.meta.ticks_per_second = 2e9;
+  p.meta.probe_cost = format::ProbeCost{20, 50};
+  rec.processes.push_back(p);
+  auto row = [](const char* name, uint64_t calls, double self_per_call) {
+    FunctionRow r;
+    r.name = name;
+    r.calls = calls;
+    r.self_ns = self_per_call * static_cast<double>(calls);
+    return r;
+  };
+  std::vector<FunctionRow> rows = {row("mid", 1000, 200), row("leaf", 1000, 4),
+                                   row("rare", 99, 1), row("small", 100, 20)};
+  auto note = short_function_note(rec, rows, true);
+  ASSERT_TRUE(note);
+  EXPECT_EQ(*note, "recorded with the tsc clock: self times under 25 ns per call (leaf, small) "
+                   "read low, part of such short work runs beside the probes; `callmon record "
+                   "--clock=tsc-fenced` times them closely");
+  EXPECT_FALSE(short_function_note(rec, rows, false));
+  rows.push_back(row("a", 500, 1));
+  rows.push_back(row("b", 500, 2));
+  EXPECT_NE(short_function_note(rec, rows, true)->find("(a, b, leaf and 1 more)"),
+            std::string::npos);
+  EXPECT_FALSE(short_function_note(rec, {row("mid", 1000, 200)}, true));
+  rec.processes[0].meta.clock_kind = "tsc-fenced";
+  EXPECT_FALSE(short_function_note(rec, rows, true));
+  rec.processes[0].meta.clock_kind = "monotonic";
+  rec.processes[0].meta.probe_cost.reset();
+  EXPECT_FALSE(short_function_note(rec, rows, true));
 }
 
 }  // namespace
