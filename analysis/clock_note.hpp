@@ -1,24 +1,48 @@
-// The note `report` adds under a profile recorded with an unordered clock whose short
-// functions read low: with `--clock=auto|tsc|monotonic` a small function's work partly runs
-// beside its probes, so compensation leaves it part of its time (the benchmark's 7 ns leaf
-// at 0.54-0.63 of it; docs/runtime.md, "The clock's order").
+// The note `report` and `html` add to a profile recorded with an unordered clock whose
+// short functions read low: with `--clock=auto|tsc|monotonic` a small function's work partly
+// runs beside its probes, so compensation leaves it part of its time (the benchmark's 7 ns
+// leaf at 0.54-0.63 of it; docs/runtime.md, "The clock's order").
 #pragma once
 
+#include <algorithm>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
-#include "analysis/flat_profile.hpp"
 #include "format/recording.hpp"
 
 namespace callmon::analysis {
 
-// A one-sentence note when `compensated`, some process of `rec` was recorded with a clock
-// other than tsc-fenced and has a probe cost, and some function of `rows` (with at least
-// 100 calls) averages less self time per call than that probe cost in all (the scale at
-// which the overlap matters); names up to three of them, the shortest first. Otherwise none.
-std::optional<std::string> short_function_note(const format::Recording& rec,
-                                               const std::vector<FunctionRow>& rows,
-                                               bool compensated);
+// Functions shorter than this read low: the largest probe cost in all (one enter and exit
+// pair, in ns) among the processes of `rec` recorded with a clock other than tsc-fenced;
+// none without such a process, or when not `compensated`. Sets `clock` to its clock's name.
+std::optional<double> short_function_limit_ns(const format::Recording& rec, bool compensated,
+                                              std::string& clock);
+
+// The note's sentence for `names` (the short functions, shortest first; at least one).
+std::string short_function_text(double limit_ns, const std::string& clock,
+                                const std::vector<std::string>& names);
+
+// The note when some row of `rows` (with at least 100 calls) averages less self time per
+// call than short_function_limit_ns; names up to three of them. Row: name, calls, self_ns
+// (FunctionRow, GraphFunction).
+template <class Rows>
+std::optional<std::string> short_function_note(const format::Recording& rec, const Rows& rows,
+                                               bool compensated) {
+  std::string clock;
+  std::optional<double> limit = short_function_limit_ns(rec, compensated, clock);
+  if (!limit) return std::nullopt;
+  constexpr uint64_t kMinCalls = 100;  // fewer: too few calls for the average to mean much
+  std::vector<std::pair<double, std::string>> found;
+  for (const auto& r : rows)
+    if (r.calls >= kMinCalls && r.self_ns / static_cast<double>(r.calls) < *limit)
+      found.emplace_back(r.self_ns / static_cast<double>(r.calls), r.name);
+  if (found.empty()) return std::nullopt;
+  std::sort(found.begin(), found.end());
+  std::vector<std::string> names;
+  for (auto& f : found) names.push_back(std::move(f.second));
+  return short_function_text(*limit, clock, names);
+}
 
 }  // namespace callmon::analysis

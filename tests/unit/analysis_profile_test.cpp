@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "analysis/clock_note.hpp"
+#include "analysis/graph.hpp"
 #include "analysis/profile_builder.hpp"
 #include "format/trace_writer.hpp"
 
@@ -231,7 +232,13 @@ TEST(ShortFunctionNote, NamesShortFunctionsUnderAnUnorderedClock) {
   rows.push_back(row("b", 500, 2));
   EXPECT_NE(short_function_note(rec, rows, true)->find("(a, b, leaf and 1 more)"),
             std::string::npos);
-  EXPECT_FALSE(short_function_note(rec, {row("mid", 1000, 200)}, true));
+  EXPECT_FALSE(short_function_note(rec, std::vector<FunctionRow>{row("mid", 1000, 200)}, true));
+  // The graph's rows (html) serve as well.
+  GraphFunction g;
+  g.name = "leaf";
+  g.calls = 1000;
+  g.self_ns = 4000;
+  EXPECT_TRUE(short_function_note(rec, std::vector<GraphFunction>{g}, true));
   rec.processes[0].meta.clock_kind = "tsc-fenced";
   EXPECT_FALSE(short_function_note(rec, rows, true));
   rec.processes[0].meta.clock_kind = "monotonic";

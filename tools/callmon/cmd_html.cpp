@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <memory>
 
+#include "analysis/clock_note.hpp"
 #include "analysis/graph.hpp"
 #include "report/html_report.hpp"
 #include "tools/callmon/command.hpp"
@@ -66,6 +67,9 @@ int run_html(const HtmlCmdOptions& o) {
     return fail(cmd, graph.error());
   }
   print_warnings(cmd, graph->warnings);
+  // On the page only (the summary's warnings list): it is about reading the times.
+  if (auto note = analysis::short_function_note(*rec, graph->functions, !o.no_compensation))
+    graph->warnings.push_back("Note: " + *note);
 
   report::HtmlPageInfo info;
   info.session = rec->session;
