@@ -296,15 +296,9 @@ def check_info(fx, info, pids, program, failures):
 def check_pauses(info, failures):
     """The runtime grows a thread's file in windows of 16-256 KiB and records each growth
     as a PAUSE: a thread with more than 64 KiB of records has had some, and they cannot
-    outlast the thread. Host bursts are some of the PAUSEs, caught only by fenced probes.
-    Also every process's probe cost, which compensation takes along with the pauses."""
+    outlast the thread. Host bursts are some of the PAUSEs, caught only by fenced probes."""
     fenced = (info.get("clock") or {}).get("kind") == "tsc-fenced"
     for p in info.get("processes", []):
-        # Every process calibrated at least once; info shows what compensation takes.
-        cost = p.get("probe_cost")
-        if not cost or cost.get("calibrations", 0) < 1 or \
-                not 0 <= cost.get("inner_ns", -1) <= cost.get("outer_ns", -1):
-            failures.add("info: probe cost", f"  process {p.get('key')}: {cost}")
         for t in p.get("threads", []):
             paused, duration = t.get("paused_ns", 0), t.get("duration_ns", 0)
             bursts, burst_ns = t.get("host_bursts"), t.get("host_burst_ns")
@@ -318,6 +312,15 @@ def check_pauses(info, failures):
             if paused > duration:
                 failures.add("info: paused_ns", f"  thread {t.get('tid')} paused {paused} ns "
                              f"of its {duration} ns")
+
+
+def check_probe_cost(info, failures):
+    """Every process calibrated at least once, and info shows what compensation takes."""
+    for p in info.get("processes", []):
+        cost = p.get("probe_cost")
+        if not cost or cost.get("calibrations", 0) < 1 or \
+                not 0 <= cost.get("inner_ns", -1) <= cost.get("outer_ns", -1):
+            failures.add("info: probe cost", f"  process {p.get('key')}: {cost}")
 
 
 def meta_calibrations(meta_path):
@@ -491,6 +494,7 @@ def main():
         failures.add("dump", describe(dump))
     if info is not None:
         check_pauses(info, failures)
+        check_probe_cost(info, failures)
         if dump.returncode == 0:
             check_exposed_bursts(data, dump.stdout,
                                  info.get("clock", {}).get("kind") == "tsc-fenced", failures)
