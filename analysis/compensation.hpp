@@ -3,6 +3,8 @@
 // the program's uninstrumented ones. On by default; `--no-compensation` turns it off.
 #pragma once
 
+#include <optional>
+
 #include "analysis/call_walk.hpp"
 #include "callmon/format/records.hpp"
 #include "format/recording.hpp"
@@ -28,18 +30,23 @@ inline format::ProbeCost probe_cost_with_bursts(const format::ProbeCost& cost,
   return c;
 }
 
-// Makes `walker` subtract the probe cost of `proc` (probe_cost_with_bursts) when `enabled`
-// and the recording has one, and the recorder's pauses (PAUSE records) when `enabled`.
+// The probe cost compensation subtracts in `proc`: its cheapest calibration with the
+// bursts expected over its threads (above); none when the process has no calibration.
+inline std::optional<format::ProbeCost> process_probe_cost(const format::ProcessRecording& proc) {
+  std::optional<format::ProbeCost> cost = proc.meta.probe_cost();
+  if (!cost) return std::nullopt;
+  return probe_cost_with_bursts(*cost, proc.entry_checked_ticks, proc.entry_burst_ticks);
+}
+
+// Makes `walker` subtract the probe cost of `proc` (process_probe_cost) when `enabled` and
+// the recording has one, and the recorder's pauses (PAUSE records) when `enabled`.
 template <class Sink>
 void apply_compensation(CallWalker<Sink>& walker, const format::ProcessRecording& proc,
                         bool enabled) {
   walker.subtract_pauses(enabled);
-  if (enabled && proc.meta.probe_cost) {
-    format::ProbeCost c = probe_cost_with_bursts(*proc.meta.probe_cost,
-                                                 proc.entry_checked_ticks,
-                                                 proc.entry_burst_ticks);
-    walker.set_probe_cost(c.inner_ticks, c.outer_ticks);
-  }
+  if (!enabled) return;
+  if (std::optional<format::ProbeCost> c = process_probe_cost(proc))
+    walker.set_probe_cost(c->inner_ticks, c->outer_ticks);
 }
 
 }  // namespace callmon::analysis

@@ -62,14 +62,12 @@ Result<RecordingInfo> gather_info(const format::Recording& rec, const ProgressFn
     if (meta.exec) pi.exec = meta.exec->second;
     pi.clock_kind = meta.clock_kind;
     pi.ticks_per_second = meta.ticks_per_second;
-    if (meta.probe_cost) {
-      format::ProbeCost c = probe_cost_with_bursts(*meta.probe_cost, proc.entry_checked_ticks,
-                                                   proc.entry_burst_ticks);
-      auto ns = [&meta](double ticks) {
-        return meta.ticks_per_second > 0 ? ticks * 1e9 / meta.ticks_per_second : 0;
-      };
-      pi.probe_cost = ProbeCostInfo{ns(c.inner_ticks), ns(c.outer_ticks),
-                                    meta.calibrations.size()};
+    pi.calibrations = meta.calibrations.size();
+    if (std::optional<format::ProbeCost> c = process_probe_cost(proc)) {
+      size_t usable = std::count_if(meta.calibrations.begin(), meta.calibrations.end(),
+                                    [](const format::ProbeCost& k) { return k.outer_ticks > 0; });
+      pi.probe_cost = ProbeCostInfo{meta.ticks_to_ns(c->inner_ticks),
+                                    meta.ticks_to_ns(c->outer_ticks), usable};
     }
     for (const format::ThreadFile& tf : proc.threads) {
       auto opened = format::ThreadReader::open(tf.path);

@@ -22,10 +22,7 @@ Status write_process_meta(const std::string& path, const ProcessMeta& meta,
   fmt::format_to(o, "clock {} {:.3f}\n", meta.clock_kind.empty() ? "tsc" : meta.clock_kind,
        meta.ticks_per_second);
   for (const auto& s : meta.syncs) fmt::format_to(o, "sync {} {}\n", s.ticks, s.mono_ns);
-  // Every calibration; a meta built by hand may set only the one compensation uses.
-  std::vector<ProbeCost> costs = meta.calibrations;
-  if (costs.empty() && meta.probe_cost) costs.push_back(*meta.probe_cost);
-  for (const ProbeCost& c : costs) {
+  for (const ProbeCost& c : meta.calibrations) {
     fmt::format_to(o, "overhead {:.3f} {:.3f}\n", c.inner_ticks, c.outer_ticks);
     if (c.exposed_in_ticks || c.exposed_out_ticks)
       fmt::format_to(o, "overhead-exposed {:.3f} {:.3f}\n", c.exposed_in_ticks,

@@ -157,9 +157,16 @@ void refine_rate(ProcessMeta& m) {
 
 }  // namespace
 
-double ProcessMeta::ticks_to_ns(uint64_t ticks) const {
+double ProcessMeta::ticks_to_ns(double ticks) const {
   if (ticks_per_second <= 0) return 0;
-  return static_cast<double>(ticks) * 1e9 / ticks_per_second;
+  return ticks * 1e9 / ticks_per_second;
+}
+
+std::optional<ProbeCost> ProcessMeta::probe_cost() const {
+  std::optional<ProbeCost> best;
+  for (const ProbeCost& c : calibrations)
+    if (c.outer_ticks > 0 && (!best || c.outer_ticks < best->outer_ticks)) best = c;
+  return best;
 }
 
 Result<ProcessMeta> read_process_meta(const std::string& path) {
@@ -198,8 +205,6 @@ Result<ProcessMeta> read_process_meta(const std::string& path) {
   if (line_no == 0) return Error{fmt::format("{}: not a callmon process file", path)};
   if (!have_clock) return Error{fmt::format("{}: no 'clock' record", path)};
   refine_rate(m);
-  for (const ProbeCost& c : m.calibrations)
-    if (!m.probe_cost || c.outer_ticks < m.probe_cost->outer_ticks) m.probe_cost = c;
   return m;
 }
 

@@ -52,12 +52,15 @@ struct ProcessMeta {
   std::vector<std::pair<uint64_t, std::string>> symbols;  // `symbol` lines: address, name
   // Every `overhead` line in file order, each with the `overhead-exposed` line after it.
   std::vector<ProbeCost> calibrations;
-  // The one compensation uses: the cheapest calibration (by outer cost). A calibration the
-  // host slowed down is too high, never too low.
-  std::optional<ProbeCost> probe_cost;
 
-  // Converts a tick count (a duration) to nanoseconds.
-  double ticks_to_ns(uint64_t ticks) const;
+  // The calibration compensation uses: the cheapest one (by outer cost; the first of equal
+  // ones). A calibration the host slowed down is too high, never too low. A failed one
+  // (`overhead 0 0`: the runtime's calibration took a slow path) is no candidate. None
+  // without a usable calibration.
+  std::optional<ProbeCost> probe_cost() const;
+
+  // Converts a tick count (a duration, possibly fractional) to nanoseconds; 0 without a rate.
+  double ticks_to_ns(double ticks) const;
 };
 
 // Parses the file at `path`. Errors: missing file, bad magic/version, a malformed line.

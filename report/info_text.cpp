@@ -81,9 +81,12 @@ std::string render_info_text(const analysis::RecordingInfo& info) {
       out += fmt::format("    recording cost {:.1f} ns per call, {:.1f} ns of it inside the call "
                          "({}; compensation takes it out)\n",
                          p.probe_cost->outer_ns, p.probe_cost->inner_ns,
-                         p.probe_cost->calibrations > 1
-                             ? "the cheaper of the calibrations at start-up and at exit"
-                             : "calibrated at start-up");
+                         p.probe_cost->calibrations > 1 ? "the cheaper of the calibrations at start-up and at exit"
+                         : p.calibrations > 1           ? "calibrated at exit, the start-up calibration failed"
+                                                        : "calibrated at start-up");
+    else if (p.calibrations > 0)
+      out += "    recording cost not measured (its calibration failed); times are not "
+             "compensated for it\n";
     for (const analysis::ThreadInfo& t : p.threads) {
       out += fmt::format(
           "    thread {} \"{}\": {}, {}, {}, +{} to +{} (duration {}), {} bytes on disk, {} bytes/call\n",

@@ -126,6 +126,11 @@ class Builder {
       proc_->by_name[name] = addr;
       return "";
     }
+    if (op == "overhead") {
+      if (w.size() != 3) return "overhead INNER OUTER";
+      proc_->meta.calibrations.push_back(fmtns::ProbeCost{std::stod(w[1]), std::stod(w[2])});
+      return "";
+    }
     if (op == "thread") return thread(w);
     if (!writer_) return "'" + op + "' before any 'thread' line";
     return event(w);

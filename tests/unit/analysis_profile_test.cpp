@@ -211,7 +211,7 @@ TEST(ShortFunctionNote, NamesShortFunctionsUnderAnUnorderedClock) {
   format::ProcessRecording p;
   p.meta.clock_kind = "tsc";
   p.meta.ticks_per_second = 2e9;
-  p.meta.probe_cost = format::ProbeCost{20, 50};
+  p.meta.calibrations = {format::ProbeCost{20, 50}};
   rec.processes.push_back(p);
   auto row = [](const char* name, uint64_t calls, double self_per_call) {
     FunctionRow r;
@@ -242,7 +242,7 @@ TEST(ShortFunctionNote, NamesShortFunctionsUnderAnUnorderedClock) {
   rec.processes[0].meta.clock_kind = "tsc-fenced";
   EXPECT_FALSE(short_function_note(rec, rows, true));
   rec.processes[0].meta.clock_kind = "monotonic";
-  rec.processes[0].meta.probe_cost.reset();
+  rec.processes[0].meta.calibrations.clear();
   EXPECT_FALSE(short_function_note(rec, rows, true));
 }
 

@@ -150,9 +150,9 @@ TEST_F(MetaTest, OverheadLine) {
   const std::string head = "callmon-process 1\nkey 1.0\nclock monotonic 1000000000\n";
   auto m = read_process_meta(write("1.0.meta", head + "overhead 21.000 44.250\n"));
   ASSERT_TRUE(m) << m.error();
-  ASSERT_TRUE(m->probe_cost.has_value());
-  EXPECT_DOUBLE_EQ(m->probe_cost->inner_ticks, 21.0);
-  EXPECT_DOUBLE_EQ(m->probe_cost->outer_ticks, 44.25);
+  ASSERT_TRUE(m->probe_cost().has_value());
+  EXPECT_DOUBLE_EQ(m->probe_cost()->inner_ticks, 21.0);
+  EXPECT_DOUBLE_EQ(m->probe_cost()->outer_ticks, 44.25);
   EXPECT_FALSE(read_process_meta(write("2.0.meta", head + "overhead 50 10\n")).ok());
   EXPECT_FALSE(read_process_meta(write("3.0.meta", head + "overhead -1 10\n")).ok());
 }
@@ -164,9 +164,9 @@ TEST_F(MetaTest, OverheadExposedLine) {
   const std::string cost = "overhead 70.000 150.000\n";
   auto m = read_process_meta(write("1.0.meta", head + cost + "overhead-exposed 50.500 20.250\n"));
   ASSERT_TRUE(m) << m.error();
-  ASSERT_TRUE(m->probe_cost.has_value());
-  EXPECT_DOUBLE_EQ(m->probe_cost->exposed_in_ticks, 50.5);
-  EXPECT_DOUBLE_EQ(m->probe_cost->exposed_out_ticks, 20.25);
+  ASSERT_TRUE(m->probe_cost().has_value());
+  EXPECT_DOUBLE_EQ(m->probe_cost()->exposed_in_ticks, 50.5);
+  EXPECT_DOUBLE_EQ(m->probe_cost()->exposed_out_ticks, 20.25);
   // Each figure is rounded to 3 decimals on its own: the whole part is allowed.
   EXPECT_TRUE(read_process_meta(write("2.0.meta", head + cost + "overhead-exposed 70 80.001\n")).ok());
   EXPECT_FALSE(read_process_meta(write("3.0.meta", head + cost + "overhead-exposed 71 10\n")).ok());
@@ -175,7 +175,7 @@ TEST_F(MetaTest, OverheadExposedLine) {
   EXPECT_FALSE(read_process_meta(write("6.0.meta", head + "overhead-exposed 10 10\n" + cost)).ok());
   auto old = read_process_meta(write("7.0.meta", head + cost));
   ASSERT_TRUE(old) << old.error();
-  EXPECT_EQ(old->probe_cost->exposed_in_ticks, 0);  // older recordings: none
+  EXPECT_EQ(old->probe_cost()->exposed_in_ticks, 0);  // older recordings: none
 }
 
 // A process that ran long enough calibrates again at exit: compensation takes the cheapest
@@ -188,11 +188,11 @@ TEST_F(MetaTest, CheapestCalibrationIsTheProbeCost) {
     auto m = read_process_meta(write("1.0.meta", text));
     ASSERT_TRUE(m) << m.error();
     ASSERT_EQ(m->calibrations.size(), 2u);
-    ASSERT_TRUE(m->probe_cost.has_value());
-    EXPECT_DOUBLE_EQ(m->probe_cost->inner_ticks, 72);
-    EXPECT_DOUBLE_EQ(m->probe_cost->outer_ticks, 151);
-    EXPECT_DOUBLE_EQ(m->probe_cost->exposed_in_ticks, 50);
-    EXPECT_DOUBLE_EQ(m->probe_cost->exposed_out_ticks, 21);
+    ASSERT_TRUE(m->probe_cost().has_value());
+    EXPECT_DOUBLE_EQ(m->probe_cost()->inner_ticks, 72);
+    EXPECT_DOUBLE_EQ(m->probe_cost()->outer_ticks, 151);
+    EXPECT_DOUBLE_EQ(m->probe_cost()->exposed_in_ticks, 50);
+    EXPECT_DOUBLE_EQ(m->probe_cost()->exposed_out_ticks, 21);
     // The writer keeps both, in order.
     std::string copy = dir_ + "/copy.meta";
     ASSERT_TRUE(write_process_meta(copy, *m, {}));
@@ -201,12 +201,28 @@ TEST_F(MetaTest, CheapestCalibrationIsTheProbeCost) {
     ASSERT_EQ(again->calibrations.size(), 2u);
     EXPECT_DOUBLE_EQ(again->calibrations[0].outer_ticks, m->calibrations[0].outer_ticks);
     EXPECT_DOUBLE_EQ(again->calibrations[1].exposed_in_ticks, m->calibrations[1].exposed_in_ticks);
-    EXPECT_DOUBLE_EQ(again->probe_cost->outer_ticks, 151);
+    EXPECT_DOUBLE_EQ(again->probe_cost()->outer_ticks, 151);
   }
   // Each exposed line is checked against its own calibration: 80 fits the first's
   // outer - inner (95), not the second's (79).
   EXPECT_FALSE(read_process_meta(write("2.0.meta", head + slow + "overhead 72 151\n" +
                                                        "overhead-exposed 10 80\n")).ok());
+}
+
+// A calibration that took a slow path is written as `overhead 0 0`: it is no candidate, or
+// a good calibration at exit would lose to it and compensation would subtract nothing.
+TEST_F(MetaTest, FailedCalibrationIsNoProbeCost) {
+  const std::string head = "callmon-process 1\nkey 1.0\nclock tsc 1000000000\n";
+  const std::string failed = "overhead 0.000 0.000\n";
+  auto m = read_process_meta(write("1.0.meta", head + failed + "overhead 72.000 151.000\n"));
+  ASSERT_TRUE(m) << m.error();
+  EXPECT_EQ(m->calibrations.size(), 2u);
+  ASSERT_TRUE(m->probe_cost().has_value());
+  EXPECT_DOUBLE_EQ(m->probe_cost()->outer_ticks, 151);
+  auto only = read_process_meta(write("2.0.meta", head + failed));
+  ASSERT_TRUE(only) << only.error();
+  EXPECT_EQ(only->calibrations.size(), 1u);
+  EXPECT_FALSE(only->probe_cost().has_value());
 }
 
 TEST_F(MetaTest, MalformedKnownRecordNamesFileAndLine) {
@@ -289,16 +305,16 @@ TEST_F(MetaTest, WriterRoundTrips) {
   m.forks = {{50, 78u}};
   m.exit = ClockSync{100, 200};
   m.symbols = {{0x1100, "main"}};
-  m.probe_cost = ProbeCost{21, 44.25, 10.5, 3.25};
+  m.calibrations = {ProbeCost{21, 44.25, 10.5, 3.25}};
   std::string p = dir_ + "/77.1.meta";
   ASSERT_TRUE(write_process_meta(p, m, {{0x1200, "helper(int)"}}));
   auto r = read_process_meta(p);
   ASSERT_TRUE(r) << r.error();
   EXPECT_EQ(r->key, m.key);
-  ASSERT_TRUE(r->probe_cost.has_value());
-  EXPECT_DOUBLE_EQ(r->probe_cost->outer_ticks, 44.25);
-  EXPECT_DOUBLE_EQ(r->probe_cost->exposed_in_ticks, 10.5);
-  EXPECT_DOUBLE_EQ(r->probe_cost->exposed_out_ticks, 3.25);
+  ASSERT_TRUE(r->probe_cost().has_value());
+  EXPECT_DOUBLE_EQ(r->probe_cost()->outer_ticks, 44.25);
+  EXPECT_DOUBLE_EQ(r->probe_cost()->exposed_in_ticks, 10.5);
+  EXPECT_DOUBLE_EQ(r->probe_cost()->exposed_out_ticks, 3.25);
   EXPECT_EQ(r->pid, m.pid);
   EXPECT_EQ(r->ppid, m.ppid);
   EXPECT_EQ(r->parent_key, m.parent_key);
