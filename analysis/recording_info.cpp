@@ -64,10 +64,10 @@ Result<RecordingInfo> gather_info(const format::Recording& rec, const ProgressFn
     pi.ticks_per_second = meta.ticks_per_second;
     pi.calibrations = meta.calibrations.size();
     if (std::optional<format::ProbeCost> c = process_probe_cost(proc)) {
-      size_t usable = std::count_if(meta.calibrations.begin(), meta.calibrations.end(),
-                                    [](const format::ProbeCost& k) { return k.outer_ticks > 0; });
+      size_t measured = std::count_if(meta.calibrations.begin(), meta.calibrations.end(),
+                                      [](const format::ProbeCost& k) { return k.measured(); });
       pi.probe_cost = ProbeCostInfo{meta.ticks_to_ns(c->inner_ticks),
-                                    meta.ticks_to_ns(c->outer_ticks), usable};
+                                    meta.ticks_to_ns(c->outer_ticks), measured};
     }
     for (const format::ThreadFile& tf : proc.threads) {
       auto opened = format::ThreadReader::open(tf.path);

@@ -41,7 +41,7 @@ struct ThreadInfo {
 struct ProbeCostInfo {
   double inner_ns = 0;  // inside each call's own time
   double outer_ns = 0;  // in all, from its caller's time
-  size_t calibrations = 0;  // usable `overhead` lines: 1 (start-up or exit) or 2 (both)
+  size_t calibrations = 0;  // measured `overhead` lines: 1 (start-up or exit) or 2 (both)
 };
 
 struct ProcessInfo {
@@ -53,7 +53,7 @@ struct ProcessInfo {
   std::optional<std::string> exec;  // the program this image exec'd, if it did
   std::string clock_kind;
   double ticks_per_second = 0;
-  std::optional<ProbeCostInfo> probe_cost;  // none without a usable calibration
+  std::optional<ProbeCostInfo> probe_cost;  // none without a measured calibration
   size_t calibrations = 0;  // `overhead` lines, failed ones included
   std::vector<ThreadInfo> threads;
 };

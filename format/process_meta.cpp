@@ -165,7 +165,7 @@ double ProcessMeta::ticks_to_ns(double ticks) const {
 std::optional<ProbeCost> ProcessMeta::probe_cost() const {
   std::optional<ProbeCost> best;
   for (const ProbeCost& c : calibrations)
-    if (c.outer_ticks > 0 && (!best || c.outer_ticks < best->outer_ticks)) best = c;
+    if (c.measured() && (!best || c.outer_ticks < best->outer_ticks)) best = c;
   return best;
 }
 

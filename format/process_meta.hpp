@@ -34,6 +34,9 @@ struct ProbeCost {
   // burst check of the hooks covers; a host burst there is not caught (docs/runtime.md).
   double exposed_in_ticks = 0;
   double exposed_out_ticks = 0;
+
+  // False for `overhead 0 0`: the runtime's calibration took a slow path and measured nothing.
+  bool measured() const { return outer_ticks > 0; }
 };
 
 struct ProcessMeta {
@@ -54,9 +57,8 @@ struct ProcessMeta {
   std::vector<ProbeCost> calibrations;
 
   // The calibration compensation uses: the cheapest one (by outer cost; the first of equal
-  // ones). A calibration the host slowed down is too high, never too low. A failed one
-  // (`overhead 0 0`: the runtime's calibration took a slow path) is no candidate. None
-  // without a usable calibration.
+  // ones). A calibration the host slowed down is too high, never too low. One not
+  // measured() is no candidate. None without a measured calibration.
   std::optional<ProbeCost> probe_cost() const;
 
   // Converts a tick count (a duration, possibly fractional) to nanoseconds; 0 without a rate.

@@ -77,14 +77,16 @@ std::string render_info_text(const analysis::RecordingInfo& info) {
     out += fmt::format("  process {} pid {} ppid {}{} exe {}\n", p.key, p.pid, p.ppid,
                        p.parent.empty() ? "" : " parent " + p.parent, p.exe);
     if (p.exec) out += fmt::format("    exec'd {}\n", *p.exec);
-    if (p.probe_cost)
+    if (p.probe_cost) {
+      const char* source = "calibrated at start-up";
+      if (p.probe_cost->calibrations > 1)
+        source = "the cheaper of the calibrations at start-up and at exit";
+      else if (p.calibrations > 1)
+        source = "calibrated at exit, the start-up calibration failed";
       out += fmt::format("    recording cost {:.1f} ns per call, {:.1f} ns of it inside the call "
                          "({}; compensation takes it out)\n",
-                         p.probe_cost->outer_ns, p.probe_cost->inner_ns,
-                         p.probe_cost->calibrations > 1 ? "the cheaper of the calibrations at start-up and at exit"
-                         : p.calibrations > 1           ? "calibrated at exit, the start-up calibration failed"
-                                                        : "calibrated at start-up");
-    else if (p.calibrations > 0)
+                         p.probe_cost->outer_ns, p.probe_cost->inner_ns, source);
+    } else if (p.calibrations > 0)
       out += "    recording cost not measured (its calibration failed); times are not "
              "compensated for it\n";
     for (const analysis::ThreadInfo& t : p.threads) {
