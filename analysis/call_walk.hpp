@@ -12,9 +12,16 @@
 // frames (a fork child) open at the stream's first time and are marked inherited. An exit
 // with no open call is counted as unmatched and skipped.
 //
-// PAUSE records (the recorder held the thread, growing its trace file) count towards
-// paused_ticks(); under compensation (subtract_pauses) every call open during a pause loses
-// it, so the pause leaves the innermost open call's self time, not the program's profile.
+// Compensation (compensation.hpp sets it up; docs/runtime.md, "Honest times") takes out of
+// every call what was not the program's: the probes' calibrated cost (set_cost), the
+// recorder's pauses (PAUSE records) and the time its thread was preempted (the scheduler
+// file's off-CPU intervals, set_offcpu, which lie between two records of the thread). Time
+// the thread was blocked (sleep, I/O) stays: it is the call's latency, counted apart as
+// off-CPU. A call's self time is its own part of its interval less its share of the probes,
+// never below 0, and its time is its self plus its children's times: no output shows a
+// negative self or a call shorter than one of its children. Each call also gets a range
+// [lo, hi] that holds its true figures under the cost's uncertainty and, with an unordered
+// clock, the program's work the probes can hide (WalkCost).
 //
 // ARGS and RETVAL records (recorded values) change nothing in the walk: they go only to a
 // sink that takes them (ArgsSink, RetvalSink below), with the call they belong to. ARGS
@@ -29,6 +36,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "format/sched_reader.hpp"
 #include "format/thread_reader.hpp"
 
 namespace callmon::analysis {
@@ -49,11 +57,15 @@ struct FinishedCall {
   uint64_t addr = 0;
   uint64_t start = 0;  // ticks
   uint64_t end = 0;    // ticks, >= start
-  uint64_t time = 0;   // the call's inclusive time: end - start, less the recording's own
-                       // cost when the walker compensates (set_probe_cost)
-  int64_t self = 0;    // time minus the times of the direct children. Negative only under
-                       // compensation, where the estimate can overshoot: kept signed so
-                       // self times still add up to the outermost call's time
+  uint64_t time = 0;   // the call's inclusive time: end - start, less what compensation
+                       // takes out (see the top); always self + the children's times
+  uint64_t self = 0;   // the call's own time: time minus its direct children's times
+  // Ranges holding the true self and inclusive times (equal to the figures without
+  // compensation): self_lo <= self <= self_hi, time_lo <= time <= time_hi.
+  uint64_t self_lo = 0, self_hi = 0;
+  uint64_t time_lo = 0, time_hi = 0;
+  uint64_t preempted = 0;  // ticks its thread was preempted while it ran (taken out of time)
+  uint64_t offcpu = 0;     // ticks its thread was blocked while it ran (kept in time)
   uint32_t depth = 0;  // 0 = outermost
   uint32_t slot = 0;   // what the sink returned from on_enter for this call
   ExitKind exit = ExitKind::kNormal;
@@ -77,23 +89,41 @@ concept RetvalSink = requires(S& s, const format::Event& ev, const FinishedCall&
   s.on_retval(ev, c);
 };
 
+// What compensation charges the probes, in ticks per call.
+struct WalkCost {
+  double inner = 0;  // inside each call's own interval
+  double outer = 0;  // the whole pair, which each call adds to its caller's interval
+  // The cost's uncertainty, as factors: the true cost lies within [low, high] x the above.
+  double low = 1, high = 1;
+  // Program work one probe pair can hide under its own instructions (an unordered clock
+  // lets the work before and after a read run on while the probe does): the true figures
+  // may be larger by this much per pair.
+  double overlap = 0;
+};
+
 template <class Sink>
 class CallWalker {
  public:
   explicit CallWalker(Sink& sink) : sink_(sink) { stack_.reserve(256); }
 
-  // Overhead compensation: subtracts from every call `inner` ticks (the probe cost inside
-  // its own interval) and `outer` ticks for every call made below it (the whole probe
-  // pair of each descendant), never going below zero. Self times follow: a call's self is
-  // its compensated time minus its children's compensated times.
-  void set_probe_cost(double inner, double outer) {
-    inner_ = inner;
-    outer_ = outer;
-  }
+  // The probes' cost: each call's self loses `inner` for its own pair and `outer - inner`
+  // for each of its children's, never going below zero.
+  void set_cost(const WalkCost& cost) { cost_ = cost; }
+  void set_probe_cost(double inner, double outer) { set_cost(WalkCost{inner, outer}); }
 
-  // Overhead compensation for the recorder's pauses: every call open during a PAUSE
-  // record loses the paused ticks from its time (and so the innermost one from its self).
+  // The recorder's pauses and the preempted intervals (set_offcpu) leave every call open
+  // while they lasted (and so the innermost one's self). Off: they are only counted.
   void subtract_pauses(bool on) { subtract_pauses_ = on; }
+
+  // The thread's off-CPU intervals, sorted by start, in ticks (format/sched_reader.hpp).
+  // Each is applied to the gap between the two records around it (clipped to that gap, so
+  // a clock conversion error of a few microseconds cannot move it into a call it did not
+  // interrupt). `offcpu` must outlive the walk.
+  void set_offcpu(const std::vector<format::OffCpu>* offcpu) {
+    offcpu_list_ = offcpu;
+    next_off_ = 0;
+    next_off_start_ = offcpu && !offcpu->empty() ? (*offcpu)[0].start : UINT64_MAX;
+  }
 
   // Consumes the next record of the stream.
   void feed(const format::Event& ev) {
@@ -109,8 +139,14 @@ class CallWalker {
     if (!started_) {
       started_ = true;
       first_ticks_ = ev.ticks;
+      gap_start_ = ev.ticks;
     }
+    if (ev.ticks > next_off_start_) [[unlikely]]
+      apply_offcpu(ev.ticks);
+    else if (!gap_preempted_.empty()) [[unlikely]]
+      gap_preempted_.clear();
     if (ev.ticks > last_ticks_) last_ticks_ = ev.ticks;
+    if (ev.ticks > gap_start_) gap_start_ = ev.ticks;
     pending_close_ = false;  // an END/EXEC that is not the last record is ignored
     switch (ev.type) {
       case format::Event::kEnter:
@@ -139,6 +175,9 @@ class CallWalker {
         break;
       case format::Event::kPause:
         paused_ += ev.count;
+        // What a preempted interval in this gap already took out of the pause's stretch
+        // (the scheduler preempted the thread while the recorder held it) is not taken twice.
+        removed_ += ev.count - std::min(ev.count, preempted_within(ev.ticks - std::min(ev.ticks, ev.count), ev.ticks));
         sink_.on_special(ev, static_cast<uint32_t>(stack_.size()));
         break;
       case format::Event::kEnd:
@@ -175,6 +214,12 @@ class CallWalker {
   uint64_t last_ticks() const { return last_ticks_; }
   // Ticks the recorder paused the thread (summed PAUSE records so far).
   uint64_t paused_ticks() const { return paused_; }
+  // Ticks the thread was off the CPU between its first and last record so far (set_offcpu),
+  // preempted and blocked, and how many times each.
+  uint64_t preempted_ticks() const { return preempted_; }
+  uint64_t blocked_ticks() const { return offcpu_; }
+  uint64_t preemptions() const { return preemptions_; }
+  uint64_t blocks() const { return blocks_; }
   // After finish(): whether the stream ended with END/EXEC, and how many calls were open.
   bool ended_cleanly() const { return ended_cleanly_; }
   uint64_t left_open() const { return left_open_; }
@@ -183,9 +228,17 @@ class CallWalker {
   struct OpenFrame {
     uint64_t addr;
     uint64_t start;
-    int64_t child_ticks;   // summed (signed) times of the direct children
-    uint64_t descendants;  // calls made below this one (for compensation)
-    uint64_t paused;       // paused_ when the call began
+    uint64_t removed;     // removed_ + preempted_ when the call began
+    uint64_t offcpu;      // offcpu_ when the call began
+    uint64_t preempted;   // preempted_ when the call began
+    // Summed over the direct children: their intervals less what was removed from them,
+    // their times, their time_lo, and their time_hi without the overlap term.
+    uint64_t child_span = 0;
+    uint64_t child_time = 0;
+    uint64_t child_lo = 0;
+    uint64_t child_hi = 0;
+    uint64_t children = 0;
+    uint64_t descendants = 0;  // calls made below this one
     uint32_t slot;
     bool inherited;
   };
@@ -193,7 +246,43 @@ class CallWalker {
   void push(uint64_t addr, uint64_t ticks, bool inherited) {
     auto depth = static_cast<uint32_t>(stack_.size());
     uint32_t slot = sink_.on_enter(addr, ticks, depth, inherited);
-    stack_.push_back(OpenFrame{addr, ticks, 0, 0, paused_, slot, inherited});
+    OpenFrame f{addr, ticks, removed_ + preempted_, offcpu_, preempted_};
+    f.slot = slot;
+    f.inherited = inherited;
+    stack_.push_back(f);
+  }
+
+  // Applies the off-CPU intervals that began before `t`, the time of the record being
+  // fed, to the gap since the previous record.
+  void apply_offcpu(uint64_t t) {
+    gap_preempted_.clear();
+    const std::vector<format::OffCpu>& v = *offcpu_list_;
+    while (next_off_ < v.size() && v[next_off_].start < t) {
+      const format::OffCpu& iv = v[next_off_];
+      uint64_t a = std::max(iv.start, gap_start_), b = std::min(iv.end, t);
+      if (b > a && started_) {
+        if (iv.preempted) {
+          preempted_ += b - a;
+          gap_preempted_.push_back({a, b});
+        } else {
+          offcpu_ += b - a;
+        }
+        if (iv.start >= gap_start_) ++(iv.preempted ? preemptions_ : blocks_);
+      }
+      if (iv.end > t) break;  // goes on past this record: the rest belongs to the next gap
+      ++next_off_;
+    }
+    next_off_start_ = next_off_ < v.size() ? std::max(v[next_off_].start, t) : UINT64_MAX;
+  }
+
+  // Ticks of [from, to] that preempted intervals of the current gap cover.
+  uint64_t preempted_within(uint64_t from, uint64_t to) const {
+    uint64_t n = 0;
+    for (auto [a, b] : gap_preempted_) {
+      uint64_t lo = std::max(a, from), hi = std::min(b, to);
+      if (hi > lo) n += hi - lo;
+    }
+    return n;
   }
 
   // An ARGS or RETVAL record: to the sink if it takes it, with its call (see the top).
@@ -219,20 +308,37 @@ class CallWalker {
     call.addr = f.addr;
     call.start = f.start;
     call.end = std::max(ticks, f.start);  // time never runs backwards within a call
-    auto time = static_cast<int64_t>(call.end - call.start);
-    if (subtract_pauses_) time -= static_cast<int64_t>(paused_ - f.paused);
-    if (outer_ > 0) {
+    call.preempted = preempted_ - f.preempted;
+    call.offcpu = offcpu_ - f.offcpu;
+    uint64_t span = call.end - call.start;
+    if (subtract_pauses_) span -= std::min(span, removed_ + preempted_ - f.removed);
+    // The call's own part of its span (signed: the children's spans may overlap its probes'
+    // estimate), then its share of the probes: its own pair's inner part and the outer part
+    // of each child's pair.
+    double own_part = static_cast<double>(span) - static_cast<double>(f.child_span);
+    double cost = cost_.inner + static_cast<double>(f.children) * (cost_.outer - cost_.inner);
+    double self = own_part;
+    if (cost != 0) {
       // The cost is fractional (inner ~28.3 ticks); rounding each call's share on its own
       // would bias every call of a function the same way, and a parent of N calls by up to
       // N/2 ticks. The rounding error is carried to the next call instead, so sums over
       // many calls stay within a tick of the exact cost.
-      double want = inner_ + outer_ * static_cast<double>(f.descendants) + carry_;
-      auto sub = static_cast<int64_t>(std::floor(want + 0.5));
-      carry_ = want - static_cast<double>(sub);
-      time -= sub;
+      double want = cost + carry_;
+      double sub = std::floor(want + 0.5);
+      carry_ = want - sub;
+      self -= sub;
     }
-    call.time = time > 0 ? static_cast<uint64_t>(time) : 0;
-    call.self = time - f.child_ticks;
+    call.self = self > 0 ? static_cast<uint64_t>(self) : 0;
+    double lo = std::floor(own_part - cost * cost_.high);
+    double hi_base = std::ceil(own_part - cost * cost_.low);
+    call.self_lo = std::min(call.self, lo > 0 ? static_cast<uint64_t>(lo) : uint64_t{0});
+    uint64_t self_hi_base =
+        std::max(call.self, hi_base > 0 ? static_cast<uint64_t>(hi_base) : uint64_t{0});
+    call.self_hi = self_hi_base + overlap_ticks(1 + f.children);
+    call.time = call.self + f.child_time;
+    call.time_lo = call.self_lo + f.child_lo;
+    uint64_t time_hi_base = self_hi_base + f.child_hi;
+    call.time_hi = time_hi_base + overlap_ticks(1 + f.descendants);
     call.depth = static_cast<uint32_t>(stack_.size() - 1);
     call.slot = f.slot;
     call.exit = kind;
@@ -240,11 +346,23 @@ class CallWalker {
     uint64_t below = f.descendants + 1;
     stack_.pop_back();
     if (!stack_.empty()) {
-      stack_.back().child_ticks += time;
-      stack_.back().descendants += below;
+      OpenFrame& parent = stack_.back();
+      parent.child_span += span;
+      parent.child_time += call.time;
+      parent.child_lo += call.time_lo;
+      parent.child_hi += time_hi_base;
+      parent.children += 1;
+      parent.descendants += below;
     }
     sink_.on_call(call);
     if constexpr (RetvalSink<Sink>) popped_ = call;
+  }
+
+  // What `pairs` probe pairs can hide of the program's work, rounded up (WalkCost::overlap).
+  uint64_t overlap_ticks(uint64_t pairs) const {
+    return cost_.overlap > 0
+               ? static_cast<uint64_t>(std::ceil(cost_.overlap * static_cast<double>(pairs)))
+               : 0;
   }
 
   Sink& sink_;
@@ -258,10 +376,22 @@ class CallWalker {
   bool pending_close_ = false;
   bool ended_cleanly_ = false;
   bool saw_end_ = false;
-  double inner_ = 0;
-  double outer_ = 0;
-  uint64_t paused_ = 0;
+  WalkCost cost_;
+  uint64_t paused_ = 0;      // PAUSE ticks, as recorded
+  uint64_t removed_ = 0;     // PAUSE ticks not also preempted: what pauses take out
+  uint64_t preempted_ = 0;   // off-CPU ticks while runnable (taken out)
+  uint64_t offcpu_ = 0;      // off-CPU ticks while blocked (kept)
+  uint64_t preemptions_ = 0;
+  uint64_t blocks_ = 0;
   bool subtract_pauses_ = false;
+  // The off-CPU intervals (set_offcpu): the next one to apply and its start (UINT64_MAX:
+  // none left), the time of the previous record, and the preempted stretches applied in the
+  // gap before the current record (for PAUSE records, which may lie in the same stretch).
+  const std::vector<format::OffCpu>* offcpu_list_ = nullptr;
+  size_t next_off_ = 0;
+  uint64_t next_off_start_ = UINT64_MAX;
+  uint64_t gap_start_ = 0;
+  std::vector<std::pair<uint64_t, uint64_t>> gap_preempted_;
   double carry_ = 0;  // compensation rounding not yet applied, in ticks (within ±0.5)
   // For RETVAL (RetvalSink only): the last call popped, and per nesting (0 plain,
   // 1 nested) the call of the last EXIT while a RETVAL may still follow it.

@@ -38,11 +38,14 @@ inline std::optional<format::ProbeCost> process_probe_cost(const format::Process
   return probe_cost_with_bursts(*cost, proc.entry_checked_ticks, proc.entry_burst_ticks);
 }
 
-// Makes `walker` subtract the probe cost of `proc` (process_probe_cost) when `enabled` and
-// the recording has one, and the recorder's pauses (PAUSE records) when `enabled`.
+// Sets `walker` up for a thread of `proc`: its off-CPU intervals (always: the blocked and
+// preempted times are counted either way) and, when `enabled`, compensation: the probe
+// cost of `proc` (process_probe_cost) when the recording has one, the recorder's pauses
+// and the preempted intervals taken out.
 template <class Sink>
 void apply_compensation(CallWalker<Sink>& walker, const format::ProcessRecording& proc,
-                        bool enabled) {
+                        const format::ThreadFile& thread, bool enabled) {
+  walker.set_offcpu(&thread.offcpu);
   walker.subtract_pauses(enabled);
   if (!enabled) return;
   if (std::optional<format::ProbeCost> c = process_probe_cost(proc))

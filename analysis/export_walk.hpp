@@ -83,7 +83,7 @@ Result<std::vector<std::string>> walk_recording(const format::Recording& rec, bo
       thread.name.assign(name, strnlen(name, sizeof(name)));
       auto& sink = visitor.begin_thread(thread);
       CountingSink<std::remove_reference_t<decltype(sink)>> counting{sink};
-      walk_filtered(reader, counting, filters, names ? &*names : nullptr, proc, compensate,
+      walk_filtered(reader, counting, filters, names ? &*names : nullptr, proc, tf, compensate,
                     [](uint64_t) {});
       visitor.end_thread(thread);
       for (std::string& m : damage_messages(reader, counting.calls))

@@ -101,7 +101,7 @@ class FilteredSink {
   uint32_t on_enter(uint64_t addr, uint64_t ticks, uint32_t depth, bool inherited) {
     resolve(ticks);
     if (++serial_ == 0) serial_ = 1;
-    Frame fr{addr, ticks, 0, 0, 0, serial_, kDropped, inherited};
+    Frame fr{addr, ticks, {}, {}, 0, serial_, kDropped, inherited};
     bool drop = (f_.max_depth != 0 && depth >= f_.max_depth) || ticks > range_end_ ||
                 !names_.keeps(addr);
     frames_.push_back(fr);
@@ -120,20 +120,23 @@ class FilteredSink {
     resolve(call.end);
     Frame fr = frames_.back();
     frames_.pop_back();
-    // The call's signed time, as the walker computed it (self + its children's times).
-    int64_t signed_time = call.self + fr.all_children;
-    if (!frames_.empty()) frames_.back().all_children += signed_time;
+    // The self figures summed over the call's whole subtree (its time, for the point).
+    const SelfSums subtree = SelfSums{call.self, call.self_lo, call.self_hi} + fr.all_children;
+    if (!frames_.empty()) frames_.back().all_children += subtree;
     if (fr.state == kPending && first_pending_ == frames_.size()) first_pending_ = kNone;
     if constexpr (ArgsSink<Inner>) {
       if (!held_.empty() && held_.back().frame == frames_.size()) held_.pop_back();
     }
     if (fr.state != kKept) return;  // its time stays in the nearest kept ancestor's self
     kept_.pop_back();
-    if (!kept_.empty()) frames_[kept_.back()].kept_children += signed_time;
+    if (!kept_.empty()) frames_[kept_.back()].kept_children += subtree;
     FinishedCall out = call;
     out.depth = static_cast<uint32_t>(kept_.size());
     out.slot = fr.inner_slot;
-    out.self = signed_time - fr.kept_children;
+    // Its own self and that of every dropped call between it and its kept descendants.
+    out.self = subtree.self - fr.kept_children.self;
+    out.self_lo = subtree.lo - fr.kept_children.lo;
+    out.self_hi = subtree.hi - fr.kept_children.hi;
     inner_.on_call(out);
     if constexpr (RetvalSink<Inner>) {
       recent_[recent_next_] = Closed{fr.serial, out};
@@ -176,11 +179,17 @@ class FilteredSink {
  private:
   enum State : uint8_t { kDropped, kPending, kKept };
   static constexpr size_t kNone = SIZE_MAX;
+  // A subtree's self figures, summed (the walker's self, self_lo, self_hi).
+  struct SelfSums {
+    uint64_t self = 0, lo = 0, hi = 0;
+    SelfSums operator+(const SelfSums& o) const { return {self + o.self, lo + o.lo, hi + o.hi}; }
+    SelfSums& operator+=(const SelfSums& o) { return *this = *this + o; }
+  };
   struct Frame {
     uint64_t addr;
     uint64_t start;
-    int64_t all_children;   // signed times of every direct child
-    int64_t kept_children;  // signed times of the nearest kept descendants
+    SelfSums all_children;   // of every direct child's subtree
+    SelfSums kept_children;  // of the nearest kept descendants' subtrees
     uint32_t inner_slot;
     uint32_t serial;        // the slot this sink returned for the call
     State state;
@@ -255,15 +264,15 @@ class FilteredSink {
 template <class Sink, class Tick>
 uint64_t walk_filtered(format::ThreadReader& reader, Sink& sink, const FilterSet* filters,
                        NameDecider* names, const format::ProcessRecording& proc,
-                       bool compensate, Tick&& tick) {
+                       const format::ThreadFile& thread, bool compensate, Tick&& tick) {
   if (filters && filters->active() && names) {
     FilteredSink<Sink> filtered(sink, *filters, *names, proc.meta);
     CallWalker<FilteredSink<Sink>> walker(filtered);
-    apply_compensation(walker, proc, compensate);
+    apply_compensation(walker, proc, thread, compensate);
     return walk_thread(reader, walker, tick);
   }
   CallWalker<Sink> walker(sink);
-  apply_compensation(walker, proc, compensate);
+  apply_compensation(walker, proc, thread, compensate);
   return walk_thread(reader, walker, tick);
 }
 

@@ -164,7 +164,7 @@ Result<CallGraph> build_graph(const format::Recording& rec, const GraphOptions& 
       if (!opened) return Error{opened.error()};
       format::ThreadReader& reader = opened.value();
       sink.reset_counts();
-      walk_filtered(reader, sink, options.filters, &names, proc, options.compensate,
+      walk_filtered(reader, sink, options.filters, &names, proc, tf, options.compensate,
                     [&](uint64_t bytes) {
                       if (options.progress) options.progress(done_bytes + bytes, total_bytes);
                     });

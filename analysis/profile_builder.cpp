@@ -103,7 +103,7 @@ Result<Profile> build_profile(const format::Recording& rec, const ProfileOptions
       if (!opened) return Error{opened.error()};
       format::ThreadReader& reader = opened.value();
       ProfileSink sink;
-      walk_filtered(reader, sink, options.filters, &names, proc, options.compensate,
+      walk_filtered(reader, sink, options.filters, &names, proc, tf, options.compensate,
                     [&](uint64_t bytes) {
                       if (options.progress) options.progress(done_bytes + bytes, total_bytes);
                     });

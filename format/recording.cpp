@@ -164,6 +164,20 @@ Result<Recording> open_recording(const std::string& dir) {
     return process_start_ns(a.meta) < process_start_ns(b.meta);
   });
 
+  Result<std::optional<SchedData>> sched = read_sched(dir);
+  if (!sched) {
+    rec.warnings.push_back(sched.error() + "; times include the scheduler's");
+  } else if (sched->has_value()) {
+    SchedData& sd = **sched;
+    for (ProcessRecording& proc : rec.processes) {
+      bool tsc = proc.meta.clock_kind != "monotonic";
+      for (ThreadFile& tf : proc.threads)
+        tf.offcpu = sd.to_ticks(proc.meta.pid, tf.tid, tsc, proc.meta.ticks_per_second);
+    }
+    sd.threads.clear();  // in the ThreadFiles now
+    rec.sched = std::move(sd);
+  }
+
   if (have_session) {
     Result<Session> s = read_session((fs::path(dir) / "session.json").string());
     if (!s) return std::move(s).take_error();

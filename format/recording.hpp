@@ -8,6 +8,7 @@
 
 #include "format/process_meta.hpp"
 #include "format/result.hpp"
+#include "format/sched_reader.hpp"
 #include "format/session.hpp"
 
 namespace callmon::format {
@@ -15,6 +16,9 @@ namespace callmon::format {
 struct ThreadFile {
   std::string path;
   uint32_t tid = 0;
+  // When the thread was off the CPU, in its process's ticks, by start (session.sched;
+  // empty without one). May extend before and after the thread's records.
+  std::vector<OffCpu> offcpu;
 };
 
 struct ProcessRecording {
@@ -31,6 +35,9 @@ struct ProcessRecording {
 struct Recording {
   std::string dir;
   std::optional<Session> session;        // absent when the runtime was linked in directly
+  // The scheduler file's status and counts (its intervals are in the ThreadFiles); absent
+  // when the recording has none or it could not be read (then a warning says why).
+  std::optional<SchedData> sched;
   // In start order: by the time of each meta file's first `sync` line, then pid and
   // generation. Never by id alone: pids wrap around.
   std::vector<ProcessRecording> processes;

@@ -328,21 +328,31 @@ TEST_F(CallWalkTest, CompensationOfAFractionalCostAddsUpOverManyCalls) {
   EXPECT_NEAR(static_cast<double>(call(kMain).time), 18599.6, 1);
 }
 
-// A cost larger than a call's measured time leaves a time of zero, never an underflow.
+// A cost larger than a call's measured time leaves a self time of zero, never a negative
+// one or an underflow, and no call shorter than one of its children.
 TEST_F(CallWalkTest, CompensationNeverGoesBelowZero) {
   walk([](format::ThreadWriter& w) {
     w.enter(0, kMain);
     w.enter(1, kA);
     w.exit(2);
-    w.exit(4);
-    w.end(4);
+    w.enter(3, kB);
+    w.exit(30);
+    w.exit(32);
+    w.end(32);
   }, true, 3, 10);
-  // A: 1 - 3 = -2 -> time 0, self -2; main: 4 - 3 - 10 = -9 -> time 0, self -9 - (-2) = -7.
-  // Self stays signed so the selfs still add up to the outermost time (-9).
+  // A: 1 - 3 < 0 -> self 0; B: 27 - 3 = 24; main: own part 32 - 1 - 27 = 4, its cost
+  // 3 + 2 x 7 = 17 -> self 0, time 0 + 0 + 24 = 24: as long as its longest child.
   EXPECT_EQ(call(kA).time, 0u);
-  EXPECT_EQ(call(kA).self, -2);
-  EXPECT_EQ(call(kMain).time, 0u);
-  EXPECT_EQ(call(kMain).self, -7);
+  EXPECT_EQ(call(kA).self, 0u);
+  EXPECT_EQ(call(kB).time, 24u);
+  EXPECT_EQ(call(kMain).self, 0u);
+  EXPECT_EQ(call(kMain).time, 24u);
+  for (const FinishedCall& c : sink_.calls) {
+    EXPECT_LE(c.self_lo, c.self);
+    EXPECT_GE(c.self_hi, c.self);
+    EXPECT_LE(c.time_lo, c.time);
+    EXPECT_GE(c.time_hi, c.time);
+  }
 }
 
 // The recorder's pauses leave the calls open while they lasted (all of them, the innermost

@@ -15,9 +15,11 @@
 
 #include "analysis/arg_spec.hpp"
 #include "analysis/filters.hpp"
+#include "callmon/format/sched.hpp"
 #include "format/session.hpp"
 #include "tools/callmon/command.hpp"
 #include "tools/callmon/program_launch.hpp"
+#include "tools/callmon/sched_recorder.hpp"
 #include "tools/callmon/select_service.hpp"
 
 namespace callmon::tools {
@@ -37,6 +39,7 @@ struct RecordOptions {
   std::vector<std::string> retvals;  // -R rules
   bool auto_args = false;            // argument specs from DWARF
   bool untraced_ok = false;  // run the program untraced when DIR cannot be used
+  bool scheduler = true;     // record the program's context switches (session.sched)
   std::vector<std::string> command;
 };
 
@@ -58,7 +61,8 @@ Result<std::optional<std::regex>> join_patterns(const std::vector<std::string>& 
 
 bool is_recording_file(const fs::path& p) {
   auto ext = p.extension().string();
-  return p.filename() == "session.json" || ext == ".meta" || ext == ".events";
+  return p.filename() == "session.json" || p.filename() == format::kSchedFileName ||
+         ext == ".meta" || ext == ".events";
 }
 
 // Makes `dir` an empty directory for the new recording. A previous recording there is kept
@@ -173,7 +177,17 @@ int run_record(const RecordOptions& o) {
   }
   auto env = program_env(*lib, dir.string(), o, service ? service->address() : std::string(),
                          tsc_start);
-  auto ended = run_program(*program, o.command, env);
+  std::unique_ptr<SchedRecorder> sched;
+  std::function<void(pid_t)> before_exec;
+  if (o.scheduler)
+    before_exec = [&](pid_t pid) {
+      sched = SchedRecorder::start(pid, (dir / format::kSchedFileName).string());
+      if (!sched->unavailable().empty())
+        warn(cmd, "scheduler time not recorded: " + sched->unavailable() +
+                      "; times will include the time threads waited for a CPU");
+    };
+  auto ended = run_program(*program, o.command, env, before_exec);
+  if (sched) sched->finish();
   if (!ended) return fail(cmd, ended.error(), 127);
 
   session.end_unix_ns = unix_ns();
@@ -234,6 +248,9 @@ CommandRegistration registration_record{"record", [](CLI::App& app, int& status)
   sub->add_flag("--auto-args", o->auto_args,
                 "Record the arguments and return values of every function with debug info, "
                 "as its DWARF declares them (scalars, pointers, strings)");
+  sub->add_flag("!--no-scheduler", o->scheduler,
+                "Do not record when threads were off the CPU (the kernel's context switches); "
+                "times then include the time a thread waited for a CPU");
   sub->add_flag("--untraced-ok", o->untraced_ok,
                 "If DIR cannot be created or written, run the program untraced with a warning "
                 "instead of failing");

@@ -70,7 +70,7 @@ int run_replay(const ReplayOptions& o) {
       const auto& name = reader.header().thread_name;
       printer.raw_line(report::replay_thread_header(tf.tid,
                                                     std::string(name, strnlen(name, sizeof name))));
-      analysis::walk_filtered(reader, printer, &*filters, &names, proc,
+      analysis::walk_filtered(reader, printer, &*filters, &names, proc, tf,
                               !o.no_compensation, [&](uint64_t bytes) {
         if (tick) {
           printer.flush_settled();  // keep stdout ahead of the progress line

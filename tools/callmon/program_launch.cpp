@@ -52,9 +52,9 @@ uint64_t mono_ns() {
   return static_cast<uint64_t>(ts.tv_sec) * 1000000000ull + static_cast<uint64_t>(ts.tv_nsec);
 }
 
-// One (tsc, ns) pair, taking the tightest of a few tries so the pair is read within a
-// fraction of a microsecond.
-void read_pair(uint64_t& tsc, uint64_t& ns) {
+}  // namespace
+
+void read_clock_pair(uint64_t& tsc, uint64_t& ns) {
   uint64_t best = UINT64_MAX;
   for (int i = 0; i < 16; ++i) {
     uint64_t a = mono_ns(), t = __rdtsc(), b = mono_ns();
@@ -65,8 +65,6 @@ void read_pair(uint64_t& tsc, uint64_t& ns) {
     }
   }
 }
-
-}  // namespace
 
 Result<std::string> resolve_program(const std::string& name) {
   if (name.empty()) return Error{"no program given"};
@@ -89,7 +87,8 @@ Result<std::string> resolve_program(const std::string& name) {
 }
 
 Result<ChildExit> run_program(const std::string& path, const std::vector<std::string>& args,
-                              const std::vector<std::string>& env) {
+                              const std::vector<std::string>& env,
+                              const std::function<void(pid_t)>& before_exec) {
   std::vector<char*> argv, envp;
   for (auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
   argv.push_back(nullptr);
@@ -98,10 +97,23 @@ Result<ChildExit> run_program(const std::string& path, const std::vector<std::st
 
   int pipefd[2];
   if (pipe2(pipefd, O_CLOEXEC) != 0) return Error{std::string("pipe: ") + std::strerror(errno)};
+  // The child waits for the end of `go` (closed by us once before_exec has run) before exec.
+  int go[2] = {-1, -1};
+  if (before_exec && pipe2(go, O_CLOEXEC) != 0) {
+    close(pipefd[0]);
+    close(pipefd[1]);
+    return Error{std::string("pipe: ") + std::strerror(errno)};
+  }
   pid_t pid = fork();
   if (pid < 0) return Error{std::string("fork: ") + std::strerror(errno)};
   if (pid == 0) {
     close(pipefd[0]);
+    if (go[0] >= 0) {
+      close(go[1]);
+      char c;
+      while (read(go[0], &c, 1) < 0 && errno == EINTR) {
+      }
+    }
     execve(path.c_str(), argv.data(), envp.data());
     int err = errno;
     ssize_t w = write(pipefd[1], &err, sizeof err);
@@ -109,6 +121,11 @@ Result<ChildExit> run_program(const std::string& path, const std::vector<std::st
     _exit(127);
   }
   close(pipefd[1]);
+  if (before_exec) {
+    close(go[0]);
+    before_exec(pid);
+    close(go[1]);
+  }
   g_child_pid = pid;
   struct sigaction ignore {}, forward{}, old_int{}, old_quit{};
   ignore.sa_handler = SIG_IGN;
@@ -186,19 +203,19 @@ std::vector<std::string> preload_env(const std::string& runtime) {
 
 TscStart tsc_measure_start() {
   TscStart s;
-  read_pair(s.tsc, s.ns);
+  read_clock_pair(s.tsc, s.ns);
   return s;
 }
 
 double tsc_measure_finish(const TscStart& start, uint64_t min_span_ns) {
   uint64_t t1 = 0, n1 = 0;
-  read_pair(t1, n1);
+  read_clock_pair(t1, n1);
   if (n1 > start.ns && n1 - start.ns < min_span_ns) {
     uint64_t left = min_span_ns - (n1 - start.ns);
     timespec pause{static_cast<time_t>(left / 1000000000), static_cast<long>(left % 1000000000)};
     while (nanosleep(&pause, &pause) != 0 && errno == EINTR) {
     }
-    read_pair(t1, n1);
+    read_clock_pair(t1, n1);
   }
   if (n1 <= start.ns || t1 <= start.tsc) return 0;
   return static_cast<double>(t1 - start.tsc) * 1e9 / static_cast<double>(n1 - start.ns);

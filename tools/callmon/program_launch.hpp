@@ -3,7 +3,10 @@
 // callmon passes on unchanged.
 #pragma once
 
+#include <sys/types.h>
+
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -25,9 +28,12 @@ struct ChildExit {
 // Runs `path` with `args` (args[0] is argv[0]) and `env`, waits for it and returns how it
 // ended. While it runs, SIGINT and SIGQUIT are ignored here (the terminal delivers them to
 // the child, which decides) and SIGTERM, SIGHUP, SIGUSR1 and SIGUSR2 are forwarded to it.
+// `before_exec`, when given, runs here with the child's pid while the child waits before
+// its exec (what must see the program from its first instruction: the scheduler recorder).
 // Errors: fork failed, exec failed (reported through a close-on-exec pipe).
 Result<ChildExit> run_program(const std::string& path, const std::vector<std::string>& args,
-                              const std::vector<std::string>& env);
+                              const std::vector<std::string>& env,
+                              const std::function<void(pid_t)>& before_exec = {});
 
 // `name` (e.g. "libcallmon.so", "callmon-trace.so") in the library directory next to this
 // executable: <prefix>/bin/callmon -> <prefix>/lib/NAME (the build tree and `cmake
@@ -58,6 +64,9 @@ struct TscStart {
   uint64_t ns = 0;
 };
 TscStart tsc_measure_start();
+// One (TSC, CLOCK_MONOTONIC ns) pair read within a fraction of a microsecond: the tightest
+// of a few tries, the ns at the middle of the TSC read's bracket.
+void read_clock_pair(uint64_t& tsc, uint64_t& ns);
 double tsc_measure_finish(const TscStart& start, uint64_t min_span_ns = 3000000);
 
 }  // namespace callmon::tools
