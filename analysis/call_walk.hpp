@@ -36,7 +36,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "format/sched_reader.hpp"
+#include "format/sched_file.hpp"
 #include "format/thread_reader.hpp"
 
 namespace callmon::analysis {
@@ -76,7 +76,7 @@ struct FinishedCall {
 //   uint32_t on_enter(uint64_t addr, uint64_t ticks, uint32_t depth, bool inherited);
 //   void on_call(const FinishedCall& call);          // innermost first
 //   void on_special(const format::Event& ev, uint32_t depth);  // FORK EXEC END LOST SYNC
-//                                                              // PAUSE
+//                                                              // PAUSE CALIB
 // and optionally (only sinks that show recorded values):
 //   void on_args(const format::Event& ev, uint32_t depth, uint32_t slot);
 //       ev: a kArgs event; depth and slot: those of the innermost open call, its owner
@@ -95,11 +95,21 @@ struct WalkCost {
   double outer = 0;  // the whole pair, which each call adds to its caller's interval
   // The cost's uncertainty, as factors: the true cost lies within [low, high] x the above.
   double low = 1, high = 1;
-  // Program work one probe pair can hide under its own instructions (an unordered clock
-  // lets the work before and after a read run on while the probe does): the true figures
-  // may be larger by this much per pair.
-  double overlap = 0;
+  // How far the true figures may lie from the compensated ones per probe pair, beyond the
+  // cost's own uncertainty, because the probes change how the program's work runs: above
+  // (`overlap_up`: an unordered clock lets work run on under a probe, hidden from every
+  // interval) and below (`overlap_down`: probes keep calls' work from running side by
+  // side). Measured by the calibration on program-like work (docs/runtime.md).
+  double overlap_up = 0;
+  double overlap_down = 0;
+  // Added to each calibration in the run (CALIB records) before it replaces inner and
+  // outer: the host bursts expected where no check looks (compensation.hpp).
+  double extra_inner = 0, extra_outer = 0;
 };
+
+// The least uncertainty a calibration's cost carries (a fraction of it): the mean of a
+// block of ~500 samples on a clock that moves in steps of ~20 ticks.
+inline constexpr double kCalibrationNoise = 0.03;
 
 template <class Sink>
 class CallWalker {
@@ -108,14 +118,20 @@ class CallWalker {
 
   // The probes' cost: each call's self loses `inner` for its own pair and `outer - inner`
   // for each of its children's, never going below zero.
-  void set_cost(const WalkCost& cost) { cost_ = cost; }
+  // CALIB records (calibrations in the run) then replace the cost from where they are on,
+  // with the two latest setting its uncertainty.
+  void set_cost(const WalkCost& cost) {
+    cost_ = cost;
+    cost_set_ = true;
+    last_calib_outer_ = 0;
+  }
   void set_probe_cost(double inner, double outer) { set_cost(WalkCost{inner, outer}); }
 
   // The recorder's pauses and the preempted intervals (set_offcpu) leave every call open
   // while they lasted (and so the innermost one's self). Off: they are only counted.
   void subtract_pauses(bool on) { subtract_pauses_ = on; }
 
-  // The thread's off-CPU intervals, sorted by start, in ticks (format/sched_reader.hpp).
+  // The thread's off-CPU intervals, sorted by start, in ticks (format/sched_file.hpp).
   // Each is applied to the gap between the two records around it (clipped to that gap, so
   // a clock conversion error of a few microseconds cannot move it into a call it did not
   // interrupt). `offcpu` must outlive the walk.
@@ -172,6 +188,10 @@ class CallWalker {
       }
       case format::Event::kInherit:
         push(ev.addr, first_ticks_, true);
+        break;
+      case format::Event::kCalib:
+        if (cost_set_) note_calibration(ev);
+        sink_.on_special(ev, static_cast<uint32_t>(stack_.size()));
         break;
       case format::Event::kPause:
         paused_ += ev.count;
@@ -239,8 +259,8 @@ class CallWalker {
     uint64_t child_hi = 0;
     uint64_t children = 0;
     uint64_t descendants = 0;  // calls made below this one
-    uint32_t slot;
-    bool inherited;
+    uint32_t slot = 0;
+    bool inherited = false;
   };
 
   void push(uint64_t addr, uint64_t ticks, bool inherited) {
@@ -273,6 +293,20 @@ class CallWalker {
       ++next_off_;
     }
     next_off_start_ = next_off_ < v.size() ? std::max(v[next_off_].start, t) : UINT64_MAX;
+  }
+
+  // A calibration in the run: its cost applies from here on; the previous one and it bound
+  // the cost between them (with kCalibrationNoise at least on either side).
+  void note_calibration(const format::Event& ev) {
+    double inner = static_cast<double>(ev.count) / format::kCalibScale;
+    double outer = static_cast<double>(ev.addr) / format::kCalibScale;
+    if (outer <= 0) return;
+    double prev = last_calib_outer_ > 0 ? last_calib_outer_ : outer;
+    last_calib_outer_ = outer;
+    cost_.inner = inner + cost_.extra_inner;
+    cost_.outer = outer + cost_.extra_outer;
+    cost_.low = std::min(1 - kCalibrationNoise, std::min(prev, outer) / outer);
+    cost_.high = std::max(1 + kCalibrationNoise, std::max(prev, outer) / outer);
   }
 
   // Ticks of [from, to] that preempted intervals of the current gap cover.
@@ -329,16 +363,19 @@ class CallWalker {
       self -= sub;
     }
     call.self = self > 0 ? static_cast<uint64_t>(self) : 0;
-    double lo = std::floor(own_part - cost * cost_.high);
-    double hi_base = std::ceil(own_part - cost * cost_.low);
-    call.self_lo = std::min(call.self, lo > 0 ? static_cast<uint64_t>(lo) : uint64_t{0});
-    uint64_t self_hi_base =
-        std::max(call.self, hi_base > 0 ? static_cast<uint64_t>(hi_base) : uint64_t{0});
-    call.self_hi = self_hi_base + overlap_ticks(1 + f.children);
+    // The range: the cost at its dearest and cheapest, then the overlap of the pairs that
+    // border the call's own time (its own and its children's) or, for its inclusive time,
+    // that lie inside it (its own and its descendants'). The _base figures add up over a
+    // subtree; the overlap terms are applied per figure.
+    uint64_t self_lo_base = clamp_ticks(std::floor(own_part - cost * cost_.high));
+    uint64_t self_hi_base = clamp_ticks(std::ceil(own_part - cost * cost_.low));
+    call.self_lo = std::min(call.self, sub_ticks(self_lo_base, cost_.overlap_down, 1 + f.children));
+    call.self_hi = std::max(call.self, self_hi_base + overlap_ticks(cost_.overlap_up, 1 + f.children));
     call.time = call.self + f.child_time;
-    call.time_lo = call.self_lo + f.child_lo;
+    uint64_t time_lo_base = self_lo_base + f.child_lo;
     uint64_t time_hi_base = self_hi_base + f.child_hi;
-    call.time_hi = time_hi_base + overlap_ticks(1 + f.descendants);
+    call.time_lo = std::min(call.time, sub_ticks(time_lo_base, cost_.overlap_down, 1 + f.descendants));
+    call.time_hi = std::max(call.time, time_hi_base + overlap_ticks(cost_.overlap_up, 1 + f.descendants));
     call.depth = static_cast<uint32_t>(stack_.size() - 1);
     call.slot = f.slot;
     call.exit = kind;
@@ -349,7 +386,7 @@ class CallWalker {
       OpenFrame& parent = stack_.back();
       parent.child_span += span;
       parent.child_time += call.time;
-      parent.child_lo += call.time_lo;
+      parent.child_lo += time_lo_base;
       parent.child_hi += time_hi_base;
       parent.children += 1;
       parent.descendants += below;
@@ -358,12 +395,16 @@ class CallWalker {
     if constexpr (RetvalSink<Sink>) popped_ = call;
   }
 
-  // What `pairs` probe pairs can hide of the program's work, rounded up (WalkCost::overlap).
-  uint64_t overlap_ticks(uint64_t pairs) const {
-    return cost_.overlap > 0
-               ? static_cast<uint64_t>(std::ceil(cost_.overlap * static_cast<double>(pairs)))
-               : 0;
+  // `per_pair` ticks for `pairs` probe pairs, rounded up (WalkCost::overlap_*).
+  static uint64_t overlap_ticks(double per_pair, uint64_t pairs) {
+    return per_pair > 0 ? clamp_ticks(std::ceil(per_pair * static_cast<double>(pairs))) : 0;
   }
+  // `base` less that much, not below 0.
+  static uint64_t sub_ticks(uint64_t base, double per_pair, uint64_t pairs) {
+    uint64_t d = overlap_ticks(per_pair, pairs);
+    return base > d ? base - d : 0;
+  }
+  static uint64_t clamp_ticks(double v) { return v > 0 ? static_cast<uint64_t>(v) : 0; }
 
   Sink& sink_;
   std::vector<OpenFrame> stack_;
@@ -377,6 +418,8 @@ class CallWalker {
   bool ended_cleanly_ = false;
   bool saw_end_ = false;
   WalkCost cost_;
+  bool cost_set_ = false;
+  double last_calib_outer_ = 0;  // the last CALIB record's outer cost (0: none yet)
   uint64_t paused_ = 0;      // PAUSE ticks, as recorded
   uint64_t removed_ = 0;     // PAUSE ticks not also preempted: what pauses take out
   uint64_t preempted_ = 0;   // off-CPU ticks while runnable (taken out)

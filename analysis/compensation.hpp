@@ -3,6 +3,7 @@
 // the program's uninstrumented ones. On by default; `--no-compensation` turns it off.
 #pragma once
 
+#include <algorithm>
 #include <optional>
 
 #include "analysis/call_walk.hpp"
@@ -38,6 +39,31 @@ inline std::optional<format::ProbeCost> process_probe_cost(const format::Process
   return probe_cost_with_bursts(*cost, proc.entry_checked_ticks, proc.entry_burst_ticks);
 }
 
+// What the call walk charges the probes in `proc` until a thread's first calibration in the
+// run: process_probe_cost, uncertain between its calibrations' cheapest and dearest (start-up
+// and exit), by kCalibrationNoise at least. None without a calibration.
+inline std::optional<WalkCost> process_walk_cost(const format::ProcessRecording& proc) {
+  std::optional<format::ProbeCost> c = process_probe_cost(proc);
+  if (!c) return std::nullopt;
+  std::optional<format::ProbeCost> calibrated = proc.meta.probe_cost();
+  WalkCost w;
+  w.inner = c->inner_ticks;
+  w.outer = c->outer_ticks;
+  w.extra_inner = c->inner_ticks - calibrated->inner_ticks;
+  w.extra_outer = c->outer_ticks - calibrated->outer_ticks;
+  double hi = calibrated->outer_ticks;
+  for (const format::ProbeCost& k : proc.meta.calibrations)
+    if (k.measured()) hi = std::max(hi, k.outer_ticks);
+  w.low = 1 - kCalibrationNoise;
+  w.high = std::max(1 + kCalibrationNoise, hi / calibrated->outer_ticks);
+  // The overlap, as the calibration measured it. A recording from before that measurement:
+  // up to half a probe pair either way, what it measured on this project's VMs at most.
+  bool measured = calibrated->overlap_up_ticks >= 0;
+  w.overlap_up = measured ? calibrated->overlap_up_ticks : calibrated->outer_ticks / 2;
+  w.overlap_down = measured ? calibrated->overlap_down_ticks : calibrated->outer_ticks / 2;
+  return w;
+}
+
 // Sets `walker` up for a thread of `proc`: its off-CPU intervals (always: the blocked and
 // preempted times are counted either way) and, when `enabled`, compensation: the probe
 // cost of `proc` (process_probe_cost) when the recording has one, the recorder's pauses
@@ -48,8 +74,7 @@ void apply_compensation(CallWalker<Sink>& walker, const format::ProcessRecording
   walker.set_offcpu(&thread.offcpu);
   walker.subtract_pauses(enabled);
   if (!enabled) return;
-  if (std::optional<format::ProbeCost> c = process_probe_cost(proc))
-    walker.set_probe_cost(c->inner_ticks, c->outer_ticks);
+  if (std::optional<WalkCost> c = process_walk_cost(proc)) walker.set_cost(*c);
 }
 
 }  // namespace callmon::analysis

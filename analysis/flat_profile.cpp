@@ -13,6 +13,12 @@ void FuncTicks::merge(const FuncTicks& o) {
   incl += o.incl;
   min = std::min(min, o.min);
   max = std::max(max, o.max);
+  total_lo += o.total_lo;
+  total_hi += o.total_hi;
+  self_lo += o.self_lo;
+  self_hi += o.self_hi;
+  preempted += o.preempted;
+  offcpu += o.offcpu;
 }
 
 void FunctionRow::merge(const FunctionRow& o) {
@@ -23,6 +29,12 @@ void FunctionRow::merge(const FunctionRow& o) {
   total_ns += o.total_ns;
   self_ns += o.self_ns;
   incl_ns += o.incl_ns;
+  total_lo_ns += o.total_lo_ns;
+  total_hi_ns += o.total_hi_ns;
+  self_lo_ns += o.self_lo_ns;
+  self_hi_ns += o.self_hi_ns;
+  preempted_ns += o.preempted_ns;
+  offcpu_ns += o.offcpu_ns;
   if (file.empty() && !o.file.empty()) {
     file = o.file;
     line = o.line;

@@ -22,6 +22,11 @@ struct FuncTicks {
   uint64_t incl = 0;   // sum of every call's inclusive duration (for the average)
   uint64_t min = UINT64_MAX;
   uint64_t max = 0;
+  // Ranges holding the true total and self (FinishedCall), summed like total and self.
+  uint64_t total_lo = 0, total_hi = 0;
+  uint64_t self_lo = 0, self_hi = 0;
+  uint64_t preempted = 0;  // taken out of total (outermost activations, as total)
+  uint64_t offcpu = 0;     // blocked time inside total (outermost activations)
   uint32_t active = 0;  // activations open on the walked thread's stack right now
 
   // Adds the counters of `other` (same function, another thread).
@@ -49,9 +54,17 @@ class ProfileSink {
     FuncTicks& f = funcs_[call.slot];
     uint64_t d = call.time;
     // Only the outermost activation adds to the total, so recursion is counted once.
-    if (--f.active == 0) f.total += d;
+    if (--f.active == 0) {
+      f.total += d;
+      f.total_lo += call.time_lo;
+      f.total_hi += call.time_hi;
+      f.preempted += call.preempted;
+      f.offcpu += call.offcpu;
+    }
     ++f.calls;
     f.self += call.self;
+    f.self_lo += call.self_lo;
+    f.self_hi += call.self_hi;
     f.incl += d;
     if (d < f.min) f.min = d;
     if (d > f.max) f.max = d;
@@ -85,6 +98,11 @@ struct FunctionRow {
   double incl_ns = 0;  // sum of inclusive durations
   double min_ns = 0;
   double max_ns = 0;
+  // Ranges holding the true total and self; equal to them when exact (figure_range.hpp).
+  double total_lo_ns = 0, total_hi_ns = 0;
+  double self_lo_ns = 0, self_hi_ns = 0;
+  double preempted_ns = 0;  // time its thread was preempted, taken out of total_ns
+  double offcpu_ns = 0;     // time its thread was blocked (sleep, I/O, locks), inside total_ns
 
   double avg_ns() const { return calls ? incl_ns / static_cast<double>(calls) : 0; }
   // Adds another row of the same function (another process or thread).

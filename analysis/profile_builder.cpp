@@ -48,9 +48,14 @@ std::vector<FunctionRow> to_rows(const std::vector<FuncTicks>& funcs,
     row.line = s.line;
     row.calls = f.calls;
     row.total_ns = meta.ticks_to_ns(f.total);
-    // Compensation is an estimate: keep what it gives within [0, total].
     row.self_ns = meta.ticks_to_ns(
         static_cast<uint64_t>(std::clamp<int64_t>(f.self, 0, static_cast<int64_t>(f.total))));
+    row.total_lo_ns = meta.ticks_to_ns(f.total_lo);
+    row.total_hi_ns = meta.ticks_to_ns(f.total_hi);
+    row.self_lo_ns = meta.ticks_to_ns(f.self_lo);
+    row.self_hi_ns = meta.ticks_to_ns(f.self_hi);
+    row.preempted_ns = meta.ticks_to_ns(f.preempted);
+    row.offcpu_ns = meta.ticks_to_ns(f.offcpu);
     row.incl_ns = meta.ticks_to_ns(f.incl);
     row.min_ns = meta.ticks_to_ns(f.min);
     row.max_ns = meta.ticks_to_ns(f.max);

@@ -9,6 +9,7 @@
 
 #include "analysis/call_walk.hpp"
 #include "analysis/compensation.hpp"
+#include "analysis/sched_note.hpp"
 
 namespace callmon::analysis {
 namespace {
@@ -18,6 +19,8 @@ struct InfoSink {
   uint64_t calls = 0;
   uint64_t lost = 0;
   format::Event::Type last_close = format::Event::kEnd;  // last END or EXEC seen
+  uint64_t calibrations = 0;
+  uint64_t calib_min = UINT64_MAX, calib_max = 0;  // outer cost, ticks x kCalibScale
 
   uint32_t on_enter(uint64_t, uint64_t, uint32_t, bool) { return 0; }
   void on_call(const FinishedCall& c) {
@@ -26,6 +29,11 @@ struct InfoSink {
   void on_special(const format::Event& ev, uint32_t) {
     if (ev.type == format::Event::kLost) lost += ev.count;
     if (ev.type == format::Event::kEnd || ev.type == format::Event::kExec) last_close = ev.type;
+    if (ev.type == format::Event::kCalib) {
+      ++calibrations;
+      calib_min = std::min(calib_min, ev.addr);
+      calib_max = std::max(calib_max, ev.addr);
+    }
   }
 };
 
@@ -41,6 +49,7 @@ Result<RecordingInfo> gather_info(const format::Recording& rec, const ProgressFn
   RecordingInfo info;
   info.dir = rec.dir;
   info.session = rec.session;
+  info.scheduler = scheduler_status(rec);
   for (const std::string& w : rec.warnings) info.warnings.push_back(w);
 
   std::vector<std::string> paths;
@@ -75,6 +84,7 @@ Result<RecordingInfo> gather_info(const format::Recording& rec, const ProgressFn
       format::ThreadReader& reader = opened.value();
       InfoSink sink;
       CallWalker<InfoSink> walker(sink);
+      walker.set_offcpu(&tf.offcpu);
       ThreadInfo ti;
       ti.events = walk_thread(reader, walker, [&](uint64_t bytes) {
         if (progress) progress(done_bytes + bytes, total_bytes);
@@ -98,6 +108,15 @@ Result<RecordingInfo> gather_info(const format::Recording& rec, const ProgressFn
       ti.event_bytes = reader.bytes_read();
       ti.paused_ns = meta.ticks_to_ns(walker.paused_ticks());
       ti.burst_ns = meta.ticks_to_ns(h.burst_ticks);
+      ti.preempted_ns = meta.ticks_to_ns(walker.preempted_ticks());
+      ti.blocked_ns = meta.ticks_to_ns(walker.blocked_ticks());
+      ti.preemptions = walker.preemptions();
+      ti.blocks = walker.blocks();
+      ti.calibrations = sink.calibrations;
+      if (sink.calibrations) {
+        ti.calibration_min_ns = meta.ticks_to_ns(static_cast<double>(sink.calib_min) / format::kCalibScale);
+        ti.calibration_max_ns = meta.ticks_to_ns(static_cast<double>(sink.calib_max) / format::kCalibScale);
+      }
       ti.bursts = h.burst_count;
       ti.unmatched_exits = h.unmatched_exits + walker.unmatched_exits();
       ti.lost_events = std::max<uint64_t>(h.lost_events, sink.lost);

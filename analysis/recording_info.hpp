@@ -29,6 +29,16 @@ struct ThreadInfo {
   uint64_t bytes = 0;         // file size
   uint64_t event_bytes = 0;   // bytes of records read (the trace's own size)
   double paused_ns = 0;       // time the recorder held the thread (PAUSE records)
+  // Off the CPU between its first and last records (session.sched): preempted (taken out of
+  // the times) and blocked (kept in them), and how many times each.
+  double preempted_ns = 0;
+  double blocked_ns = 0;
+  uint64_t preemptions = 0;
+  uint64_t blocks = 0;
+  // Calibrations in the run (CALIB records): how many, and the cheapest and dearest cost.
+  uint64_t calibrations = 0;
+  double calibration_min_ns = 0;
+  double calibration_max_ns = 0;
   double burst_ns = 0;        // of which host bursts the fenced probes caught (header)
   uint64_t bursts = 0;
   uint64_t unmatched_exits = 0;  // header counter + exits the walk could not match
@@ -61,6 +71,7 @@ struct ProcessInfo {
 struct RecordingInfo {
   std::string dir;
   std::optional<format::Session> session;
+  std::string scheduler;  // sched_note.hpp, scheduler_status
   std::vector<ProcessInfo> processes;
   uint64_t events = 0;
   uint64_t calls = 0;

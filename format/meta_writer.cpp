@@ -27,6 +27,9 @@ Status write_process_meta(const std::string& path, const ProcessMeta& meta,
     if (c.exposed_in_ticks || c.exposed_out_ticks)
       fmt::format_to(o, "overhead-exposed {:.3f} {:.3f}\n", c.exposed_in_ticks,
                      c.exposed_out_ticks);
+    if (c.overlap_up_ticks >= 0)
+      fmt::format_to(o, "overhead-overlap {:.3f} {:.3f}\n", c.overlap_up_ticks,
+                     c.overlap_down_ticks);
   }
   for (const auto& m : meta.modules)
     fmt::format_to(o, "module {:x} {:x} {:x} {}\n", m.start, m.end, m.bias, m.path);

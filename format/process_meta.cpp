@@ -129,6 +129,13 @@ bool parse_record(ProcessMeta& m, std::string_view name, std::string_view rest,
         c.exposed_in_ticks > c.inner_ticks + 0.01 ||
         c.exposed_out_ticks > c.outer_ticks - c.inner_ticks + 0.01)
       return false;
+  } else if (name == "overhead-overlap") {
+    auto f = split(rest, 3);
+    if (f.size() != 2 || m.calibrations.empty()) return false;
+    ProbeCost& c = m.calibrations.back();
+    if (!parse_non_negative(f[0], c.overlap_up_ticks) ||
+        !parse_non_negative(f[1], c.overlap_down_ticks))
+      return false;
   } else if (name == "symbol") {
     // The name is the rest of the line: demangled C++ names contain spaces.
     auto f = split(rest, 2);

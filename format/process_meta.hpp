@@ -34,6 +34,12 @@ struct ProbeCost {
   // burst check of the hooks covers; a host burst there is not caught (docs/runtime.md).
   double exposed_in_ticks = 0;
   double exposed_out_ticks = 0;
+  // `overhead-overlap` line: per probe pair, how far the compensated time of program-like
+  // work fell below (up: the true figure may be larger) and rose above (down) its
+  // uninstrumented time in the calibration (docs/runtime.md, "The overlap"); -1: not
+  // measured (older recordings).
+  double overlap_up_ticks = -1;
+  double overlap_down_ticks = -1;
 
   // False for `overhead 0 0`: the runtime's calibration took a slow path and measured nothing.
   bool measured() const { return outer_ticks > 0; }

@@ -129,7 +129,7 @@ Result<Recording> open_recording(const std::string& dir) {
                                            p.string()));
         continue;
       }
-      t.file = {p.string(), static_cast<uint32_t>(t.tid)};
+      t.file = {p.string(), static_cast<uint32_t>(t.tid), {}};
       ThreadFileHeader h = thread_header(t.file.path);
       t.start_ticks = h.start_ticks;
       t.entry_checked_ticks = h.entry_checked_ticks;

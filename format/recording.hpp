@@ -8,7 +8,7 @@
 
 #include "format/process_meta.hpp"
 #include "format/result.hpp"
-#include "format/sched_reader.hpp"
+#include "format/sched_file.hpp"
 #include "format/session.hpp"
 
 namespace callmon::format {

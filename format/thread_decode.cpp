@@ -223,6 +223,16 @@ bool ThreadReader::decode_special(uint64_t v, const uint8_t*& p, Event& ev) {
       type = Event::kPause;
       count = fields[0];
       break;
+    case kCodeCalib:
+      if (!read(fields, 2)) return false;
+      if (fields[0] > fields[1] || fields[1] > (uint64_t{1} << 40)) {
+        abandon_chunk(rec, "a CALIB record with impossible costs", false);
+        return false;
+      }
+      type = Event::kCalib;
+      count = fields[0];
+      addr = fields[1];
+      break;
     case kCodeArgs:
     case kCodeRetval:
       // The payload is only delimited here; format/arg_values.hpp decodes it.

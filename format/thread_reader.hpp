@@ -25,6 +25,7 @@ struct Event {
     kLost,     // count events could not be stored
     kSync,     // count = monotonic ns at ticks
     kPause,    // count ticks up to `ticks` were the recorder's, not the program's
+    kCalib,    // count, addr: inner and outer probe cost measured here (ticks x kCalibScale)
     // kArgs and kRetval stay last: the call walk tests `type >= kArgs` to set them apart.
     kArgs,     // data/size: the argument values (format/args.hpp) of the innermost open call
     kRetval,   // data/size: the return value of the call whose EXIT came just before (of the

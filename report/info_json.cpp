@@ -32,6 +32,7 @@ std::string render_info_json(const analysis::RecordingInfo& info) {
   } else {
     root["clock"] = nullptr;
   }
+  root["scheduler"] = info.scheduler;
   json procs = json::array();
   for (const analysis::ProcessInfo& p : info.processes) {
     json threads = json::array();
@@ -48,6 +49,11 @@ std::string render_info_json(const analysis::RecordingInfo& info) {
                              {"paused_ns", ns_int(t.paused_ns)},
                              {"host_burst_ns", ns_int(t.burst_ns)},
                              {"host_bursts", t.bursts},
+                             {"preempted_ns", ns_int(t.preempted_ns)},
+                             {"preemptions", t.preemptions},
+                             {"blocked_ns", ns_int(t.blocked_ns)},
+                             {"blocks", t.blocks},
+                             {"calibrations", t.calibrations},
                              {"first_ns", ns_int(t.first_ns)},
                              {"last_ns", ns_int(t.last_ns)},
                              {"duration_ns", ns_int(t.duration_ns)},

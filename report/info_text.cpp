@@ -71,6 +71,7 @@ std::string render_info_text(const analysis::RecordingInfo& info) {
     out += fmt::format("clock:     {}, {:.0f} ticks per second\n", p.clock_kind,
                        p.ticks_per_second);
   }
+  out += fmt::format("scheduler: {}\n", info.scheduler);
   out += fmt::format("processes: {}\n", info.processes.size());
   const double start = recording_start(info);
   for (const analysis::ProcessInfo& p : info.processes) {
@@ -101,6 +102,16 @@ std::string render_info_text(const analysis::RecordingInfo& info) {
       if (t.bursts > 0)
         out += fmt::format("      the host took the CPU {} inside the probes, {} in all (compensation takes it out)\n",
                            count_of(t.bursts, "time", "times"), human_duration(t.burst_ns));
+      if (t.preemptions > 0)
+        out += fmt::format("      preempted {}, {} in all (other programs' time: compensation takes it out)\n",
+                           count_of(t.preemptions, "time", "times"), human_duration(t.preempted_ns));
+      if (t.blocks > 0)
+        out += fmt::format("      blocked {}, {} in all (sleep, I/O, locks: kept in the times, shown as off-CPU)\n",
+                           count_of(t.blocks, "time", "times"), human_duration(t.blocked_ns));
+      if (t.calibrations > 0)
+        out += fmt::format("      probes calibrated again {} in the run: {:.1f} to {:.1f} ns per call\n",
+                           count_of(t.calibrations, "time", "times"), t.calibration_min_ns,
+                           t.calibration_max_ns);
     }
   }
   out += fmt::format("totals:    {}, {}, duration {}\n", count_of(info.events, "event", "events"),

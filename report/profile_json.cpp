@@ -3,6 +3,7 @@
 
 #include <cmath>
 
+#include "analysis/figure_range.hpp"
 #include "report/profile_render.hpp"
 #include "report/units.hpp"
 
@@ -14,16 +15,24 @@ using json = nlohmann::ordered_json;
 json rows_json(const std::vector<analysis::FunctionRow>& rows) {
   json arr = json::array();
   for (const analysis::FunctionRow& r : rows) {
-    arr.push_back(json{{"name", r.name},
-                       {"module", r.module},
-                       {"file", r.file},
-                       {"line", r.line},
-                       {"calls", r.calls},
-                       {"total_ns", ns_int(r.total_ns)},
-                       {"self_ns", ns_int(r.self_ns)},
-                       {"avg_ns", ns_int(r.avg_ns())},
-                       {"min_ns", ns_int(r.min_ns)},
-                       {"max_ns", ns_int(r.max_ns)}});
+    json j{{"name", r.name},
+           {"module", r.module},
+           {"file", r.file},
+           {"line", r.line},
+           {"calls", r.calls},
+           {"total_ns", ns_int(r.total_ns)},
+           {"self_ns", ns_int(r.self_ns)},
+           {"avg_ns", ns_int(r.avg_ns())},
+           {"min_ns", ns_int(r.min_ns)},
+           {"max_ns", ns_int(r.max_ns)},
+           {"offcpu_ns", ns_int(r.offcpu_ns)},
+           {"preempted_ns", ns_int(r.preempted_ns)}};
+    // The ranges of the figures that are uncertain (analysis/figure_range.hpp).
+    if (analysis::is_uncertain(r.total_lo_ns, r.total_hi_ns))
+      j["total_ns_range"] = json::array({ns_int(r.total_lo_ns), ns_int(r.total_hi_ns)});
+    if (analysis::is_uncertain(r.self_lo_ns, r.self_hi_ns))
+      j["self_ns_range"] = json::array({ns_int(r.self_lo_ns), ns_int(r.self_hi_ns)});
+    arr.push_back(std::move(j));
   }
   return arr;
 }

@@ -1,6 +1,7 @@
 // Text and CSV renderings of the flat profile (profile_render.hpp).
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <array>
 #include <cmath>
 
@@ -12,25 +13,38 @@ namespace {
 
 using analysis::FunctionRow;
 
-// One aligned table: numeric columns right-aligned, the function name last.
+// One aligned table: numeric columns right-aligned, the function name last. Total and Self
+// show their range where it is wide (human_figure); when some row's thread was off the CPU
+// in it, the blocked (Off-CPU) and preempted times follow.
 void append_table(std::string& out, const std::vector<FunctionRow>& rows) {
-  constexpr size_t kCols = 6;
-  static const std::array<const char*, kCols> heads = {"Total", "Self", "Calls",
-                                                       "Avg",   "Min",  "Max"};
-  std::vector<std::array<std::string, kCols>> cells;
-  std::array<size_t, kCols> width{};
-  for (size_t c = 0; c < kCols; ++c) width[c] = std::string(heads[c]).size();
+  bool scheduler = std::any_of(rows.begin(), rows.end(), [](const FunctionRow& r) {
+    return r.offcpu_ns > 0 || r.preempted_ns > 0;
+  });
+  std::vector<const char*> heads = {"Total", "Self", "Calls", "Avg", "Min", "Max"};
+  if (scheduler) {
+    heads.push_back("Off-CPU");
+    heads.push_back("Preempted");
+  }
+  const size_t cols = heads.size();
+  std::vector<std::vector<std::string>> cells;
+  std::vector<size_t> width(cols);
+  for (size_t c = 0; c < cols; ++c) width[c] = std::string(heads[c]).size();
   for (const FunctionRow& r : rows) {
-    std::array<std::string, kCols> line = {
-        human_duration(r.total_ns), human_duration(r.self_ns), std::to_string(r.calls),
+    std::vector<std::string> line = {
+        human_figure(r.total_ns, r.total_lo_ns, r.total_hi_ns),
+        human_figure(r.self_ns, r.self_lo_ns, r.self_hi_ns), std::to_string(r.calls),
         human_duration(r.avg_ns()), human_duration(r.min_ns), human_duration(r.max_ns)};
-    for (size_t c = 0; c < kCols; ++c) width[c] = std::max(width[c], line[c].size());
+    if (scheduler) {
+      line.push_back(human_duration(r.offcpu_ns));
+      line.push_back(human_duration(r.preempted_ns));
+    }
+    for (size_t c = 0; c < cols; ++c) width[c] = std::max(width[c], line[c].size());
     cells.push_back(std::move(line));
   }
-  for (size_t c = 0; c < kCols; ++c) out += fmt::format("{:>{}}  ", heads[c], width[c]);
+  for (size_t c = 0; c < cols; ++c) out += fmt::format("{:>{}}  ", heads[c], width[c]);
   out += "Function\n";
   for (size_t i = 0; i < rows.size(); ++i) {
-    for (size_t c = 0; c < kCols; ++c) out += fmt::format("{:>{}}  ", cells[i][c], width[c]);
+    for (size_t c = 0; c < cols; ++c) out += fmt::format("{:>{}}  ", cells[i][c], width[c]);
     out += rows[i].name;
     out += '\n';
   }
@@ -52,10 +66,12 @@ void append_csv_rows(std::string& out, const std::vector<FunctionRow>& rows,
                      const std::string& prefix) {
   for (const FunctionRow& r : rows) {
     out += prefix;
-    out += fmt::format("{},{},{},{},{},{},{},{},{},{}\n", csv_quote(r.name), r.calls,
-                       csv_ns(r.total_ns), csv_ns(r.self_ns), csv_ns(r.avg_ns()),
+    out += fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", csv_quote(r.name),
+                       r.calls, csv_ns(r.total_ns), csv_ns(r.self_ns), csv_ns(r.avg_ns()),
                        csv_ns(r.min_ns), csv_ns(r.max_ns), csv_quote(r.module),
-                       csv_quote(r.file), r.line);
+                       csv_quote(r.file), r.line, csv_ns(r.offcpu_ns), csv_ns(r.preempted_ns),
+                       csv_ns(r.total_lo_ns), csv_ns(r.total_hi_ns), csv_ns(r.self_lo_ns),
+                       csv_ns(r.self_hi_ns));
   }
 }
 
@@ -91,7 +107,9 @@ std::string render_profile_text(const analysis::Profile& p, const ProfileRenderO
 
 std::string render_profile_csv(const analysis::Profile& p, const ProfileRenderOptions& o) {
   std::string out;
-  const char* head = "name,calls,total_ns,self_ns,avg_ns,min_ns,max_ns,module,file,line\n";
+  const char* head =
+      "name,calls,total_ns,self_ns,avg_ns,min_ns,max_ns,module,file,line,offcpu_ns,"
+      "preempted_ns,total_lo_ns,total_hi_ns,self_lo_ns,self_hi_ns\n";
   if (p.group_by == analysis::GroupBy::kNone) {
     out += head;
     append_csv_rows(out, ordered_rows(p.functions, o), "");

@@ -5,6 +5,8 @@
 
 #include <cmath>
 
+#include "analysis/figure_range.hpp"
+
 namespace callmon::report {
 namespace {
 
@@ -33,6 +35,20 @@ std::string human_duration(double ns) {
     dec = decimals_for(v);
   }
   return fmt::format("{:.{}f} {}", v, dec, kUnits[u].name);
+}
+
+std::string human_range(double lo, double hi) {
+  if (!(hi > 0)) return "0 ns";
+  size_t u = 0;
+  while (u + 1 < std::size(kUnits) && hi >= kUnits[u + 1].scale) ++u;
+  double h = hi / kUnits[u].scale, l = (lo > 0 ? lo : 0) / kUnits[u].scale;
+  int dec = decimals_for(h);
+  std::string low = l == 0 ? "0" : fmt::format("{:.{}f}", l, dec);
+  return fmt::format("{}..{:.{}f} {}", low, h, dec, kUnits[u].name);
+}
+
+std::string human_figure(double ns, double lo, double hi) {
+  return analysis::is_uncertain(lo, hi) ? human_range(lo, hi) : human_duration(ns);
 }
 
 std::string replay_duration(double ns) {

@@ -10,6 +10,13 @@ namespace callmon::report {
 // "0 ns", "35.2 ns", "1.23 us", "12.3 ms", "123 ms", "1.50 s": 3 significant digits.
 std::string human_duration(double ns);
 
+// A duration known only to lie in [lo, hi] (analysis/figure_range.hpp): both ends in the
+// unit of the upper one, "0..4.10 us", "812..2840 ns", "1.20..3.45 ms".
+std::string human_range(double lo, double hi);
+
+// human_duration(ns) when the range [lo, hi] around it is narrow, else human_range(lo, hi).
+std::string human_figure(double ns, double lo, double hi);
+
 // The replay duration field, right-aligned in 12 characters: "     35.2 ns",
 // "    1.234 us", "   12.345 ms", "       1.2 s". ns with 1 decimal, us and ms with 3,
 // s with 1.

@@ -12,8 +12,12 @@
 
 #include <sys/mman.h>
 
+#include <string.h>
+
+#include <algorithm>
 #include <cstdint>
 
+#include "runtime/calibration_work.hpp"
 #include "runtime/clock.hpp"
 #include "runtime/filter_select.hpp"
 #include "runtime/process.hpp"
@@ -27,25 +31,107 @@ namespace {
 constexpr int kRounds = 2000;  // a multiple of kCalibrationBlocks
 constexpr size_t kBuffer = 1024 * 1024;  // all rounds' records (about 160 KB), no chunk switch
 constexpr size_t kFrames = 64;
+// The calibration in the run (calibrate_in_run): fewer rounds, a small buffer kept for the
+// process's life (mapping and faulting a fresh one in costs more than the calibration).
+constexpr int kInRunRounds = 128;
+constexpr size_t kInRunBuffer = 32 * 1024;
 
-}  // namespace
+// The overlap calibration: rounds per measurement, and measurements per pattern (the median
+// of them is kept: one a host burst disturbed does not decide).
+constexpr int kOverlapRounds = 16;
+constexpr int kOverlapTries = 3;
 
-ProbeCost calibrate_probe_cost(bool pg) {
+uint64_t median_of(uint64_t* v, int n) {
+  std::nth_element(v, v + n / 2, v + n);
+  return v[n / 2];
+}
+
+template <class T>
+T median3(T a, T b, T c) {
+  return std::max(std::min(a, b), std::min(std::max(a, b), c));
+}
+
+// The process's clock, read after everything before it and before anything after it.
+uint64_t ordered_ticks() {
+  _mm_lfence();
+  uint64_t t = read_ticks();
+  _mm_lfence();
+  return t;
+}
+
+// Ticks one call of `plain` takes, measured between ordered clock reads; the typical round.
+uint64_t time_plain(uint64_t (*plain)(uint64_t), uint64_t* samples) {
+  uint64_t x = 1;
+  for (int r = 0; r < kOverlapRounds; ++r) {
+    uint64_t t0 = ordered_ticks();
+    x = plain(x);
+    asm volatile("" : "+r"(x));
+    uint64_t t1 = ordered_ticks();
+    samples[r] = t1 - t0;
+  }
+  return median_of(samples, kOverlapRounds);
+}
+
+// The compensated time of one call of the instrumented `parent` (its interval less its own
+// probes' inner cost and its leaves' whole pairs), the typical round, on the scratch state
+// `s` with records at `buf`; 0 when a slow path spoiled the records.
+double time_probed(ThreadState* s, uint8_t* buf, Frame* frames, uint64_t (*parent)(uint64_t),
+                   const ProbeCost& cost, uint64_t* samples) {
+  s->cur = buf;
+  s->last_ticks = 0;
+  s->last_addr = 0;
+  uint64_t x = 1;
+  for (int r = 0; r < kOverlapRounds; ++r) {
+    x = parent(x);
+    asm volatile("" : "+r"(x));
+    if (s->top != frames || s->cur > s->limit) return 0;
+  }
+  parent_intervals_from_records(buf, kOverlapRounds, samples);
+  return static_cast<double>(median_of(samples, kOverlapRounds)) - cost.inner -
+         kCalibrationLeaves * cost.outer;
+}
+
+// Measures cost.overlap_up/down: for each pattern, the compensated time of the instrumented
+// parent against the plain one's, per probe pair (docs/runtime.md, "The overlap").
+void measure_overlap(ThreadState* s, uint8_t* buf, Frame* frames, ProbeCost& cost, bool pg,
+                     uint64_t* samples) {
+  using Fn = uint64_t (*)(uint64_t);
+  const Fn probed[2] = {pg ? calibration_pg_serial : calibration_serial,
+                        pg ? calibration_pg_parallel : calibration_parallel};
+  const Fn plain[2] = {calibration_plain_serial, calibration_plain_parallel};
+  double up = 0, down = 0;
+  for (int k = 0; k < 2; ++k) {
+    double err[kOverlapTries];
+    for (double& e : err) {
+      double c = time_probed(s, buf, frames, probed[k], cost, samples);
+      if (c == 0) return;  // a slow path: leave the overlap unmeasured
+      e = (c - static_cast<double>(time_plain(plain[k], samples))) / kCalibrationLeaves;
+    }
+    double e = median3(err[0], err[1], err[2]);
+    up = std::max(up, -e);
+    down = std::max(down, e);
+  }
+  cost.overlap_up = up;
+  cost.overlap_down = down;
+}
+
+size_t calibration_bytes(int rounds, size_t buffer) {
+  return sizeof(ThreadState) + buffer + kFrames * sizeof(Frame) +
+         2 * static_cast<size_t>(rounds) * kCalibrationLeaves * sizeof(uint64_t);
+}
+
+// Runs `rounds` rounds of the probes on a scratch state laid out in `mem` (calibration_bytes
+// of zeroed memory, `buffer` of it for the records) and returns their costs ({0, 0} when
+// a slow path left no usable records).
+ProbeCost calibrate_on(void* mem, int rounds, size_t buffer, bool pg, bool overlap) {
   ProbeCost cost{0, 0};
-  constexpr int kLeafCalls = kRounds * kCalibrationLeaves;
-  size_t bytes = sizeof(ThreadState) + kBuffer + kFrames * sizeof(Frame) +
-                 2 * kLeafCalls * sizeof(uint64_t);
-  // MAP_POPULATE: one call faults the ~1.3 MB in, not ~330 page faults (costly in a VM).
-  void* mem = mmap(nullptr, bytes, PROT_READ | PROT_WRITE,
-                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
-  if (mem == MAP_FAILED) return cost;
   auto* s = static_cast<ThreadState*>(mem);
   uint8_t* buf = reinterpret_cast<uint8_t*>(s + 1);
-  auto* frames = reinterpret_cast<Frame*>(buf + kBuffer);
+  auto* frames = reinterpret_cast<Frame*>(buf + buffer);
   auto* scratch = reinterpret_cast<uint64_t*>(frames + kFrames);
   s->chunk_base = s->cur = buf;
-  s->chunk_size = kBuffer;
-  s->real_end = buf + kBuffer;
+  s->chunk_size = static_cast<uint32_t>(buffer);
+  s->real_end = buf + buffer;
   s->limit = s->real_end - 8192;
   s->stack_base = s->top = frames;
   s->stack_limit = frames + kFrames;
@@ -59,13 +145,13 @@ ProbeCost calibrate_probe_cost(bool pg) {
   t_state = s;
   // The records accumulate, as a program's do: the stores stream through the buffer.
   // The fenced hooks' covered ticks at each block's start (the costs come from one block).
-  constexpr int kBlockRounds = kRounds / kCalibrationBlocks;
+  const int block_rounds = rounds / kCalibrationBlocks;
   uint64_t covered_in[kCalibrationBlocks + 1], covered_out[kCalibrationBlocks + 1];
-  int rounds = 0;
-  for (; rounds < kRounds; ++rounds) {
-    if (rounds % kBlockRounds == 0) {
-      covered_in[rounds / kBlockRounds] = s->covered_after;
-      covered_out[rounds / kBlockRounds] = s->covered_before + s->covered_exit;
+  int done = 0;
+  for (; done < rounds; ++done) {
+    if (done % block_rounds == 0) {
+      covered_in[done / block_rounds] = s->covered_after;
+      covered_out[done / block_rounds] = s->covered_before + s->covered_exit;
     }
     if (pg) calibration_pg_parent();
     else calibration_parent();
@@ -73,17 +159,53 @@ ProbeCost calibrate_probe_cost(bool pg) {
   }
   covered_in[kCalibrationBlocks] = s->covered_after;
   covered_out[kCalibrationBlocks] = s->covered_before + s->covered_exit;
-  t_state = saved;
-  if (rounds == kRounds) {
-    cost = probe_cost_from_records(buf, kRounds, scratch);
+  if (done == rounds) {
+    cost = probe_cost_from_records(buf, rounds, scratch);
     if (g_clock_fenced) {
       int b = cost.block;
       set_exposed(cost, covered_in[b + 1] - covered_in[b], covered_out[b + 1] - covered_out[b],
-                  uint64_t{kBlockRounds} * (kCalibrationLeaves + 1));
+                  uint64_t(block_rounds) * (kCalibrationLeaves + 1));
     }
+    if (overlap) measure_overlap(s, buf, frames, cost, pg, scratch);
   }
+  t_state = saved;
+  return cost;
+}
+
+void* g_in_run_mem = nullptr;  // calibrate_in_run's scratch, mapped on first use
+bool g_in_run_busy = false;    // taken with an atomic exchange: one thread at a time
+
+}  // namespace
+
+ProbeCost calibrate_probe_cost(bool pg) {
+  size_t bytes = calibration_bytes(kRounds, kBuffer);
+  // MAP_POPULATE: one call faults the ~1.3 MB in, not ~330 page faults (costly in a VM).
+  void* mem = mmap(nullptr, bytes, PROT_READ | PROT_WRITE,
+                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
+  if (mem == MAP_FAILED) return ProbeCost{0, 0};
+  ProbeCost cost = calibrate_on(mem, kRounds, kBuffer, pg, true);
   munmap(mem, bytes);
   return cost;
+}
+
+bool calibrate_in_run(ProbeCost* out) {
+  // Acquire/release: the buffer's contents are handed from one thread's calibration to the
+  // next one's only through this flag.
+  if (__atomic_exchange_n(&g_in_run_busy, true, __ATOMIC_ACQUIRE)) return false;
+  size_t bytes = calibration_bytes(kInRunRounds, kInRunBuffer);
+  if (!g_in_run_mem) {
+    void* mem = mmap(nullptr, bytes, PROT_READ | PROT_WRITE,
+                     MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
+    g_in_run_mem = mem == MAP_FAILED ? nullptr : mem;
+  }
+  bool ok = false;
+  if (g_in_run_mem) {
+    memset(g_in_run_mem, 0, sizeof(ThreadState));  // the state; the rest is overwritten
+    *out = calibrate_on(g_in_run_mem, kInRunRounds, kInRunBuffer, g_pg_hooks, false);
+    ok = out->outer > 0;
+  }
+  __atomic_store_n(&g_in_run_busy, false, __ATOMIC_RELEASE);
+  return ok;
 }
 
 }  // namespace callmon::rt

@@ -13,6 +13,13 @@ namespace callmon::rt {
 // redirection, calibration_probe_pg.cpp) instead of the -finstrument-functions ones.
 ProbeCost calibrate_probe_cost(bool pg = false);
 
+// The calibration in the run (docs/runtime.md, "Calibrations in the run"): a short one
+// (about 2 000 probe pairs) on a scratch buffer the process keeps, through the process's
+// hooks (g_pg_hooks). For a slow path of a thread's hook, with nothing half-written in its
+// trace. False when another thread is calibrating (this one skips its turn) or the
+// calibration took a slow path.
+bool calibrate_in_run(ProbeCost* out);
+
 // calibration_probe.cpp, compiled with -finstrument-functions: an empty leaf and a parent
 // that calls it kCalibrationLeaves times in a loop. calibration_probe_pg.cpp: the same,
 // compiled with -pg -mfentry.

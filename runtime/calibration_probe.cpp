@@ -4,6 +4,7 @@
 // up by the compiler. Measuring the hooks called back to back from C++ instead gave half the
 // cost a real instrumented call has (see docs/runtime.md, "Overhead compensation").
 #include "runtime/calibration.hpp"
+#include "runtime/calibration_work.hpp"
 
 namespace callmon::rt {
 
@@ -13,5 +14,12 @@ __attribute__((noinline, visibility("hidden"))) void calibration_leaf() { asm vo
 __attribute__((noinline, visibility("hidden"))) void calibration_parent() {
   for (int i = 0; i < kCalibrationLeaves; ++i) calibration_leaf();
 }
+
+__attribute__((noinline, visibility("hidden"))) uint64_t calibration_chain_leaf(uint64_t x) {
+  CALLMON_CALIBRATION_CHAIN(x);
+  return x;
+}
+
+CALLMON_CALIBRATION_PARENTS(calibration_serial, calibration_parallel, calibration_chain_leaf)
 
 }  // namespace callmon::rt

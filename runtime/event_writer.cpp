@@ -49,9 +49,16 @@ void write_word_interrupted(ThreadState* s, uint8_t* stored_at, uint8_t* got, ui
 // switch took. After the record, not before: its time was read before the switch, so the
 // pause belongs to the calls open after it (an ENTER's call too). If writing the PAUSE
 // switches again (a full chunk), write_special writes that one's PAUSE after it in turn.
+// A calibration made in the switch (thread_state.cpp, calibrate_if_due) goes first, in a
+// CALIB record at the same time.
 static void write_pending_pause(ThreadState* s) {
   uint64_t ticks = s->pause_ticks;
   s->pause_ticks = 0;
+  if (s->calib_outer) {
+    uint64_t costs[2] = {s->calib_inner, s->calib_outer};
+    s->calib_inner = s->calib_outer = 0;
+    write_special(s, false, kCodeCalib, s->pause_end, costs, 2);
+  }
   write_special(s, false, kCodePause, s->pause_end, &ticks, 1);
 }
 

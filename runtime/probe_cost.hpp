@@ -19,6 +19,12 @@ struct ProbeCost {
   double exposed_in = 0;
   double exposed_out = 0;
   int block = 0;  // the block of rounds the costs come from (probe_cost_from_records)
+  // The overlap calibration (calibration.cpp): how far, per probe pair, the compensated
+  // time of program-like work came out below (hidden: the work ran on under the probes)
+  // and above (serialized: the probes kept calls' work from running side by side) its
+  // uninstrumented time, at most over its patterns. -1: not measured.
+  double overlap_up = -1;
+  double overlap_down = -1;
 };
 
 // The calibration's parent calls its leaf this many times per round.
@@ -83,6 +89,19 @@ inline ProbeCost probe_cost_from_records(const uint8_t* buf, int rounds, uint64_
     if (b == 0 || out < cost.outer) cost = {in, out, 0, 0, b};
   }
   return cost;
+}
+
+// The calibration of the overlap (calibration_work.hpp) decodes `rounds` rounds of a parent
+// and its kCalibrationLeaves leaves like probe_cost_from_records and stores each round's
+// parent interval (ticks from its ENTER to its EXIT) in `out`.
+inline void parent_intervals_from_records(const uint8_t* buf, int rounds, uint64_t* out) {
+  const uint8_t* p = buf;
+  for (int r = 0; r < rounds; ++r) {
+    detail::next_delta(p);  // the parent's ENTER
+    uint64_t sum = 0;
+    for (int k = 0; k < 2 * kCalibrationLeaves + 1; ++k) sum += detail::next_delta(p);
+    out[r] = sum;
+  }
 }
 
 // The fenced clock's exposed costs: `covered_in` and `covered_out` are the ticks the hooks

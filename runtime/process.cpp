@@ -59,6 +59,8 @@ void put_overhead(LineBuf& b, const ProbeCost& cost) {
   b.str("overhead ").milli(cost.inner).ch(' ').milli(cost.outer).ch('\n');
   if (g_clock_fenced)
     b.str("overhead-exposed ").milli(cost.exposed_in).ch(' ').milli(cost.exposed_out).ch('\n');
+  if (cost.overlap_up >= 0)
+    b.str("overhead-overlap ").milli(cost.overlap_up).ch(' ').milli(cost.overlap_down).ch('\n');
 }
 
 // Creates `<dir>/<pid>.<gen>.meta` with the smallest free generation, writes the header.
@@ -165,6 +167,8 @@ bool setup_locked() {
   g_proc.record_depth = parse_u64(o.record_depth, 0);
   g_proc.min_ticks = static_cast<uint64_t>(static_cast<double>(parse_u64(o.min_duration_ns, 0)) *
                                            g_proc.ticks_per_second / 1e9);
+  g_proc.calib_interval = static_cast<uint64_t>(static_cast<double>(parse_u64(o.calib_ms, 20)) *
+                                                g_proc.ticks_per_second / 1e3);
   filter_setup(o.select, nullptr);  // before the calibration, which measures filtered hooks
   uint64_t calibration_start = thread_cpu_ns();
   g_proc.probe = calibrate_probe_cost(g_pg_hooks);

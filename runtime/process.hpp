@@ -29,6 +29,7 @@ struct ProcessState {
   char self_path[4096];  // path of libcallmon.so, kept in LD_PRELOAD across exec
   ProbeCost probe;       // measured cost per recorded call, ticks (calibration.hpp)
   uint64_t calibration_cpu_ns;  // the start-up calibration's CPU time (thread CPU clock)
+  uint64_t calib_interval;  // ticks between a thread's calibrations in the run (0: none)
   uint64_t start_ns;     // CLOCK_MONOTONIC when this process's meta file was created
 };
 

@@ -11,6 +11,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "runtime/calibration.hpp"
 #include "runtime/clock.hpp"
 #include "runtime/event_writer.hpp"
 #include "runtime/filter_select.hpp"
@@ -169,6 +170,7 @@ bool open_thread_file(ThreadState* s, uint32_t flags) {
                                                : format::ClockKind::kMonotonic);
   h->flags = flags;
   h->start_ticks = read_ticks();
+  s->calib_last = h->start_ticks;
   h->committed_end = format::kHeaderSize;
   copy_str(h->process_key, sizeof h->process_key, g_proc.key);
   prctl(PR_GET_NAME, h->thread_name);
@@ -315,6 +317,19 @@ ThreadState* thread_setup() {
   return s;
 }
 
+// A calibration in the run (calibration.hpp) when the thread's last one is older than
+// CALLMON_CALIB_MS: the probes' cost drifts with the machine's load and the host's phases,
+// and compensation applies the one measured nearest to each call (docs/runtime.md). Inside
+// the chunk switch's PAUSE; its CALIB record follows the record being written.
+void calibrate_if_due(ThreadState* s, uint64_t now) {
+  if (g_proc.calib_interval == 0 || now - s->calib_last < g_proc.calib_interval) return;
+  s->calib_last = now;
+  ProbeCost c;
+  if (!calibrate_in_run(&c)) return;
+  s->calib_inner = static_cast<uint64_t>(c.inner * format::kCalibScale + 0.5);
+  s->calib_outer = static_cast<uint64_t>(c.outer * format::kCalibScale + 0.5);
+}
+
 bool switch_chunk(ThreadState* s, uint8_t* p, unsigned n) {
   ErrnoSaver es;
   SignalBlock block;
@@ -339,6 +354,7 @@ bool switch_chunk(ThreadState* s, uint8_t* p, unsigned n) {
     stop_recording(s, errno ? strerror(errno) : "mapping failed");
     return false;
   }
+  calibrate_if_due(s, start);
   s->pause_end = read_ticks();
   s->pause_ticks += s->pause_end > start ? s->pause_end - start : 0;
   return true;

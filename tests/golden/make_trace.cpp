@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "format/arg_values.hpp"
+#include "format/sched_file.hpp"
 #include "format/session.hpp"
 #include "format/trace_writer.hpp"
 
@@ -115,6 +116,14 @@ class Builder {
       (op == "exit_status" ? session_->exit_status : session_->exit_signal) = std::stoi(w[1]);
       return "";
     }
+    if (op == "sched") {
+      // sched off: no scheduler file; sched unavailable REASON...: the kernel refused.
+      if (w.size() < 2 || (w[1] != "off" && w[1] != "unavailable")) return "sched off|unavailable REASON";
+      sched_mode_ = w[1];
+      sched_reason_.clear();
+      for (size_t i = 2; i < w.size(); ++i) sched_reason_ += (i > 2 ? " " : "") + w[i];
+      return "";
+    }
     if (op == "process") return process(w);
     if (!proc_) return "'" + op + "' before any 'process' line";
     if (op == "symbol") {
@@ -131,6 +140,13 @@ class Builder {
       proc_->meta.calibrations.push_back(fmtns::ProbeCost{std::stod(w[1]), std::stod(w[2])});
       return "";
     }
+    if (op == "overlap") {
+      if (w.size() != 3 || proc_->meta.calibrations.empty())
+        return "overlap UP DOWN (after an overhead line)";
+      proc_->meta.calibrations.back().overlap_up_ticks = std::stod(w[1]);
+      proc_->meta.calibrations.back().overlap_down_ticks = std::stod(w[2]);
+      return "";
+    }
     if (op == "thread") return thread(w);
     if (!writer_) return "'" + op + "' before any 'thread' line";
     return event(w);
@@ -141,6 +157,21 @@ class Builder {
     if (!err.empty()) return err;
     if (session_) {
       auto st = fmtns::write_session(out_ + "/session.json", *session_);
+      if (!st) return st.error();
+    }
+    // A recording of callmon record has a scheduler file; its clock pairs map the first
+    // process's ticks to ns one to one at 10^9 ticks per second.
+    if (session_ && sched_mode_ != "off") {
+      double tps = first_tps_ > 0 ? first_tps_ : 1e9;
+      auto pair = [tps](uint64_t ns) {
+        return fmtns::SchedRecord{ns, static_cast<uint64_t>(static_cast<double>(ns) * tps / 1e9),
+                                  0, 0, fmtns::kSchedSync, 0, 0};
+      };
+      sched_.insert(sched_.begin(), pair(0));
+      sched_.push_back(pair(uint64_t{1} << 40));
+      auto st = fmtns::write_sched(out_, sched_mode_ == "unavailable" ? fmtns::SchedStatus::kUnavailable
+                                                                     : fmtns::SchedStatus::kComplete,
+                                   sched_reason_, 1, sched_);
       if (!st) return st.error();
     }
     return "";
@@ -168,6 +199,7 @@ class Builder {
       else if (k == "clock") m.ticks_per_second = std::stod(v);
       else return "unknown process field " + k;
     }
+    if (first_tps_ == 0) first_tps_ = m.ticks_per_second;
     return "";
   }
 
@@ -176,6 +208,7 @@ class Builder {
     if (!err.empty()) return err;
     if (w.size() < 2) return "thread TID [name NAME]";
     uint32_t tid = static_cast<uint32_t>(std::stoul(w[1]));
+    tid_ = tid;
     std::string path = fmt::format("{}/{}.{}.events", out_, proc_->meta.key, tid);
     auto created = fmtns::ThreadWriter::create(path, proc_->meta.pid, tid, proc_->meta.key);
     if (!created) return created.error();
@@ -240,6 +273,15 @@ class Builder {
     } else if (op == "sync") {
       if (!need(3)) return "sync T NS";
       writer_->sync(t, std::stoull(w[2]));
+    } else if (op == "offcpu") {
+      // offcpu START END preempted|blocked: the thread left the CPU at START, back at END
+      // (ns, session.sched).
+      if (!need(4) || (w[3] != "preempted" && w[3] != "blocked"))
+        return "offcpu START END preempted|blocked";
+      uint32_t pid = proc_->meta.pid;
+      uint16_t out = w[3] == "preempted" ? fmtns::kSchedOutPreempted : fmtns::kSchedOutBlocked;
+      sched_.push_back(fmtns::SchedRecord{t, 0, pid, tid_, out, 0, 0});
+      sched_.push_back(fmtns::SchedRecord{std::stoull(w[2]), 0, pid, tid_, fmtns::kSchedIn, 0, 0});
     } else if (op == "pause" || op == "burst") {
       if (!need(3)) return op + " T TICKS";
       writer_->pause(t, std::stoull(w[2]), op == "burst");
@@ -287,6 +329,11 @@ class Builder {
 
   std::string out_;
   std::optional<fmtns::Session> session_;
+  std::string sched_mode_ = "on";  // on | off | unavailable
+  std::string sched_reason_;
+  std::vector<fmtns::SchedRecord> sched_;
+  double first_tps_ = 0;
+  uint32_t tid_ = 0;
   std::unique_ptr<ProcessState> proc_;
   std::unique_ptr<fmtns::ThreadWriter> writer_;
   bool values_ = true;  // write ARGS and RETVAL records

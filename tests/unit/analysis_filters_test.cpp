@@ -27,7 +27,9 @@ struct RecordingSink {
     enter_depths.push_back(depth);
     return 0;
   }
-  void on_call(const FinishedCall& c) { calls.push_back({c.addr, c.time, c.self, c.depth}); }
+  void on_call(const FinishedCall& c) {
+    calls.push_back({c.addr, c.time, static_cast<int64_t>(c.self), c.depth});
+  }
   void on_special(const format::Event&, uint32_t) {}
 };
 

@@ -512,7 +512,7 @@ TEST_F(RawFileTest, InvalidHeadersAreErrorsNamingTheFile) {
   };
   const Case cases[] = {
       {[](ThreadFileHeader& h) { h.magic[0] = 'X'; }, "not a callmon thread file"},
-      {[](ThreadFileHeader& h) { h.version = 4; }, "unsupported thread file version 4"},
+      {[](ThreadFileHeader& h) { h.version = 5; }, "unsupported thread file version 5"},
       {[](ThreadFileHeader& h) { h.version = 0; }, "unsupported thread file version 0"},
       {[](ThreadFileHeader& h) { h.header_size = 512; }, "header size 512"},
       {[](ThreadFileHeader& h) { h.chunk_size = kMinChunkSize + 100; }, "chunk size"},

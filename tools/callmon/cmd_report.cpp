@@ -5,6 +5,7 @@
 
 #include "analysis/clock_note.hpp"
 #include "analysis/profile_builder.hpp"
+#include "analysis/sched_note.hpp"
 #include "report/profile_render.hpp"
 #include "tools/callmon/command.hpp"
 #include "tools/callmon/filter_options.hpp"
@@ -52,9 +53,11 @@ int run_report(const ReportOptions& o) {
   std::string out = o.format == "json"  ? report::render_profile_json(*profile, ro)
                     : o.format == "csv" ? report::render_profile_csv(*profile, ro)
                                         : report::render_profile_text(*profile, ro);
-  if (o.format == "text")
+  if (o.format == "text") {
     if (auto note = analysis::short_function_note(*rec, profile->functions, po.compensate))
       out += "# note: " + *note + "\n";
+    if (auto note = analysis::scheduler_note(*rec)) out += "# note: " + *note + "\n";
+  }
   std::fwrite(out.data(), 1, out.size(), stdout);
   return std::fflush(stdout) == 0 ? 0 : fail(cmd, "cannot write the output");
 }

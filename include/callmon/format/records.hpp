@@ -12,8 +12,9 @@ namespace callmon::format {
 // "CMTHREAD" read as bytes at the start of every thread event file.
 inline constexpr char kThreadMagic[8] = {'C', 'M', 'T', 'H', 'R', 'E', 'A', 'D'};
 // Version 2 added the ARGS and RETVAL records (kCodeArgs, kCodeRetval), version 3 the PAUSE
-// record (kCodePause); readers accept every version from kMinTraceVersion on.
-inline constexpr uint16_t kTraceVersion = 3;
+// record (kCodePause), version 4 the CALIB record (kCodeCalib); readers accept every version
+// from kMinTraceVersion on.
+inline constexpr uint16_t kTraceVersion = 4;
 inline constexpr uint16_t kMinTraceVersion = 1;
 // The header occupies the first page; chunks of events follow it.
 inline constexpr uint32_t kHeaderSize = 4096;
@@ -88,7 +89,13 @@ enum SpecialCode : uint32_t {
   kCodePause = 12,   // ticks: the recorder held the thread that long, ending at the record's
                      // time (growing the trace file, a module rescan, a host burst inside a
                      // fenced probe); the calls open then did not run
+  kCodeCalib = 13,   // inner, outer (ticks x kCalibScale): the probe cost measured on this
+                     // thread just now (a calibration in the run, inside the PAUSE that
+                     // follows); it applies to the calls that close after it
 };
+
+// Fixed-point scale of a CALIB record's costs (1/256 tick).
+inline constexpr uint64_t kCalibScale = 256;
 
 // The single byte of a PAD record: ((kCodePad << 1) << 2) | kKindSpecial.
 inline constexpr uint8_t kPadByte = 0x4B;

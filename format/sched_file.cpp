@@ -1,6 +1,7 @@
-// read_sched and the conversion of off-CPU intervals to ticks (sched_reader.hpp).
-#include "format/sched_reader.hpp"
+// read_sched, write_sched and the conversion of off-CPU intervals to ticks (sched_file.hpp).
+#include "format/sched_file.hpp"
 
+#include <fcntl.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -113,6 +114,28 @@ Result<std::optional<SchedData>> read_sched(const std::string& dir) {
             [](const auto& a, const auto& b) { return a.second < b.second; });
   for (auto& [key, sw] : raw) data.threads[key] = pair_switches(sw);
   return std::optional<SchedData>(std::move(data));
+}
+
+Status write_sched(const std::string& dir, SchedStatus status, const std::string& reason,
+                   uint32_t cpus, const std::vector<SchedRecord>& records) {
+  const std::string path = dir + "/" + kSchedFileName;
+  SchedFileHeader h{};
+  std::memcpy(h.magic, kSchedMagic, sizeof h.magic);
+  h.version = kSchedVersion;
+  h.header_size = kSchedHeaderSize;
+  h.status = static_cast<uint32_t>(status);
+  h.cpus = cpus;
+  std::strncpy(h.reason, reason.c_str(), sizeof h.reason - 1);
+  for (const SchedRecord& r : records)
+    if (r.kind == kSchedLost) h.lost += r.value;
+  int fd = open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) return Error{path + ": " + std::strerror(errno)};
+  bool ok = write(fd, &h, sizeof h) == static_cast<ssize_t>(sizeof h);
+  size_t bytes = records.size() * sizeof(SchedRecord);
+  ok = ok && (bytes == 0 || write(fd, records.data(), bytes) == static_cast<ssize_t>(bytes));
+  ok = close(fd) == 0 && ok;
+  if (!ok) return Error{path + ": write error"};
+  return ok_status();
 }
 
 std::vector<OffCpu> SchedData::to_ticks(uint32_t pid, uint32_t tid, bool tsc,

@@ -1,6 +1,7 @@
-// Reads a recording's scheduler file (`session.sched`, include/callmon/format/sched.hpp):
-// pairs each thread's switch-out with its next switch-in into off-CPU intervals, and
-// converts their CLOCK_MONOTONIC times to a process's clock ticks.
+// A recording's scheduler file (`session.sched`, include/callmon/format/sched.hpp): reading
+// it pairs each thread's switch-out with its next switch-in into off-CPU intervals, whose
+// CLOCK_MONOTONIC times convert to a process's clock ticks; writing is for tests (`callmon
+// record` writes its file as it drains the kernel's records, tools/callmon/sched_recorder).
 #pragma once
 
 #include <cstdint>
@@ -48,5 +49,9 @@ struct SchedData {
 // `callmon record`, or older than the file). A file that cannot be read whole is an error;
 // one cut short (callmon record was killed) is read up to the cut, status kRecording.
 Result<std::optional<SchedData>> read_sched(const std::string& dir);
+
+// Writes `dir`/session.sched with `status`, `reason` (kUnavailable) and `records`.
+Status write_sched(const std::string& dir, SchedStatus status, const std::string& reason,
+                   uint32_t cpus, const std::vector<SchedRecord>& records);
 
 }  // namespace callmon::format
