@@ -80,6 +80,7 @@ struct ThreadState {
   uint64_t calib_last;   // clock reading at the thread's last calibration in the run (or set-up)
   uint64_t calib_inner;  // a calibration not yet in a CALIB record, ticks x kCalibScale; 0: none
   uint64_t calib_outer;
+  uint8_t* clock_mark;   // the cursor after the last CLOCK record (interpose_clock.cpp)
   uint64_t nested_ticks; // time of the last nested record (a signal handler's hook that ran
                          // inside a hook); see write_hook_pause
   uint8_t* chunk_base;   // mapping of the current chunk
