@@ -139,7 +139,8 @@ class CallWalker {
   void set_cost(const WalkCost& cost) {
     cost_ = cost;
     cost_set_ = true;
-    last_calib_outer_ = 0;
+    // The first calibration in the run is held against this one (the start-up's).
+    last_calib_outer_ = cost.outer - cost.extra_outer;
   }
   void set_probe_cost(double inner, double outer) { set_cost(WalkCost{inner, outer}); }
 
