@@ -101,6 +101,12 @@ template <class S>
 concept RetvalSink = requires(S& s, const format::Event& ev, const FinishedCall& c) {
   s.on_retval(ev, c);
 };
+// and optionally (time lines that place calls as they open):
+//   void on_enter_clock(uint64_t vticks);
+//       right before on_enter: where the call begins on the compensated clock (its
+//       FinishedCall::vstart to come)
+template <class S>
+concept EnterClockSink = requires(S& s, uint64_t t) { s.on_enter_clock(t); };
 
 // What compensation charges the probes, in ticks per call.
 struct WalkCost {
@@ -303,6 +309,7 @@ class CallWalker {
 
   void push(uint64_t addr, uint64_t ticks, bool inherited) {
     auto depth = static_cast<uint32_t>(stack_.size());
+    if constexpr (EnterClockSink<Sink>) sink_.on_enter_clock(vclock());
     uint32_t slot = sink_.on_enter(addr, ticks, depth, inherited);
     OpenFrame f{addr, ticks, vclock(), removed_ + preempted_, offcpu_, preempted_};
     f.slot = slot;
