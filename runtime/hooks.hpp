@@ -74,8 +74,16 @@ void unwind_below(uintptr_t sp, format::UnwindReason reason);
 // Notes that a C++ exception starts propagating on this thread: exits the compiler's
 // cleanups report for frames open at the throw are exception exits.
 void note_throw();
-// Notes that a handler caught it in the frame whose frame address is `sp`.
-void note_catch(uintptr_t sp);
+// Notes that a handler caught it in the frame whose frame address is `sp`; `outer`: another
+// exception is still propagating (this one was thrown and caught in a destructor its
+// cleanup runs).
+void note_catch(uintptr_t sp, bool outer);
+// Notes that the unwinder is about to run a landing pad (a cleanup or a handler) in the
+// frame whose stack pointer there, minus 16, is `sp` (the frame address convention of
+// note_catch): the frames deeper than it are gone.
+void note_landing(uintptr_t sp);
+// Notes that a cleanup's landing pad resumes the unwinding (_Unwind_Resume).
+void note_resume();
 
 // The -pg modes (hooks_pg.cpp). The return addresses the entry trampolines replaced are
 // put back in their stack slots before something walks the stack (an exception's unwinder,

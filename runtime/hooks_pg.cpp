@@ -187,6 +187,28 @@ extern "C" __attribute__((no_instrument_function)) void callmon_pg_enter(
   pg_enter(call_site(child), slot, saved);
 }
 
+// Called by the __fentry__ trampoline, which passes the word just above its return
+// address as the slot. That is the function's return address when `call __fentry__` is
+// its first instruction (after an endbr64), the shape clang always emits and GCC for every
+// function but one: a function taking a static chain in r10 (a GCC nested function) is
+// entered through `push %r10; call __fentry__; pop %r10` (41 52, the call, 41 5a), so the
+// word above is the saved r10 and the return address is one word further up. Hijacking the
+// saved r10 instead would hand the function a return address for its static chain. Both
+// byte pairs are checked: the two bytes before a first-instruction call belong to the
+// previous function or its padding, and no function starts with `pop %r10` after its entry
+// hook. Reading them is safe: the call's own bytes are just after child - 6 and
+// `push %r10` is part of the same function whenever the pop follows.
+// Every other prologue gcc and clang emit before __fentry__ and mcount leaves the slot
+// where the trampolines look (docs/runtime.md, "Prologue shapes").
+extern "C" __attribute__((no_instrument_function)) void callmon_pg_enter_fentry(
+    uintptr_t child, uintptr_t* slot, const uint64_t* saved) {
+  uintptr_t site = call_site(child);
+  const auto* code = reinterpret_cast<const uint8_t*>(child);
+  const auto* before = reinterpret_cast<const uint8_t*>(site);
+  if (code[0] == 0x41 && code[1] == 0x5a && before[-2] == 0x41 && before[-1] == 0x52) ++slot;
+  pg_enter(site, slot, saved);
+}
+
 // Called by callmon_pg_return with the return values saved at `saved`; `slot` is where the
 // returning function's return address was. Puts the real one back there and returns it.
 extern "C" __attribute__((no_instrument_function)) uintptr_t callmon_pg_exit(

@@ -89,6 +89,8 @@ struct ThreadState {
   Frame* stack_base;
   uint64_t stack_bytes;
   uint64_t throw_depth;  // frames open when the propagating exception was thrown
+  uint64_t outer_throw;  // throw_depth + 1 of an exception whose cleanup threw another
+                         // (hooks.cpp, note_throw); 0: none
   uint64_t record_depth; // frames at this index of the shadow stack and above are kept but
                          // not recorded (record-time depth filter); 0: all recorded
   uint64_t min_ticks;    // record-time duration filter (0: off)
