@@ -180,11 +180,28 @@ inline void pg_enter(uintptr_t fn, uintptr_t* slot, const uint64_t* saved) {
 
 }  // namespace
 
-// Called by the mcount and __fentry__ trampolines with all argument registers saved at
-// `saved`.
+// Called by the mcount trampoline with all argument registers saved at `saved`; `slot` is
+// 8(%rbp) of the instrumented function, `above` the word just above the trampoline's
+// return address.
+//
+// gcc 12 -pg -fsplit-stack at -O2 calls mcount only on the path that went through
+// __morestack, before the function has pushed %rbp: `call __morestack; ret; call mcount;
+// jmp body`. __morestack called the function again (at the call after that `ret`) on the
+// new stack segment, so %rbp is still the caller's and 8(%rbp) the caller's slot; the
+// function's own return (into __morestack) is just above the trampoline's return address.
+// Recognised by the `ret` (c3) just before the call, the `call rel32` (e8) before it and
+// the `jmp` (eb or e9) after it: in every other shape the bytes before the call are the
+// prologue (`mov %rsp,%rbp` ends in e5, a push in 5x, `sub $n,%rsp` in an immediate that
+// is a multiple of 8) and the function's body follows. The byte 5 before the `ret` is
+// read only once the `ret` is seen, when it is part of the same function.
 extern "C" __attribute__((no_instrument_function)) void callmon_pg_enter(
-    uintptr_t child, uintptr_t* slot, const uint64_t* saved) {
-  pg_enter(call_site(child), slot, saved);
+    uintptr_t child, uintptr_t* slot, const uint64_t* saved, uintptr_t* above) {
+  uintptr_t site = call_site(child);
+  const auto* before = reinterpret_cast<const uint8_t*>(site);
+  const auto* code = reinterpret_cast<const uint8_t*>(child);
+  if (before[-1] == 0xc3 && (code[0] == 0xeb || code[0] == 0xe9) && before[-6] == 0xe8)
+    slot = above;
+  pg_enter(site, slot, saved);
 }
 
 // Called by the __fentry__ trampoline, which passes the word just above its return
@@ -201,7 +218,7 @@ extern "C" __attribute__((no_instrument_function)) void callmon_pg_enter(
 // Every other prologue gcc and clang emit before __fentry__ and mcount leaves the slot
 // where the trampolines look (docs/runtime.md, "Prologue shapes").
 extern "C" __attribute__((no_instrument_function)) void callmon_pg_enter_fentry(
-    uintptr_t child, uintptr_t* slot, const uint64_t* saved) {
+    uintptr_t child, uintptr_t* slot, const uint64_t* saved, uintptr_t*) {
   uintptr_t site = call_site(child);
   const auto* code = reinterpret_cast<const uint8_t*>(child);
   const auto* before = reinterpret_cast<const uint8_t*>(site);

@@ -3,7 +3,7 @@
  * every module of the program. Both save the registers a function can receive arguments in
  * (rdi rsi rdx rcx r8 r9, rax for the vector count of variadic calls, r10 for a static
  * chain, xmm0-xmm7), call
- *     callmon_pg_enter(child, slot, saved)   (hooks_pg.cpp)
+ *     callmon_pg_enter(child, slot, saved, above)   (hooks_pg.cpp)
  * where `saved` is the save area below (the arguments recorded by -A/--auto-args come from it)
  * and return to the instrumented function as if nothing had happened. r11 is used as
  * scratch (caller-saved and never an argument, as glibc's own mcount assumes).
@@ -78,7 +78,9 @@
 
 /* PG_ENTRY name, forward, via_rbp, hook: `via_rbp` is 1 where the slot is found through the
  * instrumented function's frame pointer, 0 where it is just above the child address;
- * `hook` is the C function called with (child, slot, saved). */
+ * `hook` is the C function called with (child, slot, saved, above), `above` the address
+ * of the word just above the child address (16(%rbp)), which the C side takes as the slot
+ * for prologue shapes it recognises (hooks_pg.cpp). */
 .macro	PG_ENTRY name, forward, via_rbp, hook
 	.globl	\name
 	.type	\name, @function
@@ -98,6 +100,7 @@
 	leaq	16(%rbp), %rsi
 .endif
 	movq	%rsp, %rdx
+	leaq	16(%rbp), %rcx
 	call	\hook
 	PG_RESTORE
 	movq	%rbp, %rsp
