@@ -20,6 +20,7 @@
 #include "runtime/sys.hpp"
 
 using namespace callmon::rt;
+using callmon::format::UnwindReason;
 
 extern "C" {
 // The exit trampoline (pg_return.S).
@@ -88,6 +89,17 @@ void pg_enter_slow(ThreadState* s, uintptr_t fn, uintptr_t* slot, const uint64_t
       return;
     }
     ret = owner->ret;
+  } else if (s->guard & kGuardUnwinding) {
+    // A call from a landing pad (a destructor) while an exception is unwound. Its slot
+    // held its own return address, so a frame still on the shadow stack with the same
+    // slot is gone, and so is every frame pushed after it: left open, the exit would take
+    // that frame for a tail call's sharing the slot and return to its caller. The landing
+    // pad (_Unwind_SetIP) has normally closed them already; this covers an unwinder or
+    // personality the runtime could not interpose (linked statically). Only an exact
+    // match is trusted: on an alternate signal stack the addresses are not ordered.
+    Frame* f = s->top;
+    while (f > s->stack_base && f[-1].sp < sp) --f;
+    if (f > s->stack_base && f[-1].sp == sp) unwind_below(sp + 1, UnwindReason::kException);
   }
   bool nested = guard_enter(s);
   handle_rescan(s, nested);
