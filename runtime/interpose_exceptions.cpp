@@ -52,8 +52,11 @@ CALLMON_EXPORT _Unwind_Reason_Code _Unwind_ForcedUnwind(_Unwind_Exception* e,
 // same place as __cxa_begin_catch's frame address plus 16. Not _Unwind_GetGR(ctx, rsp):
 // libgcc keeps that register of a computed context in a variable of a function that has
 // returned by then (reading it crashed).
+// resolve_real_functions only when something is missing: it calls dlsym for every pointer
+// still null (in a C program __cxa_get_globals stays null), and a landing pad may run in a
+// signal handler.
 CALLMON_EXPORT void _Unwind_SetIP(_Unwind_Context* ctx, _Unwind_Ptr ip) {
-  resolve_real_functions();
+  if (!g_real.set_ip || !g_real.get_cfa) resolve_real_functions();
   if (g_real.get_cfa) note_landing(static_cast<uintptr_t>(g_real.get_cfa(ctx)) - 16);
   g_real.set_ip(ctx, ip);
 }
@@ -62,7 +65,7 @@ CALLMON_EXPORT void _Unwind_SetIP(_Unwind_Context* ctx, _Unwind_Ptr ip) {
 // GCC's exit-hook cleanups of -finstrument-functions).
 CALLMON_EXPORT __attribute__((noreturn)) void _Unwind_Resume(_Unwind_Exception* e) {
   note_resume();
-  resolve_real_functions();
+  if (!g_real.resume) resolve_real_functions();
   g_real.resume(e);
   __builtin_unreachable();
 }
@@ -87,9 +90,8 @@ bool other_exception_propagating() {
 }  // namespace
 
 CALLMON_EXPORT void* __cxa_begin_catch(void* exc) noexcept {
-  resolve_real_functions();
+  if (!g_real.begin_catch || !g_real.cxa_get_globals) resolve_real_functions();
   note_catch(FRAME_SP(), other_exception_propagating());
-  resolve_real_functions();
   return g_real.begin_catch(exc);
 }
 
