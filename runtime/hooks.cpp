@@ -269,30 +269,34 @@ void unwind_below(uintptr_t sp, UnwindReason reason) {
   guard_leave(s);
 }
 
-void note_throw() {
+void note_throw(unsigned in_flight) {
   ThreadState* s = t_state;
   if (!s) return;
   // The unwinder must see the real return addresses of the frames it walks (-pg modes).
   pg_restore_returns();
   // Thrown while another exception is being unwound: from a destructor its cleanup runs.
   // If this one is caught before it leaves the destructor (anything else terminates), the
-  // first goes on, and the frames it has still to leave are those it had then.
-  if (s->guard & kGuardUnwinding) s->outer_throw = s->throw_depth + 1;
+  // other goes on, and the frames it has still to leave are those it had then. Saved once
+  // per level: a rethrow may reach the runtime twice (_Unwind_Resume_or_Rethrow, then
+  // _Unwind_RaiseException) with the same count.
+  if ((s->guard & kGuardUnwinding) && in_flight >= 2 && s->outer_count < in_flight - 1 &&
+      s->outer_count < kOuterExceptions)
+    s->outer_depth[s->outer_count++] = s->throw_depth;
   s->throw_depth = static_cast<uint64_t>(s->top - s->stack_base);
   s->guard |= kGuardUnwinding;
 }
 
-void note_catch(uintptr_t sp, bool outer) {
+void note_catch(uintptr_t sp, unsigned in_flight) {
   ThreadState* s = t_state;
   if (!s) return;
   unwind_below(sp, UnwindReason::kException);
-  if (outer && s->outer_throw) {
+  if (in_flight >= 2 && s->outer_count >= in_flight - 1) {
     // Caught inside a cleanup's destructor: the outer exception still propagates once the
     // destructor returns (note_resume puts the return addresses back for it).
-    s->throw_depth = s->outer_throw - 1;
-    s->outer_throw = 0;
+    s->outer_count = in_flight - 2;
+    s->throw_depth = s->outer_depth[s->outer_count];
   } else {
-    s->outer_throw = 0;
+    s->outer_count = 0;
     s->guard &= ~kGuardUnwinding;
   }
   pg_hijack_returns();  // the frames that stay open return through the trampoline again

@@ -73,11 +73,13 @@ void unwind_below(uintptr_t sp, format::UnwindReason reason);
 
 // Notes that a C++ exception starts propagating on this thread: exits the compiler's
 // cleanups report for frames open at the throw are exception exits.
-void note_throw();
-// Notes that a handler caught it in the frame whose frame address is `sp`; `outer`: another
-// exception is still propagating (this one was thrown and caught in a destructor its
-// cleanup runs).
-void note_catch(uintptr_t sp, bool outer);
+// `in_flight`: C++ exceptions thrown and not yet caught on this thread, this one included
+// (the Itanium ABI's uncaughtExceptions; 0 if unknown).
+void note_throw(unsigned in_flight);
+// Notes that a handler caught it in the frame whose frame address is `sp`; `in_flight` as
+// for note_throw, this one still included: more than one means this one was thrown and
+// caught in a destructor that another one's cleanup runs, and the other still propagates.
+void note_catch(uintptr_t sp, unsigned in_flight);
 // Notes that the unwinder is about to run a landing pad (a cleanup or a handler) in the
 // frame whose stack pointer there, minus 16, is `sp` (the frame address convention of
 // note_catch): the frames deeper than it are gone.

@@ -24,21 +24,42 @@ using callmon::format::UnwindReason;
 #define CALLMON_EXPORT extern "C" __attribute__((visibility("default")))
 #define FRAME_SP() reinterpret_cast<uintptr_t>(__builtin_frame_address(0))
 
+namespace {
+
+// The Itanium C++ ABI's per-thread exception globals (its layout is part of the ABI).
+struct CxaEhGlobals {
+  void* caught_exceptions;
+  unsigned int uncaught_exceptions;
+};
+
+// C++ exceptions thrown and not yet caught on this thread (std::uncaught_exceptions()):
+// __cxa_throw and __cxa_rethrow count theirs before they reach the unwinder,
+// __cxa_begin_catch takes it back after the runtime has seen the catch. 0 where
+// libstdc++ is not loaded.
+unsigned in_flight() {
+  if (!g_real.cxa_get_globals) resolve_real_functions();
+  if (!g_real.cxa_get_globals) return 0;
+  auto* g = static_cast<const CxaEhGlobals*>(g_real.cxa_get_globals());
+  return g ? g->uncaught_exceptions : 0;
+}
+
+}  // namespace
+
 CALLMON_EXPORT _Unwind_Reason_Code _Unwind_RaiseException(_Unwind_Exception* e) {
-  note_throw();
+  note_throw(in_flight());
   resolve_real_functions();
   return g_real.raise_exception(e);
 }
 
 CALLMON_EXPORT _Unwind_Reason_Code _Unwind_Resume_or_Rethrow(_Unwind_Exception* e) {
-  note_throw();
+  note_throw(in_flight());
   resolve_real_functions();
   return g_real.resume_or_rethrow(e);
 }
 
 CALLMON_EXPORT _Unwind_Reason_Code _Unwind_ForcedUnwind(_Unwind_Exception* e,
                                                       _Unwind_Stop_Fn stop, void* arg) {
-  note_throw();
+  note_throw(in_flight());
   resolve_real_functions();
   return g_real.forced_unwind(e, stop, arg);
 }
@@ -70,28 +91,10 @@ CALLMON_EXPORT __attribute__((noreturn)) void _Unwind_Resume(_Unwind_Exception* 
   __builtin_unreachable();
 }
 
-namespace {
-
-// The Itanium C++ ABI's per-thread exception globals (its layout is part of the ABI).
-struct CxaEhGlobals {
-  void* caught_exceptions;
-  unsigned int uncaught_exceptions;
-};
-
-// Whether an exception other than the one being caught is still propagating: thrown and
-// not yet caught, as the first one is while a destructor of its cleanups catches its own.
-// __cxa_begin_catch has not counted the catch yet, hence more than one.
-bool other_exception_propagating() {
-  if (!g_real.cxa_get_globals) return false;
-  auto* g = static_cast<const CxaEhGlobals*>(g_real.cxa_get_globals());
-  return g && g->uncaught_exceptions > 1;
-}
-
-}  // namespace
 
 CALLMON_EXPORT void* __cxa_begin_catch(void* exc) noexcept {
-  if (!g_real.begin_catch || !g_real.cxa_get_globals) resolve_real_functions();
-  note_catch(FRAME_SP(), other_exception_propagating());
+  if (!g_real.begin_catch) resolve_real_functions();
+  note_catch(FRAME_SP(), in_flight());
   return g_real.begin_catch(exc);
 }
 

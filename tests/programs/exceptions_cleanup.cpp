@@ -4,7 +4,8 @@
 // destructor throws and catches an exception of its own while the first one is being
 // unwound; rethrow_all() catches with catch (...), calls work() and rethrows past its own
 // Guard; safe() is noexcept and catches. across() sends an exception from thrower() through
-// lib_pass() in a shared library, whose own cleanup calls the library's code. Under the -pg
+// lib_pass() in a shared library, whose own cleanup calls the library's code; two_levels()
+// nests a throw-and-catch in a destructor inside another. Under the -pg
 // modes every landing pad of a frame whose return address was redirected must run in the
 // right frame and the program must end as it does alone.
 #include <cstdio>
@@ -79,6 +80,46 @@ COUNTED int safe(int x) noexcept {
   return -1;
 }
 
+// Two levels: t1's cleanup runs ~Outer, which throws from t2, whose cleanup runs ~Inner,
+// which throws and catches; then ~Outer catches, and the first exception goes on.
+COUNTED void t3() { throw Err{3}; }
+struct Inner {
+  int id;
+  COUNTED ~Inner() {
+    try {
+      t3();
+    } catch (Err& e) {
+      work(e.code + id);
+    }
+  }
+};
+COUNTED void t2() {
+  Inner i{0};
+  throw Err{2};
+}
+struct Outer {
+  int id;
+  COUNTED ~Outer() {
+    try {
+      t2();
+    } catch (Err& e) {
+      work(e.code + id);
+    }
+  }
+};
+COUNTED void t1() {
+  Outer o{0};
+  throw Err{1};
+}
+COUNTED int two_levels() {
+  try {
+    t1();
+  } catch (Err& e) {
+    return e.code;
+  }
+  return -1;
+}
+
 COUNTED int across(int x) {
   try {
     lib_pass(x, thrower);
@@ -93,5 +134,6 @@ int main() {
   std::printf("no throw %d\n", safe(-1));
   std::printf("across %d\n", across(8));
   std::printf("across no throw %d\n", across(-1));
+  std::printf("two levels %d\n", two_levels());
   return 0;
 }
