@@ -225,8 +225,8 @@ extern "C" __attribute__((no_instrument_function)) void callmon_pg_enter(
 // saved r10 instead would hand the function a return address for its static chain. Both
 // byte pairs are checked: the two bytes before a first-instruction call belong to the
 // previous function or its padding, and no function starts with `pop %r10` after its entry
-// hook. Reading them is safe: the call's own bytes are just after child - 6 and
-// `push %r10` is part of the same function whenever the pop follows.
+// hook. Reading them is safe: the two bytes after the call are the function's own, and
+// the two before it are read only when the pop follows, so the push is the function's too.
 // Every other prologue gcc and clang emit before __fentry__ and mcount leaves the slot
 // where the trampolines look (docs/runtime.md, "Prologue shapes").
 extern "C" __attribute__((no_instrument_function)) void callmon_pg_enter_fentry(
