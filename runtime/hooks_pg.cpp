@@ -94,9 +94,10 @@ void pg_enter_slow(ThreadState* s, uintptr_t fn, uintptr_t* slot, const uint64_t
     // held its own return address, so a frame still on the shadow stack with the same
     // slot is gone, and so is every frame pushed after it: left open, the exit would take
     // that frame for a tail call's sharing the slot and return to its caller. The landing
-    // pad (_Unwind_SetIP) has normally closed them already; this covers an unwinder or
-    // personality the runtime could not interpose (linked statically). Only an exact
-    // match is trusted: on an alternate signal stack the addresses are not ordered.
+    // pad (_Unwind_SetIP) has normally closed them already; this covers a personality
+    // routine whose _Unwind_SetIP call does not go through the dynamic linker (a copy of
+    // libgcc_eh linked into its module, -Bsymbolic). Only an exact match is trusted: on
+    // an alternate signal stack the addresses are not ordered.
     Frame* f = s->top;
     while (f > s->stack_base && f[-1].sp < sp) --f;
     if (f > s->stack_base && f[-1].sp == sp) unwind_below(sp + 1, UnwindReason::kException);
