@@ -48,6 +48,11 @@ inline constexpr uint32_t kGuardFilter = 1u << 20;    // a record-time filter is
 inline constexpr uint32_t kGuardMonitor = 1u << 21;   // monitor mode (monitor_dispatch.hpp):
                                                       // every hook takes its slow path
 
+// How many exceptions, each thrown from a destructor run by the unwinding of the one
+// before, the runtime follows (ThreadState::outer_depth); deeper ones only lose the
+// [exception] mark of exits of -finstrument-functions frames.
+inline constexpr uint32_t kOuterExceptions = 4;
+
 struct MonitorThread;  // monitor_dispatch.cpp
 
 struct ThreadState {
@@ -90,6 +95,10 @@ struct ThreadState {
   Frame* stack_base;
   uint64_t stack_bytes;
   uint64_t throw_depth;  // frames open when the propagating exception was thrown
+  // Exceptions thrown from a destructor while another is unwound (hooks.cpp, note_throw):
+  // the throw_depth of each outer one, outermost first, while `outer_count` are saved.
+  uint64_t outer_depth[kOuterExceptions];
+  uint32_t outer_count;
   uint64_t record_depth; // frames at this index of the shadow stack and above are kept but
                          // not recorded (record-time depth filter); 0: all recorded
   uint64_t min_ticks;    // record-time duration filter (0: off)

@@ -123,11 +123,14 @@ MODE_FLAGS = {"cyg": ["-finstrument-functions"], "pg": ["-pg"], "fentry": ["-pg"
 def build(fx, args, work):
     """Compiles the fixture (and its plugin, if any) into work/. Returns the program path."""
     mode = getattr(args, "mode", "cyg")
-    common = [f"-{args.opt}", "-g"] + MODE_FLAGS[mode] + ["-Wall", "-I", PROGRAMS]
+    # CFLAGS: the fixture's own code-generation options (prologue shapes, frame pointers).
+    extra = list(getattr(fx, "CFLAGS", []))
+    common = [f"-{args.opt}", "-g"] + MODE_FLAGS[mode] + extra + ["-Wall", "-I", PROGRAMS]
     # gcc has no -mnop-mcount for -fPIC code: a sled-fentry program's plugins are built
     # with -fpatchable-function-entry=5 (both lists are patched the same way).
     plugin_mode = "patchable" if mode == "sled-fentry" else mode
-    plugin_common = [f"-{args.opt}", "-g"] + MODE_FLAGS[plugin_mode] + ["-Wall", "-I", PROGRAMS]
+    plugin_common = ([f"-{args.opt}", "-g"] + MODE_FLAGS[plugin_mode] + extra +
+                     ["-Wall", "-I", PROGRAMS])
     for lib, sources in getattr(fx, "PLUGINS", []):
         cmd = [args.cc] + plugin_common + ["-fPIC", "-shared", "-o", os.path.join(work, lib)]
         cmd += [os.path.join(PROGRAMS, s) for s in sources]
