@@ -61,6 +61,7 @@ std::vector<FunctionRow> to_rows(const std::vector<FuncTicks>& funcs,
     row.self_hi_ns = meta.ticks_to_ns(std::min(f.self_hi, f.total_hi));
     row.preempted_ns = meta.ticks_to_ns(f.preempted);
     row.offcpu_ns = meta.ticks_to_ns(f.offcpu);
+    row.clocked_calls = f.clocked;
     row.incl_ns = meta.ticks_to_ns(f.incl);
     row.min_ns = meta.ticks_to_ns(f.min);
     row.max_ns = meta.ticks_to_ns(f.max);
