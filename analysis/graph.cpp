@@ -31,7 +31,7 @@ uint32_t GraphSink::on_enter(uint64_t addr, uint64_t /*ticks*/, uint32_t /*depth
   }
   auto [node_it, new_node] =
       node_index_.try_emplace(pair_key(parent, func), static_cast<uint32_t>(nodes_.size()));
-  if (new_node) nodes_.push_back(Node{parent, func, 0, 0, 0});
+  if (new_node) nodes_.push_back(Node{parent, func, 0, 0, 0, {}, {}});
   if (!inherited) {
     ++funcs_[func].active;
     ++arcs_[arc_it->second].active;
@@ -48,16 +48,26 @@ void GraphSink::on_call(const FinishedCall& call) {
   ++calls_;
   Func& f = funcs_[fr.func];
   ++f.calls;
-  if (--f.active == 0) f.total += call.time;
+  if (--f.active == 0) {
+    f.total += call.time;
+    f.total_range.add(call.time_lo, call.time_hi);
+  }
   f.self += call.self;
+  f.self_range.add(call.self_lo, call.self_hi);
   Arc& a = arcs_[fr.arc];
   ++a.calls;
-  if (--a.active == 0) a.time += call.time;  // outermost activation of this arc only
+  if (--a.active == 0) {  // outermost activation of this arc only
+    a.time += call.time;
+    a.time_range.add(call.time_lo, call.time_hi);
+  }
   a.self += call.self;
+  a.self_range.add(call.self_lo, call.self_hi);
   Node& n = nodes_[fr.node];
   ++n.calls;
   n.time += call.time;  // a context cannot be open twice: no recursion to correct for
   n.self += call.self;
+  n.time_range.add(call.time_lo, call.time_hi);
+  n.self_range.add(call.self_lo, call.self_hi);
 }
 
 namespace {
@@ -76,6 +86,14 @@ class GraphMerger {
       return meta.ticks_to_ns(
           static_cast<uint64_t>(std::clamp<int64_t>(self, 0, static_cast<int64_t>(bound))));
     };
+    // A figure's bounds, and a self time's bounded by its total's, as report's rows are.
+    auto add_ranges = [&](NsRange& total, NsRange& self, const TicksRange& t,
+                          const TicksRange& s) {
+      total.lo += ns(std::max(t.lo, std::min(s.lo, t.hi)));
+      total.hi += ns(t.hi);
+      self.lo += ns(std::min(s.lo, t.hi));
+      self.hi += ns(std::min(s.hi, t.hi));
+    };
     std::vector<uint32_t> ids;
     for (const GraphSink::Func& f : sink.functions()) {
       uint32_t id = function_id(sym.lookup(f.addr));
@@ -84,17 +102,19 @@ class GraphMerger {
       gf.calls += f.calls;
       gf.total_ns += ns(f.total);
       gf.self_ns += self_ns(f.self, f.total);
+      add_ranges(gf.total_range, gf.self_range, f.total_range, f.self_range);
     }
     for (const GraphSink::Arc& a : sink.arcs()) {
       if (a.calls == 0) continue;  // inherited only
       uint32_t caller = a.caller == kGraphRoot ? kGraphRoot : ids[a.caller];
       uint64_t key = (uint64_t{caller} << 32) | ids[a.callee];
       auto [it, inserted] = arc_index_.try_emplace(key, static_cast<uint32_t>(g_.arcs.size()));
-      if (inserted) g_.arcs.push_back(GraphArc{caller, ids[a.callee], 0, 0, 0});
+      if (inserted) g_.arcs.push_back(GraphArc{caller, ids[a.callee], 0, 0, 0, {}, {}});
       GraphArc& ga = g_.arcs[it->second];
       ga.calls += a.calls;
       ga.time_ns += ns(a.time);
       ga.self_ns += self_ns(a.self, a.time);
+      add_ranges(ga.time_range, ga.self_range, a.time_range, a.self_range);
     }
     if (!tree) return;
     // Nodes come after their parents in the sink, so one pass maps them all.
@@ -119,6 +139,7 @@ class GraphMerger {
       c.calls += n.calls;
       c.time_ns += ns(n.time);
       c.self_ns += self_ns(n.self, n.time);
+      add_ranges(c.time_range, c.self_range, n.time_range, n.self_range);
     }
   }
 
@@ -127,7 +148,7 @@ class GraphMerger {
     auto [it, inserted] =
         func_index_.try_emplace(s.name + '\0' + s.module, static_cast<uint32_t>(g_.functions.size()));
     if (inserted)
-      g_.functions.push_back(GraphFunction{s.name, s.module, s.file, s.line, 0, 0, 0});
+      g_.functions.push_back(GraphFunction{s.name, s.module, s.file, s.line, 0, 0, 0, {}, {}});
     return it->second;
   }
 

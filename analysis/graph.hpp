@@ -28,6 +28,16 @@ namespace callmon::analysis {
 
 inline constexpr uint32_t kGraphRoot = UINT32_MAX;  // the caller of outermost calls
 
+// Bounds of a summed figure in ticks (FinishedCall's ranges, added up).
+struct TicksRange {
+  uint64_t lo = 0, hi = 0;
+  void add(uint64_t l, uint64_t h) { lo += l, hi += h; }
+};
+// The same in nanoseconds.
+struct NsRange {
+  double lo = 0, hi = 0;
+};
+
 // One process's graph in ticks, indexed by function slot (distinct address).
 class GraphSink {
  public:
@@ -37,6 +47,7 @@ class GraphSink {
     uint64_t total = 0;  // outermost activations only
     int64_t self = 0;
     uint32_t active = 0;
+    TicksRange total_range, self_range;  // FinishedCall's time_lo/hi, self_lo/hi summed
   };
   struct Arc {
     uint32_t caller = kGraphRoot;  // function slot or kGraphRoot
@@ -45,6 +56,7 @@ class GraphSink {
     uint64_t time = 0;  // inclusive, outermost activation of this arc only
     int64_t self = 0;
     uint32_t active = 0;
+    TicksRange time_range, self_range;
   };
   struct Node {  // a calling context; node 0 is the root above every thread's first call
     uint32_t parent = 0;
@@ -52,6 +64,7 @@ class GraphSink {
     uint64_t calls = 0;
     uint64_t time = 0;
     int64_t self = 0;
+    TicksRange time_range, self_range;
   };
 
   GraphSink() { nodes_.push_back(Node{}); }
@@ -97,6 +110,7 @@ struct GraphFunction {
   uint64_t calls = 0;
   double total_ns = 0;
   double self_ns = 0;
+  NsRange total_range, self_range;  // bounds holding the true figures (figure_range.hpp)
 };
 
 struct GraphArc {
@@ -105,6 +119,7 @@ struct GraphArc {
   uint64_t calls = 0;
   double time_ns = 0;  // callee's inclusive time along this arc (outermost activation)
   double self_ns = 0;  // callee's self time along this arc
+  NsRange time_range, self_range;
 };
 
 struct ContextNode {
@@ -114,6 +129,7 @@ struct ContextNode {
   double time_ns = 0;
   double self_ns = 0;
   std::vector<uint32_t> children;
+  NsRange time_range, self_range;
 };
 
 struct CallGraph {

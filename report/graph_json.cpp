@@ -4,6 +4,7 @@
 
 #include <cmath>
 
+#include "analysis/figure_range.hpp"
 #include "report/graph_render.hpp"
 #include "report/units.hpp"
 
@@ -20,12 +21,22 @@ json root_json(const CallGraph& g) {
               {"threads", g.threads}};
 }
 
+// Adds KEY_range: [low, high] to `j` when the range is uncertain (figure_range.hpp), as
+// report's JSON does.
+void add_range(json& j, const char* key, const analysis::NsRange& r) {
+  if (analysis::is_uncertain(r.lo, r.hi))
+    j[std::string(key) + "_range"] = json::array({ns_int(r.lo), ns_int(r.hi)});
+}
+
 json arc_json(const CallGraph& g, const analysis::GraphArc& a, uint32_t other) {
-  return json{{"name", graph_name(g, other)},
-              {"module", other == analysis::kGraphRoot ? "" : g.functions[other].module},
-              {"calls", a.calls},
-              {"time_ns", ns_int(a.time_ns)},
-              {"self_ns", ns_int(a.self_ns)}};
+  json j{{"name", graph_name(g, other)},
+         {"module", other == analysis::kGraphRoot ? "" : g.functions[other].module},
+         {"calls", a.calls},
+         {"time_ns", ns_int(a.time_ns)},
+         {"self_ns", ns_int(a.self_ns)}};
+  add_range(j, "time_ns", a.time_range);
+  add_range(j, "self_ns", a.self_range);
+  return j;
 }
 
 std::string dump(const json& j) {
@@ -43,13 +54,16 @@ std::string render_graph_json(const CallGraph& g, const GraphRenderOptions& o) {
     for (const auto* a : graph_arcs_of(g, f, true)) callers.push_back(arc_json(g, *a, a->caller));
     json callees = json::array();
     for (const auto* a : graph_arcs_of(g, f, false)) callees.push_back(arc_json(g, *a, a->callee));
-    funcs.push_back(json{{"name", fn.name},
-                         {"module", fn.module},
-                         {"calls", fn.calls},
-                         {"total_ns", ns_int(fn.total_ns)},
-                         {"self_ns", ns_int(fn.self_ns)},
-                         {"callers", std::move(callers)},
-                         {"callees", std::move(callees)}});
+    json jf{{"name", fn.name},
+            {"module", fn.module},
+            {"calls", fn.calls},
+            {"total_ns", ns_int(fn.total_ns)},
+            {"self_ns", ns_int(fn.self_ns)}};
+    add_range(jf, "total_ns", fn.total_range);
+    add_range(jf, "self_ns", fn.self_range);
+    jf["callers"] = std::move(callers);
+    jf["callees"] = std::move(callees);
+    funcs.push_back(std::move(jf));
   }
   root["functions"] = std::move(funcs);
   return dump(root);
@@ -82,14 +96,17 @@ std::string render_tree_json(const CallGraph& g, const GraphRenderOptions& o) {
       if (o.depth != 0 && shown >= o.depth) continue;
       id = next_id++;
       json parent = shown == 0 ? json(nullptr) : json(it.parent_out);
-      list.push_back(json{{"id", id},
-                          {"parent", parent},
-                          {"depth", shown},
-                          {"name", g.functions[c.func].name},
-                          {"module", g.functions[c.func].module},
-                          {"calls", c.calls},
-                          {"total_ns", ns_int(c.time_ns)},
-                          {"self_ns", ns_int(c.self_ns)}});
+      json jc{{"id", id},
+              {"parent", parent},
+              {"depth", shown},
+              {"name", g.functions[c.func].name},
+              {"module", g.functions[c.func].module},
+              {"calls", c.calls},
+              {"total_ns", ns_int(c.time_ns)},
+              {"self_ns", ns_int(c.self_ns)}};
+      add_range(jc, "total_ns", c.time_range);
+      add_range(jc, "self_ns", c.self_range);
+      list.push_back(std::move(jc));
     }
     push_children(it.node, shown >= 0 ? shown + 1 : -1, id);
   }

@@ -19,10 +19,14 @@ std::string heading(const CallGraph& g) {
                      count_of(g.threads, "thread", "threads"));
 }
 
-std::string row(uint64_t calls, double time_ns, double self_ns, size_t indent,
+// A time, or its range where uncertain (figure_range.hpp), as report shows it.
+std::string figure(double ns, const analysis::NsRange& r) { return human_figure(ns, r.lo, r.hi); }
+
+std::string row(uint64_t calls, double time_ns, const analysis::NsRange& time_range,
+                double self_ns, const analysis::NsRange& self_range, size_t indent,
                 const std::string& name) {
-  return fmt::format("{:>8}  {:>8}  {:>8}  {}{}\n", calls, human_duration(time_ns),
-                     human_duration(self_ns), std::string(indent, ' '), name);
+  return fmt::format("{:>8}  {:>13}  {:>13}  {}{}\n", calls, figure(time_ns, time_range),
+                     figure(self_ns, self_range), std::string(indent, ' '), name);
 }
 
 }  // namespace
@@ -74,15 +78,15 @@ std::string render_graph_text(const CallGraph& g, const GraphRenderOptions& o) {
   for (uint32_t f : graph_function_order(g, o)) {
     const auto& fn = g.functions[f];
     out += fmt::format("\n{}: {}, total {}, self {}\n", fn.name,
-                       count_of(fn.calls, "call", "calls"), human_duration(fn.total_ns),
-                       human_duration(fn.self_ns));
+                       count_of(fn.calls, "call", "calls"), figure(fn.total_ns, fn.total_range),
+                       figure(fn.self_ns, fn.self_range));
     for (bool callers : {true, false}) {
       auto arcs = graph_arcs_of(g, f, callers);
       if (arcs.empty()) continue;
-      out += fmt::format("{:>8}  {:>8}  {:>8}  {}\n", "Calls", "Time", "Self",
+      out += fmt::format("{:>8}  {:>13}  {:>13}  {}\n", "Calls", "Time", "Self",
                          callers ? "Caller" : "Callee");
       for (const GraphArc* a : arcs)
-        out += row(a->calls, a->time_ns, a->self_ns, 0,
+        out += row(a->calls, a->time_ns, a->time_range, a->self_ns, a->self_range, 0,
                    graph_name(g, callers ? a->caller : a->callee));
     }
   }
@@ -91,7 +95,7 @@ std::string render_graph_text(const CallGraph& g, const GraphRenderOptions& o) {
 
 std::string render_tree_text(const CallGraph& g, const GraphRenderOptions& o) {
   std::string out = heading(g);
-  out += fmt::format("{:>8}  {:>8}  {:>8}  {}\n", "Calls", "Total", "Self", "Function");
+  out += fmt::format("{:>8}  {:>13}  {:>13}  {}\n", "Calls", "Total", "Self", "Function");
   // Preorder with an explicit stack: contexts can be as deep as the deepest recursion.
   // `shown` is the depth below the first selected context of the path (-1: none yet).
   struct Item {
@@ -113,7 +117,8 @@ std::string render_tree_text(const CallGraph& g, const GraphRenderOptions& o) {
     if (shown < 0 && o.selected[c.func]) shown = 0;
     if (shown >= 0) {
       if (o.depth != 0 && shown >= o.depth) continue;
-      out += row(c.calls, c.time_ns, c.self_ns, 2 * static_cast<size_t>(shown),
+      out += row(c.calls, c.time_ns, c.time_range, c.self_ns, c.self_range,
+                 2 * static_cast<size_t>(shown),
                  g.functions[c.func].name);
     }
     push_children(it.node, it.depth + 1, shown >= 0 ? shown + 1 : -1);

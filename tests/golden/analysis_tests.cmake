@@ -5,6 +5,8 @@ set(ANALYSIS_GOLDEN
   "graph simple graph"
   "graph recursion graph"
   "graph mutual graph"
+  "graph clocked graph"
+  "graph-json clocked graph|--format=json"
   "graph-json simple graph|--format=json"
   "graph-json recursion graph|--format=json"
   "graph-tree simple graph|--tree"
