@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstring>
 
+#include "format/file_mode.hpp"
 #include "format/input_file.hpp"
 
 namespace callmon::format {
@@ -128,7 +129,7 @@ Status write_sched(const std::string& dir, SchedStatus status, const std::string
   std::strncpy(h.reason, reason.c_str(), sizeof h.reason - 1);
   for (const SchedRecord& r : records)
     if (r.kind == kSchedLost) h.lost += r.value;
-  int fd = open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  int fd = create_file(path, O_TRUNC, file_mode_in_dir(dir));
   if (fd < 0) return Error{path + ": " + std::strerror(errno)};
   bool ok = write(fd, &h, sizeof h) == static_cast<ssize_t>(sizeof h);
   size_t bytes = records.size() * sizeof(SchedRecord);
