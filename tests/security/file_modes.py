@@ -6,6 +6,7 @@
 - `html -o` and `export -o` from it write 0600, even over an existing 0644 file;
 - `record --shared` makes 0755 and 0644, and html from a shared recording is 0644;
 - under umask 027 `--shared` gives 0750 and 0640: the umask only takes bits away;
+- `record -o` into an empty directory that another user made is refused;
 - `trace -o` and `inject --log` files are 0600 (0644 with --shared), `trace --output-dir`
   makes 0700 and 0600.
 Exit 0 passed, 1 failed, 77 skipped."""
@@ -78,6 +79,13 @@ def main():
     shared_html = os.path.join(w, "shared.html")
     run_ok([cm, "html", "-d", shared, "-o", shared_html])
     expect(shared_html, 0o644, "html of a shared recording")
+
+    planted = os.path.join(w, "planted")  # an empty directory another user made first
+    os.mkdir(planted, 0o777)
+    os.chown(planted, common.NOBODY, common.NOBODY)
+    r = common.run([cm, "record", "-o", planted, "--", fib])
+    if r.returncode == 0 or "another user" not in r.stderr:
+        failures.append("record used an empty directory of another user's: " + r.stderr.strip())
 
     os.umask(0o027)
     strict = os.path.join(w, "strict")

@@ -96,8 +96,13 @@ Status prepare_dir(const fs::path& dir, mode_t mode) {
   if (::mkdir(dir.c_str(), mode) != 0 && errno != EEXIST)
     return Error{"cannot create " + dir.string() + ": " + std::strerror(errno)};
   struct stat st {};
-  if (::lstat(dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode))
+  if (::stat(dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode))
     return Error{dir.string() + " exists and is not a directory"};
+  // An empty directory someone else made (say in /tmp, before us) could be emptied or
+  // filled by them while the program runs: the recording goes only into one of our own.
+  if (st.st_uid != ::geteuid())
+    return Error{dir.string() + " belongs to another user (UID " + std::to_string(st.st_uid) +
+                 "); choose a directory of your own with -o"};
   // Made by us, it has mode & ~umask already; found empty, it keeps only bits `mode` allows.
   if ((st.st_mode & 07777 & ~mode) != 0 && ::chmod(dir.c_str(), st.st_mode & mode & 07777) != 0)
     return Error{"cannot make " + dir.string() + " private: " + std::strerror(errno)};
