@@ -98,10 +98,10 @@ def main():
     failures = []
 
     rec = subprocess.Popen([a.callmon, "record", "--include", "fib", "-o",
-                            os.path.join(a.work, "rec"), "--", "sleep", "4"],
+                            os.path.join(a.work, "rec"), "--", "sleep", "6"],
                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     name = None
-    for _ in range(200):
+    for _ in range(500):
         name = service_name(rec.pid)
         if name:
             break
