@@ -118,6 +118,8 @@ def main():
             failures.append("a silent client held the service %s s" % line.split()[-1])
     if "silent held" not in out.stdout:
         failures.append("the attacker did not run to its end")
+    if rec.poll() is not None:
+        failures.append("the recording ended before the attacker did: its refusals prove nothing")
     rec_out, rec_err = rec.communicate(timeout=30)
     if rec.returncode != 0:
         failures.append("record failed: " + rec_err)
