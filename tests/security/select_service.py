@@ -59,7 +59,8 @@ def ask(path):
     s.settimeout(10)
     try:
         s.connect("\0" + name)
-        s.sendall(struct.pack("<II16s", 0x32534d43, len(path), bytes.fromhex(key or "00" * 16)) + path)
+        k = bytes.fromhex(key or "00" * 16)
+        s.sendall(struct.pack("<II16s", 0x32534d43, len(path), k) + path)
         reply = s.recv(24)
     except (OSError, ValueError):
         reply = b""

@@ -177,7 +177,8 @@ int run_record(const RecordOptions& o) {
   if (!lib) return fail(cmd, lib.error());
   std::error_code ec;
   fs::path dir = fs::absolute(o.dir, ec);
-  if (auto st = prepare_dir(dir, o.shared ? format::kSharedDirMode : format::kPrivateDirMode); !st) return cannot_record(o, *program, st.error());
+  const mode_t dir_mode = o.shared ? format::kSharedDirMode : format::kPrivateDirMode;
+  if (auto st = prepare_dir(dir, dir_mode); !st) return cannot_record(o, *program, st.error());
 
   format::Session session;
   session.command = o.command;

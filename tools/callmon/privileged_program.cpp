@@ -67,11 +67,12 @@ std::optional<std::string> privilege_gain(const std::string& program) {
 std::optional<std::string> preload_refusal(const std::string& program, const std::string& shown) {
   auto why = privilege_gain(program);
   if (!why) return std::nullopt;
-  return shown + " " + *why + ": it runs as another user or with privileges you do not have, so the dynamic "
+  return shown + " " + *why +
+         ": it runs as another user or with privileges you do not have, so the dynamic "
          "loader ignores LD_PRELOAD for it (secure-execution mode) and callmon would see "
-         "nothing; " + shown + " was not run (run callmon as the user it runs as, or use a copy "
-         "without the set-ID bits or capabilities; `callmon monitor` traces it with ptrace "
-         "when you may)";
+         "nothing; " + shown + " was not run (run callmon as the user it runs as, or use a "
+         "copy without the set-ID bits or capabilities; `callmon monitor` traces it with "
+         "ptrace when you may)";
 }
 
 }  // namespace callmon::tools
