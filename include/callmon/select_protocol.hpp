@@ -10,7 +10,8 @@
 // the key. The service also takes the asking process from SO_PEERCRED and answers only about
 // a file that process has mapped (same device and inode in /proc/PID/maps). Anyone else on
 // the machine can see NAME in /proc/net/unix and connect, but is dropped without an answer
-// and never holds the service: requests are read without blocking, with a deadline.
+// (at accept, when it is neither of callmon's user nor a descendant of callmon) and never
+// holds the service: requests are read without blocking, with a deadline.
 //
 //   runtime -> record: SelectRequest, then path_len bytes of the module's path (no NUL)
 //   record -> runtime: SelectReply, then count SelectRange records, sorted, disjoint, then

@@ -17,6 +17,7 @@
 #include <cstdio>
 #include <cstring>
 #include <fstream>
+#include <iterator>
 #include <random>
 #include <thread>
 #include <unordered_map>
@@ -113,6 +114,32 @@ struct SelectService::Impl {
     return false;
   }
 
+  // Whether the process at the other end of `fd` may be the recorded program's: one of
+  // callmon's user, or a descendant of callmon (a program that changed user, say a daemon
+  // dropping root). Checked at accept, so that other users' connections, which could never
+  // carry the key, are closed at once and cannot fill the pending slots or the backlog.
+  static bool plausible_peer(int fd) {
+    ucred cred{};
+    socklen_t len = sizeof cred;
+    if (::getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) != 0) return false;
+    if (cred.uid == ::geteuid()) return true;
+    const pid_t self = ::getpid();
+    pid_t pid = cred.pid;
+    for (int depth = 0; depth < 64 && pid > 1; ++depth) {
+      std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
+      std::string text((std::istreambuf_iterator<char>(stat)), std::istreambuf_iterator<char>());
+      // "pid (comm) state ppid ...": comm may hold spaces and parentheses, so from the last ')'.
+      size_t close = text.rfind(')');
+      if (close == std::string::npos) return false;
+      char state = 0;
+      int ppid = 0;
+      if (std::sscanf(text.c_str() + close + 1, " %c %d", &state, &ppid) != 2) return false;
+      if (ppid == self) return true;
+      pid = ppid;
+    }
+    return false;
+  }
+
   void drop(size_t i) {
     ::close(clients[i].fd);
     clients.erase(clients.begin() + static_cast<std::ptrdiff_t>(i));
@@ -199,7 +226,9 @@ struct SelectService::Impl {
       }
       if (fds[0].revents & POLLIN) {
         int fd = ::accept4(listen_fd, nullptr, nullptr, SOCK_CLOEXEC | SOCK_NONBLOCK);
-        if (fd >= 0) {
+        if (fd >= 0 && !plausible_peer(fd)) {
+          ::close(fd);  // another user's process: it never gets a slot
+        } else if (fd >= 0) {
           if (clients.size() == kMaxClients) drop(0);
           clients.push_back({fd, std::chrono::steady_clock::now() + kRequestTime, {}});
         }
