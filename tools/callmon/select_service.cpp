@@ -59,10 +59,11 @@ struct SelectService::Impl {
     std::vector<select::SelectRange> ranges;
     std::vector<select::SpecEntry> specs;
   };
-  std::unordered_map<std::string, Answer> answers;  // by path
+  std::unordered_map<std::string, Answer> answers;  // by path and file identity
 
-  const Answer& answer(const std::string& path) {
-    auto it = answers.find(path);
+  // The answer about `path`, cached under `key` (the path and the file's identity).
+  const Answer& answer(const std::string& path, const std::string& key) {
+    auto it = answers.find(key);
     if (it != answers.end()) return it->second;
     std::string error;
     Answer a;
@@ -78,7 +79,7 @@ struct SelectService::Impl {
         a.specs = analysis::spec_entries(*image, arg_rules, dwarf);
       }
     }
-    return answers.emplace(path, std::move(a)).first->second;
+    return answers.emplace(key, std::move(a)).first->second;
   }
 
   // Requests being read. Sockets are non-blocking and polled together, so a client that
@@ -94,13 +95,12 @@ struct SelectService::Impl {
   static constexpr size_t kMaxClients = 64;  // the oldest is dropped for a new one
   static constexpr auto kRequestTime = std::chrono::seconds(2);
 
-  // The file `path` names is one `pid` has mapped (device and inode match a line of its
+  // The file `st` describes is one `pid` has mapped (device and inode match a line of its
   // /proc/PID/maps): a process may ask only about its own modules, so nothing is parsed
   // that the recorded program did not load itself. Symbolic links are fine (compared by
   // inode, as the loader's path and the kernel's may differ).
-  static bool maps_file(pid_t pid, const std::string& path) {
-    struct stat st {};
-    if (pid <= 0 || ::stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) return false;
+  static bool maps_file(pid_t pid, const struct stat& st) {
+    if (pid <= 0 || !S_ISREG(st.st_mode)) return false;
     std::ifstream maps("/proc/" + std::to_string(pid) + "/maps");
     std::string line;
     while (std::getline(maps, line)) {
@@ -168,10 +168,24 @@ struct SelectService::Impl {
     std::string path = c.bytes.substr(sizeof req, req.path_len);
     ucred cred{};
     socklen_t len = sizeof cred;
+    struct stat before {};
     if (::getsockopt(c.fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) != 0 ||
-        !maps_file(cred.pid, path))
+        ::stat(path.c_str(), &before) != 0 || !maps_file(cred.pid, before))
       return false;
-    answer_client(c.fd, path);
+    // The file is parsed by its path: if that path named another file by the end of the
+    // parsing (a link swapped meanwhile), the answer may be about a file the asker has not
+    // mapped. Then it is forgotten and not sent.
+    const std::string key = path + "\n" + std::to_string(before.st_dev) + ":" +
+                            std::to_string(before.st_ino);
+    const Answer& a = answer(path, key);
+    struct stat after {};
+    if (::stat(path.c_str(), &after) != 0 || after.st_dev != before.st_dev ||
+        after.st_ino != before.st_ino) {
+      elves.forget(path);
+      answers.erase(key);
+      return false;
+    }
+    answer_client(c.fd, a);
     return false;
   }
 
@@ -182,14 +196,13 @@ struct SelectService::Impl {
     return diff == 0;
   }
 
-  // Sends the answer about `path`, blocking (the client is the recorded program, which
+  // Sends the answer `a`, blocking (the client is the recorded program, which
   // reads it at once) but never longer than the runtime's own patience.
-  void answer_client(int fd, const std::string& path) {
+  void answer_client(int fd, const Answer& a) {
     int flags = ::fcntl(fd, F_GETFL);
     ::fcntl(fd, F_SETFL, flags & ~O_NONBLOCK);
     timeval tv{10, 0};
     setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
-    const Answer& a = answer(path);
     bool ok = a.status == select::kSelectOk;
     select::SelectReply rep{select::kReplyMagic, a.status,
                             analysis::outside_modules_selected(filters) ? 1u : 0u,
