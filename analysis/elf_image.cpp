@@ -249,7 +249,11 @@ void ElfImage::read_symbols() {
   GElf_Shdr shdr;
   Elf_Data* data = elf_getdata(scn, nullptr);
   if (gelf_getshdr(scn, &shdr) == nullptr || data == nullptr || shdr.sh_entsize == 0) return;
-  size_t count = shdr.sh_size / shdr.sh_entsize;
+  // A hostile recording may name a huge crafted file as a module: read at most
+  // kMaxSymbols entries (real programs have a few million at most), so the time and memory
+  // a module costs are bounded whatever its size (docs/security.md).
+  constexpr size_t kMaxSymbols = size_t{1} << 24;
+  size_t count = std::min<size_t>(shdr.sh_size / shdr.sh_entsize, kMaxSymbols);
 
   std::vector<std::pair<int, FuncSymbol>> found;  // alias rank, symbol
   for (size_t i = 0; i < count; ++i) {

@@ -94,6 +94,8 @@ class ElfCache {
  public:
   // The image of `path`, or nullptr with `*error` set to why it cannot be read.
   ElfImage* get(const std::string& path, std::string* error);
+  // Forgets what get(path) read (the file at `path` may have been replaced meanwhile).
+  void forget(const std::string& path) { entries_.erase(path); }
 
  private:
   struct Entry {

@@ -5,12 +5,12 @@
 # build-fuzz/fuzz-out/<target>/ (crash-*, leak-*, timeout-*). See docs/reliability.md.
 #
 # Usage: bench/fuzz.sh [SECONDS] [TARGET...]      (targets: thread_file process_meta
-#        recording symbolizer; default all)
+#        recording symbolizer session sched; default all)
 #        bench/fuzz.sh --seeds                    regenerate the seed corpora
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BUILD=${CALLMON_FUZZ_BUILD:-build-fuzz}
-ALL="thread_file process_meta recording symbolizer"
+ALL="thread_file process_meta recording symbolizer session sched"
 
 cmake -S . -B "$BUILD" -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ \
   -DCALLMON_FUZZ=ON -DCALLMON_TESTS=OFF -DCALLMON_SANITIZE=address,undefined > /dev/null

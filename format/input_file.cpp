@@ -45,11 +45,18 @@ int open_input_file(const std::string& path, std::string* error) {
   return fd;
 }
 
-Result<std::string> read_input_file(const std::string& path, const char* what) {
+Result<std::string> read_input_file(const std::string& path, const char* what,
+                                    uint64_t max_bytes) {
   std::string why;
   int fd = open_input_file(path, &why);
   if (fd < 0) return Error{path + ": cannot open " + what + ": " + why};
   std::string text;
+  struct stat st {};
+  if (::fstat(fd, &st) == 0 && static_cast<uint64_t>(st.st_size) > max_bytes) {
+    ::close(fd);
+    return Error{path + ": " + what + " is too large: more than " +
+                 std::to_string(max_bytes >> 20) + " MiB, which no recording writes"};
+  }
   char buf[65536];
   for (;;) {
     ssize_t n = ::read(fd, buf, sizeof buf);
@@ -60,6 +67,12 @@ Result<std::string> read_input_file(const std::string& path, const char* what) {
       return Error{path + ": read error: " + std::strerror(e)};
     }
     if (n == 0) break;
+    // Checked as it is read, not from fstat alone: the file may grow meanwhile.
+    if (text.size() + static_cast<size_t>(n) > max_bytes) {
+      ::close(fd);
+      return Error{path + ": " + what + " is too large: more than " +
+                   std::to_string(max_bytes >> 20) + " MiB, which no recording writes"};
+    }
     text.append(buf, static_cast<size_t>(n));
   }
   ::close(fd);

@@ -1,11 +1,16 @@
 // write_process_meta: the text form of a ProcessMeta, as the runtime writes it (see
 // docs/format.md), for hand-written test traces and synthetic benchmark recordings.
+#include <fcntl.h>
+#include <unistd.h>
+
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
 #include <fmt/format.h>
 #include <iterator>
 
+#include "format/file_mode.hpp"
 #include "format/trace_writer.hpp"
 
 namespace callmon::format {
@@ -39,7 +44,10 @@ Status write_process_meta(const std::string& path, const ProcessMeta& meta,
   if (meta.exec) fmt::format_to(o, "exec {} {}\n", meta.exec->first, meta.exec->second);
   if (meta.exit) fmt::format_to(o, "exit {} {}\n", meta.exit->ticks, meta.exit->mono_ns);
 
-  std::FILE* f = std::fopen(path.c_str(), "wb");
+  const std::string parent = std::filesystem::path(path).parent_path().string();
+  int fd = create_file(path, O_TRUNC, file_mode_in_dir(parent));
+  std::FILE* f = fd >= 0 ? ::fdopen(fd, "wb") : nullptr;
+  if (!f && fd >= 0) ::close(fd);
   if (!f) return Error{fmt::format("{}: cannot create: {}", path, std::strerror(errno))};
   bool ok = std::fwrite(out.data(), 1, out.size(), f) == out.size();
   ok = std::fclose(f) == 0 && ok;

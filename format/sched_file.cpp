@@ -2,12 +2,14 @@
 #include "format/sched_file.hpp"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cmath>
 #include <cstring>
 
+#include "format/file_mode.hpp"
 #include "format/input_file.hpp"
 
 namespace callmon::format {
@@ -84,8 +86,22 @@ Result<std::optional<SchedData>> read_sched(const std::string& dir) {
   std::map<std::pair<uint32_t, uint32_t>, std::vector<Switch>> raw;
   uint64_t lost_records = 0;
   SchedRecord buf[1024];
+  // At most kMaxSchedRecords records are kept (a hostile file of terabytes must not take
+  // memory without bound); the rest count as lost, so analyses say the figures are partial.
+  constexpr uint64_t kMaxSchedRecords = uint64_t{1} << 25;
+  uint64_t records_read = 0;
   for (;;) {
+    if (records_read >= kMaxSchedRecords) {
+      struct stat st {};
+      if (fstat(fd, &st) == 0 && st.st_size > 0) {
+        uint64_t done = kSchedHeaderSize + records_read * sizeof(SchedRecord);
+        if (static_cast<uint64_t>(st.st_size) > done)
+          lost_records += (static_cast<uint64_t>(st.st_size) - done) / sizeof(SchedRecord);
+      }
+      break;
+    }
     size_t n = read_some(fd, buf, sizeof buf) / sizeof(SchedRecord);
+    records_read += n;
     for (size_t i = 0; i < n; ++i) {
       const SchedRecord& r = buf[i];
       switch (r.kind) {
@@ -128,7 +144,7 @@ Status write_sched(const std::string& dir, SchedStatus status, const std::string
   std::strncpy(h.reason, reason.c_str(), sizeof h.reason - 1);
   for (const SchedRecord& r : records)
     if (r.kind == kSchedLost) h.lost += r.value;
-  int fd = open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  int fd = create_file(path, O_TRUNC, file_mode_in_dir(dir));
   if (fd < 0) return Error{path + ": " + std::strerror(errno)};
   bool ok = write(fd, &h, sizeof h) == static_cast<ssize_t>(sizeof h);
   size_t bytes = records.size() * sizeof(SchedRecord);

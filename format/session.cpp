@@ -8,9 +8,11 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "format/file_mode.hpp"
 #include "format/input_file.hpp"
 
 namespace callmon::format {
@@ -81,7 +83,7 @@ namespace {
 // Overwrites the existing file at `path` with `text` when the blocks it already holds have
 // room for it; false otherwise (nothing written).
 bool rewrite_in_place(const std::string& path, const std::string& text) {
-  int fd = open(path.c_str(), O_WRONLY | O_CLOEXEC);
+  int fd = open(path.c_str(), O_WRONLY | O_CLOEXEC | O_NOFOLLOW);
   if (fd < 0) return false;
   struct stat st {};
   bool ok = fstat(fd, &st) == 0 && S_ISREG(st.st_mode) &&
@@ -114,7 +116,11 @@ Status write_session(const std::string& path, const Session& s) {
   // files are not synced either (they survive a crash of the process, not of the machine),
   // and on this kind of disk an fsync took from 1 to 70 ms of every recording's start-up.
   const std::string tmp = fmt::format("{}.tmp.{}", path, getpid());
-  std::FILE* f = std::fopen(tmp.c_str(), "wb");
+  // The mode of the recording's files (file_mode.hpp): private unless the directory is shared.
+  const std::string parent = std::filesystem::path(path).parent_path().string();
+  int fd = create_file(tmp, O_TRUNC, file_mode_in_dir(parent));
+  std::FILE* f = fd >= 0 ? ::fdopen(fd, "wb") : nullptr;
+  if (!f && fd >= 0) ::close(fd);
   if (!f) return Error{fmt::format("{}: cannot create: {}", tmp, std::strerror(errno))};
   bool ok = std::fwrite(text.data(), 1, text.size(), f) == text.size();
   ok = std::fflush(f) == 0 && ok;

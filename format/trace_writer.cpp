@@ -8,8 +8,11 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <filesystem>
 #include <fmt/format.h>
 #include <utility>
+
+#include "format/file_mode.hpp"
 
 namespace callmon::format {
 namespace {
@@ -33,7 +36,8 @@ Result<ThreadWriter> ThreadWriter::create(const std::string& path, uint32_t pid,
   if (chunk_size % 4096 != 0 || chunk_size < kMinChunkSize || chunk_size > kMaxChunkSize)
     return Error{fmt::format("{}: chunk size {} is not a multiple of 4096 from {} to {}", path,
                              chunk_size, kMinChunkSize, kMaxChunkSize)};
-  int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  int fd = create_file(path, O_TRUNC,
+                       file_mode_in_dir(std::filesystem::path(path).parent_path().string()));
   if (fd < 0) return Error{fmt::format("{}: cannot create: {}", path, std::strerror(errno))};
   ThreadWriter w;
   w.path_ = path;

@@ -55,6 +55,8 @@ TargetFn find_target(const std::string& name) {
   if (name == "process_meta") return fuzz_process_meta;
   if (name == "recording") return fuzz_recording;
   if (name == "symbolizer") return fuzz_symbolizer;
+  if (name == "session") return fuzz_session;
+  if (name == "sched") return fuzz_sched;
   return nullptr;
 }
 

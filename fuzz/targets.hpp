@@ -20,8 +20,13 @@ void fuzz_process_meta(const uint8_t* data, size_t size);
 void fuzz_recording(const uint8_t* data, size_t size);
 // An ELF file as a module of a process: symbols and source lines of a few addresses.
 void fuzz_symbolizer(const uint8_t* data, size_t size);
+// A session.json read with read_session.
+void fuzz_session(const uint8_t* data, size_t size);
+// A session.sched (scheduler file) read with read_sched, its intervals converted to ticks.
+void fuzz_sched(const uint8_t* data, size_t size);
 
-// The target of that name (thread_file, process_meta, recording, symbolizer), or nullptr.
+// The target of that name (thread_file, process_meta, recording, symbolizer, session,
+// sched), or nullptr.
 using TargetFn = void (*)(const uint8_t*, size_t);
 TargetFn find_target(const std::string& name);
 

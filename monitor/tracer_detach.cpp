@@ -10,6 +10,7 @@
 #include <cstring>
 #include <set>
 
+#include "monitor/ptrace_refusal.hpp"
 #include "monitor/tracer.hpp"
 
 namespace callmon::monitor {
@@ -53,10 +54,7 @@ Status Tracer::attach(pid_t pid) {
         if (err == ESRCH) continue;  // the thread ended meanwhile
         if (tid == pid || live_.empty())
           return Error{"not permitted to ptrace process " + std::to_string(pid) + ": " +
-                       std::strerror(err) +
-                       (err == EPERM ? " (already traced, or no CAP_SYS_PTRACE / Yama "
-                                       "ptrace_scope forbids it)"
-                                     : "")};
+                       ptrace_refusal(pid, err)};
         outcome_.warnings.push_back("cannot trace thread " + std::to_string(tid) + ": " +
                                     std::strerror(err));
         continue;

@@ -22,9 +22,10 @@ struct QueryAnswer {
   size_t spec_map_bytes = 0;
 };
 
-// Connects to the abstract socket `service` (without its leading '@'), sends `path` and
-// reads the answer. Retries EINTR; gives up after a few seconds without progress (a service
-// that hangs must not hang the program). The caller owns answer.ranges and answer.specs
+// Connects to the abstract socket of `service` ("NAME#KEY", CALLMON_SELECT without its
+// leading '@'), sends the key and `path` and reads the answer. Retries EINTR; gives up 10 s
+// after connecting whatever the service does (a service that hangs must not hang the
+// program). The caller owns answer.ranges and answer.specs
 // (munmap).
 QueryAnswer query_selection(const char* service, const char* path);
 

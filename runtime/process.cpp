@@ -8,6 +8,7 @@
 #include <link.h>
 #include <pthread.h>
 #include <sched.h>
+#include <sys/stat.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -70,7 +71,7 @@ bool create_meta(const char* parent_key) {
     key.dec(static_cast<uint64_t>(g_proc.pid)).ch('.').dec(gen);
     LineBuf path(g_proc.meta_path, sizeof g_proc.meta_path);
     path.str(g_proc.dir).ch('/').str(g_proc.key).str(".meta");
-    int fd = open(g_proc.meta_path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+    int fd = open(g_proc.meta_path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, g_proc.file_mode);
     if (fd < 0 && errno == EEXIST) continue;
     if (fd < 0) return false;
     close(fd);
@@ -156,6 +157,10 @@ bool setup_locked() {
     return false;
   }
   copy_str(g_proc.dir, sizeof g_proc.dir, abs_dir);
+  // Files are as private as their directory (format/file_mode.hpp, docs/security.md):
+  // owner read-write, plus the read bits `record --shared` gave the directory.
+  struct stat dir_st;
+  g_proc.file_mode = 0600u | (stat(g_proc.dir, &dir_st) == 0 ? (dir_st.st_mode & 044u) : 0u);
   g_proc.pid = getpid();
   g_proc.ticks_per_second = setup_clock(o.clock, parse_double(o.tsc_hz));
   uint64_t kib = parse_u64(o.chunk_kib, 4096);

@@ -18,6 +18,7 @@ namespace callmon::rt {
 struct ProcessState {
   Options options;
   char dir[4096];        // recording directory (absolute)
+  unsigned file_mode;    // of the files created in it: 0600 + the directory's read bits
   char key[32];          // "<pid>.<generation>"
   char meta_path[4200];
   double ticks_per_second;

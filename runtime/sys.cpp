@@ -56,7 +56,7 @@ LineBuf& LineBuf::milli(double v) {
 bool append_to_file(const char* path, const char* data, size_t len) {
   int saved = errno;
   bool ok = false;
-  int fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
+  int fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0600);  // private, as a recording
   if (fd >= 0) {
     ok = write(fd, data, len) == static_cast<ssize_t>(len);
     close(fd);

@@ -150,7 +150,7 @@ bool open_thread_file(ThreadState* s, uint32_t flags) {
     p.str(g_proc.dir).ch('/').str(g_proc.key).ch('.').dec(static_cast<uint64_t>(s->tid));
     if (n) p.ch('-').dec(n);
     p.str(".events");
-    fd = open(s->path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+    fd = open(s->path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, g_proc.file_mode);
     if (fd < 0 && errno != EEXIST) return false;
   }
   if (fd < 0) return false;

@@ -5,6 +5,14 @@
 // as address ranges. One connection per question; both ends are on the same host, so the
 // integers are in native byte order.
 //
+// Who may ask (docs/security.md): `callmon record` passes CALLMON_SELECT="@NAME#KEY" in the
+// program's environment only, KEY being 32 hex digits of a random key; each request carries
+// the key. The service also takes the asking process from SO_PEERCRED and answers only about
+// a file that process has mapped (same device and inode in /proc/PID/maps). Anyone else on
+// the machine can see NAME in /proc/net/unix and connect, but is dropped without an answer
+// (at accept, when it is neither of callmon's user nor a descendant of callmon) and never
+// holds the service: requests are read without blocking, with a deadline.
+//
 //   runtime -> record: SelectRequest, then path_len bytes of the module's path (no NUL)
 //   record -> runtime: SelectReply, then count SelectRange records, sorted, disjoint, then
 //                      spec_count SpecEntry records, sorted, disjoint
@@ -24,13 +32,16 @@
 
 namespace callmon::select {
 
-inline constexpr uint32_t kRequestMagic = 0x51534d43;  // "CMSQ"
+inline constexpr uint32_t kRequestMagic = 0x32534d43;  // "CMS2" (with a key)
 inline constexpr uint32_t kReplyMagic = 0x52534d43;    // "CMSR"
 inline constexpr uint32_t kMaxPath = 4096;
+
+inline constexpr unsigned kKeyBytes = 16;  // KEY in CALLMON_SELECT: 2 * kKeyBytes hex digits
 
 struct SelectRequest {
   uint32_t magic;
   uint32_t path_len;
+  uint8_t key[kKeyBytes];  // the key of CALLMON_SELECT
 };
 
 enum SelectStatus : uint32_t {
@@ -75,7 +86,7 @@ struct SpecEntry {
   ArgSlot args[format::kMaxArgs];
 };
 
-static_assert(sizeof(SelectRequest) == 8 && sizeof(SelectReply) == 24 &&
+static_assert(sizeof(SelectRequest) == 24 && sizeof(SelectReply) == 24 &&
               sizeof(SelectRange) == 16 && sizeof(SpecEntry) == 72);
 
 }  // namespace callmon::select

@@ -16,6 +16,7 @@
 #include "tools/callmon/command.hpp"
 #include "tools/callmon/monitor_launch.hpp"
 #include "tools/callmon/output_file.hpp"
+#include "tools/callmon/privileged_program.hpp"
 #include "tools/callmon/program_launch.hpp"
 #include "tools/callmon/recording_options.hpp"
 
@@ -50,6 +51,7 @@ Result<std::vector<analysis::ProcessCalls>> run_live(const std::vector<std::stri
                                                      std::vector<std::string>& warnings) {
   auto program = resolve_program(command[0]);
   if (!program) return Error{program.error()};
+  if (auto refused = preload_refusal(*program, command[0])) return Error{*refused};
   auto runtime = find_runtime();
   if (!runtime) return Error{runtime.error()};
   auto monitor = find_callmon_library("callmon-coverage.so", "CALLMON_COVERAGE_LIB");

@@ -7,6 +7,7 @@
 #include "report/export.hpp"
 #include "tools/callmon/command.hpp"
 #include "tools/callmon/filter_options.hpp"
+#include "format/file_mode.hpp"
 #include "tools/callmon/output_file.hpp"
 #include "tools/callmon/recording_options.hpp"
 
@@ -32,7 +33,7 @@ int run_export(const ExportCmdOptions& o) {
   auto filters = make_filters_or_fail(cmd, o.filters, *rec);
   if (!filters) return 2;
 
-  auto out = OutputFile::open(cmd, o.output);
+  auto out = OutputFile::open(cmd, o.output, format::file_mode_from_recording(o.dir));
   if (!out) return 1;
 
   report::ExportOptions eo;

@@ -9,6 +9,7 @@
 #include "analysis/graph.hpp"
 #include "report/html_report.hpp"
 #include "tools/callmon/command.hpp"
+#include "format/file_mode.hpp"
 #include "tools/callmon/output_file.hpp"
 #include "tools/callmon/filter_options.hpp"
 #include "tools/callmon/recording_options.hpp"
@@ -51,7 +52,7 @@ int run_html(const HtmlCmdOptions& o) {
   auto filters = make_filters_or_fail(cmd, o.filters, *rec);
   if (!filters) return 2;
 
-  auto out = OutputFile::open(cmd, o.output);
+  auto out = OutputFile::open(cmd, o.output, format::file_mode_from_recording(o.dir));
   if (!out) return 1;
 
   analysis::GraphOptions go;

@@ -11,6 +11,7 @@
 #include "tools/callmon/command.hpp"
 #include "tools/callmon/hook_probe.hpp"
 #include "tools/callmon/monitor_launch.hpp"
+#include "tools/callmon/privileged_program.hpp"
 #include "tools/callmon/program_launch.hpp"
 #include "tools/inject/inject_config.hpp"
 
@@ -22,6 +23,7 @@ namespace fs = std::filesystem;
 struct InjectOptions {
   std::string config;
   std::string log;  // empty: standard error
+  bool shared = false;  // --shared: the log file readable by everyone (0644)
   std::vector<std::string> command;
 };
 
@@ -60,6 +62,7 @@ int run_inject(const InjectOptions& o) {
   if (!rules) return fail(cmd, rules.error(), 2);
   auto program = resolve_program(o.command[0]);
   if (!program) return fail(cmd, program.error(), 127);
+  if (auto refused = preload_refusal(*program, o.command[0])) return fail(cmd, *refused);
   auto probes = hook_probes(*program);
   if (!probes) return fail(cmd, probes.error());
   if (auto st = check_mode(*rules, *probes, o.config, o.command[0]); !st)
@@ -69,7 +72,7 @@ int run_inject(const InjectOptions& o) {
   auto monitor = find_callmon_library("callmon-inject.so", "CALLMON_INJECT_LIB");
   if (!monitor) return fail(cmd, monitor.error());
 
-  auto log = inheritable_output(o.log, "the log");
+  auto log = inheritable_output(o.log, "the log", o.shared ? 0644 : 0600);
   if (!log) return fail(cmd, log.error());
 
   std::error_code ec;
@@ -89,6 +92,8 @@ CommandRegistration registration_inject{"inject", [](CLI::App& app, int& status)
   sub->add_option("-c,--config", o->config, "The rules: PATTERN TRIGGER ACTION per line (docs/inject.md)")
       ->required();
   sub->add_option("--log", o->log, "Write the log of injections to FILE (default: standard error)");
+  sub->add_flag("--shared", o->shared,
+                "Let everyone read the --log file (0644); without it only you can (0600)");
   sub->add_option("command", o->command, "PROG [ARGS...] (put -- before PROG)")->required();
   sub->footer("Example rule: open_db call=3 throw system_error ENOENT \"no database\"\n"
               "Each injection is logged as one line (rule, function, thread, call number). "

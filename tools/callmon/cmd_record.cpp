@@ -1,8 +1,10 @@
 // `callmon record [-o DIR] [options] -- PROG [ARGS...]`: runs PROG with libcallmon.so
 // preloaded and records every instrumented call into DIR; exits with PROG's status.
 #include <limits.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <chrono>
 #include <cstring>
 #include <cstdlib>
@@ -16,8 +18,10 @@
 #include "analysis/arg_spec.hpp"
 #include "analysis/filters.hpp"
 #include "callmon/format/sched.hpp"
+#include "format/file_mode.hpp"
 #include "format/session.hpp"
 #include "tools/callmon/command.hpp"
+#include "tools/callmon/privileged_program.hpp"
 #include "tools/callmon/program_launch.hpp"
 #include "tools/callmon/sched_recorder.hpp"
 #include "tools/callmon/select_service.hpp"
@@ -40,6 +44,7 @@ struct RecordOptions {
   bool auto_args = false;            // argument specs from DWARF
   bool untraced_ok = false;  // run the program untraced when DIR cannot be used
   bool scheduler = true;     // record the program's context switches (session.sched)
+  bool shared = false;       // --shared: a recording everyone may read (0755/0644)
   std::vector<std::string> command;
 };
 
@@ -67,8 +72,9 @@ bool is_recording_file(const fs::path& p) {
 
 // Makes `dir` an empty directory for the new recording. A previous recording there is kept
 // as DIR.old (replacing an older DIR.old); any other non-empty directory is refused so a
-// typo never wipes a user's files.
-Status prepare_dir(const fs::path& dir) {
+// typo never wipes a user's files. The directory is made `mode` (0700 private, 0755 shared;
+// an existing empty one is only narrowed to it): its files follow it (format/file_mode.hpp).
+Status prepare_dir(const fs::path& dir, mode_t mode) {
   std::error_code ec;
   if (fs::exists(dir, ec)) {
     if (!fs::is_directory(dir, ec)) return Error{dir.string() + " exists and is not a directory"};
@@ -86,8 +92,20 @@ Status prepare_dir(const fs::path& dir) {
       if (ec) return Error{"cannot move the previous recording to " + old.string() + ": " + ec.message()};
     }
   }
-  fs::create_directories(dir, ec);
-  if (ec) return Error{"cannot create " + dir.string() + ": " + ec.message()};
+  fs::create_directories(dir.parent_path(), ec);
+  if (::mkdir(dir.c_str(), mode) != 0 && errno != EEXIST)
+    return Error{"cannot create " + dir.string() + ": " + std::strerror(errno)};
+  struct stat st {};
+  if (::stat(dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode))
+    return Error{dir.string() + " exists and is not a directory"};
+  // An empty directory someone else made (say in /tmp, before us) could be emptied or
+  // filled by them while the program runs: the recording goes only into one of our own.
+  if (st.st_uid != ::geteuid())
+    return Error{dir.string() + " belongs to another user (UID " + std::to_string(st.st_uid) +
+                 "); choose a directory of your own with -o"};
+  // Made by us, it has mode & ~umask already; found empty, it keeps only bits `mode` allows.
+  if ((st.st_mode & 07777 & ~mode) != 0 && ::chmod(dir.c_str(), st.st_mode & mode & 07777) != 0)
+    return Error{"cannot make " + dir.string() + " private: " + std::strerror(errno)};
   if (access(dir.c_str(), W_OK) != 0) return Error{"cannot write to " + dir.string()};
   return ok_status();
 }
@@ -154,11 +172,13 @@ int run_record(const RecordOptions& o) {
     }
   auto program = resolve_program(o.command[0]);
   if (!program) return fail(cmd, program.error(), 127);
+  if (auto refused = preload_refusal(*program, o.command[0])) return fail(cmd, *refused);
   auto lib = find_runtime();
   if (!lib) return fail(cmd, lib.error());
   std::error_code ec;
   fs::path dir = fs::absolute(o.dir, ec);
-  if (auto st = prepare_dir(dir); !st) return cannot_record(o, *program, st.error());
+  const mode_t dir_mode = o.shared ? format::kSharedDirMode : format::kPrivateDirMode;
+  if (auto st = prepare_dir(dir, dir_mode); !st) return cannot_record(o, *program, st.error());
 
   format::Session session;
   session.command = o.command;
@@ -251,6 +271,9 @@ CommandRegistration registration_record{"record", [](CLI::App& app, int& status)
   sub->add_flag("!--no-scheduler", o->scheduler,
                 "Do not record when threads were off the CPU (the kernel's context switches); "
                 "times then include the time a thread waited for a CPU");
+  sub->add_flag("--shared", o->shared,
+                "Let everyone read the recording (directory 0755, files 0644); without it "
+                "only you can (0700, 0600), as it may hold arguments, paths and command lines");
   sub->add_flag("--untraced-ok", o->untraced_ok,
                 "If DIR cannot be created or written, run the program untraced with a warning "
                 "instead of failing");

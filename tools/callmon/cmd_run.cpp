@@ -12,6 +12,7 @@
 #include "analysis/elf_image.hpp"
 #include "tools/callmon/command.hpp"
 #include "tools/callmon/monitor_launch.hpp"
+#include "tools/callmon/privileged_program.hpp"
 #include "tools/callmon/program_launch.hpp"
 
 namespace callmon::tools {
@@ -76,6 +77,7 @@ int run_monitored(const RunOptions& o) {
   if (!options) return fail(cmd, options.error(), 2);
   auto program = resolve_program(o.command[0]);
   if (!program) return fail(cmd, program.error(), 127);
+  if (auto refused = preload_refusal(*program, o.command[0])) return fail(cmd, *refused);
   auto lib = find_runtime();
   if (!lib) return fail(cmd, lib.error());
   auto env = monitor_env(*lib, *monitor, *options);

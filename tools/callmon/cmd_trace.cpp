@@ -11,6 +11,7 @@
 
 #include "tools/callmon/command.hpp"
 #include "tools/callmon/monitor_launch.hpp"
+#include "tools/callmon/privileged_program.hpp"
 #include "tools/callmon/program_launch.hpp"
 
 namespace callmon::tools {
@@ -22,6 +23,7 @@ struct TraceOptions {
   std::string output;      // -o FILE; empty: standard error
   std::string output_dir;  // --output-dir DIR: one file per thread
   bool timestamps = false;
+  bool shared = false;      // --shared: files readable by everyone (0644, dir 0755)
   bool durations = false;
   std::string include;
   std::string exclude;
@@ -50,6 +52,7 @@ int run_trace(const TraceOptions& o) {
       if (auto st = check_regex(opt, text); !st) return fail(cmd, st.error(), 2);
   auto program = resolve_program(o.command[0]);
   if (!program) return fail(cmd, program.error(), 127);
+  if (auto refused = preload_refusal(*program, o.command[0])) return fail(cmd, *refused);
   auto runtime = find_runtime();
   if (!runtime) return fail(cmd, runtime.error());
   auto monitor = find_callmon_library("callmon-trace.so", "CALLMON_TRACE_LIB");
@@ -59,12 +62,19 @@ int run_trace(const TraceOptions& o) {
   std::error_code ec;
   if (!o.output_dir.empty()) {
     fs::create_directories(o.output_dir, ec);
+    // Private unless --shared (docs/security.md); an existing directory is only narrowed.
+    if (!ec) {
+      const auto wanted = o.shared ? fs::perms(0755) : fs::perms(0700);
+      fs::permissions(o.output_dir, fs::status(o.output_dir, ec).permissions() & wanted,
+                      fs::perm_options::replace, ec);
+      ec.clear();
+    }
     if (ec || !fs::is_directory(o.output_dir) || access(o.output_dir.c_str(), W_OK) != 0)
       return fail(cmd, o.output_dir + ": cannot create or write the directory" +
                            (ec ? ": " + ec.message() : ""));
     mo.emplace_back("dir", fs::absolute(o.output_dir).string());
   } else {
-    auto fd = inheritable_output(o.output, "the trace output");
+    auto fd = inheritable_output(o.output, "the trace output", o.shared ? 0644 : 0600);
     if (!fd) return fail(cmd, fd.error());
     mo.emplace_back("fd", std::to_string(*fd));
   }
@@ -85,6 +95,9 @@ CommandRegistration registration_trace{"trace", [](CLI::App& app, int& status) {
   auto* sub = app.add_subcommand("trace", "Run a program and print every instrumented call as it happens");
   auto o = std::make_shared<TraceOptions>();
   sub->add_option("-o,--output", o->output, "Write the trace to FILE (default: standard error)");
+  sub->add_flag("--shared", o->shared,
+                "Let everyone read the -o file (0644) or --output-dir files (directory 0755); "
+                "without it they are readable by you only (0600, 0700)");
   sub->add_option("--output-dir", o->output_dir,
                   "Write one file per thread, DIR/trace.PID.TID (created if missing)");
   sub->add_flag("--timestamps", o->timestamps, "Start each line with the seconds since the trace began");

@@ -9,6 +9,8 @@
 #include <cerrno>
 #include <cstring>
 
+#include "format/file_mode.hpp"
+
 namespace callmon::tools {
 
 Result<std::vector<std::string>> monitor_env(const std::string& runtime,
@@ -28,10 +30,10 @@ Result<std::vector<std::string>> monitor_env(const std::string& runtime,
 
 int inheritable_copy(int fd) { return fcntl(fd, F_DUPFD, 100); }
 
-Result<int> inheritable_output(const std::string& path, const std::string& what) {
+Result<int> inheritable_output(const std::string& path, const std::string& what, mode_t mode) {
   int fd;
   if (!path.empty()) {
-    int file = open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC, 0644);
+    int file = format::create_file(path, O_TRUNC | O_APPEND, mode);
     if (file < 0) return Error{path + ": cannot create the file: " + std::strerror(errno)};
     fd = inheritable_copy(file);
     close(file);

@@ -4,6 +4,8 @@
 // CALLMON_MONITOR_OPTIONS (KEY=VALUE lines, include/callmon/monitor.hpp).
 #pragma once
 
+#include <sys/types.h>
+
 #include <string>
 #include <utility>
 #include <vector>
@@ -29,6 +31,9 @@ int inheritable_copy(int fd);
 // created or truncated and opened for appending, so the lines of a fork's child never
 // overwrite the parent's; or, when `path` is empty, a copy of callmon's standard error.
 // Errors name the file, or say that `what` could not be passed on.
-Result<int> inheritable_output(const std::string& path, const std::string& what);
+// A file created gets `mode` (less the umask); one that existed keeps only the bits it shares
+// with `mode` (format::create_file): private by default, 0644 with the command's --shared.
+Result<int> inheritable_output(const std::string& path, const std::string& what,
+                               mode_t mode = 0600);
 
 }  // namespace callmon::tools

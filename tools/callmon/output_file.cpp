@@ -1,18 +1,25 @@
 // OutputFile (output_file.hpp).
 #include "tools/callmon/output_file.hpp"
 
+#include <fcntl.h>
+#include <unistd.h>
+
 #include <cerrno>
 #include <cstring>
 #include <utility>
 
+#include "format/file_mode.hpp"
 #include "tools/callmon/command.hpp"
 
 namespace callmon::tools {
 
-std::optional<OutputFile> OutputFile::open(const std::string& command, const std::string& path) {
+std::optional<OutputFile> OutputFile::open(const std::string& command, const std::string& path,
+                                          mode_t mode) {
   if (path == "-") return OutputFile(command, path, stdout);
-  std::FILE* f = std::fopen(path.c_str(), "wb");
+  int fd = format::create_file(path, O_TRUNC, mode);
+  std::FILE* f = fd >= 0 ? ::fdopen(fd, "wb") : nullptr;
   if (f == nullptr) {
+    if (fd >= 0) ::close(fd);
     fail(command, path + ": cannot create the file: " + std::strerror(errno));
     return std::nullopt;
   }

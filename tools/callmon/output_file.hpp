@@ -3,6 +3,8 @@
 // fails afterwards, so no half-written file is left behind.
 #pragma once
 
+#include <sys/types.h>
+
 #include <cstdio>
 #include <optional>
 #include <string>
@@ -12,9 +14,13 @@ namespace callmon::tools {
 
 class OutputFile {
  public:
-  // Opens `path` for writing ("-": standard output). On failure prints
-  // "callmon CMD: error: PATH: cannot create the file: WHY" and returns nothing.
-  static std::optional<OutputFile> open(const std::string& command, const std::string& path);
+  // Opens `path` for writing ("-": standard output). A new file gets `mode` less the umask,
+  // an existing one keeps only the bits it shares with `mode` (format::create_file): output
+  // written from a recording is as private as the recording (format::file_mode_in_dir).
+  // On failure prints "callmon CMD: error: PATH: cannot create the file: WHY" and returns
+  // nothing.
+  static std::optional<OutputFile> open(const std::string& command, const std::string& path,
+                                        mode_t mode = 0600);
 
   OutputFile(OutputFile&& other) noexcept;
   OutputFile& operator=(OutputFile&&) = delete;

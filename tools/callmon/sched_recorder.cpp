@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "callmon/format/sched.hpp"
+#include "format/file_mode.hpp"
 #include "tools/callmon/program_launch.hpp"
 
 namespace callmon::tools {
@@ -244,7 +245,9 @@ const std::string& SchedRecorder::unavailable() const { return state_->unavailab
 
 std::unique_ptr<SchedRecorder> SchedRecorder::start(pid_t pid, const std::string& path) {
   auto s = std::make_unique<State>();
-  s->out = open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  // As private as the recording's other files (format/file_mode.hpp).
+  s->out = format::create_file(path, O_TRUNC,
+                               format::file_mode_in_dir(path.substr(0, path.rfind('/') + 1)));
   if (s->out < 0) {
     s->unavailable = "cannot create " + path + ": " + std::strerror(errno);
     return std::unique_ptr<SchedRecorder>(new SchedRecorder(std::move(s)));

@@ -20,7 +20,9 @@ class SelectService {
  public:
   // Starts listening and serving. Besides the name filter's ranges, each answer carries the
   // argument specs of the module's functions that `arg_rules` (-A/-R) or, with `auto_args`,
-  // their DWARF name. The address is in address(), for CALLMON_SELECT ("@name"). Errors:
+  // their DWARF name. The address is in address(), for CALLMON_SELECT ("@name#key"): only
+  // requests with the key, about a file the asking process has mapped, are answered; a
+  // client that sends nothing is dropped after 2 s without delaying others. Errors:
   // the socket cannot be created, the thread cannot be started.
   static Result<std::unique_ptr<SelectService>> start(analysis::FilterSet filters,
                                                       std::vector<analysis::ArgRule> arg_rules = {},

@@ -4,6 +4,7 @@
 // a SIGKILL are already out. Options come from `callmon trace` (cmd_trace.cpp) as monitor
 // options: fd or dir, timestamps, durations, include, exclude, max_depth, thread.
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -118,7 +119,10 @@ class TraceMonitor : public Monitor {
       t->skip = thread_ != 0 && tid != thread_;
       if (!dir_.empty() && !t->skip) {
         std::string path = dir_ + "/trace." + std::to_string(::getpid()) + "." + std::to_string(tid);
-        t->fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC, 0644);
+        // As private as the directory `trace --output-dir` made (0700, or 0755 with --shared).
+        struct stat dir_st {};
+        mode_t mode = 0600 | (::stat(dir_.c_str(), &dir_st) == 0 ? (dir_st.st_mode & 044) : 0);
+        t->fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC, mode);
         t->own_fd = t->fd >= 0;
       } else {
         t->fd = fd_;
