@@ -461,11 +461,15 @@ class CallWalker {
     uint64_t self_hi_base = clamp_ticks(std::ceil(own_part - cost * cost_.low));
     uint64_t time_hi_floor = 0;
     if (f.clocked) {
-      // Bound by a clock, the call might have lasted its whole span without the probes,
-      // and spent in itself all but what its children surely took.
+      // Bound by a clock, the call might have lasted its whole span without the probes or
+      // the recorder's pauses (a loop until a deadline ends at the deadline whatever held
+      // it up; only other programs' time stays out), and spent in itself all but what its
+      // children surely took.
       call.clocked = true;
-      time_hi_floor = span;
-      self_hi_base = std::max(self_hi_base, span > f.child_lo ? span - f.child_lo : 0);
+      uint64_t whole = call.end - call.start;
+      time_hi_floor = subtract_pauses_ ? whole - std::min(whole, call.preempted) : whole;
+      self_hi_base =
+          std::max(self_hi_base, time_hi_floor > f.child_lo ? time_hi_floor - f.child_lo : 0);
     }
     call.self_lo = std::min(call.self, sub_ticks(self_lo_base, cost_.overlap_down, 1 + f.children));
     call.self_hi = std::max(call.self, self_hi_base + overlap_ticks(cost_.overlap_up, 1 + f.children));
