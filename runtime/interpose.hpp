@@ -24,6 +24,13 @@ struct RealFunctions {
   int (*execve_)(const char*, char* const[], char* const[]);
   int (*execvpe_)(const char*, char* const[], char* const[]);
   int (*fexecve_)(int, char* const[], char* const[]);
+  int (*execveat_)(int, const char*, char* const[], char* const[], int);
+  // posix_spawn and posix_spawnp (interpose_spawn.cpp); the types kept opaque here.
+  int (*posix_spawn_)(pid_t*, const char*, const void*, const void*, char* const[],
+                      char* const[]);
+  int (*posix_spawnp_)(pid_t*, const char*, const void*, const void*, char* const[],
+                       char* const[]);
+  int (*system_)(const char*);
   void* (*dlopen_)(const char*, int);
   void* (*dlmopen_)(long, const char*, int);
   // -pg modes (interpose_pg.cpp)

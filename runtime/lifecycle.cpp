@@ -5,6 +5,7 @@
 
 #include "runtime/interpose.hpp"
 #include "runtime/process.hpp"
+#include "runtime/runtime_scope.hpp"
 #include "runtime/sled_patch.hpp"
 
 namespace callmon::rt {
@@ -17,6 +18,9 @@ static void resolve(T& slot, const char* name) {
 }
 
 void resolve_real_functions() {
+  // dlsym allocates (and a failed look-up formats an error) with the program's malloc, if it
+  // has one: that is the runtime's work, not the program's.
+  RuntimeScope rs;
   resolve(g_real.raise_exception, "_Unwind_RaiseException");
   resolve(g_real.resume_or_rethrow, "_Unwind_Resume_or_Rethrow");
   resolve(g_real.forced_unwind, "_Unwind_ForcedUnwind");
@@ -29,6 +33,10 @@ void resolve_real_functions() {
   resolve(g_real.execve_, "execve");
   resolve(g_real.execvpe_, "execvpe");
   resolve(g_real.fexecve_, "fexecve");
+  resolve(g_real.execveat_, "execveat");
+  resolve(g_real.posix_spawn_, "posix_spawn");
+  resolve(g_real.posix_spawnp_, "posix_spawnp");
+  resolve(g_real.system_, "system");
   resolve(g_real.dlopen_, "dlopen");
   resolve(g_real.dlmopen_, "dlmopen");
   resolve(g_real.backtrace_, "backtrace");
@@ -41,6 +49,7 @@ void resolve_real_functions() {
 
 // Priority 101: before ordinary constructors, so even their hooks find the functions.
 __attribute__((constructor(101))) static void callmon_runtime_init() {
+  RuntimeScope rs;
   resolve_real_functions();
   pg_setup_forwarding();
   // Nop sleds (-mnop-mcount, -fpatchable-function-entry) become calls now, before the
@@ -50,6 +59,9 @@ __attribute__((constructor(101))) static void callmon_runtime_init() {
 }
 
 // Runs late in exit(): the program's atexit handlers and static destructors have run.
-__attribute__((destructor(101))) static void callmon_runtime_fini() { process_finish(); }
+__attribute__((destructor(101))) static void callmon_runtime_fini() {
+  RuntimeScope rs;
+  process_finish();
+}
 
 }  // namespace callmon::rt

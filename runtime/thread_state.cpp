@@ -14,6 +14,7 @@
 #include "runtime/calibration.hpp"
 #include "runtime/clock.hpp"
 #include "runtime/event_writer.hpp"
+#include "runtime/runtime_scope.hpp"
 #include "runtime/filter_select.hpp"
 #include "runtime/monitor_dispatch.hpp"
 #include "runtime/process.hpp"
@@ -22,6 +23,7 @@
 namespace callmon::rt {
 
 __thread ThreadState* t_state __attribute__((tls_model("initial-exec"))) = nullptr;
+__thread uint32_t t_runtime_depth __attribute__((tls_model("initial-exec"))) = 0;
 
 namespace {
 
@@ -255,6 +257,7 @@ void reclaim_retired() {
 
 ThreadState* thread_setup() {
   ErrnoSaver es;
+  RuntimeScope rs;  // pthread_setspecific, mmap: maybe the program's own
   if (!process_setup()) return nullptr;
   SignalBlock block;
   if (t_state) return t_state;  // a signal handler's hook got here first
@@ -312,6 +315,9 @@ ThreadState* thread_setup() {
     munmap(mem, sizeof(ThreadState));
     return nullptr;
   }
+  // Set up from the runtime's own work (a RuntimeScope): the fast paths must not record
+  // what the program's interposed functions do for it meanwhile.
+  if (in_runtime()) s->guard |= kGuardRuntime;
   pthread_setspecific(thread_key(), s);
   t_state = s;
   return s;
@@ -332,6 +338,7 @@ void calibrate_if_due(ThreadState* s, uint64_t now) {
 
 bool switch_chunk(ThreadState* s, uint8_t* p, unsigned n) {
   ErrnoSaver es;
+  RuntimeScope rs;  // ftruncate, mmap, memcpy: maybe the program's own
   SignalBlock block;
   // A signal handler's hook may have switched already between our xadd and the block.
   if (s->cur <= s->limit) return true;
@@ -362,6 +369,7 @@ bool switch_chunk(ThreadState* s, uint8_t* p, unsigned n) {
 
 void thread_finish(ThreadState* s, bool process_exit) {
   ErrnoSaver es;
+  RuntimeScope rs;
   if (s->monitor) {
     monitor_thread_finish(s);
     if (!process_exit) retire(s);

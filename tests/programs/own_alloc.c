@@ -1,0 +1,80 @@
+/* A program with its own instrumented malloc family, memcpy and strlen, which the runtime
+ * (libcallmon.so) and libc also reach through their PLTs: the runtime's fork wrapper looks
+ * functions up with dlsym, whose failed look-ups allocate; its set-up reads the
+ * environment with strlen; chunk switches copy. Only the program's own calls are recorded.
+ * Output goes through write(2): stdio would allocate a buffer through malloc, once per
+ * process, which is the program's (libc's) call but depends on where stdout points. */
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "fixture.h"
+
+static _Alignas(16) unsigned char heap[1 << 20];
+static size_t used;
+
+COUNTED void* malloc(size_t n) {
+  n = (n + 15) & ~(size_t)15;
+  if (used + n > sizeof heap) return NULL;
+  void* p = heap + used;
+  used += n;
+  return p;
+}
+
+COUNTED void free(void* p) { (void)p; }
+
+COUNTED void* memcpy(void* dst, const void* src, size_t n) {
+  volatile unsigned char* d = dst;
+  const volatile unsigned char* s = src;
+  for (size_t i = 0; i < n; i++) d[i] = s[i];
+  return dst;
+}
+
+COUNTED void* calloc(size_t a, size_t b) {
+  size_t n = a * b;
+  volatile unsigned char* p = malloc(n);
+  if (p)
+    for (size_t i = 0; i < n; i++) p[i] = 0;
+  return (void*)p;
+}
+
+COUNTED void* realloc(void* old, size_t n) {
+  void* p = malloc(n);
+  if (p && old) memcpy(p, old, n); /* the heap only grows: n bytes are there to read */
+  return p;
+}
+
+COUNTED size_t strlen(const char* s) {
+  size_t n = 0;
+  while (((const volatile char*)s)[n]) n++;
+  return n;
+}
+
+COUNTED int work(int n) { return n * 2; }
+
+static void say(const char* what, int value) {
+  char line[64];
+  size_t n = strlen(what);
+  memcpy(line, what, n);
+  line[n++] = ' ';
+  line[n++] = (char)('0' + value % 10);
+  line[n++] = '\n';
+  ssize_t r = write(1, line, n);
+  (void)r;
+}
+
+int main(void) {
+  char* p = malloc(32);
+  free(p);
+  pid_t pid = fork();
+  if (pid == 0) {
+    say("child", work(2));
+    exit(0);
+  }
+  int status = 0;
+  waitpid(pid, &status, 0);
+  say("parent", work(3) + WEXITSTATUS(status));
+  return 0;
+}
