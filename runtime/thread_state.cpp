@@ -253,6 +253,19 @@ void reclaim_retired() {
   }
 }
 
+// The main thread's state. A hook in an ifunc resolver runs while the loader relocates the
+// program, before it initialises the static TLS blocks: the loader then zeroes t_state, and
+// the main thread's next hook would start a second thread file. It takes its state back.
+ThreadState* g_main_state = nullptr;
+
+ThreadState* reattach_main_state() {
+  ThreadState* m = __atomic_load_n(&g_main_state, __ATOMIC_ACQUIRE);
+  if (!m || m->tid != g_proc.pid || gettid() != m->tid) return nullptr;
+  pthread_setspecific(thread_key(), m);
+  t_state = m;
+  return m;
+}
+
 }  // namespace
 
 ThreadState* thread_setup() {
@@ -261,6 +274,7 @@ ThreadState* thread_setup() {
   if (!process_setup()) return nullptr;
   SignalBlock block;
   if (t_state) return t_state;  // a signal handler's hook got here first
+  if (ThreadState* s = reattach_main_state()) return s;
   reclaim_retired();
   void* mem = mmap(nullptr, sizeof(ThreadState), PROT_READ | PROT_WRITE,
                    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -320,6 +334,7 @@ ThreadState* thread_setup() {
   if (in_runtime()) s->guard |= kGuardRuntime;
   pthread_setspecific(thread_key(), s);
   t_state = s;
+  if (s->tid == g_proc.pid) __atomic_store_n(&g_main_state, s, __ATOMIC_RELEASE);
   return s;
 }
 

@@ -123,7 +123,10 @@ MODE_FLAGS = {"cyg": ["-finstrument-functions"], "pg": ["-pg"], "fentry": ["-pg"
 def build(fx, args, work):
     """Compiles the fixture (and its plugin, if any) into work/. Returns the program path."""
     mode = getattr(args, "mode", "cyg")
-    common = [f"-{args.opt}", "-g"] + MODE_FLAGS[mode] + ["-Wall", "-I", PROGRAMS]
+    # CFLAGS: a fixture's own flags (own_alloc: -fno-builtin, so that the compilers do not
+    # treat its malloc and free as the C library's).
+    common = ([f"-{args.opt}", "-g"] + MODE_FLAGS[mode] + ["-Wall", "-I", PROGRAMS] +
+              list(getattr(fx, "CFLAGS", [])))
     # gcc has no -mnop-mcount for -fPIC code: a sled-fentry program's plugins are built
     # with -fpatchable-function-entry=5 (both lists are patched the same way).
     plugin_mode = "patchable" if mode == "sled-fentry" else mode

@@ -6,7 +6,6 @@
  * process, which is the program's (libc's) call but depends on where stdout points. */
 #include <stddef.h>
 #include <stdint.h>
-#include <stdlib.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -52,12 +51,21 @@ COUNTED size_t strlen(const char* s) {
   return n;
 }
 
-COUNTED int work(int n) { return n * 2; }
+static volatile int kept;
+COUNTED int work(int n) {
+  kept = n;
+  return n * 2;
+}
 
-static void say(const char* what, int value) {
+/* Through pointers the compiler cannot see through: it knows what strlen and memcpy do and
+ * would compute or inline them instead of calling the program's. */
+static size_t (*volatile strlen_p)(const char*) = strlen;
+static void* (*volatile memcpy_p)(void*, const void*, size_t) = memcpy;
+
+COUNTED static void say(const char* what, int value) {
   char line[64];
-  size_t n = strlen(what);
-  memcpy(line, what, n);
+  size_t n = strlen_p(what);
+  memcpy_p(line, what, n);
   line[n++] = ' ';
   line[n++] = (char)('0' + value % 10);
   line[n++] = '\n';
@@ -65,13 +73,16 @@ static void say(const char* what, int value) {
   (void)r;
 }
 
+/* volatile: the compiler may drop a malloc whose block is only freed. */
+static void* volatile block;
+
 int main(void) {
-  char* p = malloc(32);
-  free(p);
+  block = malloc(32);
+  free(block);
   pid_t pid = fork();
   if (pid == 0) {
     say("child", work(2));
-    exit(0);
+    return 0;
   }
   int status = 0;
   waitpid(pid, &status, 0);
