@@ -77,6 +77,8 @@ const char* self_path() {
 
 }  // namespace
 
+void child_env_prepare() { self_path(); }
+
 size_t env_count(char* const envp[]) {
   size_t n = 0;
   while (envp && envp[n]) ++n;
@@ -112,16 +114,19 @@ char** child_env(char* const envp[], char** out, char* scratch) {
     b.str("LD_PRELOAD=").str(self);
     out[n++] = preload_buf;
   }
+  size_t kept_count;
+  const char* const* kept = start_env_entries(&kept_count);
   size_t added = 1;
-  for (char* const* e = start_environ(); e && *e && added < kChildEnvExtra; ++e) {
-    if (!has_prefix(*e, "CALLMON_") || lookup(envp, *e)) continue;
-    if (has_name(*e, "CALLMON_DIR") && g_proc.dir[0]) {
+  for (size_t i = 0; i < kept_count && added < kChildEnvExtra; ++i) {
+    const char* e = kept[i];
+    if (!has_prefix(e, "CALLMON_") || lookup(envp, e)) continue;
+    if (has_name(e, "CALLMON_DIR") && g_proc.dir[0]) {
       // Absolute (the process set it up so): the child may start in another directory.
       LineBuf b(dir_buf, kChildEnvScratch / 2);
       b.str("CALLMON_DIR=").str(g_proc.dir);
       out[n++] = dir_buf;
     } else {
-      out[n++] = *e;
+      out[n++] = const_cast<char*>(e);
     }
     ++added;
   }

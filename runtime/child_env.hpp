@@ -24,6 +24,10 @@ bool child_env_wanted();
 // a vfork child: no allocation, no locks, no writes outside `out` and `scratch`.
 char** child_env(char* const envp[], char** out, char* scratch);
 
+// Finds libcallmon.so's path ahead of the first exec (dladdr takes the loader's lock, which
+// a vfork child must not). Called from the runtime's constructor.
+void child_env_prepare();
+
 // Entries in `envp`.
 size_t env_count(char* const envp[]);
 

@@ -4,7 +4,9 @@
 #include <pthread.h>
 
 #include "runtime/interpose.hpp"
+#include "runtime/child_env.hpp"
 #include "runtime/process.hpp"
+#include "runtime/start_env.hpp"
 #include "runtime/runtime_scope.hpp"
 #include "runtime/sled_patch.hpp"
 
@@ -50,6 +52,8 @@ void resolve_real_functions() {
 // Priority 101: before ordinary constructors, so even their hooks find the functions.
 __attribute__((constructor(101))) static void callmon_runtime_init() {
   RuntimeScope rs;
+  start_env_capture();  // before the program's constructors can change its environment
+  child_env_prepare();  // libcallmon.so's path, found now rather than in a vfork child
   resolve_real_functions();
   pg_setup_forwarding();
   // Nop sleds (-mnop-mcount, -fpatchable-function-entry) become calls now, before the

@@ -78,6 +78,7 @@ const char* env_get(const char* name) {
   // libc sets `environ` in its own initialisation: a hook in .preinit_array code (or an
   // ifunc resolver) runs before it, and finds the variables on the initial stack.
   if (!environ) return start_env_get(name);
+  start_env_capture();  // the first reader keeps them before the program can change them
   size_t n = strlen(name);
   for (char** e = environ; e && *e; ++e) {
     if (strncmp(*e, name, n) == 0 && (*e)[n] == '=') return *e + n + 1;

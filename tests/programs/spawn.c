@@ -22,7 +22,7 @@ static char self[4096];
 
 COUNTED int child_work(int n) { return n + 1; }
 
-static int child_main(const char* how) {
+COUNTED static int child_main(const char* how) {
   int others = 0;
   for (char** e = environ; *e; e++)
     if (strncmp(*e, "CALLMON_", 8) != 0 && strncmp(*e, "LD_PRELOAD=", 11) != 0) others++;
@@ -34,7 +34,7 @@ static int child_main(const char* how) {
   return 0;
 }
 
-static int wait_child(pid_t pid) {
+COUNTED static int wait_child(pid_t pid) {
   int status = 0;
   if (pid < 0 || waitpid(pid, &status, 0) < 0) return -1;
   return WIFEXITED(status) ? WEXITSTATUS(status) : 100 + WTERMSIG(status);
