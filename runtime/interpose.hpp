@@ -44,8 +44,14 @@ struct RealFunctions {
 
 extern RealFunctions g_real;
 
-// Resolves g_real (idempotent).
-void resolve_real_functions();
+// Bumped before each dlopen (interpose_process.cpp): resolve_real_functions looks the
+// missing functions up again once per generation.
+extern unsigned g_dl_generation;
+
+// Resolves g_real (idempotent): looks up what is missing once per loader generation, or
+// again when `again` (the caller's function is missing: a library that brings it may be
+// loading right now).
+void resolve_real_functions(bool again = false);
 
 // At start-up: when nothing is to be recorded, lets the -pg entry trampolines jump
 // straight to glibc's mcount/__fentry__ (interpose_pg.cpp).

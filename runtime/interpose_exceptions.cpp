@@ -24,26 +24,26 @@ using callmon::format::UnwindReason;
 
 CALLMON_EXPORT _Unwind_Reason_Code _Unwind_RaiseException(_Unwind_Exception* e) {
   note_throw();
-  resolve_real_functions();
+  resolve_real_functions(!g_real.raise_exception);
   return g_real.raise_exception(e);
 }
 
 CALLMON_EXPORT _Unwind_Reason_Code _Unwind_Resume_or_Rethrow(_Unwind_Exception* e) {
   note_throw();
-  resolve_real_functions();
+  resolve_real_functions(!g_real.resume_or_rethrow);
   return g_real.resume_or_rethrow(e);
 }
 
 CALLMON_EXPORT _Unwind_Reason_Code _Unwind_ForcedUnwind(_Unwind_Exception* e,
                                                       _Unwind_Stop_Fn stop, void* arg) {
   note_throw();
-  resolve_real_functions();
+  resolve_real_functions(!g_real.forced_unwind);
   return g_real.forced_unwind(e, stop, arg);
 }
 
 CALLMON_EXPORT void* __cxa_begin_catch(void* exc) noexcept {
   note_catch(FRAME_SP());
-  resolve_real_functions();
+  resolve_real_functions(!g_real.begin_catch);
   return g_real.begin_catch(exc);
 }
 
@@ -74,28 +74,28 @@ void before_longjmp(__jmp_buf_tag* env) {
 
 CALLMON_EXPORT __attribute__((noreturn)) void longjmp(__jmp_buf_tag env[1], int val) {
   before_longjmp(env);
-  resolve_real_functions();
+  resolve_real_functions(!g_real.longjmp_);
   g_real.longjmp_(env, val);
   __builtin_unreachable();
 }
 
 CALLMON_EXPORT __attribute__((noreturn)) void _longjmp(__jmp_buf_tag env[1], int val) {
   before_longjmp(env);
-  resolve_real_functions();
+  resolve_real_functions(!g_real.under_longjmp);
   g_real.under_longjmp(env, val);
   __builtin_unreachable();
 }
 
 CALLMON_EXPORT __attribute__((noreturn)) void siglongjmp(__jmp_buf_tag env[1], int val) {
   before_longjmp(env);
-  resolve_real_functions();
+  resolve_real_functions(!g_real.siglongjmp_);
   g_real.siglongjmp_(env, val);
   __builtin_unreachable();
 }
 
 CALLMON_EXPORT __attribute__((noreturn)) void __longjmp_chk(__jmp_buf_tag env[1], int val) {
   before_longjmp(env);
-  resolve_real_functions();
+  resolve_real_functions(!g_real.longjmp_chk);
   g_real.longjmp_chk(env, val);
   __builtin_unreachable();
 }

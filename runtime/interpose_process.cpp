@@ -140,6 +140,7 @@ CALLMON_EXPORT int execle(const char* path, const char* arg, ...) {
 // at the latest the first call into the new library, or its constructors.
 static void rescan_soon() {
   RuntimeScope rs;
+  __atomic_add_fetch(&g_dl_generation, 1, __ATOMIC_ACQ_REL);
   request_rescan();
   sled_request_pass();  // the new module's nop sleds (sled_patch.hpp)
   if (ThreadState* s = t_state) __atomic_or_fetch(&s->guard, kGuardRescan, __ATOMIC_RELAXED);

@@ -13,13 +13,22 @@
 namespace callmon::rt {
 
 RealFunctions g_real;
+unsigned g_dl_generation = 0;
 
 template <class T>
 static void resolve(T& slot, const char* name) {
   if (!slot) slot = reinterpret_cast<T>(dlsym(RTLD_NEXT, name));
 }
 
-void resolve_real_functions() {
+// The loader generation the last pass looked up in (dl_generation, bumped by dlopen):
+// the interposers call resolve_real_functions on every fork, exec, throw and longjmp, and
+// a function missing at start-up (a C program has no _Unwind_RaiseException) can only
+// appear with a new library.
+static unsigned g_resolved_generation = ~0u;
+
+void resolve_real_functions(bool again) {
+  unsigned gen = __atomic_load_n(&g_dl_generation, __ATOMIC_ACQUIRE);
+  if (!again && __atomic_load_n(&g_resolved_generation, __ATOMIC_ACQUIRE) == gen) return;
   // dlsym allocates (and a failed look-up formats an error) with the program's malloc, if it
   // has one: that is the runtime's work, not the program's.
   RuntimeScope rs;
@@ -47,6 +56,7 @@ void resolve_real_functions() {
   resolve(g_real.mcleanup_, "_mcleanup");
   if (!g_real.mcount_) g_real.mcount_ = reinterpret_cast<uintptr_t>(dlsym(RTLD_NEXT, "mcount"));
   if (!g_real.fentry_) g_real.fentry_ = reinterpret_cast<uintptr_t>(dlsym(RTLD_NEXT, "__fentry__"));
+  __atomic_store_n(&g_resolved_generation, gen, __ATOMIC_RELEASE);
 }
 
 // Priority 101: before ordinary constructors, so even their hooks find the functions.
