@@ -71,4 +71,23 @@ class RuntimeScope {
   RuntimeScope& operator=(const RuntimeScope&) = delete;
 };
 
+// Lifts the enclosing RuntimeScopes for a stretch of code whose hooks must run as a
+// program's: the calibration's probes (calibration.cpp), run on a scratch thread state with
+// signals blocked. Does not touch the signal mask or the guard bits.
+class RuntimeScopeSuspend {
+ public:
+  RuntimeScopeSuspend() : depth_(t_runtime_depth) { t_runtime_depth = 0; }
+  ~RuntimeScopeSuspend() { end(); }
+  void end() {
+    if (!ended_) t_runtime_depth = depth_;
+    ended_ = true;
+  }
+  RuntimeScopeSuspend(const RuntimeScopeSuspend&) = delete;
+  RuntimeScopeSuspend& operator=(const RuntimeScopeSuspend&) = delete;
+
+ private:
+  uint32_t depth_;
+  bool ended_ = false;
+};
+
 }  // namespace callmon::rt
