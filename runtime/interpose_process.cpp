@@ -3,7 +3,6 @@
 // recording (the program may pass an envp without our variables: child_env.hpp).
 #include <alloca.h>
 #include <stdarg.h>
-#include <string.h>
 #include <unistd.h>
 
 #include <cstdint>
