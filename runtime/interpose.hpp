@@ -31,6 +31,8 @@ struct RealFunctions {
   int (*posix_spawnp_)(pid_t*, const char*, const void*, const void*, char* const[],
                        char* const[]);
   int (*system_)(const char*);
+  void* (*popen_)(const char*, const char*);  // FILE*, kept opaque here
+  int (*pclose_)(void*);
   void* (*dlopen_)(const char*, int);
   void* (*dlmopen_)(long, const char*, int);
   // -pg modes (interpose_pg.cpp)

@@ -1,12 +1,15 @@
 // Starting programs without fork + exec of the program's own: posix_spawn, posix_spawnp,
-// execveat and system. glibc runs these children through its internal exec (not our execve
+// execveat, system, popen. glibc runs these children through its internal exec (not our execve
 // wrapper), so each is interposed here to hand the child callmon's variables
 // (child_env.hpp) the way execve's wrapper does. The program's environment is never
 // changed; only the child's copy gets the variables it lacks.
 #include <alloca.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <sched.h>
 #include <signal.h>
 #include <spawn.h>
+#include <stdio.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -118,4 +121,108 @@ CALLMON_EXPORT int system(const char* command) {
   resolve_real_functions();
   if (!command || environ_complete()) return g_real.system_(command);
   return system_with_env(command);
+}
+
+namespace {
+
+// The streams popen_with_env opened, with their children, for pclose (glibc's pclose only
+// knows its own). Fixed size, no allocation; a spin lock, as popen is not async-signal-safe
+// anyway.
+struct OwnPopen {
+  FILE* stream;
+  pid_t pid;
+};
+constexpr int kOwnPopens = 64;
+OwnPopen g_popens[kOwnPopens];
+int g_popen_lock = 0;
+
+void lock_popens() {
+  while (__atomic_exchange_n(&g_popen_lock, 1, __ATOMIC_ACQUIRE)) sched_yield();
+}
+void unlock_popens() { __atomic_store_n(&g_popen_lock, 0, __ATOMIC_RELEASE); }
+
+// popen() for a program that took callmon's variables out of its environment: `sh -c` with
+// the command's end of a pipe as its stdout ("r") or stdin ("w"), the streams of earlier
+// popen calls closed in the child (POSIX), through posix_spawn with the child's
+// environment. `e` in the mode: close-on-exec, as glibc's.
+FILE* popen_with_env(const char* command, const char* mode) {
+  bool reading = mode[0] == 'r';
+  if ((mode[0] != 'r' && mode[0] != 'w')) {
+    errno = EINVAL;
+    return nullptr;
+  }
+  bool cloexec = false;
+  for (const char* m = mode + 1; *m; ++m) cloexec |= *m == 'e';
+  int fds[2];
+  if (pipe2(fds, O_CLOEXEC) != 0) return nullptr;
+  int mine = reading ? fds[0] : fds[1];
+  int theirs = reading ? fds[1] : fds[0];
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  // dup2 onto the fd it already is clears close-on-exec (glibc 2.29 on).
+  posix_spawn_file_actions_adddup2(&actions, theirs, reading ? 1 : 0);
+  lock_popens();
+  for (const OwnPopen& p : g_popens)
+    if (p.stream) posix_spawn_file_actions_addclose(&actions, fileno(p.stream));
+  unlock_popens();
+  char sh[] = "sh", dash_c[] = "-c", dashes[] = "--";
+  char* argv[] = {sh, dash_c, dashes, const_cast<char*>(command), nullptr};
+  CALLMON_CHILD_ENV(environ, env);
+  pid_t pid;
+  int err = g_real.posix_spawn_(&pid, "/bin/sh", &actions, nullptr, argv, env);
+  posix_spawn_file_actions_destroy(&actions);
+  close(theirs);
+  if (err != 0) {
+    close(mine);
+    errno = err;
+    return nullptr;
+  }
+  if (!cloexec) fcntl(mine, F_SETFD, 0);
+  FILE* f = fdopen(mine, reading ? "r" : "w");
+  if (!f) {
+    int e = errno;
+    close(mine);
+    while (waitpid(pid, nullptr, 0) < 0 && errno == EINTR) {
+    }
+    errno = e;
+    return nullptr;
+  }
+  lock_popens();
+  for (OwnPopen& p : g_popens) {
+    if (!p.stream) {
+      p = {f, pid};
+      break;
+    }
+  }
+  unlock_popens();
+  return f;
+}
+
+}  // namespace
+
+CALLMON_EXPORT FILE* popen(const char* command, const char* mode) {
+  resolve_real_functions();
+  if (environ_complete()) return static_cast<FILE*>(g_real.popen_(command, mode));
+  return popen_with_env(command, mode);
+}
+
+CALLMON_EXPORT int pclose(FILE* stream) {
+  resolve_real_functions();
+  pid_t pid = 0;
+  lock_popens();
+  for (OwnPopen& p : g_popens) {
+    if (stream && p.stream == stream) {
+      pid = p.pid;
+      p = {nullptr, 0};
+      break;
+    }
+  }
+  unlock_popens();
+  if (!pid) return g_real.pclose_(stream);
+  fclose(stream);
+  int status;
+  while (waitpid(pid, &status, 0) < 0) {
+    if (errno != EINTR) return -1;
+  }
+  return status;
 }

@@ -48,6 +48,8 @@ void resolve_real_functions(bool again) {
   resolve(g_real.posix_spawn_, "posix_spawn");
   resolve(g_real.posix_spawnp_, "posix_spawnp");
   resolve(g_real.system_, "system");
+  resolve(g_real.popen_, "popen");
+  resolve(g_real.pclose_, "pclose");
   resolve(g_real.dlopen_, "dlopen");
   resolve(g_real.dlmopen_, "dlmopen");
   resolve(g_real.backtrace_, "backtrace");

@@ -1,7 +1,8 @@
 /* Every way of starting a program, each with an environment that lacks callmon's variables
  * (an explicit envp of one variable, or the program's own after it unset them): the parent
- * starts itself as a child nine times, through posix_spawn, posix_spawnp, vfork + execve,
- * vfork + execle, vfork + execvpe, vfork + fexecve, vfork + execveat, popen and system. Each
+ * starts itself as a child ten times, through posix_spawn, posix_spawnp, vfork + execve,
+ * vfork + execle, vfork + execvpe, vfork + fexecve, vfork + execveat, popen, and popen and
+ * system after it unset callmon's variables in its own environment. Each
  * child calls child_work() once and prints what it was given: the SPAWN_MARK variable and,
  * where the environment is the explicit one, how many variables it has besides callmon's
  * (LD_PRELOAD, CALLMON_*), which must be the one it was passed. */
@@ -72,9 +73,9 @@ COUNTED int by_vfork(int how) {
   return wait_child(pid);
 }
 
-COUNTED int by_popen(void) {
+COUNTED int by_popen(const char* mark) {
   char cmd[4200];
-  snprintf(cmd, sizeof cmd, "SPAWN_MARK=popen '%s' child shell", self);
+  snprintf(cmd, sizeof cmd, "SPAWN_MARK=%s '%s' child shell", mark, self);
   fflush(stdout);
   FILE* f = popen(cmd, "r");
   if (!f) return -1;
@@ -99,9 +100,9 @@ int main(int argc, char** argv) {
   failed |= by_posix_spawn(0) != 0;
   failed |= by_posix_spawn(1) != 0;
   for (int how = 0; how < 5; how++) failed |= by_vfork(how) != 0;
-  failed |= by_popen() != 0;
-  /* The program takes callmon's variables out of its own environment: system() must still
-   * pass them on to the child. */
+  failed |= by_popen("popen") != 0;
+  /* The program takes callmon's variables out of its own environment: popen() and system()
+   * must still pass them on to the child. */
   unsetenv("LD_PRELOAD");
   for (char** e = environ; *e;) {
     if (strncmp(*e, "CALLMON_", 8) == 0) {
@@ -113,6 +114,7 @@ int main(int argc, char** argv) {
       e++;
     }
   }
+  failed |= by_popen("popen-unset") != 0;
   failed |= by_system() != 0;
   printf("parent done %d\n", failed);
   return failed;
