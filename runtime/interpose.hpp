@@ -55,6 +55,10 @@ extern unsigned g_dl_generation;
 // loading right now).
 void resolve_real_functions(bool again = false);
 
+// At start-up: remembers the process's pid for the exec wrappers, which must tell a vfork
+// child (sharing the parent's memory) from the process (interpose_process.cpp).
+void exec_wrappers_init();
+
 // At start-up: when nothing is to be recorded, lets the -pg entry trampolines jump
 // straight to glibc's mcount/__fentry__ (interpose_pg.cpp).
 void pg_setup_forwarding();

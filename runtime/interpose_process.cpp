@@ -3,6 +3,7 @@
 // recording (the program may pass an envp without our variables: child_env.hpp).
 #include <alloca.h>
 #include <stdarg.h>
+#include <pthread.h>
 #include <unistd.h>
 
 #include <cstdint>
@@ -38,10 +39,16 @@ CALLMON_EXPORT pid_t fork() {
 
 namespace {
 
+// The pid the thread states belong to: set by the runtime's constructor and in every fork
+// child (pthread_atfork, which vfork does not run), in recording and monitor mode alike.
+pid_t g_own_pid = 0;
+
+void note_own_pid() { g_own_pid = getpid(); }
+
 // A vfork child (or a posix_spawn-like clone) runs the wrappers on its parent's thread
 // state and memory: it must write nothing there. getpid is a system call (glibc caches no
 // pid), so it tells the child from the process the state belongs to.
-bool vfork_child() { return g_proc.pid != 0 && getpid() != g_proc.pid; }
+bool vfork_child() { return g_own_pid != 0 && getpid() != g_own_pid; }
 
 void before_exec(const char* path) {
   if (!t_state || vfork_child()) return;
@@ -68,6 +75,13 @@ int after_failed_exec(int result) {
 }
 
 }  // namespace
+
+namespace callmon::rt {
+void exec_wrappers_init() {
+  note_own_pid();
+  pthread_atfork(nullptr, nullptr, note_own_pid);
+}
+}  // namespace callmon::rt
 
 CALLMON_EXPORT int execve(const char* path, char* const argv[], char* const envp[]) {
   resolve_real_functions();
