@@ -17,11 +17,19 @@
 // recorder's pauses (PAUSE records) and the time its thread was preempted (the scheduler
 // file's off-CPU intervals, set_offcpu, which lie between two records of the thread). Time
 // the thread was blocked (sleep, I/O) stays: it is the call's latency, counted apart as
-// off-CPU. A call's self time is its own part of its interval less its share of the probes,
-// never below 0, and its time is its self plus its children's times: no output shows a
-// negative self or a call shorter than one of its children. Each call also gets a range
-// [lo, hi] that holds its true figures under the cost's uncertainty and, with an unordered
-// clock, the program's work the probes can hide (WalkCost).
+// off-CPU.
+//
+// It does so on one time line per thread, the *compensated clock*: between two records it
+// advances by the ticks between them less what was taken out there (the probes' parts on
+// either side, pauses, preemption), never backwards. What could not be taken out (the
+// estimate overshot) is owed by the call whose stretch it was, taken from its next
+// stretches, and handed to its caller if it ends still owing: an overshoot never shortens
+// a call it did not happen in, and outside every call it is dropped. A call's time is the
+// distance it spans on that clock, so every output that reads the walk (report, replay,
+// graph, html, exports) shows the same figures, no self time is negative and no call is
+// shorter than one of its children; `vstart` places it on the clock (exports' time lines).
+// Each call also gets a range [lo, hi] that holds its true figures under the cost's
+// uncertainty and the overlap of the probes with the program's work (WalkCost).
 //
 // ARGS and RETVAL records (recorded values) change nothing in the walk: they go only to a
 // sink that takes them (ArgsSink, RetvalSink below), with the call they belong to. ARGS
@@ -57,6 +65,7 @@ struct FinishedCall {
   uint64_t addr = 0;
   uint64_t start = 0;  // ticks
   uint64_t end = 0;    // ticks, >= start
+  uint64_t vstart = 0; // where it began on the compensated clock (= start without it)
   uint64_t time = 0;   // the call's inclusive time: end - start, less what compensation
                        // takes out (see the top); always self + the children's times
   uint64_t self = 0;   // the call's own time: time minus its direct children's times
@@ -66,6 +75,10 @@ struct FinishedCall {
   uint64_t time_lo = 0, time_hi = 0;
   uint64_t preempted = 0;  // ticks its thread was preempted while it ran (taken out of time)
   uint64_t offcpu = 0;     // ticks its thread was blocked while it ran (kept in time)
+  // It read a clock (CLOCK records), itself or through a clock helper (a callee whose
+  // whole subtree reads clocks, such as a `now()` wrapper): its time may be bound by the
+  // clock, not its work, and its ranges reach up to its measured time.
+  bool clocked = false;
   uint32_t depth = 0;  // 0 = outermost
   uint32_t slot = 0;   // what the sink returned from on_enter for this call
   ExitKind exit = ExitKind::kNormal;
@@ -88,6 +101,12 @@ template <class S>
 concept RetvalSink = requires(S& s, const format::Event& ev, const FinishedCall& c) {
   s.on_retval(ev, c);
 };
+// and optionally (time lines that place calls as they open):
+//   void on_enter_clock(uint64_t vticks);
+//       right before on_enter: where the call begins on the compensated clock (its
+//       FinishedCall::vstart to come)
+template <class S>
+concept EnterClockSink = requires(S& s, uint64_t t) { s.on_enter_clock(t); };
 
 // What compensation charges the probes, in ticks per call.
 struct WalkCost {
@@ -120,10 +139,14 @@ class CallWalker {
   // for each of its children's, never going below zero.
   // CALIB records (calibrations in the run) then replace the cost from where they are on,
   // with the two latest setting its uncertainty.
+  // The longest a clock helper takes (ticks): set with the clock's rate.
+  void set_clock_helper_limit(uint64_t ticks) { clock_helper_ticks_ = ticks; }
+
   void set_cost(const WalkCost& cost) {
     cost_ = cost;
     cost_set_ = true;
-    last_calib_outer_ = 0;
+    // The first calibration in the run is held against this one (the start-up's).
+    last_calib_outer_ = cost.outer - cost.extra_outer;
   }
   void set_probe_cost(double inner, double outer) { set_cost(WalkCost{inner, outer}); }
 
@@ -156,6 +179,8 @@ class CallWalker {
       started_ = true;
       first_ticks_ = ev.ticks;
       gap_start_ = ev.ticks;
+      v_ = static_cast<double>(ev.ticks);
+      v_ticks_ = ev.ticks;
     }
     if (ev.ticks > next_off_start_) [[unlikely]]
       apply_offcpu(ev.ticks);
@@ -164,6 +189,18 @@ class CallWalker {
     if (ev.ticks > last_ticks_) last_ticks_ = ev.ticks;
     if (ev.ticks > gap_start_) gap_start_ = ev.ticks;
     pending_close_ = false;  // an END/EXEC that is not the last record is ignored
+    if (ev.type == format::Event::kPause) {
+      paused_ += ev.count;
+      // What a preempted interval in this gap already took out of the pause's stretch
+      // (the scheduler preempted the thread while the recorder held it) is not taken twice.
+      uint64_t from = ev.ticks - std::min(ev.ticks, ev.count);
+      removed_ += ev.count - std::min(ev.count, preempted_within(from, ev.ticks));
+    }
+    // Annotations (CALIB, CLOCK, SYNC, LOST) are no point of the clock: a CALIB shares its
+    // time with the PAUSE that follows it, whose stretch ends there.
+    if (ev.type != format::Event::kCalib && ev.type != format::Event::kClock &&
+        ev.type != format::Event::kSync && ev.type != format::Event::kLost)
+      advance_clock(ev);
     switch (ev.type) {
       case format::Event::kEnter:
         push(ev.addr, ev.ticks, false);
@@ -189,15 +226,15 @@ class CallWalker {
       case format::Event::kInherit:
         push(ev.addr, first_ticks_, true);
         break;
+      case format::Event::kClock:
+        if (!stack_.empty()) stack_.back().clocked = true;
+        sink_.on_special(ev, static_cast<uint32_t>(stack_.size()));
+        break;
       case format::Event::kCalib:
         if (cost_set_) note_calibration(ev);
         sink_.on_special(ev, static_cast<uint32_t>(stack_.size()));
         break;
       case format::Event::kPause:
-        paused_ += ev.count;
-        // What a preempted interval in this gap already took out of the pause's stretch
-        // (the scheduler preempted the thread while the recorder held it) is not taken twice.
-        removed_ += ev.count - std::min(ev.count, preempted_within(ev.ticks - std::min(ev.ticks, ev.count), ev.ticks));
         sink_.on_special(ev, static_cast<uint32_t>(stack_.size()));
         break;
       case format::Event::kEnd:
@@ -223,6 +260,8 @@ class CallWalker {
     ExitKind kind = pending_close_ ? ExitKind::kUnfinished : ExitKind::kCut;
     uint64_t at = pending_close_ ? close_ticks_ : last_ticks_;
     left_open_ = stack_.size();
+    // A cut stream closes at its last record's time, which may be an annotation's (LOST).
+    if (!stack_.empty() && at > v_ticks_) advance_clock_to(at, 0, 0);
     while (!stack_.empty()) pop(at, kind);
     pending_close_ = false;
   }
@@ -248,6 +287,7 @@ class CallWalker {
   struct OpenFrame {
     uint64_t addr;
     uint64_t start;
+    uint64_t vstart;      // on the compensated clock
     uint64_t removed;     // removed_ + preempted_ when the call began
     uint64_t offcpu;      // offcpu_ when the call began
     uint64_t preempted;   // preempted_ when the call began
@@ -259,14 +299,19 @@ class CallWalker {
     uint64_t child_hi = 0;
     uint64_t children = 0;
     uint64_t descendants = 0;  // calls made below this one
+    double owed = 0;           // ticks its stretches could not give (see the top)
     uint32_t slot = 0;
     bool inherited = false;
+    bool clocked = false;  // a CLOCK record came while it was the innermost open call, or
+                           // a child was a clock helper (FinishedCall::clocked)
+    bool helper_children = true;  // every child so far was a clock helper
   };
 
   void push(uint64_t addr, uint64_t ticks, bool inherited) {
     auto depth = static_cast<uint32_t>(stack_.size());
+    if constexpr (EnterClockSink<Sink>) sink_.on_enter_clock(vclock());
     uint32_t slot = sink_.on_enter(addr, ticks, depth, inherited);
-    OpenFrame f{addr, ticks, removed_ + preempted_, offcpu_, preempted_};
+    OpenFrame f{addr, ticks, vclock(), removed_ + preempted_, offcpu_, preempted_};
     f.slot = slot;
     f.inherited = inherited;
     stack_.push_back(f);
@@ -293,6 +338,58 @@ class CallWalker {
       ++next_off_;
     }
     next_off_start_ = next_off_ < v.size() ? std::max(v[next_off_].start, t) : UINT64_MAX;
+  }
+
+  // The compensated clock (see the top), rounded to a tick.
+  uint64_t vclock() const { return static_cast<uint64_t>(std::llround(v_)); }
+
+  // The probes' parts on either side of a record's time (WalkCost: an ENTER's call starts
+  // `inner`/2 after its time and its caller's work stopped (outer - inner)/2 before it; an
+  // EXIT mirrors that). How a call's share splits between its stretches changes no call's
+  // time: its own pair's parts lie in its own stretches, its children's outer parts in its.
+  double cost_before(const format::Event& ev) const {
+    switch (ev.type) {
+      case format::Event::kEnter: return (cost_.outer - cost_.inner) / 2;
+      case format::Event::kExit: return cost_.inner / 2;
+      case format::Event::kUnwind:
+        return cost_.inner / 2 * static_cast<double>(std::min<uint64_t>(ev.count, stack_.size()));
+      default: return 0;
+    }
+  }
+  double cost_after(const format::Event& ev) const {
+    switch (ev.type) {
+      case format::Event::kEnter: return cost_.inner / 2;
+      case format::Event::kExit: return (cost_.outer - cost_.inner) / 2;
+      case format::Event::kUnwind:
+        return (cost_.outer - cost_.inner) / 2 *
+               static_cast<double>(std::min<uint64_t>(ev.count, stack_.size()));
+      default: return 0;
+    }
+  }
+
+  // Moves the compensated clock to the record `ev`: by the ticks since the previous record
+  // less what compensation takes out of that stretch and what is owed, never backwards.
+  void advance_clock(const format::Event& ev) {
+    advance_clock_to(ev.ticks, cost_before(ev), cost_after(ev));
+  }
+  void advance_clock_to(uint64_t ticks, double before, double after) {
+    double d = static_cast<double>(ticks - std::min(ticks, v_ticks_));
+    if (subtract_pauses_) {
+      uint64_t removed = removed_ + preempted_;
+      d -= static_cast<double>(removed - v_removed_);
+      v_removed_ = removed;
+    }
+    d -= cost_due_ + before;
+    cost_due_ = after;
+    v_ticks_ = std::max(v_ticks_, ticks);
+    if (stack_.empty()) {  // outside every call: nobody owes
+      v_ += std::max(d, 0.0);
+      return;
+    }
+    double& owed = stack_.back().owed;
+    d -= owed;
+    owed = d < 0 ? -d : 0;
+    if (d > 0) v_ += d;
   }
 
   // A calibration in the run: its cost applies from here on; the previous one and it bound
@@ -346,34 +443,34 @@ class CallWalker {
     call.offcpu = offcpu_ - f.offcpu;
     uint64_t span = call.end - call.start;
     if (subtract_pauses_) span -= std::min(span, removed_ + preempted_ - f.removed);
-    // The call's own part of its span (signed: the children's spans may overlap its probes'
-    // estimate), then its share of the probes: its own pair's inner part and the outer part
-    // of each child's pair.
+    // Its time on the compensated clock, and its self: the rest of that once its children's
+    // times are out (their stretches of the clock lie within its own, apart).
+    call.vstart = f.vstart;
+    call.time = vclock() - f.vstart;
+    call.self = call.time - f.child_time;
+    // For the range: its own part of its span (signed: the children's spans may overlap its
+    // probes' estimate) and its share of the probes: its own pair's inner part and the outer
+    // part of each child's pair.
     double own_part = static_cast<double>(span) - static_cast<double>(f.child_span);
     double cost = cost_.inner + static_cast<double>(f.children) * (cost_.outer - cost_.inner);
-    double self = own_part;
-    if (cost != 0) {
-      // The cost is fractional (inner ~28.3 ticks); rounding each call's share on its own
-      // would bias every call of a function the same way, and a parent of N calls by up to
-      // N/2 ticks. The rounding error is carried to the next call instead, so sums over
-      // many calls stay within a tick of the exact cost.
-      double want = cost + carry_;
-      double sub = std::floor(want + 0.5);
-      carry_ = want - sub;
-      self -= sub;
-    }
-    call.self = self > 0 ? static_cast<uint64_t>(self) : 0;
     // The range: the cost at its dearest and cheapest, then the overlap of the pairs that
     // border the call's own time (its own and its children's) or, for its inclusive time,
     // that lie inside it (its own and its descendants'). The _base figures add up over a
     // subtree; the overlap terms are applied per figure.
     uint64_t self_lo_base = clamp_ticks(std::floor(own_part - cost * cost_.high));
     uint64_t self_hi_base = clamp_ticks(std::ceil(own_part - cost * cost_.low));
+    uint64_t time_hi_floor = 0;
+    if (f.clocked) {
+      // Bound by a clock, the call might have lasted its whole span without the probes,
+      // and spent in itself all but what its children surely took.
+      call.clocked = true;
+      time_hi_floor = span;
+      self_hi_base = std::max(self_hi_base, span > f.child_lo ? span - f.child_lo : 0);
+    }
     call.self_lo = std::min(call.self, sub_ticks(self_lo_base, cost_.overlap_down, 1 + f.children));
     call.self_hi = std::max(call.self, self_hi_base + overlap_ticks(cost_.overlap_up, 1 + f.children));
-    call.time = call.self + f.child_time;
     uint64_t time_lo_base = self_lo_base + f.child_lo;
-    uint64_t time_hi_base = self_hi_base + f.child_hi;
+    uint64_t time_hi_base = std::max(self_hi_base + f.child_hi, time_hi_floor);
     call.time_lo = std::min(call.time, sub_ticks(time_lo_base, cost_.overlap_down, 1 + f.descendants));
     call.time_hi = std::max(call.time, time_hi_base + overlap_ticks(cost_.overlap_up, 1 + f.descendants));
     call.depth = static_cast<uint32_t>(stack_.size() - 1);
@@ -381,9 +478,16 @@ class CallWalker {
     call.exit = kind;
     call.inherited = f.inherited;
     uint64_t below = f.descendants + 1;
-    stack_.pop_back();
+    // A clock helper (a `now()` wrapper): it read a clock, so did all of its subtree, and it
+    // took a few microseconds at most (a system call's time in a VM).
+    const bool helper = f.clocked && f.helper_children && call.time < clock_helper_ticks_;
+    const double owed = f.owed;
+    stack_.pop_back();  // `f` is gone from here on
     if (!stack_.empty()) {
       OpenFrame& parent = stack_.back();
+      parent.owed += owed;
+      parent.clocked |= helper;
+      parent.helper_children &= helper;
       parent.child_span += span;
       parent.child_time += call.time;
       parent.child_lo += time_lo_base;
@@ -419,6 +523,13 @@ class CallWalker {
   bool saw_end_ = false;
   WalkCost cost_;
   bool cost_set_ = false;
+  uint64_t clock_helper_ticks_ = 5000;  // 5 us on the 10^9 ticks/s clock
+  // The compensated clock: its reading, the raw time and the removed ticks it has been
+  // advanced to, and the probes' part due after the last record.
+  double v_ = 0;
+  uint64_t v_ticks_ = 0;
+  uint64_t v_removed_ = 0;
+  double cost_due_ = 0;
   double last_calib_outer_ = 0;  // the last CALIB record's outer cost (0: none yet)
   uint64_t paused_ = 0;      // PAUSE ticks, as recorded
   uint64_t removed_ = 0;     // PAUSE ticks not also preempted: what pauses take out
@@ -435,7 +546,6 @@ class CallWalker {
   uint64_t next_off_start_ = UINT64_MAX;
   uint64_t gap_start_ = 0;
   std::vector<std::pair<uint64_t, uint64_t>> gap_preempted_;
-  double carry_ = 0;  // compensation rounding not yet applied, in ticks (within ±0.5)
   // For RETVAL (RetvalSink only): the last call popped, and per nesting (0 plain,
   // 1 nested) the call of the last EXIT while a RETVAL may still follow it.
   FinishedCall popped_;

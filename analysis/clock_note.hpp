@@ -1,7 +1,8 @@
-// The note `report` and `html` add to a profile recorded with an unordered clock whose
-// short functions read low: with `--clock=auto|tsc|monotonic` a small function's work partly
-// runs beside its probes, so compensation leaves it part of its time (the benchmark's 7 ns
-// leaf at 0.54-0.63 of it; docs/runtime.md, "The clock's order").
+// Notes on what compensation cannot know. `report` and `html` add the first to a profile
+// recorded with an unordered clock whose short functions' times are uncertain: with
+// `--clock=auto|tsc|monotonic` a small function's work partly runs beside its probes (the
+// benchmark's 7 ns leaf read 0.54-0.63 of it; docs/runtime.md, "The clock's order"). The
+// second names functions that read a clock (docs/runtime.md, "Calls bound by the clock").
 #pragma once
 
 #include <algorithm>
@@ -10,6 +11,7 @@
 #include <utility>
 #include <vector>
 
+#include "analysis/flat_profile.hpp"
 #include "format/recording.hpp"
 
 namespace callmon::analysis {
@@ -48,5 +50,10 @@ std::optional<std::string> short_function_note(const format::Recording& rec, con
   for (auto& f : found) names.push_back(std::move(f.second));
   return short_function_text(*limit, names);
 }
+
+// The note when some rows read a clock while they ran (FunctionRow::clocked_calls): their
+// time may be bound by the clock (a loop until a deadline), which the probes of their
+// callees do not lengthen; names up to three, the longest first.
+std::optional<std::string> clock_bound_note(const std::vector<FunctionRow>& rows);
 
 }  // namespace callmon::analysis

@@ -72,6 +72,7 @@ template <class Sink>
 void apply_compensation(CallWalker<Sink>& walker, const format::ProcessRecording& proc,
                         const format::ThreadFile& thread, bool enabled) {
   walker.set_offcpu(&thread.offcpu);
+  walker.set_clock_helper_limit(static_cast<uint64_t>(proc.meta.ticks_per_second * 5e-6));
   walker.subtract_pauses(enabled);
   if (!enabled) return;
   if (std::optional<WalkCost> c = process_walk_cost(proc)) walker.set_cost(*c);

@@ -41,6 +41,9 @@ template <class Sink>
 struct CountingSink {
   Sink& inner;
   uint64_t calls = 0;
+  void on_enter_clock(uint64_t vticks) {
+    if constexpr (EnterClockSink<Sink>) inner.on_enter_clock(vticks);
+  }
   uint32_t on_enter(uint64_t addr, uint64_t ticks, uint32_t depth, bool inherited) {
     return inner.on_enter(addr, ticks, depth, inherited);
   }

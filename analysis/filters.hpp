@@ -98,10 +98,14 @@ class FilteredSink {
     }
   }
 
+  // The compensated clock's position of the call about to open (EnterClockSink), passed
+  // on with the call when it is kept.
+  void on_enter_clock(uint64_t vticks) { next_vstart_ = vticks; }
+
   uint32_t on_enter(uint64_t addr, uint64_t ticks, uint32_t depth, bool inherited) {
     resolve(ticks);
     if (++serial_ == 0) serial_ = 1;
-    Frame fr{addr, ticks, {}, {}, 0, serial_, kDropped, inherited};
+    Frame fr{addr, ticks, next_vstart_, {}, {}, 0, serial_, kDropped, inherited};
     bool drop = (f_.max_depth != 0 && depth >= f_.max_depth) || ticks > range_end_ ||
                 !names_.keeps(addr);
     frames_.push_back(fr);
@@ -188,6 +192,7 @@ class FilteredSink {
   struct Frame {
     uint64_t addr;
     uint64_t start;
+    uint64_t vstart;         // on the compensated clock (on_enter_clock)
     SelfSums all_children;   // of every direct child's subtree
     SelfSums kept_children;  // of the nearest kept descendants' subtrees
     uint32_t inner_slot;
@@ -212,6 +217,7 @@ class FilteredSink {
   void keep(size_t i) {
     Frame& fr = frames_[i];
     fr.state = kKept;
+    if constexpr (EnterClockSink<Inner>) inner_.on_enter_clock(fr.vstart);
     fr.inner_slot =
         inner_.on_enter(fr.addr, fr.start, static_cast<uint32_t>(kept_.size()), fr.inherited);
     kept_.push_back(static_cast<uint32_t>(i));
@@ -254,6 +260,7 @@ class FilteredSink {
   std::vector<uint32_t> kept_;  // indices of the kept frames on the stack
   size_t first_pending_ = kNone;
   uint32_t serial_ = 0;
+  uint64_t next_vstart_ = 0;
   std::vector<HeldArgs> held_;  // ARGS of pending frames, by frame index (ArgsSink only)
   Closed recent_[kRecent] = {};
   unsigned recent_next_ = 0;

@@ -19,6 +19,7 @@ void FuncTicks::merge(const FuncTicks& o) {
   self_hi += o.self_hi;
   preempted += o.preempted;
   offcpu += o.offcpu;
+  clocked += o.clocked;
 }
 
 void FunctionRow::merge(const FunctionRow& o) {
@@ -35,6 +36,7 @@ void FunctionRow::merge(const FunctionRow& o) {
   self_hi_ns += o.self_hi_ns;
   preempted_ns += o.preempted_ns;
   offcpu_ns += o.offcpu_ns;
+  clocked_calls += o.clocked_calls;
   if (file.empty() && !o.file.empty()) {
     file = o.file;
     line = o.line;

@@ -27,6 +27,7 @@ struct FuncTicks {
   uint64_t self_lo = 0, self_hi = 0;
   uint64_t preempted = 0;  // taken out of total (outermost activations, as total)
   uint64_t offcpu = 0;     // blocked time inside total (outermost activations)
+  uint64_t clocked = 0;    // calls that read a clock (FinishedCall::clocked)
   uint32_t active = 0;  // activations open on the walked thread's stack right now
 
   // Adds the counters of `other` (same function, another thread).
@@ -62,6 +63,7 @@ class ProfileSink {
       f.offcpu += call.offcpu;
     }
     ++f.calls;
+    f.clocked += call.clocked;
     f.self += call.self;
     f.self_lo += call.self_lo;
     f.self_hi += call.self_hi;
@@ -103,6 +105,7 @@ struct FunctionRow {
   double self_lo_ns = 0, self_hi_ns = 0;
   double preempted_ns = 0;  // time its thread was preempted, taken out of total_ns
   double offcpu_ns = 0;     // time its thread was blocked (sleep, I/O, locks), inside total_ns
+  uint64_t clocked_calls = 0;  // calls that read a clock: maybe bound by it (call_walk.hpp)
 
   double avg_ns() const { return calls ? incl_ns / static_cast<double>(calls) : 0; }
   // Adds another row of the same function (another process or thread).

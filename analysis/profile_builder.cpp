@@ -50,12 +50,18 @@ std::vector<FunctionRow> to_rows(const std::vector<FuncTicks>& funcs,
     row.total_ns = meta.ticks_to_ns(f.total);
     row.self_ns = meta.ticks_to_ns(
         static_cast<uint64_t>(std::clamp<int64_t>(f.self, 0, static_cast<int64_t>(f.total))));
-    row.total_lo_ns = meta.ticks_to_ns(f.total_lo);
+    // A function's self time (over all its calls) never exceeds its total (over its
+    // outermost calls), so each bounds the other: the self's upper bound is at most the
+    // total's, the total's lower bound at least the self's. Their per-call bounds add up
+    // looser than that in a recursive function (each probe pair's overlap bounds both a
+    // call's self and its parent's, and there the parent is the same function).
+    row.total_lo_ns = meta.ticks_to_ns(std::max(f.total_lo, std::min(f.self_lo, f.total_hi)));
     row.total_hi_ns = meta.ticks_to_ns(f.total_hi);
-    row.self_lo_ns = meta.ticks_to_ns(f.self_lo);
-    row.self_hi_ns = meta.ticks_to_ns(f.self_hi);
+    row.self_lo_ns = meta.ticks_to_ns(std::min(f.self_lo, f.total_hi));
+    row.self_hi_ns = meta.ticks_to_ns(std::min(f.self_hi, f.total_hi));
     row.preempted_ns = meta.ticks_to_ns(f.preempted);
     row.offcpu_ns = meta.ticks_to_ns(f.offcpu);
+    row.clocked_calls = f.clocked;
     row.incl_ns = meta.ticks_to_ns(f.incl);
     row.min_ns = meta.ticks_to_ns(f.min);
     row.max_ns = meta.ticks_to_ns(f.max);

@@ -1,6 +1,8 @@
 // session.json (docs/format.md): read with full type checks, written atomically.
 #include "format/session.hpp"
 
+#include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -74,6 +76,23 @@ Result<Session> read_session(const std::string& path) {
   return s;
 }
 
+namespace {
+
+// Overwrites the existing file at `path` with `text` when the blocks it already holds have
+// room for it; false otherwise (nothing written).
+bool rewrite_in_place(const std::string& path, const std::string& text) {
+  int fd = open(path.c_str(), O_WRONLY | O_CLOEXEC);
+  if (fd < 0) return false;
+  struct stat st {};
+  bool ok = fstat(fd, &st) == 0 && S_ISREG(st.st_mode) &&
+            static_cast<uint64_t>(st.st_blocks) * 512 >= text.size() &&
+            pwrite(fd, text.data(), text.size(), 0) == static_cast<ssize_t>(text.size()) &&
+            ftruncate(fd, static_cast<off_t>(text.size())) == 0;
+  return close(fd) == 0 && ok;
+}
+
+}  // namespace
+
 Status write_session(const std::string& path, const Session& s) {
   json j = {{"format", "callmon-session"},
             {"version", 1},
@@ -101,9 +120,13 @@ Status write_session(const std::string& path, const Session& s) {
   ok = std::fflush(f) == 0 && ok;
   ok = std::fclose(f) == 0 && ok;
   if (!ok || std::rename(tmp.c_str(), path.c_str()) != 0) {
-    Error e{fmt::format("{}: cannot write: {}", path, std::strerror(errno))};
+    const int err = errno;
     std::remove(tmp.c_str());
-    return e;
+    // A full file system (the program's trace filled it): the copy needs new blocks, the
+    // file in place does not when the new text fits those it holds; rewritten there, the
+    // end of the session is kept (not atomically: a crash in between leaves a torn file).
+    if (rewrite_in_place(path, text)) return ok_status();
+    return Error{fmt::format("{}: cannot write: {}", path, std::strerror(err))};
   }
   return ok_status();
 }

@@ -233,6 +233,9 @@ bool ThreadReader::decode_special(uint64_t v, const uint8_t*& p, Event& ev) {
       count = fields[0];
       addr = fields[1];
       break;
+    case kCodeClock:
+      type = Event::kClock;
+      break;
     case kCodeArgs:
     case kCodeRetval:
       // The payload is only delimited here; format/arg_values.hpp decodes it.

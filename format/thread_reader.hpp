@@ -26,6 +26,7 @@ struct Event {
     kSync,     // count = monotonic ns at ticks
     kPause,    // count ticks up to `ticks` were the recorder's, not the program's
     kCalib,    // count, addr: inner and outer probe cost measured here (ticks x kCalibScale)
+    kClock,    // the innermost open call read a clock
     // kArgs and kRetval stay last: the call walk tests `type >= kArgs` to set them apart.
     kArgs,     // data/size: the argument values (format/args.hpp) of the innermost open call
     kRetval,   // data/size: the return value of the call whose EXIT came just before (of the

@@ -212,6 +212,13 @@ void ThreadWriter::pause(uint64_t ticks, uint64_t paused, bool burst) {
   if (burst) header_.burst_ticks += paused, header_.burst_count++;
 }
 
+void ThreadWriter::calib(uint64_t ticks, uint64_t inner_scaled, uint64_t outer_scaled) {
+  const uint64_t fields[2] = {inner_scaled, outer_scaled};
+  special(kCodeCalib, false, ticks, fields, 2);
+}
+
+void ThreadWriter::clock_read(uint64_t ticks) { special(kCodeClock, false, ticks, nullptr, 0); }
+
 void ThreadWriter::payload_record(SpecialCode code, bool nested, uint64_t ticks,
                                   const std::vector<uint8_t>& payload) {
   if (!started_) header_.start_ticks = ticks, started_ = true;

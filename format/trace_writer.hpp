@@ -39,6 +39,10 @@ class ThreadWriter {
   // PAUSE: the `paused` ticks up to `ticks` were the recorder's (version 3). `burst`: the
   // host's, caught inside a probe; counted in the header's burst_ticks and burst_count.
   void pause(uint64_t ticks, uint64_t paused, bool burst = false);
+  // CALIB: the probe cost measured again in the run, ticks x kCalibScale (version 4).
+  void calib(uint64_t ticks, uint64_t inner_scaled, uint64_t outer_scaled);
+  // CLOCK: the innermost open call read a clock (version 4).
+  void clock_read(uint64_t ticks);
   // ARGS and RETVAL records carrying `payload` as is (format/arg_values.hpp,
   // encode_arg_values; tests may pass malformed payloads). `nested` as nested_enter. A
   // record larger than a chunk is not written: close() reports it.

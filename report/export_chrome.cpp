@@ -1,9 +1,11 @@
 // Chrome Trace Event export (report/export.hpp): one complete event ("ph":"X") per call,
 // written as the call walk finishes it, so nothing grows with the number of calls. Events
 // come innermost first; the format does not require any order (Perfetto and
-// chrome://tracing sort by time). ts and dur are the measured positions in microseconds so
-// children always nest inside their parent on the time line; the compensated time and the
-// self time go to "args" (time_ns, self_ns), with "exit" for calls that did not return.
+// chrome://tracing sort by time). ts and dur place the call on the compensated clock
+// (FinishedCall::vstart, time), the clock report's figures come from, with the recorder's
+// and other programs' time taken out: children nest inside their parent and dur is the
+// total report sums. "args" carries the self time (self_ns) and "exit" for calls that did
+// not return; --no-compensation gives the measured times.
 #include <fmt/format.h>
 
 #include <cmath>
@@ -48,16 +50,14 @@ class ChromeWriter {
   uint32_t on_enter(uint64_t, uint64_t, uint32_t, bool) { return 0; }
   void on_special(const format::Event&, uint32_t) {}
   void on_call(const analysis::FinishedCall& call) {
-    std::string args = fmt::format(R"("time_ns":{},"self_ns":{})",
-                                   std::llround(meta_->ticks_to_ns(call.time)),
-                                   self_ns(call.self));
+    std::string args = fmt::format(R"("self_ns":{})", self_ns(call.self));
     if (call.exit != analysis::ExitKind::kNormal)
       args += fmt::format(R"(,"exit":"{}")", analysis::exit_kind_name(call.exit));
     if (call.inherited) args += R"(,"inherited":true)";
     event(fmt::format(R"({{"ph":"X","pid":{},"tid":{},"ts":{},"dur":{},"name":{},"args":{{{}}}}})",
                       meta_->pid, tid_,
-                      fixed3(analysis::ticks_to_time_ns(*meta_, call.start) / 1000.0),
-                      fixed3(meta_->ticks_to_ns(call.end - call.start) / 1000.0),
+                      fixed3(analysis::ticks_to_time_ns(*meta_, call.vstart) / 1000.0),
+                      fixed3(meta_->ticks_to_ns(call.time) / 1000.0),
                       name(call.addr), args));
   }
 

@@ -1,7 +1,8 @@
 // speedscope export (report/export.hpp): the "evented" profile type of speedscope's file
 // format, one profile per thread, an "O" event when a call opens and a "C" event when it
-// closes, both at their measured time in nanoseconds (a time line has no room for the
-// compensation estimate). Events are written as the walk meets them; JSON objects are
+// closes, both on the compensated clock in nanoseconds (the clock report's times come
+// from; FinishedCall::vstart, on_enter_clock), so a call's duration is report's figure and
+// children nest inside their parent; measured times with --no-compensation. Events are written as the walk meets them; JSON objects are
 // unordered, so "profiles" comes first and the "shared" frame table, which grows with the
 // distinct functions only, is written at the end.
 #include <fmt/format.h>
@@ -40,14 +41,15 @@ class SpeedscopeWriter {
   void end_process(const format::ProcessRecording&, analysis::ProcessSymbolizer&) {}
 
   // Sink of the call walk.
-  uint32_t on_enter(uint64_t addr, uint64_t ticks, uint32_t, bool) {
-    double at = analysis::ticks_to_time_ns(*meta_, ticks);
+  void on_enter_clock(uint64_t vticks) { vstart_ = vticks; }
+  uint32_t on_enter(uint64_t addr, uint64_t, uint32_t, bool) {
+    double at = analysis::ticks_to_time_ns(*meta_, vstart_);
     uint32_t frame = frame_of(addr);
     event('O', frame, at);
     return frame;
   }
   void on_call(const analysis::FinishedCall& call) {
-    event('C', call.slot, analysis::ticks_to_time_ns(*meta_, call.end));
+    event('C', call.slot, analysis::ticks_to_time_ns(*meta_, call.vstart + call.time));
   }
   void on_special(const format::Event&, uint32_t) {}
 
@@ -101,6 +103,7 @@ class SpeedscopeWriter {
   size_t profiles_ = 0;
   double start_ = 0;
   double end_ = 0;
+  uint64_t vstart_ = 0;  // the opening call's place on the compensated clock
   std::unordered_map<uint64_t, uint32_t> frame_of_addr_;  // this process
   std::unordered_map<std::string, uint32_t> frame_index_;
   std::vector<std::string> frames_;  // JSON objects, by index

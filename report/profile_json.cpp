@@ -32,6 +32,7 @@ json rows_json(const std::vector<analysis::FunctionRow>& rows) {
       j["total_ns_range"] = json::array({ns_int(r.total_lo_ns), ns_int(r.total_hi_ns)});
     if (analysis::is_uncertain(r.self_lo_ns, r.self_hi_ns))
       j["self_ns_range"] = json::array({ns_int(r.self_lo_ns), ns_int(r.self_hi_ns)});
+    if (r.clocked_calls) j["clocked_calls"] = r.clocked_calls;
     arr.push_back(std::move(j));
   }
   return arr;

@@ -77,7 +77,9 @@ uint32_t ReplayPrinter::on_enter(uint64_t addr, uint64_t /*ticks*/, uint32_t dep
 
 void ReplayPrinter::on_call(const analysis::FinishedCall& call) {
   if (hidden(call.depth)) return;
-  std::string duration = replay_duration(meta_.ticks_to_ns(call.time));
+  std::string duration =
+      replay_figure(meta_.ticks_to_ns(call.time), meta_.ticks_to_ns(call.time_lo),
+                    meta_.ticks_to_ns(call.time_hi));
   std::string mark;
   if (call.exit != analysis::ExitKind::kNormal) {
     mark = fmt::format(" [{}]", analysis::exit_kind_name(call.exit));

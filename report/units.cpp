@@ -66,6 +66,15 @@ std::string replay_duration(double ns) {
   return fmt::format("{:>12}", text);
 }
 
+std::string replay_figure(double ns, double lo, double hi) {
+  if (!analysis::is_uncertain(lo, hi)) return replay_duration(ns);
+  // The range, its unit glued on so that it fits the column ("0.08..2.76ms").
+  std::string text = human_range(lo, hi);
+  size_t space = text.rfind(' ');
+  if (space != std::string::npos) text.erase(space, 1);
+  return fmt::format("{:>12}", text);
+}
+
 int64_t ns_int(double ns) { return static_cast<int64_t>(std::llround(ns)); }
 
 std::string count_of(uint64_t n, const char* one, const char* many) {

@@ -21,6 +21,9 @@ std::string human_figure(double ns, double lo, double hi);
 // "    1.234 us", "   12.345 ms", "       1.2 s". ns with 1 decimal, us and ms with 3,
 // s with 1.
 std::string replay_duration(double ns);
+// replay_duration(ns) when the range [lo, hi] around it is narrow, else the range in the
+// same 12 columns (figure_range.hpp).
+std::string replay_figure(double ns, double lo, double hi);
 
 // Nanoseconds rounded to the nearest integer, as the JSON outputs give them.
 int64_t ns_int(double ns);

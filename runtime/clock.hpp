@@ -2,7 +2,9 @@
 // The choice is made once per process; readers convert ticks with the rate in the meta file.
 #pragma once
 
+#include <sys/syscall.h>
 #include <time.h>
+#include <unistd.h>
 #include <x86intrin.h>
 
 #include <cstdint>
@@ -17,18 +19,24 @@ extern "C" bool g_clock_tsc;
 // clock reads against the function's own instructions. Same lifetime as g_clock_tsc.
 extern "C" bool g_clock_fenced;
 
-inline uint64_t monotonic_ns() {
+// libc's clock_gettime (interpose_clock.cpp interposes the program's): the runtime's own
+// reads go to it directly, never through the interposer. Null until the library's
+// constructor ran; the system call serves until then.
+extern "C" int (*g_real_clock_gettime)(clockid_t, timespec*);
+
+inline uint64_t clock_ns(clockid_t id) {
   timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
+  if (auto f = __atomic_load_n(&g_real_clock_gettime, __ATOMIC_RELAXED); __builtin_expect(f != nullptr, 1))
+    f(id, &ts);
+  else
+    syscall(SYS_clock_gettime, id, &ts);
   return static_cast<uint64_t>(ts.tv_sec) * 1000000000u + static_cast<uint64_t>(ts.tv_nsec);
 }
 
+inline uint64_t monotonic_ns() { return clock_ns(CLOCK_MONOTONIC); }
+
 // This thread's CPU time (a system call: not for the hot path).
-inline uint64_t thread_cpu_ns() {
-  timespec ts;
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-  return static_cast<uint64_t>(ts.tv_sec) * 1000000000u + static_cast<uint64_t>(ts.tv_nsec);
-}
+inline uint64_t thread_cpu_ns() { return clock_ns(CLOCK_THREAD_CPUTIME_ID); }
 
 // The hot-path clock read. rdtsc is not serializing, which is what we want by default: the
 // probe's own instructions run while the function's do, and lfence would double the cost.

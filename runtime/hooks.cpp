@@ -273,21 +273,65 @@ void unwind_below(uintptr_t sp, UnwindReason reason) {
   guard_leave(s);
 }
 
-void note_throw() {
+void note_throw(unsigned in_flight) {
   ThreadState* s = t_state;
   if (!s) return;
   // The unwinder must see the real return addresses of the frames it walks (-pg modes).
   pg_restore_returns();
+  // Thrown while another exception is being unwound: from a destructor its cleanup runs.
+  // If this one is caught before it leaves the destructor (anything else terminates), the
+  // other goes on, and the frames it has still to leave are those it had then. Saved once
+  // per level: a rethrow may reach the runtime twice (_Unwind_Resume_or_Rethrow, then
+  // _Unwind_RaiseException) with the same count.
+  if ((s->guard & kGuardUnwinding) && in_flight >= 2 && s->outer_count < in_flight - 1 &&
+      s->outer_count < kOuterExceptions)
+    s->outer_depth[s->outer_count++] = s->throw_depth;
   s->throw_depth = static_cast<uint64_t>(s->top - s->stack_base);
   s->guard |= kGuardUnwinding;
 }
 
-void note_catch(uintptr_t sp) {
+void note_catch(uintptr_t sp, unsigned in_flight) {
   ThreadState* s = t_state;
   if (!s) return;
   unwind_below(sp, UnwindReason::kException);
-  s->guard &= ~kGuardUnwinding;
+  if (in_flight >= 2 && s->outer_count >= in_flight - 1) {
+    // Caught inside a cleanup's destructor: the outer exception still propagates once the
+    // destructor returns (note_resume puts the return addresses back for it).
+    s->outer_count = in_flight - 2;
+    s->throw_depth = s->outer_depth[s->outer_count];
+  } else {
+    s->outer_count = 0;
+    s->guard &= ~kGuardUnwinding;
+  }
   pg_hijack_returns();  // the frames that stay open return through the trampoline again
+}
+
+// Why at the landing pad and not only at the catch: a cleanup's landing pad runs code (the
+// destructors) in its frame while the frames deeper than it are still on the shadow
+// stack. In the -pg modes their slots are reused by the destructors' calls, and a call
+// finding an abandoned frame with its own slot would take it for a tail call's and return
+// to the abandoned frame's caller (a crash at -O2); in every mode the destructors' calls
+// would nest under frames that no longer exist.
+void note_landing(uintptr_t sp) {
+  ThreadState* s = t_state;
+  if (!s || !(s->guard & kGuardUnwinding)) return;
+  unwind_below(sp, UnwindReason::kException);
+  // The landing pad's own frame is the deepest the exception has still to leave: the
+  // destructors it calls return normally (GCC's -finstrument-functions exits would
+  // otherwise take them for frames left by the exception).
+  uint64_t depth = static_cast<uint64_t>(s->top - s->stack_base);
+  if (depth < s->throw_depth) s->throw_depth = depth;
+}
+
+// A cleanup's landing pad ran with kGuardUnwinding still set, unless an exception thrown
+// and caught inside it (in a destructor) cleared it and hijacked the return addresses
+// again: the unwinder resumes from the cleanup's frame and must find the real ones.
+void note_resume() {
+  ThreadState* s = t_state;
+  if (!s) return;
+  pg_restore_returns();
+  s->throw_depth = static_cast<uint64_t>(s->top - s->stack_base);
+  s->guard |= kGuardUnwinding;
 }
 
 void note_pause(uint64_t from, uint64_t to) {

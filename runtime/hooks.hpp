@@ -74,9 +74,19 @@ void unwind_below(uintptr_t sp, format::UnwindReason reason);
 
 // Notes that a C++ exception starts propagating on this thread: exits the compiler's
 // cleanups report for frames open at the throw are exception exits.
-void note_throw();
-// Notes that a handler caught it in the frame whose frame address is `sp`.
-void note_catch(uintptr_t sp);
+// `in_flight`: C++ exceptions thrown and not yet caught on this thread, this one included
+// (the Itanium ABI's uncaughtExceptions; 0 if unknown).
+void note_throw(unsigned in_flight);
+// Notes that a handler caught it in the frame whose frame address is `sp`; `in_flight` as
+// for note_throw, this one still included: more than one means this one was thrown and
+// caught in a destructor that another one's cleanup runs, and the other still propagates.
+void note_catch(uintptr_t sp, unsigned in_flight);
+// Notes that the unwinder is about to run a landing pad (a cleanup or a handler) in the
+// frame whose stack pointer there, minus 16, is `sp` (the frame address convention of
+// note_catch): the frames deeper than it are gone.
+void note_landing(uintptr_t sp);
+// Notes that a cleanup's landing pad resumes the unwinding (_Unwind_Resume).
+void note_resume();
 
 // The -pg modes (hooks_pg.cpp). The return addresses the entry trampolines replaced are
 // put back in their stack slots before something walks the stack (an exception's unwinder,

@@ -20,6 +20,7 @@
 #include "runtime/sys.hpp"
 
 using namespace callmon::rt;
+using callmon::format::UnwindReason;
 
 extern "C" {
 // The exit trampoline (pg_return.S).
@@ -90,6 +91,18 @@ void pg_enter_slow(ThreadState* s, uintptr_t fn, uintptr_t* slot, const uint64_t
       return;
     }
     ret = owner->ret;
+  } else if (s->guard & kGuardUnwinding) {
+    // A call from a landing pad (a destructor) while an exception is unwound. Its slot
+    // held its own return address, so a frame still on the shadow stack with the same
+    // slot is gone, and so is every frame pushed after it: left open, the exit would take
+    // that frame for a tail call's sharing the slot and return to its caller. The landing
+    // pad (_Unwind_SetIP) has normally closed them already; this covers a personality
+    // routine whose _Unwind_SetIP call does not go through the dynamic linker (a copy of
+    // libgcc_eh linked into its module, -Bsymbolic). Only an exact match is trusted: on
+    // an alternate signal stack the addresses are not ordered.
+    Frame* f = s->top;
+    while (f > s->stack_base && f[-1].sp < sp) --f;
+    if (f > s->stack_base && f[-1].sp == sp) unwind_below(sp + 1, UnwindReason::kException);
   }
   bool nested = guard_enter(s);
   handle_rescan(s, nested);
@@ -182,11 +195,50 @@ inline void pg_enter(uintptr_t fn, uintptr_t* slot, const uint64_t* saved) {
 
 }  // namespace
 
-// Called by the mcount and __fentry__ trampolines with all argument registers saved at
-// `saved`.
+// Called by the mcount trampoline with all argument registers saved at `saved`; `slot` is
+// 8(%rbp) of the instrumented function, `above` the word just above the trampoline's
+// return address.
+//
+// gcc 12 -pg -fsplit-stack at -O2 calls mcount only on the path that went through
+// __morestack, before the function has pushed %rbp: `call __morestack; ret; call mcount;
+// jmp body`. __morestack called the function again (at the call after that `ret`) on the
+// new stack segment, so %rbp is still the caller's and 8(%rbp) the caller's slot; the
+// function's own return (into __morestack) is just above the trampoline's return address.
+// Recognised by the `ret` (c3) just before the call, the `call rel32` (e8) before it and
+// the `jmp` (eb or e9) after it: in every other shape the bytes before the call are the
+// prologue (`mov %rsp,%rbp` ends in e5, a push in 5x, `sub $n,%rsp` in an immediate that
+// is a multiple of 8) and the function's body follows. The byte 5 before the `ret` is
+// read only once the `ret` is seen, when it is part of the same function.
 extern "C" __attribute__((no_instrument_function)) void callmon_pg_enter(
-    uintptr_t child, uintptr_t* slot, const uint64_t* saved) {
-  pg_enter(call_site(child), slot, saved);
+    uintptr_t child, uintptr_t* slot, const uint64_t* saved, uintptr_t* above) {
+  uintptr_t site = call_site(child);
+  const auto* before = reinterpret_cast<const uint8_t*>(site);
+  const auto* code = reinterpret_cast<const uint8_t*>(child);
+  if (before[-1] == 0xc3 && (code[0] == 0xeb || code[0] == 0xe9) && before[-6] == 0xe8)
+    slot = above;
+  pg_enter(site, slot, saved);
+}
+
+// Called by the __fentry__ trampoline, which passes the word just above its return
+// address as the slot. That is the function's return address when `call __fentry__` is
+// its first instruction (after an endbr64), the shape clang always emits and GCC for every
+// function but one: a function taking a static chain in r10 (a GCC nested function) is
+// entered through `push %r10; call __fentry__; pop %r10` (41 52, the call, 41 5a), so the
+// word above is the saved r10 and the return address is one word further up. Hijacking the
+// saved r10 instead would hand the function a return address for its static chain. Both
+// byte pairs are checked: the two bytes before a first-instruction call belong to the
+// previous function or its padding, and no function starts with `pop %r10` after its entry
+// hook. Reading them is safe: the two bytes after the call are the function's own, and
+// the two before it are read only when the pop follows, so the push is the function's too.
+// Every other prologue gcc and clang emit before __fentry__ and mcount leaves the slot
+// where the trampolines look (docs/runtime.md, "Prologue shapes").
+extern "C" __attribute__((no_instrument_function)) void callmon_pg_enter_fentry(
+    uintptr_t child, uintptr_t* slot, const uint64_t* saved, uintptr_t*) {
+  uintptr_t site = call_site(child);
+  const auto* code = reinterpret_cast<const uint8_t*>(child);
+  const auto* before = reinterpret_cast<const uint8_t*>(site);
+  if (code[0] == 0x41 && code[1] == 0x5a && before[-2] == 0x41 && before[-1] == 0x52) ++slot;
+  pg_enter(site, slot, saved);
 }
 
 // Called by callmon_pg_return with the return values saved at `saved`; `slot` is where the

@@ -16,6 +16,13 @@ struct RealFunctions {
   _Unwind_Reason_Code (*resume_or_rethrow)(_Unwind_Exception*);
   _Unwind_Reason_Code (*forced_unwind)(_Unwind_Exception*, _Unwind_Stop_Fn, void*);
   void* (*begin_catch)(void*);
+  // Landing pads (interpose_exceptions.cpp): the personality routine's _Unwind_SetIP, what
+  // it reads of the landing pad's frame from the same unwinder, and the cleanups'
+  // _Unwind_Resume.
+  void (*set_ip)(_Unwind_Context*, _Unwind_Ptr);
+  _Unwind_Word (*get_cfa)(_Unwind_Context*);
+  void (*resume)(_Unwind_Exception*);
+  void* (*cxa_get_globals)();  // libstdc++'s per-thread __cxa_eh_globals
   void (*longjmp_)(__jmp_buf_tag*, int);
   void (*under_longjmp)(__jmp_buf_tag*, int);
   void (*siglongjmp_)(__jmp_buf_tag*, int);

@@ -36,6 +36,10 @@ void resolve_real_functions(bool again) {
   resolve(g_real.resume_or_rethrow, "_Unwind_Resume_or_Rethrow");
   resolve(g_real.forced_unwind, "_Unwind_ForcedUnwind");
   resolve(g_real.begin_catch, "__cxa_begin_catch");
+  resolve(g_real.set_ip, "_Unwind_SetIP");
+  resolve(g_real.get_cfa, "_Unwind_GetCFA");
+  resolve(g_real.resume, "_Unwind_Resume");
+  resolve(g_real.cxa_get_globals, "__cxa_get_globals");
   resolve(g_real.longjmp_, "longjmp");
   resolve(g_real.under_longjmp, "_longjmp");
   resolve(g_real.siglongjmp_, "siglongjmp");

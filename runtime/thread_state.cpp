@@ -448,6 +448,7 @@ void thread_after_fork_child(ThreadState* s) {
     for (Frame* f = s->stack_base; f < s->top; ++f) s->records[f - s->stack_base].after = nullptr;
   s->window = kFirstWindow;
   s->guard &= ~(kGuardStopped | kGuardUnwinding);
+  s->outer_count = 0;
   if (!open_thread_file(s, format::kFlagForkChild)) {
     s->guard |= kGuardStopped;
     return;

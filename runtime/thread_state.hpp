@@ -51,6 +51,11 @@ inline constexpr uint32_t kGuardRuntime = 1u << 22;   // the runtime's own work 
                                                       // thread: hooks record nothing
                                                       // (runtime_scope.hpp)
 
+// How many exceptions, each thrown from a destructor run by the unwinding of the one
+// before, the runtime follows (ThreadState::outer_depth); deeper ones only lose the
+// [exception] mark of exits of -finstrument-functions frames.
+inline constexpr uint32_t kOuterExceptions = 4;
+
 struct MonitorThread;  // monitor_dispatch.cpp
 
 struct ThreadState {
@@ -83,6 +88,7 @@ struct ThreadState {
   uint64_t calib_last;   // clock reading at the thread's last calibration in the run (or set-up)
   uint64_t calib_inner;  // a calibration not yet in a CALIB record, ticks x kCalibScale; 0: none
   uint64_t calib_outer;
+  uint8_t* clock_mark;   // the cursor after the last CLOCK record (interpose_clock.cpp)
   uint64_t nested_ticks; // time of the last nested record (a signal handler's hook that ran
                          // inside a hook); see write_hook_pause
   uint8_t* chunk_base;   // mapping of the current chunk
@@ -92,6 +98,10 @@ struct ThreadState {
   Frame* stack_base;
   uint64_t stack_bytes;
   uint64_t throw_depth;  // frames open when the propagating exception was thrown
+  // Exceptions thrown from a destructor while another is unwound (hooks.cpp, note_throw):
+  // the throw_depth of each outer one, outermost first, while `outer_count` are saved.
+  uint64_t outer_depth[kOuterExceptions];
+  uint32_t outer_count;
   uint64_t record_depth; // frames at this index of the shadow stack and above are kept but
                          // not recorded (record-time depth filter); 0: all recorded
   uint64_t min_ticks;    // record-time duration filter (0: off)

@@ -123,14 +123,16 @@ MODE_FLAGS = {"cyg": ["-finstrument-functions"], "pg": ["-pg"], "fentry": ["-pg"
 def build(fx, args, work):
     """Compiles the fixture (and its plugin, if any) into work/. Returns the program path."""
     mode = getattr(args, "mode", "cyg")
-    # CFLAGS: a fixture's own flags (own_alloc: -fno-builtin, so that the compilers do not
-    # treat its malloc and free as the C library's).
-    common = ([f"-{args.opt}", "-g"] + MODE_FLAGS[mode] + ["-Wall", "-I", PROGRAMS] +
-              list(getattr(fx, "CFLAGS", [])))
+    # CFLAGS: the fixture's own options (prologue shapes, frame pointers; own_alloc's
+    # -fno-builtin, so that the compilers do not treat its malloc and free as the C library's;
+    # early_start's -Wl,-z,now).
+    extra = list(getattr(fx, "CFLAGS", []))
+    common = [f"-{args.opt}", "-g"] + MODE_FLAGS[mode] + extra + ["-Wall", "-I", PROGRAMS]
     # gcc has no -mnop-mcount for -fPIC code: a sled-fentry program's plugins are built
     # with -fpatchable-function-entry=5 (both lists are patched the same way).
     plugin_mode = "patchable" if mode == "sled-fentry" else mode
-    plugin_common = [f"-{args.opt}", "-g"] + MODE_FLAGS[plugin_mode] + ["-Wall", "-I", PROGRAMS]
+    plugin_common = ([f"-{args.opt}", "-g"] + MODE_FLAGS[plugin_mode] + extra +
+                     ["-Wall", "-I", PROGRAMS])
     for lib, sources in getattr(fx, "PLUGINS", []):
         cmd = [args.cc] + plugin_common + ["-fPIC", "-shared", "-o", os.path.join(work, lib)]
         cmd += [os.path.join(PROGRAMS, s) for s in sources]

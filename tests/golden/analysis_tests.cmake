@@ -31,6 +31,7 @@ set(ANALYSIS_GOLDEN
   "export-chrome-min simple export|--format=chrome|-o|-|--min-duration|15"
   "export-callgrind-depth simple export|--format=callgrind|-o|-|--max-depth|2"
   "export-speedscope-thread threads export|--format=speedscope|-o|-|--thread|601"
+  "export-speedscope-min scheduler export|--format=speedscope|-o|-|--min-duration|450"
 )
 foreach(entry ${ANALYSIS_GOLDEN})
   string(REPLACE " " ";" parts "${entry}")

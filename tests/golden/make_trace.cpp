@@ -282,6 +282,13 @@ class Builder {
       uint16_t out = w[3] == "preempted" ? fmtns::kSchedOutPreempted : fmtns::kSchedOutBlocked;
       sched_.push_back(fmtns::SchedRecord{t, 0, pid, tid_, out, 0, 0});
       sched_.push_back(fmtns::SchedRecord{std::stoull(w[2]), 0, pid, tid_, fmtns::kSchedIn, 0, 0});
+    } else if (op == "clock") {
+      if (!need(2)) return "clock T";
+      writer_->clock_read(t);
+    } else if (op == "calib") {
+      if (!need(4)) return "calib T INNER OUTER";
+      writer_->calib(t, static_cast<uint64_t>(std::stod(w[2]) * callmon::format::kCalibScale),
+                     static_cast<uint64_t>(std::stod(w[3]) * callmon::format::kCalibScale));
     } else if (op == "pause" || op == "burst") {
       if (!need(3)) return op + " T TICKS";
       writer_->pause(t, std::stoull(w[2]), op == "burst");

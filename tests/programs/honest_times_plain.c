@@ -7,7 +7,7 @@
 
 #define NODE_WORK(x)                                                   \
   do {                                                                 \
-    for (int i_ = 0; i_ < 24; i_++) x = x * 6364136223846793005u + 1442695040888963407u; \
+    for (int i_ = 0; i_ < 24; i_++) x = x * 6364136223846793005u + (x >> 29);          \
   } while (0)
 
 COUNTED uint64_t plain_tree(unsigned depth, uint64_t seed) {

@@ -2,7 +2,9 @@
 // and read back with ThreadReader: self times, exit kinds (exception, longjmp, unwound,
 // unfinished, cut), END/EXEC only when last, INHERIT frames, nested signal records and
 // unmatched exits; which call ARGS and RETVAL records belong to, and that they change
-// nothing for sinks that do not take them.
+// nothing for sinks that do not take them; the compensated clock (a call cheaper than its
+// probes owes its parent), scheduler time (preempted out, blocked kept), calibrations in
+// the run and calls that read a clock.
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -54,6 +56,7 @@ class CallWalkTest : public ::testing::Test {
     CallWalker<Collect> walker(sink_);
     walker.set_probe_cost(inner, outer);
     walker.subtract_pauses(pauses);
+    if (!offcpu_.empty()) walker.set_offcpu(&offcpu_);
     walk_thread(*r, walker, [](uint64_t) {});
     paused_ = walker.paused_ticks();
     unmatched_ = walker.unmatched_exits();
@@ -70,6 +73,7 @@ class CallWalkTest : public ::testing::Test {
   }
 
   std::string dir_;
+  std::vector<format::OffCpu> offcpu_;  // the thread's off-CPU intervals (session.sched)
   Collect sink_;
   uint64_t unmatched_ = 0;
   uint64_t paused_ = 0;
@@ -304,7 +308,8 @@ TEST(Compensation, CostAddsTheBurstsExpectedInTheExposedTicks) {
   EXPECT_DOUBLE_EQ(probe_cost_with_bursts(cost, 0, 30).inner_ticks, 70);
 }
 
-// A fractional cost is subtracted exactly over many calls: inner 0.4, outer 1.4 ticks,
+// A fractional cost is subtracted exactly over many calls (the compensated clock keeps the
+// fractions; each call's time is the distance between its ends rounded to a tick): inner 0.4, outer 1.4 ticks,
 // main calls 1 000 leaves of 10 ticks each, back to back. Rounding each call's share on
 // its own took 0 from every leaf (0.4 rounds down) and so left 400 ticks too many in the
 // leaves' time and 400 too few in main's self.
@@ -323,8 +328,9 @@ TEST_F(CallWalkTest, CompensationOfAFractionalCostAddsUpOverManyCalls) {
   for (int i = 0; i < kLeaves; ++i) leaves += call(kA, i).self;
   // Exactly: leaves 1000 * (10 - 0.4) = 9600; main 20000 - 0.4 - 1000 * 1.4 = 18599.6,
   // self 18599.6 - 9600 = 8999.6.
+  // (Each sum is within a tick; main's self, the difference of two, within two.)
   EXPECT_NEAR(static_cast<double>(leaves), 9600, 1);
-  EXPECT_NEAR(static_cast<double>(call(kMain).self), 8999.6, 1);
+  EXPECT_NEAR(static_cast<double>(call(kMain).self), 8999.6, 2);
   EXPECT_NEAR(static_cast<double>(call(kMain).time), 18599.6, 1);
 }
 
@@ -513,6 +519,95 @@ TEST_F(CallWalkTest, ValuesChangeNothingForOtherSinks) {
   }
   EXPECT_EQ(sink_.specials, plain_specials);
   EXPECT_TRUE(clean_);
+}
+
+TEST_F(CallWalkTest, PreemptedTimeIsTakenOutBlockedTimeStays) {
+  offcpu_ = {{30, 70, true}, {150, 350, false}};
+  walk(
+      [](format::ThreadWriter& w) {
+        w.enter(0, kMain);
+        w.enter(10, kA);
+        w.exit(110);
+        w.enter(120, kB);
+        w.exit(420);
+        w.exit(500);
+      },
+      true, 0, 0, /*pauses=*/true);
+  EXPECT_EQ(call(kA).time, 60u);
+  EXPECT_EQ(call(kA).preempted, 40u);
+  EXPECT_EQ(call(kA).offcpu, 0u);
+  EXPECT_EQ(call(kB).time, 300u);
+  EXPECT_EQ(call(kB).offcpu, 200u);
+  EXPECT_EQ(call(kB).preempted, 0u);
+  EXPECT_EQ(call(kMain).time, 460u);
+  EXPECT_EQ(call(kMain).self, 100);
+  EXPECT_EQ(call(kMain).preempted, 40u);
+  EXPECT_EQ(call(kMain).offcpu, 200u);
+}
+
+TEST_F(CallWalkTest, ACallCheaperThanItsProbesOwesItsParent) {
+  // inner 10, outer 20: A's 5 ticks hold less than its own probes' 10.
+  walk(
+      [](format::ThreadWriter& w) {
+        w.enter(0, kMain);
+        w.enter(10, kA);
+        w.exit(15);
+        w.exit(100);
+      },
+      true, 10, 20);
+  EXPECT_EQ(call(kA).time, 0u);
+  EXPECT_EQ(call(kA).self, 0);
+  // main: 100 - its own inner 10 - A's outer 20; the 5 A could not give come from main.
+  EXPECT_EQ(call(kMain).time, 70u);
+  EXPECT_EQ(call(kMain).self, 70);
+  EXPECT_LE(call(kMain).self_lo, 70);
+  EXPECT_GE(call(kMain).self_hi, 70);
+}
+
+TEST_F(CallWalkTest, ACalibrationInTheRunAppliesFromThere) {
+  walk(
+      [](format::ThreadWriter& w) {
+        w.enter(0, kMain);
+        w.enter(10, kA);
+        w.exit(60);
+        w.calib(60, 20 * format::kCalibScale, 40 * format::kCalibScale);
+        w.enter(100, kB);
+        w.exit(150);
+        w.exit(200);
+      },
+      true, 10, 20);
+  EXPECT_EQ(call(kA).time, 40u);  // 50 less the start-up inner cost, 10
+  EXPECT_EQ(call(kB).time, 30u);  // 50 less the new inner cost, 20
+  // The two calibrations disagree by 2x: B's range spans the cheaper probe's figure.
+  EXPECT_LE(call(kB).time_lo, 30u);
+  EXPECT_GE(call(kB).time_hi, 40u);
+  EXPECT_TRUE(std::find(sink_.specials.begin(), sink_.specials.end(),
+                        format::Event::kCalib) != sink_.specials.end());
+}
+
+// main calls L, which reads a clock (or not) and calls c twice.
+void clock_trace(format::ThreadWriter& w, bool reads_clock) {
+  w.enter(0, kMain);
+  w.enter(10, kA);
+  if (reads_clock) w.clock_read(10);
+  w.enter(20, kC);
+  w.exit(30);
+  w.enter(40, kC);
+  w.exit(50);
+  w.exit(100);
+  w.exit(110);
+}
+
+TEST_F(CallWalkTest, ACallThatReadsAClockMayLastItsWholeSpan) {
+  walk([](format::ThreadWriter& w) { clock_trace(w, false); }, true, 10, 20);
+  EXPECT_FALSE(call(kA).clocked);
+  EXPECT_LT(call(kA).time_hi, 90u);
+  sink_ = Collect{};
+  walk([](format::ThreadWriter& w) { clock_trace(w, true); }, true, 10, 20);
+  EXPECT_TRUE(call(kA).clocked);
+  EXPECT_GE(call(kA).time_hi, 90u);  // its span: the probes may not have lengthened it
+  EXPECT_LE(call(kA).time_lo, call(kA).time);
+  EXPECT_FALSE(call(kMain).clocked);  // L is no mere clock helper: it keeps the mark
 }
 
 }  // namespace

@@ -225,8 +225,8 @@ TEST(ShortFunctionNote, NamesShortFunctionsUnderAnUnorderedClock) {
   auto note = short_function_note(rec, rows, true);
   ASSERT_TRUE(note);
   EXPECT_EQ(*note, "recorded with the tsc clock: self times under 25 ns per call (leaf, small) "
-                   "read low, part of such short work runs beside the probes; `callmon record "
-                   "--clock=tsc-fenced` times them closely");
+                   "are uncertain, part of such short work runs beside the probes (see their "
+                   "ranges); `callmon record --clock=tsc-fenced` times them closely");
   EXPECT_FALSE(short_function_note(rec, rows, false));
   rows.push_back(row("a", 500, 1));
   rows.push_back(row("b", 500, 2));

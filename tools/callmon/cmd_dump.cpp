@@ -37,6 +37,7 @@ const char* type_name(format::Event::Type t) {
     case format::Event::kSync: return "sync";
     case format::Event::kPause: return "pause";
     case format::Event::kCalib: return "calib";
+    case format::Event::kClock: return "clock";
     case format::Event::kArgs: return "args";
     case format::Event::kRetval: return "retval";
   }

@@ -56,6 +56,7 @@ int run_report(const ReportOptions& o) {
   if (o.format == "text") {
     if (auto note = analysis::short_function_note(*rec, profile->functions, po.compensate))
       out += "# note: " + *note + "\n";
+    if (auto note = analysis::clock_bound_note(profile->functions)) out += "# note: " + *note + "\n";
     if (auto note = analysis::scheduler_note(*rec)) out += "# note: " + *note + "\n";
   }
   std::fwrite(out.data(), 1, out.size(), stdout);

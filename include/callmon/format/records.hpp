@@ -92,6 +92,9 @@ enum SpecialCode : uint32_t {
   kCodeCalib = 13,   // inner, outer (ticks x kCalibScale): the probe cost measured on this
                      // thread just now (a calibration in the run, inside the PAUSE that
                      // follows); it applies to the calls that close after it
+  kCodeClock = 14,   // no fields: the innermost open call read a clock (clock_gettime,
+                     // gettimeofday, time, clock) since the last record; its time may be
+                     // bound by the clock rather than by its work (version 4)
 };
 
 // Fixed-point scale of a CALIB record's costs (1/256 tick).

@@ -3,7 +3,7 @@
  * every module of the program. Both save the registers a function can receive arguments in
  * (rdi rsi rdx rcx r8 r9, rax for the vector count of variadic calls, r10 for a static
  * chain, xmm0-xmm7), call
- *     callmon_pg_enter(child, slot, saved)   (hooks_pg.cpp)
+ *     callmon_pg_enter(child, slot, saved, above)   (hooks_pg.cpp)
  * where `saved` is the save area below (the arguments recorded by -A/--auto-args come from it)
  * and return to the instrumented function as if nothing had happened. r11 is used as
  * scratch (caller-saved and never an argument, as glibc's own mcount assumes).
@@ -11,6 +11,11 @@
  * Stack on entry to __fentry__ (called as the function's first instruction):
  *     0(%rsp)  child: return address into the instrumented function
  *     8(%rsp)  slot:  the instrumented function's own return address (into its caller)
+ * except in a GCC function that takes a static chain (a nested function), which saves the
+ * chain around the call, `push %r10; call __fentry__; pop %r10`: there 8(%rsp) is the saved
+ * r10 and the slot is 16(%rsp). callmon_pg_enter_fentry (hooks_pg.cpp) recognises that
+ * shape from the code around the call and moves the slot up; the trampoline itself passes
+ * 8(%rsp) in both cases.
  * Stack on entry to mcount (called after the prologue `push %rbp; mov %rsp,%rbp`, GCC and
  * clang alike; the function may have pushed more registers since):
  *     0(%rsp)  child
@@ -72,9 +77,12 @@
 	movaps	176(%rsp), %xmm7
 .endm
 
-/* PG_ENTRY name, forward, via_rbp: `via_rbp` is 1 where the slot is found through the
- * instrumented function's frame pointer, 0 where it is just above the child address. */
-.macro	PG_ENTRY name, forward, via_rbp
+/* PG_ENTRY name, forward, via_rbp, hook: `via_rbp` is 1 where the slot is found through the
+ * instrumented function's frame pointer, 0 where it is just above the child address;
+ * `hook` is the C function called with (child, slot, saved, above), `above` the address
+ * of the word just above the child address (16(%rbp)), which the C side takes as the slot
+ * for prologue shapes it recognises (hooks_pg.cpp). */
+.macro	PG_ENTRY name, forward, via_rbp, hook
 	.globl	\name
 	.type	\name, @function
 	.p2align 4
@@ -94,7 +102,8 @@
 	leaq	16(%rbp), %rsi
 .endif
 	movq	%rsp, %rdx
-	call	callmon_pg_enter
+	leaq	16(%rbp), %rcx
+	call	\hook
 	PG_RESTORE
 	movq	%rbp, %rsp
 	popq	%rbp
@@ -107,7 +116,7 @@
 	.size	\name, .-\name
 .endm
 
-	PG_ENTRY __fentry__, callmon_pg_forward_fentry, 0
-	PG_ENTRY mcount, callmon_pg_forward_mcount, 1
+	PG_ENTRY __fentry__, callmon_pg_forward_fentry, 0, callmon_pg_enter_fentry
+	PG_ENTRY mcount, callmon_pg_forward_mcount, 1, callmon_pg_enter
 
 	.section .note.GNU-stack,"",@progbits
