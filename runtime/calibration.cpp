@@ -21,6 +21,7 @@
 #include "runtime/clock.hpp"
 #include "runtime/filter_select.hpp"
 #include "runtime/process.hpp"
+#include "runtime/runtime_scope.hpp"
 #include "runtime/sys.hpp"
 #include "runtime/thread_state.hpp"
 
@@ -143,6 +144,9 @@ ProbeCost calibrate_on(void* mem, int rounds, size_t buffer, bool pg, bool overl
   SignalBlock block;  // a handler's hooks must not land in the scratch state
   ThreadState* saved = t_state;
   t_state = s;
+  // Set-up and chunk switches calibrate inside a RuntimeScope, whose hooks record nothing:
+  // the probes' hooks must run as a program's do.
+  RuntimeScopeSuspend probes_are_calls;
   // The records accumulate, as a program's do: the stores stream through the buffer.
   // The fenced hooks' covered ticks at each block's start (the costs come from one block).
   const int block_rounds = rounds / kCalibrationBlocks;
@@ -168,6 +172,7 @@ ProbeCost calibrate_on(void* mem, int rounds, size_t buffer, bool pg, bool overl
     }
     if (overlap) measure_overlap(s, buf, frames, cost, pg, scratch);
   }
+  probes_are_calls.end();
   t_state = saved;
   return cost;
 }

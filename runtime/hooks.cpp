@@ -134,6 +134,7 @@ void handle_rescan(ThreadState* s, bool nested) {
   if (nested || !(s->guard & kGuardRescan)) return;
   s->guard &= ~kGuardRescan;
   if (!take_rescan_request()) return;
+  RuntimeScope rs;
   uint64_t from = read_ticks();
   sled_patch_modules();  // the new module's sleds, if dlsym has not patched them yet
   modules_rescan();
@@ -163,6 +164,8 @@ bool with_thread(Body&& body) {
 }
 
 void enter_slow(ThreadState* s, uintptr_t fn, uintptr_t sp, uintptr_t site) {
+  // A call the program's interposed function makes for the runtime: not the program's.
+  if (in_runtime()) return;
   ErrnoSaver es;
   if (!s && !(s = thread_setup())) return;
   if (s->guard & kGuardMonitor) {
@@ -200,6 +203,7 @@ void enter_slow(ThreadState* s, uintptr_t fn, uintptr_t sp, uintptr_t site) {
 
 void exit_slow(ThreadState* s, uintptr_t fn, uintptr_t sp) {
   if (!s) return;  // a return from before this thread's first call: nothing is open
+  if (in_runtime()) return;  // its entry was not recorded either (enter_slow)
   if (s->guard & kGuardMonitor) {
     monitor_exit(s, fn, sp);
     return;

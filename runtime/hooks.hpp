@@ -7,6 +7,7 @@
 #include "callmon/format/records.hpp"
 #include "runtime/event_writer.hpp"
 #include "runtime/filter_select.hpp"
+#include "runtime/runtime_scope.hpp"
 #include "runtime/thread_state.hpp"
 
 namespace callmon::rt {

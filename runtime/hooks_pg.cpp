@@ -61,6 +61,8 @@ Frame* find_slot_frame(ThreadState* s, uintptr_t sp) {
 }
 
 void pg_enter_slow(ThreadState* s, uintptr_t fn, uintptr_t* slot, const uint64_t* saved) {
+  // Called for the runtime (runtime_scope.hpp): no frame, the return address left alone.
+  if (in_runtime()) return;
   ErrnoSaver es;
   if (!s) {
     g_pg_hooks = true;  // the process set-up calibrates these hooks, not the cyg ones

@@ -31,6 +31,15 @@ struct RealFunctions {
   int (*execve_)(const char*, char* const[], char* const[]);
   int (*execvpe_)(const char*, char* const[], char* const[]);
   int (*fexecve_)(int, char* const[], char* const[]);
+  int (*execveat_)(int, const char*, char* const[], char* const[], int);
+  // posix_spawn and posix_spawnp (interpose_spawn.cpp); the types kept opaque here.
+  int (*posix_spawn_)(pid_t*, const char*, const void*, const void*, char* const[],
+                      char* const[]);
+  int (*posix_spawnp_)(pid_t*, const char*, const void*, const void*, char* const[],
+                       char* const[]);
+  int (*system_)(const char*);
+  void* (*popen_)(const char*, const char*);  // FILE*, kept opaque here
+  int (*pclose_)(void*);
   void* (*dlopen_)(const char*, int);
   void* (*dlmopen_)(long, const char*, int);
   // -pg modes (interpose_pg.cpp)
@@ -44,8 +53,18 @@ struct RealFunctions {
 
 extern RealFunctions g_real;
 
-// Resolves g_real (idempotent).
-void resolve_real_functions();
+// Bumped before each dlopen (interpose_process.cpp): resolve_real_functions looks the
+// missing functions up again once per generation.
+extern unsigned g_dl_generation;
+
+// Resolves g_real (idempotent): looks up what is missing once per loader generation, or
+// again when `again` (the caller's function is missing: a library that brings it may be
+// loading right now).
+void resolve_real_functions(bool again = false);
+
+// At start-up: remembers the process's pid for the exec wrappers, which must tell a vfork
+// child (sharing the parent's memory) from the process (interpose_process.cpp).
+void exec_wrappers_init();
 
 // At start-up: when nothing is to be recorded, lets the -pg entry trampolines jump
 // straight to glibc's mcount/__fentry__ (interpose_pg.cpp).

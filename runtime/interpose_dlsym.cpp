@@ -34,6 +34,7 @@ CALLMON_NO_TSAN DlsymFn real_dlsym() {
 extern "C" __attribute__((visibility("hidden"))) CALLMON_NO_TSAN void* callmon_before_dlsym() {
   if (__atomic_load_n(&callmon::rt::g_sled_pass_pending, __ATOMIC_ACQUIRE)) {
     // The pass is the recorder's time, not the caller's: a PAUSE.
+    callmon::rt::RuntimeScope rs;
     uint64_t from = callmon::rt::read_ticks();
     callmon::rt::sled_patch_pending();
     callmon::rt::note_pause(from, callmon::rt::read_ticks());

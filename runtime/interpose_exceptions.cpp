@@ -37,7 +37,7 @@ struct CxaEhGlobals {
 // __cxa_begin_catch takes it back after the runtime has seen the catch. 0 where
 // libstdc++ is not loaded.
 unsigned in_flight() {
-  if (!g_real.cxa_get_globals) resolve_real_functions();
+  if (!g_real.cxa_get_globals) resolve_real_functions(true);
   if (!g_real.cxa_get_globals) return 0;
   auto* g = static_cast<const CxaEhGlobals*>(g_real.cxa_get_globals());
   return g ? g->uncaught_exceptions : 0;
@@ -47,20 +47,20 @@ unsigned in_flight() {
 
 CALLMON_EXPORT _Unwind_Reason_Code _Unwind_RaiseException(_Unwind_Exception* e) {
   note_throw(in_flight());
-  resolve_real_functions();
+  resolve_real_functions(!g_real.raise_exception);
   return g_real.raise_exception(e);
 }
 
 CALLMON_EXPORT _Unwind_Reason_Code _Unwind_Resume_or_Rethrow(_Unwind_Exception* e) {
   note_throw(in_flight());
-  resolve_real_functions();
+  resolve_real_functions(!g_real.resume_or_rethrow);
   return g_real.resume_or_rethrow(e);
 }
 
 CALLMON_EXPORT _Unwind_Reason_Code _Unwind_ForcedUnwind(_Unwind_Exception* e,
                                                       _Unwind_Stop_Fn stop, void* arg) {
   note_throw(in_flight());
-  resolve_real_functions();
+  resolve_real_functions(!g_real.forced_unwind);
   return g_real.forced_unwind(e, stop, arg);
 }
 
@@ -77,7 +77,7 @@ CALLMON_EXPORT _Unwind_Reason_Code _Unwind_ForcedUnwind(_Unwind_Exception* e,
 // still null (in a C program __cxa_get_globals stays null), and a landing pad may run in a
 // signal handler.
 CALLMON_EXPORT void _Unwind_SetIP(_Unwind_Context* ctx, _Unwind_Ptr ip) {
-  if (!g_real.set_ip || !g_real.get_cfa) resolve_real_functions();
+  if (!g_real.set_ip || !g_real.get_cfa) resolve_real_functions(true);
   if (g_real.get_cfa) note_landing(static_cast<uintptr_t>(g_real.get_cfa(ctx)) - 16);
   g_real.set_ip(ctx, ip);
 }
@@ -86,14 +86,14 @@ CALLMON_EXPORT void _Unwind_SetIP(_Unwind_Context* ctx, _Unwind_Ptr ip) {
 // GCC's exit-hook cleanups of -finstrument-functions).
 CALLMON_EXPORT __attribute__((noreturn)) void _Unwind_Resume(_Unwind_Exception* e) {
   note_resume();
-  if (!g_real.resume) resolve_real_functions();
+  if (!g_real.resume) resolve_real_functions(true);
   g_real.resume(e);
   __builtin_unreachable();
 }
 
 
 CALLMON_EXPORT void* __cxa_begin_catch(void* exc) noexcept {
-  if (!g_real.begin_catch) resolve_real_functions();
+  if (!g_real.begin_catch) resolve_real_functions(true);
   note_catch(FRAME_SP(), in_flight());
   return g_real.begin_catch(exc);
 }
@@ -125,28 +125,28 @@ void before_longjmp(__jmp_buf_tag* env) {
 
 CALLMON_EXPORT __attribute__((noreturn)) void longjmp(__jmp_buf_tag env[1], int val) {
   before_longjmp(env);
-  resolve_real_functions();
+  resolve_real_functions(!g_real.longjmp_);
   g_real.longjmp_(env, val);
   __builtin_unreachable();
 }
 
 CALLMON_EXPORT __attribute__((noreturn)) void _longjmp(__jmp_buf_tag env[1], int val) {
   before_longjmp(env);
-  resolve_real_functions();
+  resolve_real_functions(!g_real.under_longjmp);
   g_real.under_longjmp(env, val);
   __builtin_unreachable();
 }
 
 CALLMON_EXPORT __attribute__((noreturn)) void siglongjmp(__jmp_buf_tag env[1], int val) {
   before_longjmp(env);
-  resolve_real_functions();
+  resolve_real_functions(!g_real.siglongjmp_);
   g_real.siglongjmp_(env, val);
   __builtin_unreachable();
 }
 
 CALLMON_EXPORT __attribute__((noreturn)) void __longjmp_chk(__jmp_buf_tag env[1], int val) {
   before_longjmp(env);
-  resolve_real_functions();
+  resolve_real_functions(!g_real.longjmp_chk);
   g_real.longjmp_chk(env, val);
   __builtin_unreachable();
 }

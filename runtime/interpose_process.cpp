@@ -1,13 +1,14 @@
 // fork and exec: a FORK record in the parent (the child sets itself up in the
 // pthread_atfork handler), an EXEC record and an environment that keeps the new image
-// recording (the program may pass an envp without our variables).
+// recording (the program may pass an envp without our variables: child_env.hpp).
 #include <alloca.h>
 #include <stdarg.h>
-#include <string.h>
+#include <pthread.h>
 #include <unistd.h>
 
 #include <cstdint>
 
+#include "runtime/child_env.hpp"
 #include "runtime/clock.hpp"
 #include "runtime/hooks.hpp"
 #include "runtime/interpose.hpp"
@@ -25,6 +26,7 @@ CALLMON_EXPORT pid_t fork() {
   resolve_real_functions();
   pid_t child = g_real.fork_();
   if (child > 0 && t_state) {
+    RuntimeScope rs;
     uint64_t pid = static_cast<uint64_t>(child);
     note_special(callmon::format::kCodeFork, &pid, 1);
     char line[96];
@@ -37,56 +39,20 @@ CALLMON_EXPORT pid_t fork() {
 
 namespace {
 
-bool starts_with(const char* s, const char* prefix) {
-  return strncmp(s, prefix, strlen(prefix)) == 0;
-}
+// The pid the thread states belong to: set by the runtime's constructor and in every fork
+// child (pthread_atfork, which vfork does not run), in recording and monitor mode alike.
+pid_t g_own_pid = 0;
 
-// Fills `out` (room for n+3 entries) with `envp` plus our variables where missing:
-// CALLMON_DIR, CALLMON_TSC_HZ and LD_PRELOAD naming libcallmon.so. `scratch` holds the
-// strings built here.
-char** recording_env(char* const envp[], char** out, char* scratch, size_t scratch_len) {
-  size_t n = 0;
-  bool has_dir = false, has_preload = false;
-  for (char* const* e = envp; e && *e; ++e) {
-    if (starts_with(*e, "CALLMON_DIR=")) has_dir = true;
-    if (starts_with(*e, "LD_PRELOAD=")) {
-      if (strstr(*e, g_proc.self_path)) {
-        has_preload = true;
-      } else if (g_proc.self_path[0]) {
-        // Keep the program's own preloads, after ours.
-        LineBuf b(scratch, scratch_len / 2);
-        b.str("LD_PRELOAD=").str(g_proc.self_path).ch(':').str(*e + 11);
-        out[n++] = scratch;
-        has_preload = true;
-        continue;
-      }
-    }
-    out[n++] = *e;
-  }
-  char* rest = scratch + scratch_len / 2;
-  size_t rest_len = scratch_len / 2;
-  if (!has_preload && g_proc.self_path[0]) {
-    LineBuf b(rest, rest_len / 2);
-    b.str("LD_PRELOAD=").str(g_proc.self_path);
-    out[n++] = rest;
-  }
-  if (!has_dir) {
-    LineBuf b(rest + rest_len / 2, rest_len / 2);
-    b.str("CALLMON_DIR=").str(g_proc.dir);
-    out[n++] = rest + rest_len / 2;
-  }
-  out[n] = nullptr;
-  return out;
-}
+void note_own_pid() { g_own_pid = getpid(); }
 
-size_t env_count(char* const envp[]) {
-  size_t n = 0;
-  while (envp && envp[n]) ++n;
-  return n;
-}
+// A vfork child (or a posix_spawn-like clone) runs the wrappers on its parent's thread
+// state and memory: it must write nothing there. getpid is a system call (glibc caches no
+// pid), so it tells the child from the process the state belongs to.
+bool vfork_child() { return g_own_pid != 0 && getpid() != g_own_pid; }
 
 void before_exec(const char* path) {
-  if (!t_state) return;
+  if (!t_state || vfork_child()) return;
+  RuntimeScope rs;
   note_special(callmon::format::kCodeExec, nullptr, 0);
   char line[4200];
   LineBuf b(line, sizeof line);
@@ -97,8 +63,9 @@ void before_exec(const char* path) {
 // exec returned: it failed and this image goes on. The EXEC record is not the stream's last
 // and readers ignore it; the meta file is told too.
 int after_failed_exec(int result) {
-  if (t_state) {
+  if (t_state && !vfork_child()) {
     ErrnoSaver es;
+    RuntimeScope rs;
     char line[64];
     LineBuf b(line, sizeof line);
     b.str("exec-failed ").dec(read_ticks()).ch('\n');
@@ -107,20 +74,19 @@ int after_failed_exec(int result) {
   return result;
 }
 
-constexpr size_t kScratch = 16384;
-
 }  // namespace
 
-#define WITH_RECORDING_ENV(envp, var)                                                 \
-  char** var = static_cast<char**>(alloca((env_count(envp) + 3) * sizeof(char*)));     \
-  char* var##_scratch = static_cast<char*>(alloca(kScratch));                          \
-  recording_env(envp, var, var##_scratch, kScratch)
+namespace callmon::rt {
+void exec_wrappers_init() {
+  note_own_pid();
+  pthread_atfork(nullptr, nullptr, note_own_pid);
+}
+}  // namespace callmon::rt
 
 CALLMON_EXPORT int execve(const char* path, char* const argv[], char* const envp[]) {
   resolve_real_functions();
-  if (!g_proc.dir[0]) return g_real.execve_(path, argv, envp);
   before_exec(path);
-  WITH_RECORDING_ENV(envp, env);
+  CALLMON_CHILD_ENV(envp, env);
   return after_failed_exec(g_real.execve_(path, argv, env));
 }
 
@@ -130,9 +96,8 @@ CALLMON_EXPORT int execv(const char* path, char* const argv[]) {
 
 CALLMON_EXPORT int execvpe(const char* file, char* const argv[], char* const envp[]) {
   resolve_real_functions();
-  if (!g_proc.dir[0]) return g_real.execvpe_(file, argv, envp);
   before_exec(file);
-  WITH_RECORDING_ENV(envp, env);
+  CALLMON_CHILD_ENV(envp, env);
   return after_failed_exec(g_real.execvpe_(file, argv, env));
 }
 
@@ -142,9 +107,8 @@ CALLMON_EXPORT int execvp(const char* file, char* const argv[]) {
 
 CALLMON_EXPORT int fexecve(int fd, char* const argv[], char* const envp[]) {
   resolve_real_functions();
-  if (!g_proc.dir[0]) return g_real.fexecve_(fd, argv, envp);
   before_exec("(fexecve)");
-  WITH_RECORDING_ENV(envp, env);
+  CALLMON_CHILD_ENV(envp, env);
   return after_failed_exec(g_real.fexecve_(fd, argv, env));
 }
 
@@ -188,6 +152,8 @@ CALLMON_EXPORT int execle(const char* path, const char* arg, ...) {
 // The calling thread's next hook takes the slow path (a guard bit) and rescans; that is
 // at the latest the first call into the new library, or its constructors.
 static void rescan_soon() {
+  RuntimeScope rs;
+  __atomic_add_fetch(&g_dl_generation, 1, __ATOMIC_ACQ_REL);
   request_rescan();
   sled_request_pass();  // the new module's nop sleds (sled_patch.hpp)
   if (ThreadState* s = t_state) __atomic_or_fetch(&s->guard, kGuardRescan, __ATOMIC_RELAXED);

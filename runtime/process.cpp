@@ -17,6 +17,7 @@
 #include "runtime/filter_select.hpp"
 #include "runtime/clock.hpp"
 #include "runtime/monitor_dispatch.hpp"
+#include "runtime/runtime_scope.hpp"
 #include "runtime/sys.hpp"
 #include "runtime/thread_state.hpp"
 
@@ -52,6 +53,7 @@ uint64_t hash_str(const char* s) {
 
 void thread_key_destructor(void* p) {
   auto* s = static_cast<ThreadState*>(p);
+  RuntimeScope rs;
   if (s && s == t_state) thread_finish(s);
 }
 
@@ -113,6 +115,7 @@ int module_callback(dl_phdr_info* info, size_t, void*) {
 }  // namespace
 
 void fork_child_handler() {
+  RuntimeScope rs;
   int st = __atomic_load_n(&g_state, __ATOMIC_ACQUIRE);
   // Forked while another thread was setting the process up: that thread does not exist in
   // the child, so nobody would ever finish; the child's first hook starts over.
@@ -206,6 +209,7 @@ bool process_setup() {
   if (__atomic_compare_exchange_n(&g_state, &expected, kSettingUp, false, __ATOMIC_ACQ_REL,
                                   __ATOMIC_ACQUIRE)) {
     ErrnoSaver es;
+    RuntimeScope rs;
     t_in_setup = true;
     bool on = setup_locked();
     t_in_setup = false;
@@ -248,6 +252,7 @@ bool module_identity(const dl_phdr_info* info, char* path, size_t path_size, uin
 
 void modules_rescan() {
   ErrnoSaver es;
+  RuntimeScope rs;  // realpath, dl_iterate_phdr
   // One scan at a time: the loader serialises the callbacks of concurrent scans, but the
   // name filter publishes what a scan found after it (filter_scan_done). Never taken from a
   // signal handler (rescans are not done by nested hooks).
@@ -315,6 +320,7 @@ void process_finish() {
     return;
   }
   ErrnoSaver es;
+  RuntimeScope rs;
   modules_rescan();
   char line[128];
   LineBuf b(line, sizeof line);

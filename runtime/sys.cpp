@@ -1,6 +1,8 @@
 // Async-signal-safe helpers of the runtime (see sys.hpp).
 #include "runtime/sys.hpp"
 
+#include "runtime/start_env.hpp"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <string.h>
@@ -73,6 +75,10 @@ bool copy_str(char* dst, size_t cap, const char* src) {
 }
 
 const char* env_get(const char* name) {
+  // libc sets `environ` in its own initialisation: a hook in .preinit_array code (or an
+  // ifunc resolver) runs before it, and finds the variables on the initial stack.
+  if (!environ) return start_env_get(name);
+  start_env_capture();  // the first reader keeps them before the program can change them
   size_t n = strlen(name);
   for (char** e = environ; e && *e; ++e) {
     if (strncmp(*e, name, n) == 0 && (*e)[n] == '=') return *e + n + 1;

@@ -36,7 +36,8 @@ bool append_to_file(const char* path, const char* data, size_t len);
 bool copy_str(char* dst, size_t cap, const char* src);
 
 // Reads the environment without relying on getenv's locking; may run before libc's own
-// constructors have finished.
+// constructors have finished (before `environ` is set: then from the start-up environment,
+// start_env.hpp).
 const char* env_get(const char* name);
 
 // Blocks every signal for the scope, restoring the old mask on exit. Used around the

@@ -14,6 +14,7 @@
 #include "runtime/calibration.hpp"
 #include "runtime/clock.hpp"
 #include "runtime/event_writer.hpp"
+#include "runtime/runtime_scope.hpp"
 #include "runtime/filter_select.hpp"
 #include "runtime/monitor_dispatch.hpp"
 #include "runtime/process.hpp"
@@ -22,6 +23,8 @@
 namespace callmon::rt {
 
 __thread ThreadState* t_state __attribute__((tls_model("initial-exec"))) = nullptr;
+__thread uint32_t t_runtime_depth __attribute__((tls_model("initial-exec"))) = 0;
+__thread uint64_t t_runtime_mask __attribute__((tls_model("initial-exec"))) = 0;
 
 namespace {
 
@@ -251,13 +254,28 @@ void reclaim_retired() {
   }
 }
 
+// The main thread's state. A hook in an ifunc resolver runs while the loader relocates the
+// program, before it initialises the static TLS blocks: the loader then zeroes t_state, and
+// the main thread's next hook would start a second thread file. It takes its state back.
+ThreadState* g_main_state = nullptr;
+
+ThreadState* reattach_main_state() {
+  ThreadState* m = __atomic_load_n(&g_main_state, __ATOMIC_ACQUIRE);
+  if (!m || m->tid != g_proc.pid || gettid() != m->tid) return nullptr;
+  pthread_setspecific(thread_key(), m);
+  t_state = m;
+  return m;
+}
+
 }  // namespace
 
 ThreadState* thread_setup() {
   ErrnoSaver es;
+  RuntimeScope rs;  // pthread_setspecific, mmap: maybe the program's own
   if (!process_setup()) return nullptr;
   SignalBlock block;
   if (t_state) return t_state;  // a signal handler's hook got here first
+  if (ThreadState* s = reattach_main_state()) return s;
   reclaim_retired();
   void* mem = mmap(nullptr, sizeof(ThreadState), PROT_READ | PROT_WRITE,
                    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -312,8 +330,12 @@ ThreadState* thread_setup() {
     munmap(mem, sizeof(ThreadState));
     return nullptr;
   }
+  // Set up from the runtime's own work (a RuntimeScope): the fast paths must not record
+  // what the program's interposed functions do for it meanwhile.
+  if (in_runtime()) s->guard |= kGuardRuntime;
   pthread_setspecific(thread_key(), s);
   t_state = s;
+  if (s->tid == g_proc.pid) __atomic_store_n(&g_main_state, s, __ATOMIC_RELEASE);
   return s;
 }
 
@@ -332,6 +354,7 @@ void calibrate_if_due(ThreadState* s, uint64_t now) {
 
 bool switch_chunk(ThreadState* s, uint8_t* p, unsigned n) {
   ErrnoSaver es;
+  RuntimeScope rs;  // ftruncate, mmap, memcpy: maybe the program's own
   SignalBlock block;
   // A signal handler's hook may have switched already between our xadd and the block.
   if (s->cur <= s->limit) return true;
@@ -362,6 +385,7 @@ bool switch_chunk(ThreadState* s, uint8_t* p, unsigned n) {
 
 void thread_finish(ThreadState* s, bool process_exit) {
   ErrnoSaver es;
+  RuntimeScope rs;
   if (s->monitor) {
     monitor_thread_finish(s);
     if (!process_exit) retire(s);

@@ -47,6 +47,9 @@ inline constexpr uint32_t kGuardFilter = 1u << 20;    // a record-time filter is
                                                       // hook takes its slow path
 inline constexpr uint32_t kGuardMonitor = 1u << 21;   // monitor mode (monitor_dispatch.hpp):
                                                       // every hook takes its slow path
+inline constexpr uint32_t kGuardRuntime = 1u << 22;   // the runtime's own work runs on this
+                                                      // thread: hooks record nothing
+                                                      // (runtime_scope.hpp)
 
 // How many exceptions, each thrown from a destructor run by the unwinding of the one
 // before, the runtime follows (ThreadState::outer_depth); deeper ones only lose the

@@ -123,7 +123,9 @@ MODE_FLAGS = {"cyg": ["-finstrument-functions"], "pg": ["-pg"], "fentry": ["-pg"
 def build(fx, args, work):
     """Compiles the fixture (and its plugin, if any) into work/. Returns the program path."""
     mode = getattr(args, "mode", "cyg")
-    # CFLAGS: the fixture's own code-generation options (prologue shapes, frame pointers).
+    # CFLAGS: the fixture's own options (prologue shapes, frame pointers; own_alloc's
+    # -fno-builtin, so that the compilers do not treat its malloc and free as the C library's;
+    # early_start's -Wl,-z,now).
     extra = list(getattr(fx, "CFLAGS", []))
     common = [f"-{args.opt}", "-g"] + MODE_FLAGS[mode] + extra + ["-Wall", "-I", PROGRAMS]
     # gcc has no -mnop-mcount for -fPIC code: a sled-fentry program's plugins are built
@@ -575,7 +577,29 @@ def main():
     if hasattr(fx, "ANALYSIS_FILTER"):
         check_analysis_filter(fx, args, argv, normalize_replay(replay_text, pids),
                               counts if report is not None else None, failures)
+    if getattr(fx, "LIVE_TRACE", False):
+        check_live_trace(fx, args, argv, failures)
     return finish(failures)
+
+
+def check_live_trace(fx, args, argv, failures):
+    """A live monitor (`callmon trace`) sees exactly the calls the recording counts: its
+    lines `[PID] <indent>NAME` per call, counted by name, equal COUNTS; the program's output
+    and status are its own."""
+    tr = run([args.callmon, "trace", "--"] + argv, args.work)
+    failures.check_equal("trace: exit status", fx.STATUS, tr.returncode)
+    lines = (tr.stdout + "\n" + tr.stderr).splitlines()
+    calls = {}
+    program_out = []
+    for line in lines:
+        m = re.match(r"^\[\d+\] +(\S.*?)\s*$", line)
+        if m:
+            calls[m.group(1)] = calls.get(m.group(1), 0) + 1
+        elif line and not line.startswith("callmon"):
+            program_out.append(line)
+    failures.check_equal("trace: calls per function", fx.COUNTS, calls)
+    failures.check_equal("trace: program output", sorted(fx.STDOUT.splitlines()),
+                         sorted(program_out))
 
 
 def check_analysis_filter(fx, args, argv, filtered_tree, filtered_counts, failures):

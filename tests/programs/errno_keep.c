@@ -15,7 +15,7 @@
 COUNTED int read_errno(void) { return errno; }
 
 /* Not instrumented: the first hook of this thread is read_errno's. */
-__attribute__((no_instrument_function)) static void* thread_main(void* arg) {
+NOT_INSTRUMENTED static void* thread_main(void* arg) {
   (void)arg;
   char taken[4096] = "";
   const char* dir = getenv("CALLMON_DIR");

@@ -11,4 +11,10 @@
 #define COUNTED __attribute__((noinline, noipa))
 #endif
 
+/* A function left out of every hook mode: no_instrument_function covers
+ * -finstrument-functions and -pg (gcc and clang), but not -fpatchable-function-entry, whose
+ * nop sleds the runtime patches into hooks; patchable_function_entry(0, 0) gives the
+ * function no sled. */
+#define NOT_INSTRUMENTED __attribute__((no_instrument_function, patchable_function_entry(0, 0)))
+
 #endif

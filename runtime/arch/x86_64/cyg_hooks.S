@@ -25,6 +25,17 @@
  * its return value in callee-saved registers or memory across its exit hook.
  */
 #include "runtime/hook_burst.h"
+#include "runtime/arch/x86_64/relocated.inc"
+
+/* The marker RETURN_IF_UNRELOCATED compares with its own address (relocated.inc). */
+	.section .data.rel.ro, "aw"
+	.p2align 3
+	.globl	callmon_self_ref
+	.hidden	callmon_self_ref
+	.type	callmon_self_ref, @object
+callmon_self_ref:
+	.quad	callmon_self_ref
+	.size	callmon_self_ref, 8
 
 	.text
 
@@ -44,6 +55,7 @@
 	.p2align 4
 __cyg_profile_func_enter:
 	.cfi_startproc
+	RETURN_IF_UNRELOCATED
 	TICKS_TO_RDX
 	leaq	-8(%rsp), %rcx
 	jmp	callmon_cyg_enter
@@ -55,6 +67,7 @@ __cyg_profile_func_enter:
 	.p2align 4
 __cyg_profile_func_exit:
 	.cfi_startproc
+	RETURN_IF_UNRELOCATED
 	cmpb	$0, g_clock_fenced(%rip)
 	jne	2f
 	TICKS_TO_RDX

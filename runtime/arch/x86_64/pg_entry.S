@@ -33,6 +33,7 @@
  * untouched, so a -pg program linked with the runtime still gets a complete gmon.out.
  */
 #include "runtime/arch/x86_64/frame.inc"
+#include "runtime/arch/x86_64/relocated.inc"
 
 	.text
 
@@ -87,6 +88,7 @@
 	.p2align 4
 \name:
 	.cfi_startproc
+	RETURN_IF_UNRELOCATED
 	movq	\forward(%rip), %r11
 	testq	%r11, %r11
 	jnz	9f
