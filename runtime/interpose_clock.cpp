@@ -17,6 +17,7 @@
 #include "runtime/clock.hpp"
 #include "runtime/event_writer.hpp"
 #include "runtime/hooks.hpp"
+#include "runtime/runtime_scope.hpp"
 #include "runtime/sys.hpp"
 
 using namespace callmon::rt;
@@ -56,10 +57,11 @@ __attribute__((constructor(101))) void resolve_clock_functions() {
 
 // The calling thread's innermost open call read a clock: a CLOCK record, unless nothing was
 // written since the last one (the same call, reading again), no call is open, the thread
-// does not record, or a hook of the thread is running (the runtime's own reads).
+// does not record, or a hook of the thread or other work of the runtime's is running (the
+// runtime's own reads: RuntimeScope).
 void note_clock_read() {
   ThreadState* s = t_state;
-  if (!s || (s->guard & (kGuardBusyMask | kGuardStopped | kGuardMonitor)) ||
+  if (!s || in_runtime() || (s->guard & (kGuardBusyMask | kGuardStopped | kGuardMonitor)) ||
       s->top == s->stack_base || s->cur == s->clock_mark || !s->header)
     return;
   ErrnoSaver es;
