@@ -1,5 +1,5 @@
-// ProcessSymbolizer: runtime address -> module (the process's module lines, last one covering
-// the address wins) -> ELF virtual address (address - load bias) -> function symbol and
+// ProcessSymbolizer: runtime address -> module (the module line a tagged address names, see
+// format/module_lifetimes.hpp, else the last line covering the address) -> ELF virtual address (address - load bias) -> function symbol and
 // DWARF source line of one ElfImage. `symbol` lines of the meta file win over everything.
 // Results are cached per address: a trace names the same few functions again and again.
 #include "analysis/symbolizer.hpp"
@@ -9,6 +9,7 @@
 #include <unordered_set>
 
 #include "analysis/elf_image.hpp"
+#include "format/module_lifetimes.hpp"
 
 namespace callmon::analysis {
 
@@ -35,12 +36,9 @@ struct ProcessSymbolizer::Impl {
   std::vector<std::string> warnings;
   std::unordered_set<std::string> warned_paths;
 
-  // The last module line covering `addr`, or nullptr.
+  // The module line a tag names, else the last one covering `addr`; or nullptr.
   const format::ModuleRecord* module_of(uint64_t addr) const {
-    for (auto it = modules.rbegin(); it != modules.rend(); ++it) {
-      if (addr >= it->start && addr < it->end) return &*it;
-    }
-    return nullptr;
+    return format::module_of(modules, addr);
   }
 
   // The image of a module's file, warning once per path when it cannot be read or has no
@@ -63,9 +61,10 @@ struct ProcessSymbolizer::Impl {
     return image;
   }
 
-  SymbolInfo resolve(uint64_t addr) {
+  SymbolInfo resolve(uint64_t tagged) {
     SymbolInfo info;
-    const format::ModuleRecord* module = module_of(addr);
+    const format::ModuleRecord* module = module_of(tagged);
+    const uint64_t addr = format::untagged(tagged);
     if (module != nullptr) info.module = module->path;
 
     if (auto it = synthetic.find(addr); it != synthetic.end()) {

@@ -39,6 +39,7 @@ __thread bool t_in_setup __attribute__((tls_model("initial-exec"))) = false;
 struct ModuleSeen {
   uintptr_t start;
   uint64_t path_hash;
+  bool present;  // found by the current presence check (modules_after_unload)
 };
 ModuleSeen g_modules[4096];
 unsigned g_module_count = 0;
@@ -100,7 +101,7 @@ int module_callback(dl_phdr_info* info, size_t, void*) {
   uint64_t h = hash_str(path);
   for (unsigned i = 0; i < g_module_count; ++i)
     if (g_modules[i].start == lo && g_modules[i].path_hash == h) return 0;
-  if (g_module_count < sizeof g_modules / sizeof g_modules[0]) g_modules[g_module_count++] = {lo, h};
+  if (g_module_count < sizeof g_modules / sizeof g_modules[0]) g_modules[g_module_count++] = {lo, h, true};
   char line[PATH_MAX + 128];
   LineBuf b(line, sizeof line);
   b.str("module ").hex(lo).ch(' ').hex(hi).ch(' ').hex(info->dlpi_addr).ch(' ').str(path).ch('\n');
@@ -249,6 +250,51 @@ void modules_rescan() {
   while (__atomic_exchange_n(&g_scan_lock, 1, __ATOMIC_ACQUIRE)) sched_yield();
   dl_iterate_phdr(module_callback, nullptr);
   filter_scan_done();
+  __atomic_store_n(&g_scan_lock, 0, __ATOMIC_RELEASE);
+}
+
+namespace {
+
+int presence_callback(dl_phdr_info* info, size_t, void*) {
+  char path[PATH_MAX];
+  uintptr_t lo = 0, hi = 0;
+  if (!module_identity(info, path, sizeof path, &lo, &hi)) return 0;
+  uint64_t h = hash_str(path);
+  for (unsigned i = 0; i < g_module_count; ++i)
+    if (g_modules[i].start == lo && g_modules[i].path_hash == h) g_modules[i].present = true;
+  return 0;
+}
+
+}  // namespace
+
+void modules_before_unload() {
+  if (__atomic_load_n(&g_state, __ATOMIC_ACQUIRE) != kOn || monitor_mode()) return;
+  // A module opened since the last scan and not called yet would otherwise leave no line,
+  // and calls made in its destructors no name.
+  if (take_rescan_request()) modules_rescan();
+}
+
+void modules_after_unload() {
+  if (__atomic_load_n(&g_state, __ATOMIC_ACQUIRE) != kOn || monitor_mode()) return;
+  ErrnoSaver es;
+  while (__atomic_exchange_n(&g_scan_lock, 1, __ATOMIC_ACQUIRE)) sched_yield();
+  for (unsigned i = 0; i < g_module_count; ++i) g_modules[i].present = false;
+  dl_iterate_phdr(presence_callback, nullptr);
+  // Read after the module is gone: every call into it (its destructors included) came
+  // before, and a module loaded at its place later gets its own line, written after.
+  uint64_t now = read_ticks();
+  for (unsigned i = 0; i < g_module_count;) {
+    if (g_modules[i].present) {
+      ++i;
+      continue;
+    }
+    char line[96];
+    LineBuf b(line, sizeof line);
+    b.str("module-unmapped ").dec(now).ch(' ').hex(g_modules[i].start).ch('\n');
+    meta_append(b.c_str(), static_cast<unsigned>(b.size()));
+    // Forgotten, so that the same file loaded at the same place again gets a new line.
+    g_modules[i] = g_modules[--g_module_count];
+  }
   __atomic_store_n(&g_scan_lock, 0, __ATOMIC_RELEASE);
 }
 
