@@ -570,21 +570,34 @@ def main():
         for problem in fx.check_records(dump_records(dump.stdout), args.mode):
             failures.add("dump: " + problem.split(":")[0], "  " + problem)
     if hasattr(fx, "COVERAGE"):
-        check_coverage(fx, args, data, failures)
+        check_coverage(fx, args, argv, data, failures)
     if hasattr(fx, "ANALYSIS_FILTER"):
         check_analysis_filter(fx, args, argv, normalize_replay(replay_text, pids),
                               counts if report is not None else None, failures)
     return finish(failures)
 
 
-def check_coverage(fx, args, data, failures):
+def check_coverage(fx, args, argv, data, failures):
     """`callmon coverage` of the recording: the calls of every function of the modules named
-    in fx.COVERAGE ({module basename: {function: calls}}), called or not. Not in the nop-sled
+    in fx.COVERAGE ({module basename: {function: calls}}), called or not; with
+    fx.LIVE_COVERAGE also live coverage (`callmon coverage -- PROG`). Not in the nop-sled
     modes: coverage does not find their functions yet (docs/reliability.md)."""
     if args.mode in ("sled-fentry", "patchable"):
         return
-    cov = json_of(run([args.callmon, "coverage", "--format=json", "-d", data], args.work),
-                  "coverage --format=json", failures)
+    check_coverage_json(fx, "coverage", run([args.callmon, "coverage", "--format=json", "-d",
+                                              data], args.work), failures)
+    if getattr(fx, "LIVE_COVERAGE", False):  # the program's output goes to stdout: -o
+        out = os.path.join(args.work, "live_coverage.json")
+        live = run([args.callmon, "coverage", "--format=json", "-o", out, "--"] + argv,
+                   args.work)
+        if live.returncode == 0:
+            with open(out) as f:
+                live.stdout = f.read()
+        check_coverage_json(fx, "live coverage", live, failures)
+
+
+def check_coverage_json(fx, what, proc, failures):
+    cov = json_of(proc, what + " --format=json", failures)
     if cov is None:
         return
     got = {}
@@ -592,7 +605,7 @@ def check_coverage(fx, args, data, failures):
         base = os.path.basename(module.get("path", ""))
         if base in fx.COVERAGE:
             got[base] = {f["name"]: f["calls"] for f in module.get("functions", [])}
-    failures.check_equal("coverage: calls per function", fx.COVERAGE, got)
+    failures.check_equal(what + ": calls per function", fx.COVERAGE, got)
 
 
 def check_analysis_filter(fx, args, argv, filtered_tree, filtered_counts, failures):
