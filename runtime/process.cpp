@@ -292,9 +292,11 @@ void modules_after_unload() {
     LineBuf b(line, sizeof line);
     b.str("module-unmapped ").dec(now).ch(' ').hex(g_modules[i].start).ch('\n');
     meta_append(b.c_str(), static_cast<unsigned>(b.size()));
+    filter_module_gone(g_modules[i].start);
     // Forgotten, so that the same file loaded at the same place again gets a new line.
     g_modules[i] = g_modules[--g_module_count];
   }
+  filter_scan_done();
   __atomic_store_n(&g_scan_lock, 0, __ATOMIC_RELEASE);
 }
 

@@ -1,8 +1,11 @@
 /* Threads and unloading (issue 21, class 1): a second thread holds its own handle on
  * libcmreload_a.so while the main thread's dlclose of it leaves it mapped; the thread calls
  * into it afterwards and closes its handle, which unmaps it; then the main thread loads
- * libcmreload_b.so at the same address. The thread's calls must keep library A's names,
- * and the main thread's dlclose that unmapped nothing must not end A's module. */
+ * libcmreload_b.so at the same address and a third thread calls it (before any hook of the
+ * main thread after the dlopen). The second thread's calls must keep library A's names,
+ * the main thread's dlclose that unmapped nothing must not end A's module, and the third
+ * thread's calls must be selected (record-time filters, reload_threads_select) by B's
+ * names, not by A's. */
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <limits.h>
@@ -52,18 +55,31 @@ COUNTED void* holder(void* unused) {
   return NULL;
 }
 
-/* Opens `lib`, calls `entry` unless it is NULL, closes it; its load bias in *base. */
-COUNTED int use_library(const char* lib, const char* entry, unsigned long* base) {
+typedef int (*EntryFn)(int);
+static int g_result_b = 0;
+
+/* Calls the library function it is given. */
+COUNTED void* caller(void* fn) {
+  g_result_b = ((EntryFn)fn)(3);
+  return NULL;
+}
+
+/* Opens `lib`, has a new thread call its `entry` unless it is NULL, closes it; its load
+ * bias in *base. */
+COUNTED void use_library(const char* lib, const char* entry, unsigned long* base) {
   char path[PATH_MAX];
   lib_path(path, lib);
   void* handle = dlopen(path, RTLD_NOW);
-  if (!handle) return -1;
+  if (!handle) return;
   struct link_map* map = NULL;
   if (dlinfo(handle, RTLD_DI_LINKMAP, &map) == 0 && map) *base = map->l_addr;
-  int (*fn)(int) = entry ? (int (*)(int))dlsym(handle, entry) : NULL;
-  int result = fn ? fn(3) : 0;
+  EntryFn fn = entry ? (EntryFn)dlsym(handle, entry) : NULL;
+  if (fn) {
+    pthread_t t;
+    pthread_create(&t, NULL, caller, (void*)fn);
+    pthread_join(t, NULL);
+  }
   dlclose(handle);
-  return result;
 }
 
 int main(void) {
@@ -78,8 +94,8 @@ int main(void) {
   use_library("libcmreload_a.so", NULL, &a);  /* its dlclose leaves A mapped */
   set_step(2);
   pthread_join(t, NULL);
-  int rb = use_library("libcmreload_b.so", "b_entry", &b);
-  printf("results %d %d\n", g_result_a, rb);
+  use_library("libcmreload_b.so", "b_entry", &b);
+  printf("results %d %d\n", g_result_a, g_result_b);
   printf("same address %s\n", a == b && a == g_base_a ? "yes" : "no");
   return 0;
 }
