@@ -16,6 +16,7 @@
 #include "runtime/filter_select.hpp"
 #include "runtime/clock.hpp"
 #include "runtime/monitor_dispatch.hpp"
+#include "runtime/sled_patch.hpp"
 #include "runtime/sys.hpp"
 #include "runtime/thread_state.hpp"
 
@@ -270,8 +271,12 @@ int presence_callback(dl_phdr_info* info, size_t, void*) {
 void modules_before_unload() {
   if (__atomic_load_n(&g_state, __ATOMIC_ACQUIRE) != kOn || monitor_mode()) return;
   // A module opened since the last scan and not called yet would otherwise leave no line,
-  // and calls made in its destructors no name.
-  if (take_rescan_request()) modules_rescan();
+  // and calls made in its destructors no name. As handle_rescan (hooks.cpp), which this
+  // takes the request from: the new module's sleds first.
+  if (take_rescan_request()) {
+    sled_patch_modules();
+    modules_rescan();
+  }
 }
 
 void modules_after_unload() {
