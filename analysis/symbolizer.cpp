@@ -1,6 +1,6 @@
 // ProcessSymbolizer: runtime address -> module (the module line a tagged address names, see
-// format/module_lifetimes.hpp, else the last line covering the address) -> ELF virtual address (address - load bias) -> function symbol and
-// DWARF source line of one ElfImage. `symbol` lines of the meta file win over everything.
+// format/module_lifetimes.hpp, else the last line covering the address) -> ELF virtual
+// address (address - load bias) -> function symbol and DWARF source line of one ElfImage. `symbol` lines of the meta file win over everything.
 // Results are cached per address: a trace names the same few functions again and again.
 #include "analysis/symbolizer.hpp"
 

@@ -1,7 +1,7 @@
 // Module lines resolved by time as well as address (module_lifetimes.hpp).
 #include "format/module_lifetimes.hpp"
 
-#include <limits>
+#include <algorithm>
 
 namespace callmon::format {
 

@@ -259,10 +259,19 @@ namespace {
 int presence_callback(dl_phdr_info* info, size_t, void*) {
   char path[PATH_MAX];
   uintptr_t lo = 0, hi = 0;
-  if (!module_identity(info, path, sizeof path, &lo, &hi)) return 0;
-  uint64_t h = hash_str(path);
+  bool named = module_identity(info, path, sizeof path, &lo, &hi);
+  if (!named) {
+    // A relative name whose file is gone (realpath fails): still loaded, matched by its
+    // start alone rather than taken for unmapped.
+    lo = UINTPTR_MAX;
+    for (int i = 0; i < info->dlpi_phnum; ++i)
+      if (info->dlpi_phdr[i].p_type == PT_LOAD && info->dlpi_addr + info->dlpi_phdr[i].p_vaddr < lo)
+        lo = info->dlpi_addr + info->dlpi_phdr[i].p_vaddr;
+  }
+  uint64_t h = named ? hash_str(path) : 0;
   for (unsigned i = 0; i < g_module_count; ++i)
-    if (g_modules[i].start == lo && g_modules[i].path_hash == h) g_modules[i].present = true;
+    if (g_modules[i].start == lo && (!named || g_modules[i].path_hash == h))
+      g_modules[i].present = true;
   return 0;
 }
 
