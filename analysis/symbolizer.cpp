@@ -6,6 +6,7 @@
 
 #include <cinttypes>
 #include <cstdio>
+#include <sys/stat.h>
 #include <unordered_set>
 
 #include "analysis/elf_image.hpp"
@@ -35,16 +36,37 @@ struct ProcessSymbolizer::Impl {
   std::unordered_map<uint64_t, SymbolInfo> results;
   std::vector<std::string> warnings;
   std::unordered_set<std::string> warned_paths;
+  std::unordered_set<std::string> changed_paths;  // warned by check_file
 
   // The module line a tag names, else the last one covering `addr`; or nullptr.
   const format::ModuleRecord* module_of(uint64_t addr) const {
     return format::module_of(modules, addr);
   }
 
+  // Warns once per path when the file is not the one the module line recorded
+  // (`module-file`): rebuilt or replaced since, or between two loads of the library. Its
+  // names are then read from the wrong file.
+  void check_file(const format::ModuleRecord& module) {
+    if (!module.file.known() || changed_paths.count(module.path)) return;
+    struct stat st;
+    if (::stat(module.path.c_str(), &st) != 0) return;  // image_of says it cannot be read
+    format::ModuleRecord::FileId now;
+    now.dev = static_cast<uint64_t>(st.st_dev);
+    now.ino = static_cast<uint64_t>(st.st_ino);
+    now.size = static_cast<uint64_t>(st.st_size);
+    now.mtime_ns = static_cast<uint64_t>(st.st_mtim.tv_sec) * 1000000000ull +
+                   static_cast<uint64_t>(st.st_mtim.tv_nsec);
+    if (now == module.file) return;
+    changed_paths.insert(module.path);
+    warnings.push_back(module.path + " is not the file the program had loaded (replaced or "
+                       "changed since); its functions may be misnamed");
+  }
+
   // The image of a module's file, warning once per path when it cannot be read or has no
   // function symbols.
   ElfImage* image_of(const format::ModuleRecord& module) {
     if (module.path.empty()) return nullptr;
+    check_file(module);
     std::string error;
     ElfImage* image = cache->get(module.path, &error);
     if (warned_paths.count(module.path) == 0) {

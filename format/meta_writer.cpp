@@ -33,6 +33,9 @@ Status write_process_meta(const std::string& path, const ProcessMeta& meta,
   }
   for (const auto& m : meta.modules) {
     fmt::format_to(o, "module {:x} {:x} {:x} {}\n", m.start, m.end, m.bias, m.path);
+    if (m.file.known())
+      fmt::format_to(o, "module-file {} {} {} {}\n", m.file.dev, m.file.ino, m.file.size,
+                     m.file.mtime_ns);
     // Right after its module line: a later line at the same start must not take it.
     if (m.unmapped_ticks != kNeverUnmapped)
       fmt::format_to(o, "module-unmapped {} {:x}\n", m.unmapped_ticks, m.start);

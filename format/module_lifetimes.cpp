@@ -15,8 +15,10 @@ long last_covering(const std::vector<ModuleRecord>& modules, uint64_t addr) {
   return -1;
 }
 
+// The same file at the same place (a file replaced in between is not the same image).
 bool same_image(const ModuleRecord& a, const ModuleRecord& b) {
-  return a.path == b.path && a.bias == b.bias;
+  return a.path == b.path && a.bias == b.bias &&
+         (!a.file.known() || !b.file.known() || a.file == b.file);
 }
 
 }  // namespace

@@ -41,8 +41,8 @@ class ModuleLifetimes {
   explicit ModuleLifetimes(const std::vector<ModuleRecord>& modules);
 
   // `addr` as recorded at `ticks`, tagged when the module line that held it then is not the
-  // one the address alone names. Lines of the same file at the same load bias count as one
-  // (a library reloaded in place): the first of them is named.
+  // one the address alone names. Lines of the same file (path, and identity when recorded) at
+  // the same load bias count as one (a library reloaded in place): the first is named.
   uint64_t tag(uint64_t addr, uint64_t ticks) const;
 
   // False when tag() never changes an address.

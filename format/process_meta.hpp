@@ -22,6 +22,14 @@ struct ModuleRecord {
   // When the module was unmapped (a dlclose; `module-unmapped` line), ticks; a call made
   // before then at one of its addresses was a call into it (format/module_lifetimes.hpp).
   uint64_t unmapped_ticks = kNeverUnmapped;
+  // The file's identity when it was mapped (`module-file` line; all 0 when absent): device,
+  // inode, size, modification time (ns). The analysis warns when the file it reads differs.
+  struct FileId {
+    uint64_t dev = 0, ino = 0, size = 0, mtime_ns = 0;
+    bool known() const { return ino != 0 || size != 0 || mtime_ns != 0; }
+    bool operator==(const FileId&) const = default;
+  };
+  FileId file{};
 };
 
 struct ClockSync {

@@ -8,6 +8,7 @@
 #include <link.h>
 #include <pthread.h>
 #include <sched.h>
+#include <sys/stat.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -103,9 +104,16 @@ int module_callback(dl_phdr_info* info, size_t, void*) {
   for (unsigned i = 0; i < g_module_count; ++i)
     if (g_modules[i].start == lo && g_modules[i].path_hash == h) return 0;
   if (g_module_count < sizeof g_modules / sizeof g_modules[0]) g_modules[g_module_count++] = {lo, h, true};
-  char line[PATH_MAX + 128];
+  char line[PATH_MAX + 256];
   LineBuf b(line, sizeof line);
   b.str("module ").hex(lo).ch(' ').hex(hi).ch(' ').hex(info->dlpi_addr).ch(' ').str(path).ch('\n');
+  // Which file it was: the analysis reads the file later, and a library rebuilt or replaced
+  // in between (or between two loads) must be noticed. One write with the module line.
+  struct stat st;
+  if (stat(path, &st) == 0) {
+    b.str("module-file ").dec(st.st_dev).ch(' ').dec(st.st_ino).ch(' ').dec(static_cast<uint64_t>(st.st_size));
+    b.ch(' ').dec(static_cast<uint64_t>(st.st_mtim.tv_sec) * 1000000000ull + static_cast<uint64_t>(st.st_mtim.tv_nsec)).ch('\n');
+  }
   meta_append(b.c_str(), static_cast<unsigned>(b.size()));
   filter_module_found(path, lo, hi, info->dlpi_addr);
   return 0;

@@ -135,3 +135,50 @@ TEST(ModuleLifetimes, SymbolizerResolvesTags) {
 
 }  // namespace
 }  // namespace callmon::format
+
+namespace callmon::format {
+namespace {
+
+TEST(ModuleFile, ParsedWrittenAndSeparatesImages) {
+  std::string path = temp_path("file.meta");
+  std::ofstream(path) << "callmon-process 1\nclock tsc 1000000000\n"
+                         "module 7000 9000 7000 /lib/liba.so\nmodule-file 2049 77 4096 1234\n";
+  auto m = read_process_meta(path);
+  ASSERT_TRUE(m) << m.error();
+  ASSERT_EQ(m->modules.size(), 1u);
+  EXPECT_EQ(m->modules[0].file.ino, 77u);
+  EXPECT_EQ(m->modules[0].file.mtime_ns, 1234u);
+  ASSERT_TRUE(write_process_meta(path, *m, {}));
+  auto again = read_process_meta(path);
+  ASSERT_TRUE(again) << again.error();
+  EXPECT_TRUE(again->modules[0].file == m->modules[0].file);
+  std::filesystem::remove(path);
+
+  // The same path reloaded in place but a different file: two images, told apart.
+  std::vector<ModuleRecord> mods = {{0x7000, 0x9000, 0x7000, "/lib/liba.so", 100},
+                                    {0x7000, 0x9000, 0x7000, "/lib/liba.so", kNeverUnmapped}};
+  mods[0].file = {1, 10, 100, 5};
+  mods[1].file = {1, 11, 100, 6};
+  ModuleLifetimes lt(mods);
+  EXPECT_TRUE(lt.active());
+  EXPECT_EQ(lt.tag(0x7100, 50) >> kModuleTagShift, 1u);
+  EXPECT_EQ(lt.tag(0x7100, 150), 0x7100u);
+}
+
+TEST(ModuleFile, SymbolizerWarnsWhenTheFileChanged) {
+  std::string lib = temp_path("changed.so");
+  std::ofstream(lib) << "not an ELF file";
+  ProcessMeta meta;
+  meta.modules.push_back({0x7000, 0x9000, 0x7000, lib, kNeverUnmapped});
+  meta.modules[0].file = {1, 1, 1, 1};  // not this file
+  analysis::ProcessSymbolizer sym(meta, nullptr);
+  sym.lookup(0x7100);
+  bool warned = false;
+  for (const std::string& w : sym.warnings())
+    warned = warned || w.find("is not the file the program had loaded") != std::string::npos;
+  EXPECT_TRUE(warned);
+  std::filesystem::remove(lib);
+}
+
+}  // namespace
+}  // namespace callmon::format
