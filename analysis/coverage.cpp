@@ -59,10 +59,12 @@ Result<std::vector<ProcessCalls>> recorded_calls(const std::vector<format::Recor
     for (const format::ProcessRecording& proc : rec.processes) {
       ProcessCalls pc;
       pc.modules = proc.meta.modules;
+      format::ModuleLifetimes lifetimes(proc.meta.modules);
       for (const format::ThreadFile& tf : proc.threads) {
         auto opened = format::ThreadReader::open(tf.path);
         if (!opened) return Error{opened.error()};
         format::ThreadReader& reader = opened.value();
+        reader.use_module_lifetimes(lifetimes);
         format::Event ev;
         uint64_t calls = 0, events = 0;
         while (reader.next(ev)) {
@@ -117,12 +119,12 @@ Coverage coverage_from_calls(const std::vector<ProcessCalls>& processes, uint64_
       mc.calls.assign(mc.functions.size(), 0);
     }
     for (const auto& [addr, n] : proc.counts) {
-      const format::ModuleRecord* module = nullptr;
-      for (const format::ModuleRecord& m : proc.modules)
-        if (addr >= m.start && addr < m.end) module = &m;  // the last mapping wins
+      // A tagged address names its module line (a library replaced at its address later),
+      // else the last line covering it.
+      const format::ModuleRecord* module = format::module_of(proc.modules, addr);
       if (module == nullptr) continue;
       auto it = modules.find(module->path);
-      if (it != modules.end()) it->second.add(addr - module->bias, n);
+      if (it != modules.end()) it->second.add(format::untagged(addr) - module->bias, n);
     }
   }
   for (const auto& [path, why] : skipped)

@@ -16,6 +16,7 @@
 #include "analysis/filters.hpp"
 #include "analysis/symbolizer.hpp"
 #include "analysis/thread_problems.hpp"
+#include "format/module_lifetimes.hpp"
 #include "format/recording.hpp"
 #include "format/result.hpp"
 
@@ -72,11 +73,13 @@ Result<std::vector<std::string>> walk_recording(const format::Recording& rec, bo
     std::optional<NameDecider> names;
     if (filters) names.emplace(*filters, sym);
     visitor.begin_process(proc, sym);
+    format::ModuleLifetimes lifetimes(proc.meta.modules);
     for (const format::ThreadFile& tf : proc.threads) {
       if (filters && !filters->keeps_thread(tf.tid)) continue;
       auto opened = format::ThreadReader::open(tf.path);
       if (!opened) return Error{opened.error()};
       format::ThreadReader& reader = opened.value();
+      reader.use_module_lifetimes(lifetimes);
       ExportThread thread;
       thread.meta = &proc.meta;
       thread.symbols = &sym;

@@ -179,11 +179,13 @@ Result<CallGraph> build_graph(const format::Recording& rec, const GraphOptions& 
     ProcessSymbolizer sym(proc.meta, cache);
     NameDecider names(options.filters ? *options.filters : kNoFilters, sym);
     GraphSink sink;
+    format::ModuleLifetimes lifetimes(proc.meta.modules);
     for (const format::ThreadFile& tf : proc.threads) {
       if (options.filters && !options.filters->keeps_thread(tf.tid)) continue;
       auto opened = format::ThreadReader::open(tf.path);
       if (!opened) return Error{opened.error()};
       format::ThreadReader& reader = opened.value();
+      reader.use_module_lifetimes(lifetimes);
       sink.reset_counts();
       walk_filtered(reader, sink, options.filters, &names, proc, tf, options.compensate,
                     [&](uint64_t bytes) {

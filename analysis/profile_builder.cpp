@@ -108,11 +108,13 @@ Result<Profile> build_profile(const format::Recording& rec, const ProfileOptions
     NameDecider names(options.filters ? *options.filters : kNoFilters, sym);
     AddrIndex proc_index;
     std::vector<FuncTicks> proc_funcs;
+    format::ModuleLifetimes lifetimes(proc.meta.modules);
     for (const format::ThreadFile& tf : proc.threads) {
       if (options.filters && !options.filters->keeps_thread(tf.tid)) continue;
       auto opened = format::ThreadReader::open(tf.path);
       if (!opened) return Error{opened.error()};
       format::ThreadReader& reader = opened.value();
+      reader.use_module_lifetimes(lifetimes);
       ProfileSink sink;
       walk_filtered(reader, sink, options.filters, &names, proc, tf, options.compensate,
                     [&](uint64_t bytes) {

@@ -78,10 +78,12 @@ Result<RecordingInfo> gather_info(const format::Recording& rec, const ProgressFn
       pi.probe_cost = ProbeCostInfo{meta.ticks_to_ns(c->inner_ticks),
                                     meta.ticks_to_ns(c->outer_ticks), measured};
     }
+    format::ModuleLifetimes lifetimes(meta.modules);
     for (const format::ThreadFile& tf : proc.threads) {
       auto opened = format::ThreadReader::open(tf.path);
       if (!opened) return Error{opened.error()};
       format::ThreadReader& reader = opened.value();
+      reader.use_module_lifetimes(lifetimes);
       InfoSink sink;
       CallWalker<InfoSink> walker(sink);
       walker.set_offcpu(&tf.offcpu);

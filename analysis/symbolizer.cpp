@@ -1,14 +1,16 @@
-// ProcessSymbolizer: runtime address -> module (the process's module lines, last one covering
-// the address wins) -> ELF virtual address (address - load bias) -> function symbol and
-// DWARF source line of one ElfImage. `symbol` lines of the meta file win over everything.
+// ProcessSymbolizer: runtime address -> module (the module line a tagged address names, see
+// format/module_lifetimes.hpp, else the last line covering the address) -> ELF virtual
+// address (address - load bias) -> function symbol and DWARF source line of one ElfImage. `symbol` lines of the meta file win over everything.
 // Results are cached per address: a trace names the same few functions again and again.
 #include "analysis/symbolizer.hpp"
 
 #include <cinttypes>
 #include <cstdio>
+#include <sys/stat.h>
 #include <unordered_set>
 
 #include "analysis/elf_image.hpp"
+#include "format/module_lifetimes.hpp"
 
 namespace callmon::analysis {
 
@@ -34,19 +36,37 @@ struct ProcessSymbolizer::Impl {
   std::unordered_map<uint64_t, SymbolInfo> results;
   std::vector<std::string> warnings;
   std::unordered_set<std::string> warned_paths;
+  std::unordered_set<std::string> changed_paths;  // warned by check_file
 
-  // The last module line covering `addr`, or nullptr.
+  // The module line a tag names, else the last one covering `addr`; or nullptr.
   const format::ModuleRecord* module_of(uint64_t addr) const {
-    for (auto it = modules.rbegin(); it != modules.rend(); ++it) {
-      if (addr >= it->start && addr < it->end) return &*it;
-    }
-    return nullptr;
+    return format::module_of(modules, addr);
+  }
+
+  // Warns once per path when the file is not the one the module line recorded
+  // (`module-file`): rebuilt or replaced since, or between two loads of the library. Its
+  // names are then read from the wrong file.
+  void check_file(const format::ModuleRecord& module) {
+    if (!module.file.known() || changed_paths.count(module.path)) return;
+    struct stat st;
+    if (::stat(module.path.c_str(), &st) != 0) return;  // image_of says it cannot be read
+    format::ModuleRecord::FileId now;
+    now.dev = static_cast<uint64_t>(st.st_dev);
+    now.ino = static_cast<uint64_t>(st.st_ino);
+    now.size = static_cast<uint64_t>(st.st_size);
+    now.mtime_ns = static_cast<uint64_t>(st.st_mtim.tv_sec) * 1000000000ull +
+                   static_cast<uint64_t>(st.st_mtim.tv_nsec);
+    if (now == module.file) return;
+    changed_paths.insert(module.path);
+    warnings.push_back(module.path + " is not the file the program had loaded (replaced or "
+                       "changed since); its functions may be misnamed");
   }
 
   // The image of a module's file, warning once per path when it cannot be read or has no
   // function symbols.
   ElfImage* image_of(const format::ModuleRecord& module) {
     if (module.path.empty()) return nullptr;
+    check_file(module);
     std::string error;
     ElfImage* image = cache->get(module.path, &error);
     if (warned_paths.count(module.path) == 0) {
@@ -63,9 +83,10 @@ struct ProcessSymbolizer::Impl {
     return image;
   }
 
-  SymbolInfo resolve(uint64_t addr) {
+  SymbolInfo resolve(uint64_t tagged) {
     SymbolInfo info;
-    const format::ModuleRecord* module = module_of(addr);
+    const format::ModuleRecord* module = module_of(tagged);
+    const uint64_t addr = format::untagged(tagged);
     if (module != nullptr) info.module = module->path;
 
     if (auto it = synthetic.find(addr); it != synthetic.end()) {

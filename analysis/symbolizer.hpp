@@ -34,6 +34,9 @@ class ProcessSymbolizer {
   ProcessSymbolizer(const format::ProcessMeta& meta, std::shared_ptr<ElfCache> cache);
   ~ProcessSymbolizer();
 
+  // The function holding `addr`, a runtime address or one tagged by a reader with its
+  // module line (format/module_lifetimes.hpp). The reference stays valid for the
+  // symbolizer's life.
   const SymbolInfo& lookup(uint64_t addr);
 
   // Problems met so far (an ELF that could not be opened, a module without symbols), one

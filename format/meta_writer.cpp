@@ -36,8 +36,15 @@ Status write_process_meta(const std::string& path, const ProcessMeta& meta,
       fmt::format_to(o, "overhead-overlap {:.3f} {:.3f}\n", c.overlap_up_ticks,
                      c.overlap_down_ticks);
   }
-  for (const auto& m : meta.modules)
+  for (const auto& m : meta.modules) {
     fmt::format_to(o, "module {:x} {:x} {:x} {}\n", m.start, m.end, m.bias, m.path);
+    if (m.file.known())
+      fmt::format_to(o, "module-file {} {} {} {}\n", m.file.dev, m.file.ino, m.file.size,
+                     m.file.mtime_ns);
+    // Right after its module line: a later line at the same start must not take it.
+    if (m.unmapped_ticks != kNeverUnmapped)
+      fmt::format_to(o, "module-unmapped {} {:x}\n", m.unmapped_ticks, m.start);
+  }
   for (const auto& [addr, name] : meta.symbols) fmt::format_to(o, "symbol {:x} {}\n", addr, name);
   for (const auto& [addr, name] : symbols) fmt::format_to(o, "symbol {:x} {}\n", addr, name);
   for (const auto& [ticks, child] : meta.forks) fmt::format_to(o, "fork {} {}\n", ticks, child);

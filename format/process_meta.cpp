@@ -92,6 +92,25 @@ bool parse_record(ProcessMeta& m, std::string_view name, std::string_view rest,
       return false;
     mod.path = f[3];
     m.modules.push_back(std::move(mod));
+  } else if (name == "module-file") {
+    // Of the module line just before.
+    auto f = split(rest, 5);
+    ModuleRecord::FileId id;
+    if (f.size() != 4 || m.modules.empty() || !parse_u64(f[0], id.dev) ||
+        !parse_u64(f[1], id.ino) || !parse_u64(f[2], id.size) || !parse_u64(f[3], id.mtime_ns))
+      return false;
+    m.modules.back().file = id;
+  } else if (name == "module-unmapped") {
+    // The latest module line starting at that address and still mapped ends here. One
+    // naming no such line (written by a runtime that lost track) is ignored.
+    auto f = split(rest, 3);
+    uint64_t ticks, start;
+    if (f.size() != 2 || !parse_u64(f[0], ticks) || !parse_u64(f[1], start, 16)) return false;
+    for (auto it = m.modules.rbegin(); it != m.modules.rend(); ++it)
+      if (it->start == start && it->unmapped_ticks == kNeverUnmapped) {
+        it->unmapped_ticks = ticks;
+        break;
+      }
   } else if (name == "exec") {
     auto f = split(rest, 2);
     uint64_t ticks;

@@ -11,11 +11,25 @@
 
 namespace callmon::format {
 
+// `unmapped_ticks` of a module line that no `module-unmapped` line ends.
+inline constexpr uint64_t kNeverUnmapped = UINT64_MAX;
+
 struct ModuleRecord {
   uint64_t start = 0;  // first mapped address
   uint64_t end = 0;    // one past the last mapped address
   uint64_t bias = 0;   // load bias: runtime address = ELF virtual address + bias
   std::string path;
+  // When the module was unmapped (a dlclose; `module-unmapped` line), ticks; a call made
+  // before then at one of its addresses was a call into it (format/module_lifetimes.hpp).
+  uint64_t unmapped_ticks = kNeverUnmapped;
+  // The file's identity when it was mapped (`module-file` line; all 0 when absent): device,
+  // inode, size, modification time (ns). The analysis warns when the file it reads differs.
+  struct FileId {
+    uint64_t dev = 0, ino = 0, size = 0, mtime_ns = 0;
+    bool known() const { return ino != 0 || size != 0 || mtime_ns != 0; }
+    bool operator==(const FileId&) const = default;
+  };
+  FileId file{};
 };
 
 struct ClockSync {
@@ -54,7 +68,9 @@ struct ProcessMeta {
   std::string clock_kind;  // "tsc", "tsc-fenced" or "monotonic"
   double ticks_per_second = 0;
   std::vector<ClockSync> syncs;
-  std::vector<ModuleRecord> modules;  // in file order; later lines win on overlap
+  // In file order; on overlap the line whose module was mapped at the call's time wins
+  // (module_lifetimes.hpp), else the later line.
+  std::vector<ModuleRecord> modules;
   std::optional<std::pair<uint64_t, std::string>> exec;  // ticks, path of the last exec
   std::vector<std::pair<uint64_t, uint32_t>> forks;      // ticks, child pid
   std::optional<ClockSync> exit;  // finished through exit()

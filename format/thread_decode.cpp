@@ -44,7 +44,7 @@ inline void set_event(Event& ev, Event::Type type, bool nested, uint64_t ticks, 
 
 }  // namespace
 
-bool ThreadReader::next(Event& ev) {
+bool ThreadReader::decode(Event& ev) {
   if (inherit_left_ != 0) [[unlikely]]
     return next_inherited(ev);
   for (;;) {

@@ -126,6 +126,7 @@ ThreadReader& ThreadReader::operator=(ThreadReader&& o) noexcept {
   claimed_end_ = o.claimed_end_;
   missing_note_ = o.missing_note_;
   done_ = std::exchange(o.done_, true);
+  lifetimes_ = o.lifetimes_;
   damage_ = std::move(o.damage_);
   return *this;
 }

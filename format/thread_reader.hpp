@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "callmon/format/records.hpp"
+#include "format/module_lifetimes.hpp"
 #include "format/result.hpp"
 
 namespace callmon::format {
@@ -70,7 +71,20 @@ class ThreadReader {
   // Decodes the next record into `ev`. Returns false at the end of the data (or at a cut).
   // Never fails: damage is recorded in damage() and reading stops or resumes at the next
   // chunk.
-  bool next(Event& ev);
+  bool next(Event& ev) {
+    if (!decode(ev)) return false;
+    if (lifetimes_ != nullptr && (ev.type == Event::kEnter || ev.type == Event::kInherit))
+        [[unlikely]]
+      ev.addr = lifetimes_->tag(ev.addr, ev.ticks);
+    return true;
+  }
+
+  // From now on, tags the addresses of calls into a module that was replaced at its
+  // addresses later (module_lifetimes.hpp); `lifetimes` (of this thread's process) must
+  // outlive the reader. Every analysis of calls asks for this; `dump` does not.
+  void use_module_lifetimes(const ModuleLifetimes& lifetimes) {
+    lifetimes_ = lifetimes.active() ? &lifetimes : nullptr;
+  }
 
   // Bytes of records consumed so far (for progress and bytes-per-call figures).
   uint64_t bytes_read() const { return bytes_read_; }
@@ -78,6 +92,8 @@ class ThreadReader {
 
  private:
   ThreadReader() = default;
+  // next() without the module tags.
+  bool decode(Event& ev);
   bool map_chunk(uint64_t index);
   void unmap();
   // Maps the next chunk and resets the encoding state; false (and finish()) at the end.
@@ -114,6 +130,7 @@ class ThreadReader {
   uint64_t claimed_end_ = 0;     // max(committed_end, end_offset) when beyond the file
   size_t missing_note_ = 0;      // index in damage_.notes of the bytes-missing note + 1
   bool done_ = false;
+  const ModuleLifetimes* lifetimes_ = nullptr;
   ReadDamage damage_;
 };
 

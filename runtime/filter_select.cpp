@@ -56,6 +56,9 @@ bool g_any_specs = false;  // some module has argument specs: function_spec may 
 Table* g_table = nullptr;  // published with release, read with acquire
 Pending g_pending[64];
 unsigned g_npending = 0;
+// Starts of modules unmapped since the last table (filter_module_gone), left out of the next.
+uintptr_t g_gone[64];
+unsigned g_ngone = 0;
 
 // Decisions by address, tagged with the table's generation so a new table voids them all
 // at once. One word per entry (address << 17 | gen << 1 | selected) so a racing reader
@@ -76,6 +79,31 @@ void* map_bytes(size_t bytes) {
 
 size_t page_round(size_t n) { return (n + 4095) & ~size_t{4095}; }
 
+// Tables come from one reservation made with the first one (at start-up, before the
+// program's dlopens): a table published right after a dlclose (filter_module_gone) must not
+// take the address range the library left, which the loader gives the next library loaded
+// otherwise. Pages are touched only as tables use them. Beyond it, tables get mappings of
+// their own. Only filter_scan_done allocates here, under the module scan lock.
+constexpr size_t kArenaBytes = size_t{8} << 20;
+char* g_arena = nullptr;
+size_t g_arena_used = 0;
+bool g_arena_failed = false;
+
+void* table_bytes(size_t bytes) {
+  if (!g_arena && !g_arena_failed) {
+    void* m = mmap(nullptr, kArenaBytes, PROT_READ | PROT_WRITE,
+                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (m == MAP_FAILED) g_arena_failed = true;
+    else g_arena = static_cast<char*>(m);
+  }
+  if (g_arena && kArenaBytes - g_arena_used >= bytes) {
+    void* p = g_arena + g_arena_used;
+    g_arena_used += bytes;  // bytes is a multiple of the page size
+    return p;
+  }
+  return map_bytes(bytes);
+}
+
 Table* current() { return __atomic_load_n(&g_table, __ATOMIC_ACQUIRE); }
 
 bool table_has(const Table* t, uintptr_t lo, uintptr_t hi, uint64_t hash) {
@@ -91,6 +119,14 @@ bool overlaps_pending(const Module& m) {
   for (unsigned i = 0; i < g_npending; ++i)
     if (m.lo < g_pending[i].mod.hi && g_pending[i].mod.lo < m.hi) return true;
   return false;
+}
+
+// An old table's module the next table keeps: not replaced by one found now, not unmapped.
+bool kept(const Module& m) {
+  if (overlaps_pending(m)) return false;
+  for (unsigned i = 0; i < g_ngone; ++i)
+    if (g_gone[i] == m.lo) return false;
+  return true;
 }
 
 // The index of the last of n elements sorted by `.lo` whose lo <= a, or -1.
@@ -195,8 +231,18 @@ void filter_module_found(const char* path, uintptr_t lo, uintptr_t hi, uintptr_t
   ++g_npending;
 }
 
+void filter_module_gone(uintptr_t lo) {
+  if (!g_on) return;
+  if (g_ngone < sizeof g_gone / sizeof g_gone[0]) {
+    g_gone[g_ngone++] = lo;
+  } else {
+    // More at once than remembered: the stale entry stays until a module found at its
+    // place replaces it (the behaviour before modules were forgotten).
+  }
+}
+
 void filter_scan_done() {
-  if (!g_on || g_npending == 0) return;
+  if (!g_on || (g_npending == 0 && g_ngone == 0)) return;
   Table* old = current();
   uint32_t nmod = g_npending, nrange = 0, nspec = 0;
   for (unsigned i = 0; i < g_npending; ++i) {
@@ -205,7 +251,7 @@ void filter_scan_done() {
   }
   if (old)
     for (uint32_t i = 0; i < old->nmod; ++i)
-      if (!overlaps_pending(old->mods[i])) {
+      if (kept(old->mods[i])) {
         ++nmod;
         nrange += old->mods[i].count;
         nspec += old->mods[i].spec_count;
@@ -213,7 +259,7 @@ void filter_scan_done() {
   // Specs first: their 8-byte fields stay aligned whatever the other counts.
   size_t bytes = page_round(sizeof(Table) + nspec * sizeof(select::SpecEntry) +
                             nmod * sizeof(Module) + nrange * sizeof(Range));
-  auto* t = static_cast<Table*>(map_bytes(bytes));
+  auto* t = static_cast<Table*>(table_bytes(bytes));
   if (t) {
     t->bytes = bytes;
     t->gen = old ? old->gen + 1 : 1;
@@ -241,7 +287,7 @@ void filter_scan_done() {
     };
     if (old)
       for (uint32_t i = 0; i < old->nmod; ++i)
-        if (!overlaps_pending(old->mods[i]))
+        if (kept(old->mods[i]))
           add(old->mods[i], old->ranges + old->mods[i].first, old->mods[i].count,
               old->specs + old->mods[i].spec_first, old->mods[i].spec_count);
     for (unsigned i = 0; i < g_npending; ++i)
@@ -251,11 +297,13 @@ void filter_scan_done() {
   }
   for (unsigned i = 0; i < g_npending; ++i) release(g_pending[i]);
   g_npending = 0;
+  g_ngone = 0;
 }
 
 void filter_after_fork_child() {
   for (unsigned i = 0; i < g_npending; ++i) release(g_pending[i]);
   g_npending = 0;
+  g_ngone = 0;
 }
 
 const select::SpecEntry* function_spec(uintptr_t fn) {

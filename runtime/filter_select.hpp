@@ -28,6 +28,12 @@ bool filter_on();
 // already has that module. Nothing is visible to function_selected until filter_scan_done.
 void filter_module_found(const char* path, uintptr_t lo, uintptr_t hi, uintptr_t bias);
 
+// During a presence check after a dlclose (under the same lock as scans): the module that
+// started at `lo` is no longer loaded. The next filter_scan_done leaves it out, so that an
+// address of a module loaded at its place later is unknown (a rescan) instead of judged by
+// the old module's names and argument specs.
+void filter_module_gone(uintptr_t lo);
+
 // End of a module scan: publishes a new table with the modules found (replacing any whose
 // address range they overlap: a library dlclose'd and another loaded in its place).
 void filter_scan_done();

@@ -18,6 +18,7 @@
 #include "runtime/clock.hpp"
 #include "runtime/monitor_dispatch.hpp"
 #include "runtime/runtime_scope.hpp"
+#include "runtime/sled_patch.hpp"
 #include "runtime/sys.hpp"
 #include "runtime/thread_state.hpp"
 
@@ -41,6 +42,7 @@ __thread bool t_in_setup __attribute__((tls_model("initial-exec"))) = false;
 struct ModuleSeen {
   uintptr_t start;
   uint64_t path_hash;
+  bool present;  // found by the current presence check (modules_after_unload)
 };
 ModuleSeen g_modules[4096];
 unsigned g_module_count = 0;
@@ -103,10 +105,17 @@ int module_callback(dl_phdr_info* info, size_t, void*) {
   uint64_t h = hash_str(path);
   for (unsigned i = 0; i < g_module_count; ++i)
     if (g_modules[i].start == lo && g_modules[i].path_hash == h) return 0;
-  if (g_module_count < sizeof g_modules / sizeof g_modules[0]) g_modules[g_module_count++] = {lo, h};
-  char line[PATH_MAX + 128];
+  if (g_module_count < sizeof g_modules / sizeof g_modules[0]) g_modules[g_module_count++] = {lo, h, true};
+  char line[PATH_MAX + 256];
   LineBuf b(line, sizeof line);
   b.str("module ").hex(lo).ch(' ').hex(hi).ch(' ').hex(info->dlpi_addr).ch(' ').str(path).ch('\n');
+  // Which file it was: the analysis reads the file later, and a library rebuilt or replaced
+  // in between (or between two loads) must be noticed. One write with the module line.
+  struct stat st;
+  if (stat(path, &st) == 0) {
+    b.str("module-file ").dec(st.st_dev).ch(' ').dec(st.st_ino).ch(' ').dec(static_cast<uint64_t>(st.st_size));
+    b.ch(' ').dec(static_cast<uint64_t>(st.st_mtim.tv_sec) * 1000000000ull + static_cast<uint64_t>(st.st_mtim.tv_nsec)).ch('\n');
+  }
   meta_append(b.c_str(), static_cast<unsigned>(b.size()));
   filter_module_found(path, lo, hi, info->dlpi_addr);
   return 0;
@@ -258,6 +267,66 @@ void modules_rescan() {
   // signal handler (rescans are not done by nested hooks).
   while (__atomic_exchange_n(&g_scan_lock, 1, __ATOMIC_ACQUIRE)) sched_yield();
   dl_iterate_phdr(module_callback, nullptr);
+  filter_scan_done();
+  __atomic_store_n(&g_scan_lock, 0, __ATOMIC_RELEASE);
+}
+
+namespace {
+
+int presence_callback(dl_phdr_info* info, size_t, void*) {
+  char path[PATH_MAX];
+  uintptr_t lo = 0, hi = 0;
+  bool named = module_identity(info, path, sizeof path, &lo, &hi);
+  if (!named) {
+    // A relative name whose file is gone (realpath fails): still loaded, matched by its
+    // start alone rather than taken for unmapped.
+    lo = UINTPTR_MAX;
+    for (int i = 0; i < info->dlpi_phnum; ++i)
+      if (info->dlpi_phdr[i].p_type == PT_LOAD && info->dlpi_addr + info->dlpi_phdr[i].p_vaddr < lo)
+        lo = info->dlpi_addr + info->dlpi_phdr[i].p_vaddr;
+  }
+  uint64_t h = named ? hash_str(path) : 0;
+  for (unsigned i = 0; i < g_module_count; ++i)
+    if (g_modules[i].start == lo && (!named || g_modules[i].path_hash == h))
+      g_modules[i].present = true;
+  return 0;
+}
+
+}  // namespace
+
+void modules_before_unload() {
+  if (__atomic_load_n(&g_state, __ATOMIC_ACQUIRE) != kOn || monitor_mode()) return;
+  // A module opened since the last scan and not called yet would otherwise leave no line,
+  // and calls made in its destructors no name. As handle_rescan (hooks.cpp), which this
+  // takes the request from: the new module's sleds first.
+  if (take_rescan_request()) {
+    sled_patch_modules();
+    modules_rescan();
+  }
+}
+
+void modules_after_unload() {
+  if (__atomic_load_n(&g_state, __ATOMIC_ACQUIRE) != kOn || monitor_mode()) return;
+  ErrnoSaver es;
+  while (__atomic_exchange_n(&g_scan_lock, 1, __ATOMIC_ACQUIRE)) sched_yield();
+  for (unsigned i = 0; i < g_module_count; ++i) g_modules[i].present = false;
+  dl_iterate_phdr(presence_callback, nullptr);
+  // Read after the module is gone: every call into it (its destructors included) came
+  // before, and a module loaded at its place later gets its own line, written after.
+  uint64_t now = read_ticks();
+  for (unsigned i = 0; i < g_module_count;) {
+    if (g_modules[i].present) {
+      ++i;
+      continue;
+    }
+    char line[96];
+    LineBuf b(line, sizeof line);
+    b.str("module-unmapped ").dec(now).ch(' ').hex(g_modules[i].start).ch('\n');
+    meta_append(b.c_str(), static_cast<unsigned>(b.size()));
+    filter_module_gone(g_modules[i].start);
+    // Forgotten, so that the same file loaded at the same place again gets a new line.
+    g_modules[i] = g_modules[--g_module_count];
+  }
   filter_scan_done();
   __atomic_store_n(&g_scan_lock, 0, __ATOMIC_RELEASE);
 }

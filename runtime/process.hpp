@@ -57,6 +57,13 @@ void modules_rescan();
 bool module_identity(const dl_phdr_info* info, char* path, size_t path_size, uintptr_t* lo,
                      uintptr_t* hi);
 
+// Around dlclose (interpose_dlclose.cpp), recording only; not from a signal handler.
+// Before: writes the lines of modules loaded since the last scan. After: a
+// `module-unmapped` line for each module written before and no longer loaded, and forgets
+// it (a module loaded at its place later gets a line of its own; docs/format.md).
+void modules_before_unload();
+void modules_after_unload();
+
 // Asks for a module rescan at the next slow path of any thread (after dlopen).
 void request_rescan();
 bool take_rescan_request();

@@ -57,6 +57,7 @@ int run_replay(const ReplayOptions& o) {
     analysis::ProcessSymbolizer sym(proc.meta, cache);
     report::ReplayPrinter printer(stdout, proc.meta, sym, o.max_depth);
     analysis::NameDecider names(*filters, sym);
+    format::ModuleLifetimes lifetimes(proc.meta.modules);
     printer.raw_line(report::replay_process_header(proc.meta));
     for (const format::ThreadFile& tf : proc.threads) {
       if (o.tid != 0 && tf.tid != o.tid) continue;
@@ -67,6 +68,7 @@ int run_replay(const ReplayOptions& o) {
         return fail(cmd, opened.error());
       }
       format::ThreadReader& reader = opened.value();
+      reader.use_module_lifetimes(lifetimes);
       const auto& name = reader.header().thread_name;
       printer.raw_line(report::replay_thread_header(tf.tid,
                                                     std::string(name, strnlen(name, sizeof name))));

@@ -4,6 +4,11 @@
 // (analysis/live_calls.hpp) into the directory given as monitor option `dir`. The command
 // then computes the same coverage as from a recording.
 //
+// Modules: the module of each function is noted at its first call, so that a library closed
+// before the exit is still listed. (Two libraries loaded one after the other at the same
+// address still share their counters: the monitor API says nothing of dlclose; see
+// docs/reliability.md.)
+//
 // Counting: every function gets one shared atomic counter, created under a lock the first
 // time any thread meets it; each thread keeps its own map from function to counter, so
 // after a thread's first call of a function its calls cost a hash lookup and a relaxed
@@ -19,6 +24,7 @@
 #include <mutex>
 #include <string>
 #include <unordered_map>
+#include <unordered_set>
 
 #include "analysis/live_calls.hpp"
 #include "callmon/monitor.hpp"
@@ -63,8 +69,33 @@ class CoverageMonitor : public Monitor {
   Counter& shared_counter(uintptr_t function) {
     std::lock_guard<std::mutex> hold(lock_);
     Counter*& c = by_function_[function];
-    if (c == nullptr) c = &counters_.emplace_back(0);  // deque: elements never move
+    if (c == nullptr) {
+      c = &counters_.emplace_back(0);  // deque: elements never move
+      // The module line now, while the module is loaded: a library dlclose'd before the
+      // exit would otherwise have no line, and its calls no module.
+      ModuleSearch search{function, {}};
+      dl_iterate_phdr(find_module, &search);
+      if (!search.line.empty() && seen_modules_.insert(search.line).second)
+        modules_ += search.line;
+    }
     return *c;
+  }
+
+  struct ModuleSearch {
+    uintptr_t address;
+    std::string line;  // the module line of the module holding `address`, once found
+  };
+
+  // dl_iterate_phdr callback: the module line of the module holding search->address.
+  static int find_module(dl_phdr_info* info, size_t size, void* out) {
+    auto* search = static_cast<ModuleSearch*>(out);
+    std::string line;
+    add_module(info, size, &line);
+    unsigned long lo = 0, hi = 0;
+    if (line.empty() || std::sscanf(line.c_str(), "module %lx %lx", &lo, &hi) != 2) return 0;
+    if (search->address < lo || search->address >= hi) return 0;
+    search->line = std::move(line);
+    return 1;
   }
 
   // dl_iterate_phdr's view of one module: its PT_LOAD extent and load bias.
@@ -96,9 +127,18 @@ class CoverageMonitor : public Monitor {
   // <dir>/calls.<pid>, written beside and renamed: the command never reads half a file.
   void write_calls() {
     std::string text = std::string(analysis::kLiveCallsMagic) + "\n";
-    dl_iterate_phdr(add_module, &text);
+    std::string at_exit;
+    dl_iterate_phdr(add_module, &at_exit);
     {
       std::lock_guard<std::mutex> hold(lock_);
+      // The modules met at first calls, then those loaded now that were not (the coverage
+      // lists every function of a loaded module, called or not). Modules still loaded come
+      // last, so that they win where a closed one had the same addresses.
+      std::string earlier;
+      for (size_t pos = 0, nl; (nl = modules_.find('\n', pos)) != std::string::npos; pos = nl + 1)
+        if (at_exit.find(modules_.substr(pos, nl + 1 - pos)) == std::string::npos)
+          earlier += modules_.substr(pos, nl + 1 - pos);
+      text += earlier + at_exit;
       for (const auto& [function, counter] : by_function_) {
         uint64_t n = counter->load(std::memory_order_relaxed);
         if (n == 0) continue;
@@ -121,6 +161,8 @@ class CoverageMonitor : public Monitor {
   std::string dir_;
   std::mutex lock_;
   std::unordered_map<uintptr_t, Counter*> by_function_;
+  std::string modules_;  // module lines of the functions' modules, at their first calls
+  std::unordered_set<std::string> seen_modules_;
   std::deque<Counter> counters_;
 };
 
