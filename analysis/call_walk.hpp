@@ -459,7 +459,11 @@ class CallWalker {
     // that lie inside it (its own and its descendants'). The _base figures add up over a
     // subtree; the overlap terms are applied per figure.
     uint64_t self_lo_base = clamp_ticks(own_part - cost * cost_.high);
-    uint64_t self_hi_base = ceil_ticks(own_part - cost * cost_.low);
+    // A call measured shorter than its probes at their cheapest says the cost varies per
+    // call more than the calibrations did (the clock's steps, a cache miss in a probe): its
+    // own time is then known only to within the cost's spread, not to be 0.
+    uint64_t self_hi_base =
+        ceil_ticks(std::max(own_part - cost * cost_.low, cost * (cost_.high - cost_.low)));
     uint64_t time_hi_floor = 0;
     if (f.clocked) {
       // Bound by a clock, the call might have lasted its whole span without the probes or

@@ -55,6 +55,12 @@ class CallWalkTest : public ::testing::Test {
     ASSERT_TRUE(r.ok()) << r.error();
     CallWalker<Collect> walker(sink_);
     walker.set_probe_cost(inner, outer);
+    if (spread_ > 0) {  // the cost known within +-spread_, as compensation.hpp sets it
+      WalkCost c{inner, outer};
+      c.low = 1 - spread_;
+      c.high = 1 + spread_;
+      walker.set_cost(c);
+    }
     walker.subtract_pauses(pauses);
     if (!offcpu_.empty()) walker.set_offcpu(&offcpu_);
     walk_thread(*r, walker, [](uint64_t) {});
@@ -74,6 +80,7 @@ class CallWalkTest : public ::testing::Test {
 
   std::string dir_;
   std::vector<format::OffCpu> offcpu_;  // the thread's off-CPU intervals (session.sched)
+  double spread_ = 0;  // the probe cost's uncertainty (WalkCost::low/high), 0: exact
   Collect sink_;
   uint64_t unmatched_ = 0;
   uint64_t paused_ = 0;
@@ -547,6 +554,7 @@ TEST_F(CallWalkTest, PreemptedTimeIsTakenOutBlockedTimeStays) {
 
 TEST_F(CallWalkTest, ACallCheaperThanItsProbesOwesItsParent) {
   // inner 10, outer 20: A's 5 ticks hold less than its own probes' 10.
+  spread_ = 0.03;
   walk(
       [](format::ThreadWriter& w) {
         w.enter(0, kMain);
@@ -557,6 +565,9 @@ TEST_F(CallWalkTest, ACallCheaperThanItsProbesOwesItsParent) {
       true, 10, 20);
   EXPECT_EQ(call(kA).time, 0u);
   EXPECT_EQ(call(kA).self, 0);
+  // Not a confident 0: within the cost's spread (6% of its 10 ticks, rounded up).
+  EXPECT_EQ(call(kA).self_lo, 0u);
+  EXPECT_EQ(call(kA).self_hi, 1u);
   // main: 100 - its own inner 10 - A's outer 20; the 5 A could not give come from main.
   EXPECT_EQ(call(kMain).time, 70u);
   EXPECT_EQ(call(kMain).self, 70);
