@@ -8,6 +8,7 @@
 #include <algorithm>
 
 #include "analysis/compensation.hpp"
+#include "analysis/figure_range.hpp"
 #include "analysis/symbolizer.hpp"
 
 namespace callmon::analysis {
@@ -89,10 +90,11 @@ class GraphMerger {
     // A figure's bounds, and a self time's bounded by its total's, as report's rows are.
     auto add_ranges = [&](NsRange& total, NsRange& self, const TicksRange& t,
                           const TicksRange& s) {
-      total.lo += ns(std::max(t.lo, std::min(s.lo, t.hi)));
-      total.hi += ns(t.hi);
-      self.lo += ns(std::min(s.lo, t.hi));
-      self.hi += ns(std::min(s.hi, t.hi));
+      const SummedBounds b = bound_self_by_total({t.lo, t.hi, s.lo, s.hi});
+      total.lo += ns(b.total_lo);
+      total.hi += ns(b.total_hi);
+      self.lo += ns(b.self_lo);
+      self.hi += ns(b.self_hi);
     };
     std::vector<uint32_t> ids;
     for (const GraphSink::Func& f : sink.functions()) {

@@ -9,6 +9,7 @@
 #include <unordered_map>
 
 #include "analysis/compensation.hpp"
+#include "analysis/figure_range.hpp"
 
 #include "analysis/symbolizer.hpp"
 
@@ -50,15 +51,12 @@ std::vector<FunctionRow> to_rows(const std::vector<FuncTicks>& funcs,
     row.total_ns = meta.ticks_to_ns(f.total);
     row.self_ns = meta.ticks_to_ns(
         static_cast<uint64_t>(std::clamp<int64_t>(f.self, 0, static_cast<int64_t>(f.total))));
-    // A function's self time (over all its calls) never exceeds its total (over its
-    // outermost calls), so each bounds the other: the self's upper bound is at most the
-    // total's, the total's lower bound at least the self's. Their per-call bounds add up
-    // looser than that in a recursive function (each probe pair's overlap bounds both a
-    // call's self and its parent's, and there the parent is the same function).
-    row.total_lo_ns = meta.ticks_to_ns(std::max(f.total_lo, std::min(f.self_lo, f.total_hi)));
-    row.total_hi_ns = meta.ticks_to_ns(f.total_hi);
-    row.self_lo_ns = meta.ticks_to_ns(std::min(f.self_lo, f.total_hi));
-    row.self_hi_ns = meta.ticks_to_ns(std::min(f.self_hi, f.total_hi));
+    const SummedBounds b =
+        bound_self_by_total({f.total_lo, f.total_hi, f.self_lo, f.self_hi});
+    row.total_lo_ns = meta.ticks_to_ns(b.total_lo);
+    row.total_hi_ns = meta.ticks_to_ns(b.total_hi);
+    row.self_lo_ns = meta.ticks_to_ns(b.self_lo);
+    row.self_hi_ns = meta.ticks_to_ns(b.self_hi);
     row.preempted_ns = meta.ticks_to_ns(f.preempted);
     row.offcpu_ns = meta.ticks_to_ns(f.offcpu);
     row.clocked_calls = f.clocked;

@@ -4,7 +4,9 @@
 #pragma once
 
 #include <setjmp.h>
+#include <sys/time.h>
 #include <sys/types.h>
+#include <time.h>
 #include <unwind.h>
 
 #include <cstdint>
@@ -49,6 +51,11 @@ struct RealFunctions {
   void (*mcleanup_)();
   uintptr_t mcount_;
   uintptr_t fentry_;
+  // The program's clock reads (interpose_clock.cpp); clock_gettime is g_real_clock_gettime
+  // (clock.hpp), which the runtime's own reads use.
+  int (*gettimeofday_)(timeval*, void*);
+  time_t (*time_)(time_t*);
+  clock_t (*clock_)();
 };
 
 extern RealFunctions g_real;

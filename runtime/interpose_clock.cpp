@@ -6,17 +6,17 @@
 // their cost; docs/runtime.md, "Calls bound by the clock").
 //
 // The runtime's own clock reads (monotonic_ns, thread_cpu_ns: clock.hpp) go straight to
-// libc's function through g_real_clock_gettime, resolved in this file's constructor, so
-// they are never taken for the program's.
+// libc's function through g_real_clock_gettime, resolved with the other real functions
+// (lifecycle.cpp, resolve_real_functions), so they are never taken for the program's.
 #include <sys/syscall.h>
 #include <sys/time.h>
-#include <dlfcn.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "runtime/clock.hpp"
 #include "runtime/event_writer.hpp"
 #include "runtime/hooks.hpp"
+#include "runtime/interpose.hpp"
 #include "runtime/runtime_scope.hpp"
 #include "runtime/sys.hpp"
 
@@ -30,29 +30,11 @@ int (*g_real_clock_gettime)(clockid_t, timespec*) = nullptr;  // declared in clo
 
 namespace {
 
-int (*g_real_gettimeofday)(timeval*, void*) = nullptr;
-time_t (*g_real_time)(time_t*) = nullptr;
-clock_t (*g_real_clock)() = nullptr;
-
-// Before the constructor ran (a hook from an ifunc resolver or a preinit function): the
-// system call, slower but the same clock.
+// Before the runtime's constructor resolved libc's functions (lifecycle.cpp; a hook from an
+// ifunc resolver or a preinit function): the system call, slower but the same clock.
 int clock_gettime_now(clockid_t id, timespec* ts) {
   if (auto f = __atomic_load_n(&g_real_clock_gettime, __ATOMIC_RELAXED)) return f(id, ts);
   return static_cast<int>(syscall(SYS_clock_gettime, id, ts));
-}
-
-// Priority 101, as the runtime's own constructor (lifecycle.cpp): the process set-up's
-// calibration, in the first hook, must time the clock reads the rest of the run makes,
-// not the system call.
-__attribute__((constructor(101))) void resolve_clock_functions() {
-  // dlsym before main: no signal handler of the program runs yet, and the program's
-  // constructors that might read a clock run after the preloaded library's.
-  g_real_gettimeofday = reinterpret_cast<int (*)(timeval*, void*)>(dlsym(RTLD_NEXT, "gettimeofday"));
-  g_real_time = reinterpret_cast<time_t (*)(time_t*)>(dlsym(RTLD_NEXT, "time"));
-  g_real_clock = reinterpret_cast<clock_t (*)()>(dlsym(RTLD_NEXT, "clock"));
-  __atomic_store_n(&g_real_clock_gettime,
-                   reinterpret_cast<int (*)(clockid_t, timespec*)>(dlsym(RTLD_NEXT, "clock_gettime")),
-                   __ATOMIC_RELAXED);
 }
 
 // The calling thread's innermost open call read a clock: a CLOCK record, unless nothing was
@@ -80,19 +62,19 @@ CALLMON_EXPORT int clock_gettime(clockid_t id, timespec* ts) {
 
 CALLMON_EXPORT int gettimeofday(timeval* tv, void* tz) {
   note_clock_read();
-  if (g_real_gettimeofday) return g_real_gettimeofday(tv, tz);
+  if (g_real.gettimeofday_) return g_real.gettimeofday_(tv, tz);
   return static_cast<int>(syscall(SYS_gettimeofday, tv, tz));
 }
 
 CALLMON_EXPORT time_t time(time_t* t) {
   note_clock_read();
-  if (g_real_time) return g_real_time(t);
+  if (g_real.time_) return g_real.time_(t);
   return static_cast<time_t>(syscall(SYS_time, t));
 }
 
 CALLMON_EXPORT clock_t clock() {
   note_clock_read();
-  if (g_real_clock) return g_real_clock();
+  if (g_real.clock_) return g_real.clock_();
   timespec ts;
   clock_gettime_now(CLOCK_PROCESS_CPUTIME_ID, &ts);
   return static_cast<clock_t>(ts.tv_sec * 1000000 + ts.tv_nsec / 1000);

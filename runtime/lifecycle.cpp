@@ -5,6 +5,7 @@
 
 #include "runtime/interpose.hpp"
 #include "runtime/child_env.hpp"
+#include "runtime/clock.hpp"
 #include "runtime/process.hpp"
 #include "runtime/start_env.hpp"
 #include "runtime/runtime_scope.hpp"
@@ -62,6 +63,14 @@ void resolve_real_functions(bool again) {
   resolve(g_real.mcleanup_, "_mcleanup");
   if (!g_real.mcount_) g_real.mcount_ = reinterpret_cast<uintptr_t>(dlsym(RTLD_NEXT, "mcount"));
   if (!g_real.fentry_) g_real.fentry_ = reinterpret_cast<uintptr_t>(dlsym(RTLD_NEXT, "__fentry__"));
+  resolve(g_real.gettimeofday_, "gettimeofday");
+  resolve(g_real.time_, "time");
+  resolve(g_real.clock_, "clock");
+  // Read by every hook under --clock=monotonic (clock.hpp): stored atomically.
+  if (!__atomic_load_n(&g_real_clock_gettime, __ATOMIC_RELAXED))
+    __atomic_store_n(&g_real_clock_gettime,
+                     reinterpret_cast<int (*)(clockid_t, timespec*)>(dlsym(RTLD_NEXT, "clock_gettime")),
+                     __ATOMIC_RELAXED);
   __atomic_store_n(&g_resolved_generation, gen, __ATOMIC_RELEASE);
 }
 
