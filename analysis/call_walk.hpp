@@ -15,7 +15,10 @@
 // Compensation (compensation.hpp sets it up; docs/runtime.md, "Honest times") takes out of
 // every call what was not the program's: the probes' calibrated cost (set_cost), the
 // recorder's pauses (PAUSE records) and the time its thread was preempted (the scheduler
-// file's off-CPU intervals, set_offcpu, which lie between two records of the thread). Time
+// file's off-CPU intervals, set_offcpu, which lie between two records of the thread), and
+// what the recorder did that no record shows (HIDDEN records: the probes of calls a
+// record-time filter kept out, at their calibrated cost, and the measured ticks of value
+// capture). Time
 // the thread was blocked (sleep, I/O) stays: it is the call's latency, counted apart as
 // off-CPU.
 //
@@ -89,7 +92,7 @@ struct FinishedCall {
 //   uint32_t on_enter(uint64_t addr, uint64_t ticks, uint32_t depth, bool inherited);
 //   void on_call(const FinishedCall& call);          // innermost first
 //   void on_special(const format::Event& ev, uint32_t depth);  // FORK EXEC END LOST SYNC
-//                                                              // PAUSE CALIB
+//                                                              // PAUSE CALIB CLOCK HIDDEN
 // and optionally (only sinks that show recorded values):
 //   void on_args(const format::Event& ev, uint32_t depth, uint32_t slot);
 //       ev: a kArgs event; depth and slot: those of the innermost open call, its owner
@@ -124,6 +127,11 @@ struct WalkCost {
   // Added to each calibration in the run (CALIB records) before it replaces inner and
   // outer: the host bursts expected where no check looks (compensation.hpp).
   double extra_inner = 0, extra_outer = 0;
+  // What a call whose probes ran but recorded nothing (HIDDEN records) adds to its caller's
+  // interval: one filtered out by name, depth or overflow, and one the duration filter
+  // took back; 0: taken as `outer`.
+  double hidden = 0;
+  double taken_back = 0;
 };
 
 // The least uncertainty a calibration's cost carries (a fraction of it): the mean of a
@@ -145,6 +153,10 @@ class CallWalker {
   void set_cost(const WalkCost& cost) {
     cost_ = cost;
     cost_set_ = true;
+    if (cost_.hidden <= 0) cost_.hidden = cost_.outer;
+    if (cost_.taken_back <= 0) cost_.taken_back = cost_.outer;
+    hidden_share_ = cost_.outer > 0 ? cost_.hidden / cost_.outer : 1;
+    taken_back_share_ = cost_.outer > 0 ? cost_.taken_back / cost_.outer : 1;
     // The first calibration in the run is held against this one (the start-up's).
     last_calib_outer_ = cost.outer - cost.extra_outer;
   }
@@ -196,10 +208,12 @@ class CallWalker {
       uint64_t from = ev.ticks - std::min(ev.ticks, ev.count);
       removed_ += ev.count - std::min(ev.count, preempted_within(from, ev.ticks));
     }
-    // Annotations (CALIB, CLOCK, SYNC, LOST) are no point of the clock: a CALIB shares its
-    // time with the PAUSE that follows it, whose stretch ends there.
+    // Annotations (CALIB, CLOCK, HIDDEN, SYNC, LOST) are no point of the clock: a CALIB
+    // shares its time with the PAUSE that follows it, whose stretch ends there; a HIDDEN
+    // with the record it comes before.
     if (ev.type != format::Event::kCalib && ev.type != format::Event::kClock &&
-        ev.type != format::Event::kSync && ev.type != format::Event::kLost)
+        ev.type != format::Event::kHidden && ev.type != format::Event::kSync &&
+        ev.type != format::Event::kLost)
       advance_clock(ev);
     switch (ev.type) {
       case format::Event::kEnter:
@@ -232,6 +246,10 @@ class CallWalker {
         break;
       case format::Event::kCalib:
         if (cost_set_) note_calibration(ev);
+        sink_.on_special(ev, static_cast<uint32_t>(stack_.size()));
+        break;
+      case format::Event::kHidden:
+        note_hidden(ev);
         sink_.on_special(ev, static_cast<uint32_t>(stack_.size()));
         break;
       case format::Event::kPause:
@@ -273,6 +291,11 @@ class CallWalker {
   uint64_t last_ticks() const { return last_ticks_; }
   // Ticks the recorder paused the thread (summed PAUSE records so far).
   uint64_t paused_ticks() const { return paused_; }
+  // From HIDDEN records so far: calls whose probes ran unrecorded (filtered out, taken
+  // back) and ticks spent capturing values.
+  uint64_t filtered_calls() const { return filtered_; }
+  uint64_t taken_back_calls() const { return taken_back_; }
+  uint64_t capture_ticks() const { return captured_; }
   // Ticks the thread was off the CPU between its first and last record so far (set_offcpu),
   // preempted and blocked, and how many times each.
   uint64_t preempted_ticks() const { return preempted_; }
@@ -299,6 +322,10 @@ class CallWalker {
     uint64_t child_hi = 0;
     uint64_t children = 0;
     uint64_t descendants = 0;  // calls made below this one
+    // Calls made in its own stretches that recorded nothing (HIDDEN records), and the probe
+    // cost taken out for them.
+    uint64_t hidden_pairs = 0;
+    double hidden_cost = 0;
     double owed = 0;           // ticks its stretches could not give (see the top)
     uint32_t slot = 0;
     bool inherited = false;
@@ -380,8 +407,9 @@ class CallWalker {
       d -= static_cast<double>(removed - v_removed_);
       v_removed_ = removed;
     }
-    d -= cost_due_ + before;
+    d -= cost_due_ + hidden_due_ + before;
     cost_due_ = after;
+    hidden_due_ = 0;
     v_ticks_ = std::max(v_ticks_, ticks);
     if (stack_.empty()) {  // outside every call: nobody owes
       v_ += std::max(d, 0.0);
@@ -403,8 +431,28 @@ class CallWalker {
     last_calib_outer_ = outer;
     cost_.inner = inner + cost_.extra_inner;
     cost_.outer = outer + cost_.extra_outer;
+    cost_.hidden = hidden_share_ * cost_.outer;
+    cost_.taken_back = taken_back_share_ * cost_.outer;
     cost_.low = std::min(1 - kCalibrationNoise, std::min(prev, outer) / outer);
     cost_.high = std::max(1 + kCalibrationNoise, std::max(prev, outer) / outer);
+  }
+
+  // A HIDDEN record: the unrecorded calls' probe cost (calibrated) comes out of the stretch
+  // it ends, which is the innermost open call's, and the capture ticks (measured) out of
+  // every open call, as a pause's.
+  void note_hidden(const format::Event& ev) {
+    filtered_ += ev.count;
+    taken_back_ += ev.addr;
+    captured_ += ev.capture;
+    if (subtract_pauses_) removed_ += ev.capture;
+    if (!cost_set_) return;
+    double cost = static_cast<double>(ev.count) * cost_.hidden +
+                  static_cast<double>(ev.addr) * cost_.taken_back;
+    hidden_due_ += cost;
+    if (stack_.empty()) return;
+    OpenFrame& f = stack_.back();
+    f.hidden_pairs += ev.count + ev.addr;
+    f.hidden_cost += cost;
   }
 
   // Ticks of [from, to] that preempted intervals of the current gap cover.
@@ -453,7 +501,9 @@ class CallWalker {
     // probes' estimate) and its share of the probes: its own pair's inner part and the outer
     // part of each child's pair.
     double own_part = static_cast<double>(span) - static_cast<double>(f.child_span);
-    double cost = cost_.inner + static_cast<double>(f.children) * (cost_.outer - cost_.inner);
+    double cost = cost_.inner + static_cast<double>(f.children) * (cost_.outer - cost_.inner) +
+                  f.hidden_cost;
+    const uint64_t pairs = 1 + f.children + f.hidden_pairs;  // bordering its own time
     // The range: the cost at its dearest and cheapest, then the overlap of the pairs that
     // border the call's own time (its own and its children's) or, for its inclusive time,
     // that lie inside it (its own and its descendants'). The _base figures add up over a
@@ -476,17 +526,17 @@ class CallWalker {
       self_hi_base =
           std::max(self_hi_base, time_hi_floor > f.child_lo ? time_hi_floor - f.child_lo : 0);
     }
-    call.self_lo = std::min(call.self, sub_ticks(self_lo_base, cost_.overlap_down, 1 + f.children));
-    call.self_hi = std::max(call.self, self_hi_base + overlap_ticks(cost_.overlap_up, 1 + f.children));
+    call.self_lo = std::min(call.self, sub_ticks(self_lo_base, cost_.overlap_down, pairs));
+    call.self_hi = std::max(call.self, self_hi_base + overlap_ticks(cost_.overlap_up, pairs));
     uint64_t time_lo_base = self_lo_base + f.child_lo;
     uint64_t time_hi_base = std::max(self_hi_base + f.child_hi, time_hi_floor);
-    call.time_lo = std::min(call.time, sub_ticks(time_lo_base, cost_.overlap_down, 1 + f.descendants));
-    call.time_hi = std::max(call.time, time_hi_base + overlap_ticks(cost_.overlap_up, 1 + f.descendants));
+    const uint64_t below = f.descendants + 1 + f.hidden_pairs;  // its pairs and those inside
+    call.time_lo = std::min(call.time, sub_ticks(time_lo_base, cost_.overlap_down, below));
+    call.time_hi = std::max(call.time, time_hi_base + overlap_ticks(cost_.overlap_up, below));
     call.depth = static_cast<uint32_t>(stack_.size() - 1);
     call.slot = f.slot;
     call.exit = kind;
     call.inherited = f.inherited;
-    uint64_t below = f.descendants + 1;
     // A clock helper (a `now()` wrapper): it read a clock, so did all of its subtree, and it
     // took a few microseconds at most (a system call's time in a VM).
     const bool helper = f.clocked && f.helper_children && call.time < clock_helper_ticks_;
@@ -547,6 +597,10 @@ class CallWalker {
   uint64_t v_ticks_ = 0;
   uint64_t v_removed_ = 0;
   double cost_due_ = 0;
+  double hidden_due_ = 0;     // unrecorded calls' cost due at the next point of the clock
+  // WalkCost::hidden and taken_back over outer (a calibration in the run scales them).
+  double hidden_share_ = 1;
+  double taken_back_share_ = 1;
   double last_calib_outer_ = 0;  // the last CALIB record's outer cost (0: none yet)
   uint64_t paused_ = 0;      // PAUSE ticks, as recorded
   uint64_t removed_ = 0;     // PAUSE ticks not also preempted: what pauses take out
@@ -554,6 +608,9 @@ class CallWalker {
   uint64_t offcpu_ = 0;      // off-CPU ticks while blocked (kept)
   uint64_t preemptions_ = 0;
   uint64_t blocks_ = 0;
+  uint64_t filtered_ = 0;    // HIDDEN records' counts and capture ticks
+  uint64_t taken_back_ = 0;
+  uint64_t captured_ = 0;
   bool subtract_pauses_ = false;
   // The off-CPU intervals (set_offcpu): the next one to apply and its start (UINT64_MAX:
   // none left), the time of the previous record, and the preempted stretches applied in the

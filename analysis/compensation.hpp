@@ -61,6 +61,10 @@ inline std::optional<WalkCost> process_walk_cost(const format::ProcessRecording&
   bool measured = calibrated->overlap_up_ticks >= 0;
   w.overlap_up = measured ? calibrated->overlap_up_ticks : calibrated->outer_ticks / 2;
   w.overlap_down = measured ? calibrated->overlap_down_ticks : calibrated->outer_ticks / 2;
+  // Unrecorded calls' pairs, with the bursts expected in them as in a recorded one's.
+  const double bursts = c->outer_ticks / calibrated->outer_ticks;
+  if (calibrated->hidden_ticks > 0) w.hidden = calibrated->hidden_ticks * bursts;
+  if (calibrated->taken_back_ticks > 0) w.taken_back = calibrated->taken_back_ticks * bursts;
   return w;
 }
 

@@ -35,6 +35,9 @@ Status write_process_meta(const std::string& path, const ProcessMeta& meta,
     if (c.overlap_up_ticks >= 0)
       fmt::format_to(o, "overhead-overlap {:.3f} {:.3f}\n", c.overlap_up_ticks,
                      c.overlap_down_ticks);
+    if (c.hidden_ticks >= 0) fmt::format_to(o, "overhead-hidden {:.3f}\n", c.hidden_ticks);
+    if (c.taken_back_ticks >= 0)
+      fmt::format_to(o, "overhead-taken-back {:.3f}\n", c.taken_back_ticks);
   }
   for (const auto& m : meta.modules) {
     fmt::format_to(o, "module {:x} {:x} {:x} {}\n", m.start, m.end, m.bias, m.path);

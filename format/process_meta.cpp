@@ -155,6 +155,13 @@ bool parse_record(ProcessMeta& m, std::string_view name, std::string_view rest,
     if (!parse_non_negative(f[0], c.overlap_up_ticks) ||
         !parse_non_negative(f[1], c.overlap_down_ticks))
       return false;
+  } else if (name == "overhead-hidden") {
+    if (m.calibrations.empty() || !parse_non_negative(rest, m.calibrations.back().hidden_ticks))
+      return false;
+  } else if (name == "overhead-taken-back") {
+    if (m.calibrations.empty() ||
+        !parse_non_negative(rest, m.calibrations.back().taken_back_ticks))
+      return false;
   } else if (name == "symbol") {
     // The name is the rest of the line: demangled C++ names contain spaces.
     auto f = split(rest, 2);

@@ -54,6 +54,13 @@ struct ProbeCost {
   // measured (older recordings).
   double overlap_up_ticks = -1;
   double overlap_down_ticks = -1;
+  // `overhead-hidden` line (a record-time filter was on): what a call whose probes ran but
+  // recorded nothing adds to its caller's time (docs/runtime.md, "Probes that record
+  // nothing"); -1: not measured (no filter, or an older recording).
+  double hidden_ticks = -1;
+  // `overhead-taken-back` line (the duration filter was on): what a call the filter took
+  // back adds to its caller's time; -1: not measured.
+  double taken_back_ticks = -1;
 
   // False for `overhead 0 0`: the runtime's calibration took a slow path and measured nothing.
   bool measured() const { return outer_ticks > 0; }

@@ -16,6 +16,9 @@ using detail::LebStatus;
 
 // Larger counts cannot come from a real stack: the record is corrupt.
 constexpr uint64_t kMaxFrameCount = 10'000'000;
+// More calls than this between two records of one thread is a corrupt HIDDEN record (a
+// thread makes fewer than 10^10 calls a minute).
+constexpr uint64_t kMaxHiddenCount = uint64_t{1} << 40;
 // PID_MAX_LIMIT on 64-bit Linux.
 constexpr uint64_t kMaxPid = 4'194'304;
 
@@ -127,7 +130,7 @@ bool ThreadReader::decode_special(uint64_t v, const uint8_t*& p, Event& ev) {
   const uint8_t* rec = pos_;
   const uint64_t code = v >> 3;
   const bool nested = (v >> 2) & 1;
-  uint64_t fields[2] = {0, 0};
+  uint64_t fields[3] = {0, 0, 0};
   // Reads `n` LEB128 values into `out`; abandons the chunk on failure.
   auto read = [&](uint64_t* out, int n) {
     for (int i = 0; i < n; ++i) {
@@ -142,7 +145,7 @@ bool ThreadReader::decode_special(uint64_t v, const uint8_t*& p, Event& ev) {
   uint64_t t;
   if (!read(&t, 1)) return false;
   Event::Type type;
-  uint64_t addr = 0, count = 0;
+  uint64_t addr = 0, count = 0, capture = 0;
   uint32_t reason = 0;
   const uint8_t* payload = nullptr;
   switch (code) {
@@ -236,6 +239,17 @@ bool ThreadReader::decode_special(uint64_t v, const uint8_t*& p, Event& ev) {
     case kCodeClock:
       type = Event::kClock;
       break;
+    case kCodeHidden:
+      if (!read(fields, 3)) return false;
+      if (fields[0] > kMaxHiddenCount || fields[1] > kMaxHiddenCount) {
+        abandon_chunk(rec, "a HIDDEN record with an impossible count", false);
+        return false;
+      }
+      type = Event::kHidden;
+      count = fields[0];
+      addr = fields[1];
+      capture = fields[2];
+      break;
     case kCodeArgs:
     case kCodeRetval:
       // The payload is only delimited here; format/arg_values.hpp decodes it.
@@ -264,6 +278,7 @@ bool ThreadReader::decode_special(uint64_t v, const uint8_t*& p, Event& ev) {
   }
   last_ticks_ = std::max(last_ticks_, ticks);
   set_event(ev, type, nested, last_ticks_, addr, count, reason);
+  ev.capture = capture;
   if (payload) {
     ev.data = payload;
     ev.size = static_cast<uint32_t>(p - payload);  // <= the chunk size

@@ -28,6 +28,9 @@ struct Event {
     kPause,    // count ticks up to `ticks` were the recorder's, not the program's
     kCalib,    // count, addr: inner and outer probe cost measured here (ticks x kCalibScale)
     kClock,    // the innermost open call read a clock
+    kHidden,   // count, addr, capture: probe pairs filtered out, pairs taken back and
+               // capture ticks since the record before, in the innermost open call
+               // (kCodeHidden)
     // kArgs and kRetval stay last: the call walk tests `type >= kArgs` to set them apart.
     kArgs,     // data/size: the argument values (format/args.hpp) of the innermost open call
     kRetval,   // data/size: the return value of the call whose EXIT came just before (of the
@@ -39,6 +42,7 @@ struct Event {
   uint64_t ticks = 0;
   uint64_t addr = 0;
   uint64_t count = 0;
+  uint64_t capture = 0;  // kHidden: ticks the recorder spent capturing values
   // kArgs/kRetval: the payload (decode with format/arg_values.hpp). It points into the
   // reader's current chunk: valid until the next call of next() on the same reader.
   const uint8_t* data = nullptr;

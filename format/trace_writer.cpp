@@ -223,6 +223,12 @@ void ThreadWriter::calib(uint64_t ticks, uint64_t inner_scaled, uint64_t outer_s
 
 void ThreadWriter::clock_read(uint64_t ticks) { special(kCodeClock, false, ticks, nullptr, 0); }
 
+void ThreadWriter::hidden(uint64_t ticks, uint64_t filtered, uint64_t taken_back,
+                          uint64_t capture) {
+  const uint64_t fields[3] = {filtered, taken_back, capture};
+  special(kCodeHidden, false, ticks, fields, 3);
+}
+
 void ThreadWriter::payload_record(SpecialCode code, bool nested, uint64_t ticks,
                                   const std::vector<uint8_t>& payload) {
   if (!started_) header_.start_ticks = ticks, started_ = true;

@@ -43,6 +43,10 @@ class ThreadWriter {
   void calib(uint64_t ticks, uint64_t inner_scaled, uint64_t outer_scaled);
   // CLOCK: the innermost open call read a clock (version 4).
   void clock_read(uint64_t ticks);
+  // HIDDEN: since the record before, the innermost open call made `filtered` calls whose
+  // probes recorded nothing and `taken_back` calls the duration filter removed, and the
+  // recorder spent `capture` ticks capturing values (version 5).
+  void hidden(uint64_t ticks, uint64_t filtered, uint64_t taken_back, uint64_t capture);
   // ARGS and RETVAL records carrying `payload` as is (format/arg_values.hpp,
   // encode_arg_values; tests may pass malformed payloads). `nested` as nested_enter. A
   // record larger than a chunk is not written: close() reports it.

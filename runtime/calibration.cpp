@@ -37,6 +37,9 @@ constexpr size_t kFrames = 64;
 constexpr int kInRunRounds = 128;
 constexpr size_t kInRunBuffer = 32 * 1024;
 
+// The hidden pair's calibration (measure_hidden): rounds.
+constexpr int kHiddenRounds = 256;
+
 // The overlap calibration: rounds per measurement, and measurements per pattern (the median
 // of them is kept: one a host burst disturbed does not decide).
 constexpr int kOverlapRounds = 16;
@@ -116,8 +119,66 @@ void measure_overlap(ThreadState* s, uint8_t* buf, Frame* frames, ProbeCost& cos
   cost.overlap_down = down;
 }
 
+// Measures cost.hidden: the same rounds with the leaves below the recorded depth (the
+// state's depth filter), so their probes take the path a filtered-out function's do, and
+// the parent's interval less its own inner part is what they cost it (docs/runtime.md,
+// "Probes that record nothing"). The name filter's lookup is not in it: the probes are in
+// no module the filter knows (a cached lookup, a few ticks).
+void measure_hidden(ThreadState* s, uint8_t* buf, Frame* frames, ProbeCost& cost, bool pg,
+                    uint64_t* samples) {
+  s->cur = buf;
+  s->last_ticks = 0;
+  s->last_addr = 0;
+  uint64_t saved_depth = s->record_depth;
+  s->record_depth = 1;
+  int done = 0;
+  for (; done < kHiddenRounds; ++done) {
+    if (pg) calibration_pg_parent();
+    else calibration_parent();
+    if (s->top != frames || s->cur > s->limit) break;
+  }
+  s->record_depth = saved_depth;
+  s->hidden_filtered = 0;
+  if (done < kHiddenRounds || !hidden_intervals_from_records(buf, kHiddenRounds, samples)) return;
+  double per_call = (static_cast<double>(median_of(samples, kHiddenRounds)) - cost.inner) /
+                    kCalibrationLeaves;
+  cost.hidden = per_call > 0 ? per_call : 0;
+}
+
+// Measures cost.taken_back: the same rounds with the duration filter on at a threshold no
+// call reaches, so every call is taken back (the parent too: nothing stays to decode), each
+// round timed between ordered clock reads, less what those reads take on their own, over
+// its kCalibrationLeaves + 1 calls.
+void measure_taken_back(ThreadState* s, uint8_t* buf, FrameRecord* records, ProbeCost& cost,
+                        bool pg, uint64_t* samples) {
+  s->cur = buf;
+  s->last_ticks = 0;
+  s->last_addr = 0;
+  s->records = records;
+  s->min_ticks = UINT64_MAX;
+  uint64_t* empty = samples + kHiddenRounds;
+  int done = 0;
+  for (; done < kHiddenRounds; ++done) {
+    uint64_t t0 = ordered_ticks();
+    if (pg) calibration_pg_parent();
+    else calibration_parent();
+    uint64_t t1 = ordered_ticks();
+    samples[done] = t1 - t0;
+    t0 = ordered_ticks();
+    empty[done] = ordered_ticks() - t0;
+    if (s->cur != buf) break;  // something stayed: a slow path's record
+  }
+  s->records = nullptr;
+  s->min_ticks = 0;
+  s->hidden_taken = 0;
+  if (done < kHiddenRounds) return;
+  double round = static_cast<double>(median_of(samples, kHiddenRounds)) -
+                 static_cast<double>(median_of(empty, kHiddenRounds));
+  cost.taken_back = round > 0 ? round / (kCalibrationLeaves + 1) : 0;
+}
+
 size_t calibration_bytes(int rounds, size_t buffer) {
-  return sizeof(ThreadState) + buffer + kFrames * sizeof(Frame) +
+  return sizeof(ThreadState) + buffer + kFrames * (sizeof(Frame) + sizeof(FrameRecord)) +
          2 * static_cast<size_t>(rounds) * kCalibrationLeaves * sizeof(uint64_t);
 }
 
@@ -129,7 +190,8 @@ ProbeCost calibrate_on(void* mem, int rounds, size_t buffer, bool pg, bool overl
   auto* s = static_cast<ThreadState*>(mem);
   uint8_t* buf = reinterpret_cast<uint8_t*>(s + 1);
   auto* frames = reinterpret_cast<Frame*>(buf + buffer);
-  auto* scratch = reinterpret_cast<uint64_t*>(frames + kFrames);
+  auto* records = reinterpret_cast<FrameRecord*>(frames + kFrames);
+  auto* scratch = reinterpret_cast<uint64_t*>(records + kFrames);
   s->chunk_base = s->cur = buf;
   s->chunk_size = static_cast<uint32_t>(buffer);
   s->real_end = buf + buffer;
@@ -171,6 +233,8 @@ ProbeCost calibrate_on(void* mem, int rounds, size_t buffer, bool pg, bool overl
                   uint64_t(block_rounds) * (kCalibrationLeaves + 1));
     }
     if (overlap) measure_overlap(s, buf, frames, cost, pg, scratch);
+    if (overlap && s->guard == kGuardFilter) measure_hidden(s, buf, frames, cost, pg, scratch);
+    if (overlap && g_proc.min_ticks) measure_taken_back(s, buf, records, cost, pg, scratch);
   }
   probes_are_calls.end();
   t_state = saved;

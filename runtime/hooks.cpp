@@ -15,7 +15,15 @@ namespace callmon::rt {
 using format::SpecialCode;
 using format::UnwindReason;
 
+void put_hidden(ThreadState* s, bool nested, uint64_t t) {
+  if (nested || !(s->hidden_filtered | s->hidden_taken | s->hidden_capture)) return;
+  uint64_t f[3] = {s->hidden_filtered, s->hidden_taken, s->hidden_capture};
+  s->hidden_filtered = s->hidden_taken = s->hidden_capture = 0;
+  write_special(s, false, format::kCodeHidden, t, f, 3);
+}
+
 void put_enter(ThreadState* s, bool nested, uint64_t t, uintptr_t fn) {
+  put_hidden(s, nested, t);
   if (nested) {
     uint64_t a = fn;
     write_special(s, true, format::kCodeEnter, t, &a, 1);
@@ -25,11 +33,13 @@ void put_enter(ThreadState* s, bool nested, uint64_t t, uintptr_t fn) {
 }
 
 void put_exit(ThreadState* s, bool nested, uint64_t t) {
+  put_hidden(s, nested, t);
   if (nested) write_special(s, true, format::kCodeExit, t, nullptr, 0);
   else write_exit(s, t);
 }
 
 void put_unwind(ThreadState* s, bool nested, uint64_t t, uint64_t count, UnwindReason r) {
+  put_hidden(s, nested, t);
   uint64_t f[2] = {count, static_cast<uint64_t>(r)};
   write_special(s, nested, format::kCodeUnwind, t, f, 2);
 }
@@ -44,19 +54,33 @@ void put_enter_kept(ThreadState* s, bool nested, uint64_t t, uintptr_t fn, Frame
   uint64_t prev_ticks = s->last_ticks;
   uintptr_t prev_addr = s->last_addr;
   uint64_t chunk = s->chunk_index;
-  uint8_t* before = s->cur;
-  // The ENTER's length as write_enter encodes it: a different distance afterwards means a
-  // signal's records (or a chunk switch) came between, and the ENTER is not taken back.
+  uint8_t* start = s->cur;
+  // The HIDDEN record of what the caller did unseen goes first, and with the ENTER: taken
+  // back together, its counts are pending again, still the caller's (a HIDDEN left in
+  // place would keep the caller from being taken back in turn).
+  const uint64_t hidden[3] = {s->hidden_filtered, s->hidden_taken, s->hidden_capture};
+  // The records' lengths as write_special and write_enter encode them: a different
+  // distance afterwards means a signal's records (or a chunk switch) came between, and
+  // the ENTER is not taken back.
   uint64_t tt = t < prev_ticks ? prev_ticks : t;
-  unsigned size = format::leb128_size(((tt - prev_ticks) << 2) | format::kKindEnter) +
+  unsigned hidden_size = 0;
+  if (hidden[0] | hidden[1] | hidden[2]) {
+    hidden_size = format::leb128_size(format::special_head(format::kCodeHidden, false)) +
+                  format::leb128_size(tt - prev_ticks) + format::leb128_size(hidden[0]) +
+                  format::leb128_size(hidden[1]) + format::leb128_size(hidden[2]);
+    put_hidden(s, false, t);
+  }
+  uint64_t dt = hidden_size ? 0 : tt - prev_ticks;  // a HIDDEN moved the time base to tt
+  unsigned size = format::leb128_size((dt << 2) | format::kKindEnter) +
                   format::leb128_size(format::zigzag(static_cast<int64_t>(fn - prev_addr)));
   write_enter(s, t, fn);
-  if (s->chunk_index != chunk || s->cur != before + size) return;
-  r->before = before;
+  if (s->chunk_index != chunk || s->cur != start + hidden_size + size) return;
+  r->before = start;
   r->chunk = chunk;
   r->enter_ticks = t;
   r->prev_ticks = prev_ticks;
   r->prev_addr = prev_addr;
+  for (int i = 0; i < 3; ++i) r->hidden[i] = hidden_size ? hidden[i] : 0;
   signal_fence();
   r->after = s->cur;
 }
@@ -78,6 +102,9 @@ bool take_back_short(ThreadState* s, bool nested, Frame* f, uint64_t t) {
   asm volatile("cmpxchgq %2, %1" : "+a"(expected), "+m"(s->cur) : "r"(r->before) : "memory", "cc");
   s->last_ticks = r->prev_ticks;
   s->last_addr = r->prev_addr;
+  s->hidden_filtered += r->hidden[0];
+  s->hidden_taken += r->hidden[1] + 1;
+  s->hidden_capture += r->hidden[2];
   return true;
 }
 
@@ -87,7 +114,9 @@ void note_args(ThreadState* s, bool nested, uint64_t t, Frame* f, const select::
   if (spec.nargs == 0) return;
   uint8_t* before = s->cur;
   uint64_t chunk = s->chunk_index;
+  uint64_t from = read_ticks();
   put_args(s, nested, t, spec, saved, ret_slot);
+  note_capture(s, nested, from);
   if (s->records && !nested) {
     // A candidate for take_back_short only while ENTER and ARGS are the last records.
     FrameRecord* r = &s->records[f - s->stack_base];
@@ -220,6 +249,7 @@ void exit_slow(ThreadState* s, uintptr_t fn, uintptr_t sp) {
   if (s->overflow_depth) {
     if (--s->overflow_depth == 0) s->guard &= ~kGuardOverflow;
     if (s->record_depth == 0) put_exit(s, nested, t);
+    else note_filtered(s, nested);
     guard_leave(s);
     return;
   }
@@ -242,6 +272,7 @@ void exit_slow(ThreadState* s, uintptr_t fn, uintptr_t sp) {
   }
   pop_frame(s, f);
   if (!frame_recorded(s, f)) {
+    note_filtered(s, nested);
     guard_leave(s);
     return;
   }

@@ -5,6 +5,7 @@
 #include <cstdint>
 
 #include "callmon/format/records.hpp"
+#include "runtime/clock.hpp"
 #include "runtime/event_writer.hpp"
 #include "runtime/filter_select.hpp"
 #include "runtime/runtime_scope.hpp"
@@ -27,10 +28,29 @@ inline void guard_leave(ThreadState* s) {
 }
 
 // Record writers of the slow paths: a nested hook writes self-contained SPECIAL records.
+// Each first writes the HIDDEN record of what the recorder did unseen since the record
+// before (put_hidden), so that analysis takes its cost out of the call it happened in.
+void put_hidden(ThreadState* s, bool nested, uint64_t t);
 void put_enter(ThreadState* s, bool nested, uint64_t t, uintptr_t fn);
 void put_exit(ThreadState* s, bool nested, uint64_t t);
 void put_unwind(ThreadState* s, bool nested, uint64_t t, uint64_t count,
                 format::UnwindReason r);
+
+// A call whose probes ran but which a filter keeps out of the trace ended (name, depth
+// or overflow filter): counted for the next HIDDEN record. Not from a nested hook, whose
+// count could be lost to the interrupted one's read-modify-write (and whose cost is a
+// signal handler's, rare).
+inline void note_filtered(ThreadState* s, bool nested) {
+  if (!nested) s->hidden_filtered++;
+}
+// The recorder captured values (arg_capture.hpp) from the clock reading `from` until now:
+// counted for the next HIDDEN record. The capture lies in the stretch up to the next
+// record, in the call open then, and is measured rather than calibrated: it depends on
+// the spec and on the values (a string is read up to its end).
+inline void note_capture(ThreadState* s, bool nested, uint64_t from) {
+  uint64_t to = read_ticks();
+  if (!nested && to > from) s->hidden_capture += to - from;
+}
 
 // The record-time duration filter. put_enter_kept writes the ENTER of frame `f` and, when
 // the filter is on, remembers where; take_back_short, at the frame's normal exit, removes

@@ -158,13 +158,19 @@ uintptr_t pg_exit_slow(ThreadState* s, uintptr_t* slot, uint64_t t, const uint64
                                        : callmon::format::UnwindReason::kUnknown);
     // Innermost first: taking back a tail-called frame's ENTER may make its caller's
     // the last record again.
-    for (Frame* e = match + 1; e-- > low;)
-      if (frame_recorded(s, e) && (skipped || !take_back_short(s, nested, e, t))) {
+    for (Frame* e = match + 1; e-- > low;) {
+      if (!frame_recorded(s, e)) {
+        note_filtered(s, nested);
+      } else if (skipped || !take_back_short(s, nested, e, t)) {
         put_exit(s, nested, t);
         if (wants_retval(s, e))  // a tail call's frames all return the one value
-          if (const callmon::select::SpecEntry* spec = function_spec(e->fn))
+          if (const callmon::select::SpecEntry* spec = function_spec(e->fn)) {
+            uint64_t from = read_ticks();
             put_retval(s, nested, t, spec->ret_format, saved);
+            note_capture(s, nested, from);
+          }
       }
+    }
   }
   guard_leave(s);
   return ret;

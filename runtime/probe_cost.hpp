@@ -25,6 +25,12 @@ struct ProbeCost {
   // uninstrumented time, at most over its patterns. -1: not measured.
   double overlap_up = -1;
   double overlap_down = -1;
+  // With a record-time filter on: what a call whose probes run but record nothing (a
+  // filtered-out function's) adds to its caller's time. -1: not measured.
+  double hidden = -1;
+  // With the duration filter on: what a call the filter takes back adds to its caller's
+  // time. -1: not measured.
+  double taken_back = -1;
 };
 
 // The calibration's parent calls its leaf this many times per round.
@@ -102,6 +108,35 @@ inline void parent_intervals_from_records(const uint8_t* buf, int rounds, uint64
     for (int k = 0; k < 2 * kCalibrationLeaves + 1; ++k) sum += detail::next_delta(p);
     out[r] = sum;
   }
+}
+
+// The calibration of the hidden pair (calibration.cpp) decodes `rounds` rounds of a
+// recorded parent whose kCalibrationLeaves leaves a filter hides: each its ENTER, the
+// HIDDEN record its exit hook writes and its EXIT, and stores each round's parent interval
+// in `out`. False when a round holds something else (a slow path's record).
+inline bool hidden_intervals_from_records(const uint8_t* buf, int rounds, uint64_t* out) {
+  const uint8_t* p = buf;
+  auto get = [&p] {
+    uint64_t v = 0;
+    for (unsigned shift = 0;; shift += 7) {
+      uint8_t b = *p++;
+      v |= static_cast<uint64_t>(b & 0x7f) << shift;
+      if ((b & 0x80) == 0) return v;
+    }
+  };
+  constexpr uint64_t kHiddenHead = (uint64_t{format::kCodeHidden} << 3) | format::kKindSpecial;
+  for (int r = 0; r < rounds; ++r) {
+    if ((get() & 3) != format::kKindEnter) return false;
+    get();  // its address
+    if (get() != kHiddenHead) return false;
+    uint64_t sum = get();  // the HIDDEN's time delta
+    if (get() != kCalibrationLeaves) return false;
+    get(), get();  // taken back, capture ticks
+    uint64_t v = get();
+    if ((v & 3) != format::kKindExit) return false;
+    out[r] = sum + (v >> 2);
+  }
+  return true;
 }
 
 // The fenced clock's exposed costs: `covered_in` and `covered_out` are the ticks the hooks

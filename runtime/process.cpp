@@ -66,6 +66,8 @@ void put_overhead(LineBuf& b, const ProbeCost& cost) {
     b.str("overhead-exposed ").milli(cost.exposed_in).ch(' ').milli(cost.exposed_out).ch('\n');
   if (cost.overlap_up >= 0)
     b.str("overhead-overlap ").milli(cost.overlap_up).ch(' ').milli(cost.overlap_down).ch('\n');
+  if (cost.hidden >= 0) b.str("overhead-hidden ").milli(cost.hidden).ch('\n');
+  if (cost.taken_back >= 0) b.str("overhead-taken-back ").milli(cost.taken_back).ch('\n');
 }
 
 // Creates `<dir>/<pid>.<gen>.meta` with the smallest free generation, writes the header.

@@ -14,6 +14,7 @@
 #include "runtime/calibration.hpp"
 #include "runtime/clock.hpp"
 #include "runtime/event_writer.hpp"
+#include "runtime/hooks.hpp"
 #include "runtime/runtime_scope.hpp"
 #include "runtime/filter_select.hpp"
 #include "runtime/monitor_dispatch.hpp"
@@ -394,7 +395,9 @@ void thread_finish(ThreadState* s, bool process_exit) {
   SignalBlock block;
   s->guard += 1;
   if (s->header && !(s->guard & kGuardStopped)) {
-    write_special(s, false, format::kCodeEnd, read_ticks(), nullptr, 0);
+    uint64_t t = read_ticks();
+    put_hidden(s, false, t);  // the calls still open made them: before END closes them
+    write_special(s, false, format::kCodeEnd, t, nullptr, 0);
     if (!(s->guard & kGuardStopped)) {
       uint64_t end = chunk_offset(s, s->chunk_index) + static_cast<uint64_t>(s->cur - s->chunk_base);
       prctl(PR_GET_NAME, s->header->thread_name);
@@ -447,6 +450,8 @@ void thread_after_fork_child(ThreadState* s) {
   if (s->records)
     for (Frame* f = s->stack_base; f < s->top; ++f) s->records[f - s->stack_base].after = nullptr;
   s->window = kFirstWindow;
+  // The parent's unseen work: its next record writes it in its own file.
+  s->hidden_filtered = s->hidden_taken = s->hidden_capture = 0;
   s->guard &= ~(kGuardStopped | kGuardUnwinding);
   s->outer_count = 0;
   if (!open_thread_file(s, format::kFlagForkChild)) {

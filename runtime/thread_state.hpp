@@ -29,12 +29,14 @@ struct Frame {
 // duration filter is on: a call that ends sooner than the threshold with its ENTER still
 // the last record of the chunk is taken back (hooks.cpp, take_back_short).
 struct FrameRecord {
-  uint8_t* before;       // the ENTER's first byte
+  uint8_t* before;       // the first byte of the ENTER, or of the HIDDEN written with it
   uint8_t* after;        // the cursor after it; nullptr: not a candidate
   uint64_t chunk;        // chunk index it was written in
   uint64_t enter_ticks;
   uint64_t prev_ticks;   // encoding state before the ENTER
   uintptr_t prev_addr;
+  uint64_t hidden[3];    // the counts of the HIDDEN record written with the ENTER (hooks.cpp,
+                         // put_enter_kept), pending again if it is taken back; 0: none
 };
 
 // Bits of ThreadState::guard. Any bit set sends a hook to its slow path.
@@ -106,6 +108,13 @@ struct ThreadState {
                          // not recorded (record-time depth filter); 0: all recorded
   uint64_t min_ticks;    // record-time duration filter (0: off)
   FrameRecord* records;  // one per shadow-stack slot while min_ticks is set
+  // What the recorder did since the thread's last depth-0 record that no record shows,
+  // written as a HIDDEN record before the next one (hooks.cpp, put_hidden): calls whose
+  // probes ran but recorded nothing (name, depth and overflow filters), calls the duration
+  // filter took back, and ticks spent capturing argument and return values.
+  uint64_t hidden_filtered;
+  uint64_t hidden_taken;
+  uint64_t hidden_capture;
   uint8_t* selected;     // record-time name filter (filter_select.hpp): per shadow-stack
                          // slot, whether the frame's function is recorded, decided once at
                          // its entry so its exit agrees even if the module table changed;

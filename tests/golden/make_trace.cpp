@@ -147,6 +147,13 @@ class Builder {
       proc_->meta.calibrations.back().overlap_down_ticks = std::stod(w[2]);
       return "";
     }
+    if (op == "hidden_cost") {
+      if (w.size() != 3 || proc_->meta.calibrations.empty())
+        return "hidden_cost FILTERED TAKEN_BACK (after an overhead line)";
+      proc_->meta.calibrations.back().hidden_ticks = std::stod(w[1]);
+      proc_->meta.calibrations.back().taken_back_ticks = std::stod(w[2]);
+      return "";
+    }
     if (op == "thread") return thread(w);
     if (!writer_) return "'" + op + "' before any 'thread' line";
     return event(w);
@@ -289,6 +296,9 @@ class Builder {
       if (!need(4)) return "calib T INNER OUTER";
       writer_->calib(t, static_cast<uint64_t>(std::stod(w[2]) * callmon::format::kCalibScale),
                      static_cast<uint64_t>(std::stod(w[3]) * callmon::format::kCalibScale));
+    } else if (op == "hidden") {
+      if (!need(5)) return "hidden T FILTERED TAKEN_BACK CAPTURE_TICKS";
+      writer_->hidden(t, std::stoull(w[2]), std::stoull(w[3]), std::stoull(w[4]));
     } else if (op == "pause" || op == "burst") {
       if (!need(3)) return op + " T TICKS";
       writer_->pause(t, std::stoull(w[2]), op == "burst");

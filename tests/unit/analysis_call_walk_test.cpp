@@ -55,16 +55,22 @@ class CallWalkTest : public ::testing::Test {
     ASSERT_TRUE(r.ok()) << r.error();
     CallWalker<Collect> walker(sink_);
     walker.set_probe_cost(inner, outer);
-    if (spread_ > 0) {  // the cost known within +-spread_, as compensation.hpp sets it
+    if (spread_ > 0 || hidden_ > 0) {  // as compensation.hpp sets it
       WalkCost c{inner, outer};
-      c.low = 1 - spread_;
-      c.high = 1 + spread_;
+      if (spread_ > 0) {  // the cost known within +-spread_
+        c.low = 1 - spread_;
+        c.high = 1 + spread_;
+      }
+      c.hidden = hidden_;
       walker.set_cost(c);
     }
     walker.subtract_pauses(pauses);
     if (!offcpu_.empty()) walker.set_offcpu(&offcpu_);
     walk_thread(*r, walker, [](uint64_t) {});
     paused_ = walker.paused_ticks();
+    filtered_ = walker.filtered_calls();
+    taken_back_ = walker.taken_back_calls();
+    captured_ = walker.capture_ticks();
     unmatched_ = walker.unmatched_exits();
     clean_ = walker.ended_cleanly();
   }
@@ -81,6 +87,8 @@ class CallWalkTest : public ::testing::Test {
   std::string dir_;
   std::vector<format::OffCpu> offcpu_;  // the thread's off-CPU intervals (session.sched)
   double spread_ = 0;  // the probe cost's uncertainty (WalkCost::low/high), 0: exact
+  double hidden_ = 0;  // WalkCost::hidden (0: as outer)
+  uint64_t filtered_ = 0, taken_back_ = 0, captured_ = 0;
   Collect sink_;
   uint64_t unmatched_ = 0;
   uint64_t paused_ = 0;
@@ -619,6 +627,43 @@ TEST_F(CallWalkTest, ACallThatReadsAClockMayLastItsWholeSpan) {
   EXPECT_GE(call(kA).time_hi, 90u);  // its span: the probes may not have lengthened it
   EXPECT_LE(call(kA).time_lo, call(kA).time);
   EXPECT_FALSE(call(kMain).clocked);  // L is no mere clock helper: it keeps the mark
+}
+
+// main calls A, whose value capture took 4 ticks, then makes 5 calls a filter kept out of
+// the trace and 2 the duration filter took back, and the recorder captured values for 7
+// more ticks: none has a record but the HIDDEN ones.
+void hidden_trace(format::ThreadWriter& w) {
+  w.enter(0, kMain);
+  w.enter(10, kA);
+  w.hidden(60, 0, 0, 4);
+  w.exit(60);
+  w.hidden(200, 5, 2, 7);
+  w.exit(200);
+}
+
+TEST_F(CallWalkTest, UnrecordedProbesAndValueCaptureAreTakenOut) {
+  hidden_ = 8;
+  walk(hidden_trace, true, 10, 20, true);
+  EXPECT_EQ(filtered_, 5u);
+  EXPECT_EQ(taken_back_, 2u);
+  EXPECT_EQ(captured_, 11u);
+  // A: 50 ticks less its capture (4) and its own inner cost (10).
+  EXPECT_EQ(call(kA).time, 36u);
+  // main: 200 less both captures (11), its inner cost (10), A's whole pair (20: its inner
+  // part is inside A's interval, but not in A's time), the 5 filtered pairs at 8 and the 2
+  // taken back at a recorded pair's 20.
+  EXPECT_EQ(call(kMain).time, 200u - 11 - 10 - 20 - 5 * 8 - 2 * 20);
+  EXPECT_EQ(call(kMain).self, call(kMain).time - 36);
+  EXPECT_LE(call(kMain).self_lo, call(kMain).self);
+  EXPECT_GE(call(kMain).self_hi, call(kMain).self);
+}
+
+TEST_F(CallWalkTest, UnrecordedProbesAreOnlyCountedWithoutCompensation) {
+  walk(hidden_trace, true);
+  EXPECT_EQ(filtered_, 5u);
+  EXPECT_EQ(captured_, 11u);
+  EXPECT_EQ(call(kA).time, 50u);
+  EXPECT_EQ(call(kMain).time, 200u);
 }
 
 }  // namespace

@@ -508,11 +508,12 @@ TEST_F(RawFileTest, RandomBytesNeverCrash) {
 TEST_F(RawFileTest, InvalidHeadersAreErrorsNamingTheFile) {
   struct Case {
     void (*patch)(ThreadFileHeader&);
-    const char* expect;
+    std::string expect;
   };
   const Case cases[] = {
       {[](ThreadFileHeader& h) { h.magic[0] = 'X'; }, "not a callmon thread file"},
-      {[](ThreadFileHeader& h) { h.version = 5; }, "unsupported thread file version 5"},
+      {[](ThreadFileHeader& h) { h.version = kTraceVersion + 1; },
+       "unsupported thread file version " + std::to_string(kTraceVersion + 1)},
       {[](ThreadFileHeader& h) { h.version = 0; }, "unsupported thread file version 0"},
       {[](ThreadFileHeader& h) { h.header_size = 512; }, "header size 512"},
       {[](ThreadFileHeader& h) { h.chunk_size = kMinChunkSize + 100; }, "chunk size"},
@@ -735,6 +736,32 @@ TEST_F(RawFileTest, PauseCarriesItsTicksAndMovesTheTimeBase) {
   EXPECT_EQ(d.bad_records, 0u);
   expect_events(got, {ev(Event::kEnter, 10, 0x20), ev(Event::kPause, 17, 0, 300),
                       ev(Event::kExit, 22)});
+}
+
+// ---- HIDDEN records (format version 5) ---------------------------------------------------
+
+const uint8_t kHiddenHead = static_cast<uint8_t>(special_head(kCodeHidden, false));
+
+TEST_F(RawFileTest, HiddenCarriesItsCountsAndCaptureTicks) {
+  // ENTER at 10; HIDDEN 3 later (13): 5 filtered, 2 taken back, 300 capture ticks.
+  std::string p = write_raw({cat({kEnter10, {kHiddenHead, 3, 5, 2, 0xAC, 0x02}, kExit5})});
+  ReadDamage d;
+  std::vector<Event> got = read_raw(p, &d);
+  EXPECT_EQ(d.bad_records, 0u);
+  expect_events(got, {ev(Event::kEnter, 10, 0x20), ev(Event::kHidden, 13, 2, 5),
+                      ev(Event::kExit, 18)});
+  EXPECT_EQ(got[1].capture, 300u);
+}
+
+TEST_F(RawFileTest, HiddenWithAnImpossibleCountAbandonsItsChunk) {
+  // 2^42 filtered calls between two records.
+  std::string p = write_raw(
+      {cat({kEnter10, {kHiddenHead, 3, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x01, 0, 0}, kExit5}),
+       cat({kEnter10})});
+  ReadDamage d;
+  std::vector<Event> got = read_raw(p, &d);
+  EXPECT_EQ(d.bad_records, 1u);
+  expect_events(got, {ev(Event::kEnter, 10, 0x20), ev(Event::kEnter, 10, 0x20)});
 }
 
 TEST_F(RawFileTest, VersionTwoFilesAreRead) {

@@ -38,6 +38,7 @@ const char* type_name(format::Event::Type t) {
     case format::Event::kPause: return "pause";
     case format::Event::kCalib: return "calib";
     case format::Event::kClock: return "clock";
+    case format::Event::kHidden: return "hidden";
     case format::Event::kArgs: return "args";
     case format::Event::kRetval: return "retval";
   }
@@ -87,6 +88,8 @@ bool dump_file(const std::string& cmd, const std::string& path) {
     fmt::format_to(std::back_inserter(out), "{} ticks={} addr=0x{:x} count={} reason={} nested={}",
                    type_name(ev.type), ev.ticks, ev.addr, ev.count, ev.reason,
                    ev.nested ? 1 : 0);
+    if (ev.type == format::Event::kHidden)
+      fmt::format_to(std::back_inserter(out), " capture={}", ev.capture);
     if (ev.type == format::Event::kArgs || ev.type == format::Event::kRetval) {
       const std::string values = payload_text(ev);
       out.append(values.data(), values.data() + values.size());

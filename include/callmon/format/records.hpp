@@ -12,9 +12,10 @@ namespace callmon::format {
 // "CMTHREAD" read as bytes at the start of every thread event file.
 inline constexpr char kThreadMagic[8] = {'C', 'M', 'T', 'H', 'R', 'E', 'A', 'D'};
 // Version 2 added the ARGS and RETVAL records (kCodeArgs, kCodeRetval), version 3 the PAUSE
-// record (kCodePause), version 4 the CALIB record (kCodeCalib); readers accept every version
-// from kMinTraceVersion on.
-inline constexpr uint16_t kTraceVersion = 4;
+// record (kCodePause), version 4 the CALIB and CLOCK records (kCodeCalib, kCodeClock),
+// version 5 the HIDDEN record (kCodeHidden); readers accept every version from
+// kMinTraceVersion on.
+inline constexpr uint16_t kTraceVersion = 5;
 inline constexpr uint16_t kMinTraceVersion = 1;
 // The header occupies the first page; chunks of events follow it.
 inline constexpr uint32_t kHeaderSize = 4096;
@@ -95,6 +96,12 @@ enum SpecialCode : uint32_t {
   kCodeClock = 14,   // no fields: the innermost open call read a clock (clock_gettime,
                      // gettimeofday, time, clock) since the last record; its time may be
                      // bound by the clock rather than by its work (version 4)
+  kCodeHidden = 15,  // filtered, taken back, capture ticks: since the record before, the
+                     // innermost open call made `filtered` calls whose probes ran but
+                     // recorded nothing (a record-time name, depth or overflow filter) and
+                     // `taken back` calls the duration filter removed, and the recorder
+                     // spent `capture ticks` capturing argument and return values; their
+                     // cost is the recorder's, not the call's (version 5)
 };
 
 // Fixed-point scale of a CALIB record's costs (1/256 tick).
