@@ -77,6 +77,11 @@ Result<RecordingInfo> gather_info(const format::Recording& rec, const ProgressFn
                                       [](const format::ProbeCost& k) { return k.measured(); });
       pi.probe_cost = ProbeCostInfo{meta.ticks_to_ns(c->inner_ticks),
                                     meta.ticks_to_ns(c->outer_ticks), measured};
+      if (std::optional<WalkCost> w = process_walk_cost(proc)) {
+        if (c->hidden_ticks >= 0) pi.probe_cost->hidden_ns = meta.ticks_to_ns(w->hidden);
+        if (c->taken_back_ticks >= 0)
+          pi.probe_cost->taken_back_ns = meta.ticks_to_ns(w->taken_back);
+      }
     }
     format::ModuleLifetimes lifetimes(meta.modules);
     for (const format::ThreadFile& tf : proc.threads) {
@@ -115,6 +120,9 @@ Result<RecordingInfo> gather_info(const format::Recording& rec, const ProgressFn
       ti.preemptions = walker.preemptions();
       ti.blocks = walker.blocks();
       ti.calibrations = sink.calibrations;
+      ti.filtered_calls = walker.filtered_calls();
+      ti.taken_back_calls = walker.taken_back_calls();
+      ti.capture_ns = meta.ticks_to_ns(walker.capture_ticks());
       if (sink.calibrations) {
         ti.calibration_min_ns = meta.ticks_to_ns(static_cast<double>(sink.calib_min) / format::kCalibScale);
         ti.calibration_max_ns = meta.ticks_to_ns(static_cast<double>(sink.calib_max) / format::kCalibScale);

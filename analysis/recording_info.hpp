@@ -39,6 +39,12 @@ struct ThreadInfo {
   uint64_t calibrations = 0;
   double calibration_min_ns = 0;
   double calibration_max_ns = 0;
+  // What ran unrecorded (HIDDEN records): calls a record-time filter kept out and calls the
+  // duration filter took back, whose probes ran all the same, and the time value capture
+  // (-A/-R/--auto-args) took. Compensation takes their cost out.
+  uint64_t filtered_calls = 0;
+  uint64_t taken_back_calls = 0;
+  double capture_ns = 0;
   double burst_ns = 0;        // of which host bursts the fenced probes caught (header)
   uint64_t bursts = 0;
   uint64_t unmatched_exits = 0;  // header counter + exits the walk could not match
@@ -52,6 +58,10 @@ struct ProbeCostInfo {
   double inner_ns = 0;  // inside each call's own time
   double outer_ns = 0;  // in all, from its caller's time
   size_t calibrations = 0;  // measured `overhead` lines: 1 (start-up or exit) or 2 (both)
+  // With record-time filters: a call a filter keeps out and one the duration filter takes
+  // back, in all (their probes ran); < 0: not measured (no such filter).
+  double hidden_ns = -1;
+  double taken_back_ns = -1;
 };
 
 struct ProcessInfo {

@@ -16,6 +16,14 @@ json opt(const std::optional<T>& v) {
   return v ? json(*v) : json(nullptr);
 }
 
+// A process's probe costs; the unrecorded calls' only where a filter had them measured.
+json probe_cost_json(const analysis::ProbeCostInfo& c) {
+  json j{{"inner_ns", c.inner_ns}, {"outer_ns", c.outer_ns}, {"calibrations", c.calibrations}};
+  if (c.hidden_ns >= 0) j["filtered_call_ns"] = c.hidden_ns;
+  if (c.taken_back_ns >= 0) j["taken_back_call_ns"] = c.taken_back_ns;
+  return j;
+}
+
 }  // namespace
 
 std::string render_info_json(const analysis::RecordingInfo& info) {
@@ -54,6 +62,9 @@ std::string render_info_json(const analysis::RecordingInfo& info) {
                              {"blocked_ns", ns_int(t.blocked_ns)},
                              {"blocks", t.blocks},
                              {"calibrations", t.calibrations},
+                             {"filtered_calls", t.filtered_calls},
+                             {"taken_back_calls", t.taken_back_calls},
+                             {"capture_ns", ns_int(t.capture_ns)},
                              {"first_ns", ns_int(t.first_ns)},
                              {"last_ns", ns_int(t.last_ns)},
                              {"duration_ns", ns_int(t.duration_ns)},
@@ -67,10 +78,7 @@ std::string render_info_json(const analysis::RecordingInfo& info) {
                          {"parent", p.parent.empty() ? json(nullptr) : json(p.parent)},
                          {"exe", p.exe},
                          {"exec", opt(p.exec)},
-                         {"probe_cost", p.probe_cost ? json{{"inner_ns", p.probe_cost->inner_ns},
-                                                            {"outer_ns", p.probe_cost->outer_ns},
-                                                            {"calibrations",
-                                                             p.probe_cost->calibrations}}
+                         {"probe_cost", p.probe_cost ? probe_cost_json(*p.probe_cost)
                                                      : json(nullptr)},
                          {"threads", std::move(threads)}});
   }

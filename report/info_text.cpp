@@ -87,6 +87,14 @@ std::string render_info_text(const analysis::RecordingInfo& info) {
       out += fmt::format("    recording cost {:.1f} ns per call, {:.1f} ns of it inside the call "
                          "({}; compensation takes it out)\n",
                          p.probe_cost->outer_ns, p.probe_cost->inner_ns, source);
+      if (p.probe_cost->hidden_ns >= 0)
+        out += fmt::format("    a call a filter keeps out still costs {:.1f} ns (its probes run; "
+                           "compensation takes it out)\n",
+                           p.probe_cost->hidden_ns);
+      if (p.probe_cost->taken_back_ns >= 0)
+        out += fmt::format("    a call --min-duration takes back costs {:.1f} ns (compensation "
+                           "takes it out)\n",
+                           p.probe_cost->taken_back_ns);
     } else if (p.calibrations > 0)
       out += "    recording cost not measured (its calibration failed); times are not "
              "compensated for it\n";
@@ -108,6 +116,20 @@ std::string render_info_text(const analysis::RecordingInfo& info) {
       if (t.blocks > 0)
         out += fmt::format("      blocked {}, {} in all (sleep, I/O, locks: kept in the times, shown as off-CPU)\n",
                            count_of(t.blocks, "time", "times"), human_duration(t.blocked_ns));
+      if (t.filtered_calls + t.taken_back_calls > 0) {
+        std::string what;
+        if (t.filtered_calls)
+          what = count_of(t.filtered_calls, "call", "calls") + " kept out by filters";
+        if (t.taken_back_calls)
+          what += (what.empty() ? "" : ", ") + count_of(t.taken_back_calls, "call", "calls") +
+                  " taken back by --min-duration";
+        out += "      unrecorded: " + what +
+               " (their probes ran: compensation takes them out)\n";
+      }
+      if (t.capture_ns > 0)
+        out += fmt::format("      capturing argument and return values took {} (compensation "
+                           "takes it out)\n",
+                           human_duration(t.capture_ns));
       if (t.calibrations > 0)
         out += fmt::format("      probes calibrated again {} in the run: {:.1f} to {:.1f} ns per call\n",
                            count_of(t.calibrations, "time", "times"), t.calibration_min_ns,
