@@ -177,8 +177,29 @@ void measure_taken_back(ThreadState* s, uint8_t* buf, FrameRecord* records, Prob
   cost.taken_back = round > 0 ? round / (kCalibrationLeaves + 1) : 0;
 }
 
+// With the name filter on, a program's probes look each call's function up in the
+// filter's table (a cached decision, usually). The calibration's functions are in no module
+// the table knows: one round without the lookup gives their addresses (as the hooks see
+// them: in the -pg modes an address inside the function), and their decisions are cached as
+// "selected", so the probes' lookups then cost what a program's cached ones do. False
+// without a table (the start-up calibration runs after the first module scan for that).
+bool seed_probe_functions(ThreadState* s, uint8_t* buf, Frame* frames, bool pg) {
+  if (pg) calibration_pg_parent();
+  else calibration_parent();
+  bool ok = s->top == frames && s->cur > buf;
+  uintptr_t parent = 0, leaf = 0;
+  if (ok) {
+    const uint8_t* p = buf;
+    ok = detail::enter_address(p, 0, &parent) && detail::enter_address(p, parent, &leaf);
+  }
+  s->cur = buf;
+  s->last_ticks = 0;
+  s->last_addr = 0;
+  return ok && filter_seed(parent) && filter_seed(leaf);
+}
+
 size_t calibration_bytes(int rounds, size_t buffer) {
-  return sizeof(ThreadState) + buffer + kFrames * (sizeof(Frame) + sizeof(FrameRecord)) +
+  return sizeof(ThreadState) + buffer + kFrames * (sizeof(Frame) + sizeof(FrameRecord) + 1) +
          2 * static_cast<size_t>(rounds) * kCalibrationLeaves * sizeof(uint64_t);
 }
 
@@ -192,6 +213,7 @@ ProbeCost calibrate_on(void* mem, int rounds, size_t buffer, bool pg, bool overl
   auto* frames = reinterpret_cast<Frame*>(buf + buffer);
   auto* records = reinterpret_cast<FrameRecord*>(frames + kFrames);
   auto* scratch = reinterpret_cast<uint64_t*>(records + kFrames);
+  auto* selected = reinterpret_cast<uint8_t*>(scratch + 2 * rounds * kCalibrationLeaves);
   s->chunk_base = s->cur = buf;
   s->chunk_size = static_cast<uint32_t>(buffer);
   s->real_end = buf + buffer;
@@ -199,8 +221,6 @@ ProbeCost calibrate_on(void* mem, int rounds, size_t buffer, bool pg, bool overl
   s->stack_base = s->top = frames;
   s->stack_limit = frames + kFrames;
   // With a record-time filter every hook takes its slow path (docs/record.md): measure that.
-  // (Without the name filter's lookup: s->selected stays null, the probes are in no module
-  // the filter knows and asking would rescan the modules before the meta file exists.)
   if (g_proc.record_depth || g_proc.min_ticks || filter_on()) s->guard = kGuardFilter;
 
   SignalBlock block;  // a handler's hooks must not land in the scratch state
@@ -209,6 +229,7 @@ ProbeCost calibrate_on(void* mem, int rounds, size_t buffer, bool pg, bool overl
   // Set-up and chunk switches calibrate inside a RuntimeScope, whose hooks record nothing:
   // the probes' hooks must run as a program's do.
   RuntimeScopeSuspend probes_are_calls;
+  if (filter_on() && seed_probe_functions(s, buf, frames, pg)) s->selected = selected;
   // The records accumulate, as a program's do: the stores stream through the buffer.
   // The fenced hooks' covered ticks at each block's start (the costs come from one block).
   const int block_rounds = rounds / kCalibrationBlocks;
@@ -225,14 +246,19 @@ ProbeCost calibrate_on(void* mem, int rounds, size_t buffer, bool pg, bool overl
   }
   covered_in[kCalibrationBlocks] = s->covered_after;
   covered_out[kCalibrationBlocks] = s->covered_before + s->covered_exit;
-  if (done == rounds) {
+  // A decision the cache lost meanwhile (another thread's lookup in the same slot) leaves a
+  // call unrecorded: the rounds no longer have their shape.
+  if (done == rounds && rounds_have_their_shape(buf, rounds)) {
     cost = probe_cost_from_records(buf, rounds, scratch);
     if (g_clock_fenced) {
       int b = cost.block;
       set_exposed(cost, covered_in[b + 1] - covered_in[b], covered_out[b + 1] - covered_out[b],
                   uint64_t(block_rounds) * (kCalibrationLeaves + 1));
     }
+    uint8_t* seeded = s->selected;
+    s->selected = nullptr;  // the overlap's functions are not seeded: recorded unfiltered
     if (overlap) measure_overlap(s, buf, frames, cost, pg, scratch);
+    s->selected = seeded;
     if (overlap && s->guard == kGuardFilter) measure_hidden(s, buf, frames, cost, pg, scratch);
     if (overlap && g_proc.min_ticks) measure_taken_back(s, buf, records, cost, pg, scratch);
   }

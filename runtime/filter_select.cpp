@@ -317,13 +317,33 @@ const select::SpecEntry* function_spec(uintptr_t fn) {
   return i >= 0 && fn < e[i].hi ? &e[i] : nullptr;
 }
 
+namespace {
+
+// The cache slot of address `fn`, and the tag of its decision under table `t`.
+unsigned cache_slot(uintptr_t fn) {
+  uint64_t addr = fn & ((uint64_t{1} << 47) - 1);
+  return static_cast<unsigned>((addr >> 4) ^ (addr >> 16)) & (kCacheSize - 1);
+}
+uint64_t cache_tag(const Table* t, uintptr_t fn) {
+  uint64_t addr = fn & ((uint64_t{1} << 47) - 1);
+  return (addr << 17) | ((t->gen & 0xffffu) << 1);
+}
+
+}  // namespace
+
+bool filter_seed(uintptr_t fn) {
+  const Table* t = current();
+  if (!t) return false;
+  __atomic_store_n(&g_cache[cache_slot(fn)], cache_tag(t, fn) | 1, __ATOMIC_RELAXED);
+  return true;
+}
+
 bool function_selected(uintptr_t fn, bool may_rescan) {
   const Table* t = current();
   if (!t) return true;
-  uint64_t addr = fn & ((uint64_t{1} << 47) - 1);
-  unsigned slot = static_cast<unsigned>((addr >> 4) ^ (addr >> 16)) & (kCacheSize - 1);
+  unsigned slot = cache_slot(fn);
   uint64_t e = __atomic_load_n(&g_cache[slot], __ATOMIC_RELAXED);
-  uint64_t tag = (addr << 17) | ((t->gen & 0xffffu) << 1);
+  uint64_t tag = cache_tag(t, fn);
   if ((e & ~uint64_t{1}) == tag) return e & 1;
   bool known;
   bool sel = lookup(t, fn, &known);
@@ -333,7 +353,7 @@ bool function_selected(uintptr_t fn, bool may_rescan) {
     modules_rescan();
     t = current();
     sel = lookup(t, fn, &known);
-    tag = (addr << 17) | ((t->gen & 0xffffu) << 1);
+    tag = cache_tag(t, fn);
   }
   if (!known) {
     // Not cached before a rescan had its chance: a later, non-nested hook looks again.

@@ -49,6 +49,12 @@ void filter_after_fork_child();
 // and from signal handlers when !may_rescan.
 bool function_selected(uintptr_t fn, bool may_rescan = false);
 
+// For the calibration (calibration.cpp): caches "selected" for the address `fn` under the
+// current table, so that the probes' lookups of the calibration's own functions (in no
+// module the table knows) cost what a program's cached ones do. False without a table
+// (before the first module scan): nothing is cached.
+bool filter_seed(uintptr_t fn);
+
 // The argument spec (callmon record -A/-R/--auto-args) of the function containing `fn`, or
 // nullptr. Looks only at the current table (no rescan: function_selected was asked first).
 // Safe from signal handlers and against concurrent scans, as function_selected.

@@ -63,8 +63,11 @@ bool take_back_short(ThreadState* s, bool nested, Frame* f, uint64_t t);
 // The record-time name filter: decides once, at its entry, whether the new frame `f`'s
 // function is recorded (filter_select.hpp). A nested hook cannot rescan the modules.
 inline constexpr uint8_t kSelectedRetval = 2;  // ThreadState::selected: record the return value
+// Never a rescan from the calibration's scratch state (it has no file header): its
+// functions are in no module the filter knows.
 inline void note_selection(ThreadState* s, Frame* f, bool nested) {
-  if (s->selected) s->selected[f - s->stack_base] = function_selected(f->fn, !nested);
+  if (s->selected)
+    s->selected[f - s->stack_base] = function_selected(f->fn, !nested && s->header);
 }
 
 // Arguments and return values (-A/-R/--auto-args, arg_capture.hpp) of a recorded frame `f`

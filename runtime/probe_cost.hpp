@@ -59,7 +59,36 @@ inline uint64_t next_delta(const uint8_t*& p) {
   return v >> 2;
 }
 
+// Decodes the ENTER record at `p` whose address is relative to `last`: its address into
+// `addr`; moves `p` past it. False when the record at `p` is no ENTER.
+inline bool enter_address(const uint8_t*& p, uintptr_t last, uintptr_t* addr) {
+  auto get = [&p] {
+    uint64_t v = 0;
+    for (unsigned shift = 0;; shift += 7) {
+      uint8_t b = *p++;
+      v |= static_cast<uint64_t>(b & 0x7f) << shift;
+      if ((b & 0x80) == 0) return v;
+    }
+  };
+  if ((get() & 3) != format::kKindEnter) return false;
+  *addr = last + static_cast<uintptr_t>(format::unzigzag(get()));
+  return true;
+}
+
 }  // namespace detail
+
+// Whether `rounds` rounds of records at `buf` are each an ENTER, kCalibrationLeaves pairs of
+// ENTER and EXIT, and an EXIT (what probe_cost_from_records decodes).
+inline bool rounds_have_their_shape(const uint8_t* buf, int rounds) {
+  const uint8_t* p = buf;
+  for (int r = 0; r < rounds; ++r)
+    for (int k = 0; k < 2 * kCalibrationLeaves + 2; ++k) {
+      const bool enter = k == 0 || (k < 2 * kCalibrationLeaves + 1 && k % 2 == 1);
+      if ((*p & 3) != (enter ? format::kKindEnter : format::kKindExit)) return false;
+      detail::next_delta(p);
+    }
+  return true;
+}
 
 // Decodes `rounds` rounds of depth-0 records at `buf`, each the parent's ENTER, its
 // kCalibrationLeaves leaves' ENTER and EXIT, and its EXIT. A leaf's interval (EXIT - ENTER)

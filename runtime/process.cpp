@@ -70,6 +70,13 @@ void put_overhead(LineBuf& b, const ProbeCost& cost) {
   if (cost.taken_back >= 0) b.str("overhead-taken-back ").milli(cost.taken_back).ch('\n');
 }
 
+// The start-up calibration (calibration.hpp), with its CPU time (recalibrate_at_exit).
+void calibrate_at_start() {
+  uint64_t calibration_start = thread_cpu_ns();
+  g_proc.probe = calibrate_probe_cost(g_pg_hooks);
+  g_proc.calibration_cpu_ns = thread_cpu_ns() - calibration_start;
+}
+
 // Creates `<dir>/<pid>.<gen>.meta` with the smallest free generation, writes the header.
 bool create_meta(const char* parent_key) {
   for (unsigned gen = 0; gen < 100000; ++gen) {
@@ -92,7 +99,7 @@ bool create_meta(const char* parent_key) {
     b.str("exe ").str(exe).ch('\n');
     b.str("clock ").str(g_clock_fenced ? "tsc-fenced " : g_clock_tsc ? "tsc " : "monotonic ").milli(g_proc.ticks_per_second);
     b.str("\nsync ").dec(read_ticks()).ch(' ').dec(monotonic_ns()).ch('\n');
-    put_overhead(b, g_proc.probe);
+    if (!filter_on()) put_overhead(b, g_proc.probe);
     g_proc.start_ns = monotonic_ns();
     meta_append(b.c_str(), static_cast<unsigned>(b.size()));
     return true;
@@ -189,9 +196,10 @@ bool setup_locked() {
   g_proc.calib_interval = static_cast<uint64_t>(static_cast<double>(parse_u64(o.calib_ms, 20)) *
                                                 g_proc.ticks_per_second / 1e3);
   filter_setup(o.select, nullptr);  // before the calibration, which measures filtered hooks
-  uint64_t calibration_start = thread_cpu_ns();
-  g_proc.probe = calibrate_probe_cost(g_pg_hooks);
-  g_proc.calibration_cpu_ns = thread_cpu_ns() - calibration_start;
+  // With the name filter, the calibration waits for the filter's table (the first module
+  // scan, below): its probes' lookups must cost what the program's do.
+  const bool calibrate_after_scan = filter_on();
+  if (!calibrate_after_scan) calibrate_at_start();
   Dl_info self;
   if (dladdr(reinterpret_cast<void*>(&process_setup), &self) && self.dli_fname)
     copy_str(g_proc.self_path, sizeof g_proc.self_path, self.dli_fname);
@@ -206,6 +214,13 @@ bool setup_locked() {
   if (pthread_key_create(&g_thread_key, thread_key_destructor) != 0) return false;
   filter_setup(o.select, g_proc.self_path);
   modules_rescan();
+  if (calibrate_after_scan) {
+    calibrate_at_start();
+    char line[256];
+    LineBuf b(line, sizeof line);
+    put_overhead(b, g_proc.probe);
+    meta_append(b.c_str(), static_cast<unsigned>(b.size()));
+  }
   return true;
 }
 
