@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "analysis/figure_range.hpp"
 #include "report/html_report.hpp"
 #include "report/units.hpp"
 
@@ -29,6 +30,19 @@ std::vector<uint32_t> sorted_children(const CallGraph& g, const ContextNode& c) 
     return fx.module < fy.module;
   });
   return kids;
+}
+
+// A figure's range as [low, high] where it is uncertain (figure_range.hpp), else null.
+json range_json(const analysis::NsRange& r) {
+  if (!analysis::is_uncertain(r.lo, r.hi)) return nullptr;
+  return json::array({ns_int(r.lo), ns_int(r.hi)});
+}
+
+// Appends the optional columns `extra` to `row`, leaving out the trailing ones that hold
+// their default (null or 0): a page without ranges or scheduler time stays as small as it was.
+void append_optional(json& row, std::vector<json> extra) {
+  while (!extra.empty() && (extra.back().is_null() || extra.back() == 0)) extra.pop_back();
+  for (json& e : extra) row.push_back(std::move(e));
 }
 
 json summary_json(const CallGraph& g, const HtmlPageInfo& info) {
@@ -122,15 +136,21 @@ std::string html_data_json(const CallGraph& g, const HtmlPageInfo& info,
                            const HtmlOptions& options) {
   json root{{"format", 1}, {"summary", summary_json(g, info)}};
   json funcs = json::array();
-  for (const auto& f : g.functions)
-    funcs.push_back(json::array({f.name, f.module, f.file, f.line, f.calls, ns_int(f.total_ns),
-                                 ns_int(f.self_ns)}));
+  for (const auto& f : g.functions) {
+    json row = json::array(
+        {f.name, f.module, f.file, f.line, f.calls, ns_int(f.total_ns), ns_int(f.self_ns)});
+    append_optional(row, {range_json(f.total_range), range_json(f.self_range),
+                          ns_int(f.offcpu_ns), ns_int(f.preempted_ns), f.clocked_calls});
+    funcs.push_back(std::move(row));
+  }
   root["functions"] = std::move(funcs);
   json arcs = json::array();
   for (const auto& a : g.arcs) {
     if (a.calls == 0) continue;
     int64_t caller = a.caller == analysis::kGraphRoot ? -1 : int64_t{a.caller};
-    arcs.push_back(json::array({caller, a.callee, a.calls, ns_int(a.time_ns), ns_int(a.self_ns)}));
+    json row = json::array({caller, a.callee, a.calls, ns_int(a.time_ns), ns_int(a.self_ns)});
+    append_optional(row, {range_json(a.time_range), range_json(a.self_range)});
+    arcs.push_back(std::move(row));
   }
   root["arcs"] = std::move(arcs);
 

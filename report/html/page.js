@@ -35,9 +35,14 @@
     window.callmonData = data;  // for the console and the benchmark
     timings.data = performance.now();
     const S = data.summary;
-    const FN = data.functions;  // [name, module, file, line, calls, total_ns, self_ns]
+    // [name, module, file, line, calls, total_ns, self_ns, then optionally total_range,
+    //  self_range ([low, high] or null), offcpu_ns, preempted_ns, clocked_calls]
+    const FN = data.functions;
     const NAME = 0, MODULE = 1, FILE = 2, LINE = 3, CALLS = 4, TOTAL = 5, SELF = 6;
-    const ARCS = data.arcs;     // [caller (-1: thread start), callee, calls, time_ns, self_ns]
+    const TOTAL_RANGE = 7, SELF_RANGE = 8, OFFCPU = 9, PREEMPTED = 10, CLOCKED = 11;
+    // [caller (-1: thread start), callee, calls, time_ns, self_ns, then optionally
+    //  time_range, self_range]
+    const ARCS = data.arcs;
     const TREE = data.tree;
     const NODES = TREE.nodes;   // [parent, func (-1: root or other), calls, time_ns, self_ns, merged]
     const PAGE_ROWS = 100;
@@ -69,6 +74,21 @@
         d = decimals(v);
       }
       return v.toFixed(d) + ' ' + UNITS[u][0];
+    }
+    // A figure known only to lie in [lo, hi], as the text reports print it (report/units.cpp,
+    // human_range): both ends in the unit of the upper one, "0..21.0 ns", "1.20..3.45 ms".
+    function fmtRange(lo, hi) {
+      if (!(hi > 0)) return '0 ns';
+      let u = 0;
+      while (u + 1 < UNITS.length && hi >= UNITS[u + 1][1]) u++;
+      const h = hi / UNITS[u][1];
+      const l = (lo > 0 ? lo : 0) / UNITS[u][1];
+      const d = decimals(h);
+      return (l === 0 ? '0' : l.toFixed(d)) + '..' + h.toFixed(d) + ' ' + UNITS[u][0];
+    }
+    // The figure, or its range where the data gives one (only uncertain figures have one).
+    function fmtFigure(ns, range) {
+      return range ? fmtRange(range[0], range[1]) : fmtTime(ns);
     }
     const NUMBER = new Intl.NumberFormat('en-US');  // one formatter: toLocaleString makes one a call
     function fmtCount(n) {
@@ -123,6 +143,15 @@
     }
 
     // ---- flat profile ----
+    // The Off-CPU and Preempted columns, as report's: only when some thread was off the CPU.
+    const SCHED = FN.some((f) => f[OFFCPU] > 0 || f[PREEMPTED] > 0);
+    // A Total or Self cell: the range in place of the figure where it is uncertain.
+    function figureCell(ns, range, what) {
+      if (!range) return '<td class="num">' + fmtTime(ns) + '</td>';
+      return '<td class="num range" title="' + what + ' uncertain: between ' +
+        fmtTime(range[0]) + ' and ' + fmtTime(range[1]) + '; estimate ' +
+        fmtTime(ns) + '">' + fmtRange(range[0], range[1]) + '</td>';
+    }
     const flat = { all: [], rows: [], key: 'total', desc: true, page: 0, filter: '', lower: null };
     for (let i = 0; i < FN.length; i++) if (FN[i][CALLS] > 0) flat.all.push(i);
     const SORT_VALUE = {
@@ -131,6 +160,8 @@
       total: (i) => FN[i][TOTAL],
       self: (i) => FN[i][SELF],
       avg: (i) => FN[i][TOTAL] / FN[i][CALLS],
+      offcpu: (i) => FN[i][OFFCPU] || 0,
+      preempted: (i) => FN[i][PREEMPTED] || 0,
       source: (i) => sourceOf(FN[i]),
     };
     const SORT_ALIAS = { totalpct: 'total', selfpct: 'self' };
@@ -173,11 +204,13 @@
         html.push('<tr data-f="' + i + '"><td class="num">' + (from + n + 1) + '</td>' +
           '<td class="name">' + fnLink(i) + '</td>' +
           '<td class="num">' + fmtCount(f[CALLS]) + '</td>' +
-          '<td class="num">' + fmtTime(f[TOTAL]) + '</td>' +
+          figureCell(f[TOTAL], f[TOTAL_RANGE], 'total') +
           '<td class="num">' + fmtPct(f[TOTAL], S.time_ns) + '</td>' +
-          '<td class="num">' + fmtTime(f[SELF]) + '</td>' +
+          figureCell(f[SELF], f[SELF_RANGE], 'self') +
           '<td class="num">' + fmtPct(f[SELF], S.time_ns) + '</td>' +
           '<td class="num">' + fmtTime(f[TOTAL] / f[CALLS]) + '</td>' +
+          (SCHED ? '<td class="num offcpu">' + fmtTime(f[OFFCPU] || 0) + '</td>' +
+            '<td class="num preempted">' + fmtTime(f[PREEMPTED] || 0) + '</td>' : '') +
           sourceCell(f) + '</tr>');
       });
       document.querySelector('#flat tbody').innerHTML = html.join('');
@@ -196,6 +229,7 @@
     }
 
     function setupFlat() {
+      for (const th of document.querySelectorAll('#flat th.sched')) th.hidden = !SCHED;
       document.querySelector('#flat thead').addEventListener('click', (ev) => {
         const th = ev.target.closest('th');
         if (!th) return;
@@ -251,8 +285,8 @@
         const a = ARCS[k];
         return '<tr><td class="name">' + fnLink(a[other]) + '</td>' +
           '<td class="num">' + fmtCount(a[2]) + '</td>' +
-          '<td class="num">' + fmtTime(a[3]) + '</td>' +
-          '<td class="num">' + fmtTime(a[4]) + '</td>' +
+          figureCell(a[3], a[5], 'time') +
+          figureCell(a[4], a[6], 'self time') +
           '<td class="num"><span class="bar" style="width:' +
           Math.round(Math.min(1, total > 0 ? a[3] / total : 0) * 60) + 'px"></span>' +
           fmtPct(a[3], total) + '</td></tr>';
@@ -286,11 +320,15 @@
       const total = f[TOTAL];
       const facts = [
         ['Calls', 'fn-calls', fmtCount(f[CALLS])],
-        ['Total time', 'fn-total', fmtTime(total)],
-        ['Self time', 'fn-self', fmtTime(f[SELF])],
+        ['Total time', 'fn-total', fmtFigure(total, f[TOTAL_RANGE])],
+        ['Self time', 'fn-self', fmtFigure(f[SELF], f[SELF_RANGE])],
         ['Total per call', 'fn-avg', f[CALLS] ? fmtTime(total / f[CALLS]) : ''],
         ['Share of all time', 'fn-share', fmtPct(total, S.time_ns)],
       ];
+      if (f[OFFCPU] > 0) facts.push(['Off-CPU (blocked, inside the total)', 'fn-offcpu', fmtTime(f[OFFCPU])]);
+      if (f[PREEMPTED] > 0) facts.push(['Preempted (taken out)', 'fn-preempted', fmtTime(f[PREEMPTED])]);
+      if (f[CLOCKED] > 0) facts.push(['Calls that read a clock', 'fn-clocked', fmtCount(f[CLOCKED])]);
+      const uncertain = f[TOTAL_RANGE] || f[SELF_RANGE];
       const sec = $('function');
       sec.innerHTML =
         '<p><a href="#">\u2190 Summary</a> \u00b7 <a href="#flat-profile">Flat profile</a></p>' +
@@ -300,9 +338,12 @@
         '<table class="facts">' + facts.map(([k, id, v]) =>
           '<tr><th>' + k + '</th><td id="' + id + '">' + esc(v) + '</td></tr>').join('') +
         '</table>' +
-        '<p class="muted">Time in the function itself: ' + fmtTime(f[SELF]) + ' (' +
-        (fmtPct(f[SELF], total) || '0%') + ' of its total). Times along an arc count the ' +
-        'outermost activation only (docs/graph.md).</p>' +
+        '<p class="muted">Time in the function itself: ' + fmtFigure(f[SELF], f[SELF_RANGE]) +
+        (f[SELF_RANGE] ? '' : ' (' + (fmtPct(f[SELF], total) || '0%') + ' of its total)') +
+        '. Times along an arc count the outermost activation only (docs/graph.md).</p>' +
+        (uncertain ? '<p class="muted" id="fn-uncertain">A range (low..high) stands for a ' +
+          'time that is mostly the recorder\u2019s own probe cost: the true time lies in it, ' +
+          'and a single figure would be more precise than what was measured.</p>' : '') +
         '<p><a href="#flame-graph" id="fn-flame">Show its largest calling context in the flame graph</a></p>' +
         arcTable('fn-callers', 'Callers', callersOf[i], 0, total) +
         arcTable('fn-callees', 'Callees', calleesOf[i], 1, total);

@@ -5,7 +5,10 @@
 // the summary, the flat table and its sorting, the landing section of a followed callee
 // link, the back button, and the flame graph's zoom; then the same page with its data
 // gzipped (--compress=always, as large pages are); last a function with 600 callers, whose
-// table grows by "show more". Also: no script error, no request
+// table grows by "show more"; then the golden traces with uncertain figures and scheduler
+// time (calibration, clocked, scheduler), whose Total and Self cells must read as
+// `callmon report`'s where report shows a range, with report's Off-CPU and Preempted columns
+// and notes. Also: no script error, no request
 // leaving the file, no recording text turned into markup (names hold <, > and &).
 //
 //   node html_test.js --callmon BIN --make-trace BIN --trace FILE --modules DIR --work DIR
@@ -193,12 +196,81 @@ async function main() {
     expectEqual(await page.$$eval('#fn-callers tbody tr', (r) => r.length), 600, 'all rows');
     expectEqual(await page.$$eval('button.more', (b) => b.length), 0, 'no button left');
 
+    for (const name of ['calibration', 'clocked', 'scheduler'])
+      await compareWithReport(page, name, work, cells);
+
     expectEqual(errors, [], 'script errors');
     expectEqual(outside, [], 'requests outside the page');
   } finally {
     await browser.close();
   }
   console.log('browser.html: ' + checks + ' checks passed');
+}
+
+// The page of golden trace `name` against `callmon report`'s text: a Total or Self shown
+// as a range there is the same text on the page, in the flat table and the function's
+// section; the Off-CPU and Preempted columns are there exactly when report has them, with
+// the same figures; report's notes are the page's.
+async function compareWithReport(page, name, work, cells) {
+  const traces = path.dirname(option('trace'));
+  execFileSync(option('make-trace'), [path.join(traces, name + '.txt'), path.join(work, name + '.data')]);
+  execFileSync(option('callmon'), ['html', '-d', name + '.data', '-o', name + '.html'], { cwd: work });
+  const text = execFileSync(option('callmon'), ['report', '-d', name + '.data'], { cwd: work })
+    .toString().split('\n');
+  // The table: a header line, then one row per function, cells 2+ spaces apart.
+  const head = text[1].trim().split(/ {2,}/);
+  const rows = [];
+  for (const line of text.slice(2)) {
+    if (!line || line.startsWith('#')) continue;
+    const c = line.trim().split(/ {2,}/);
+    const row = {};
+    head.forEach((h, k) => (row[h] = c[k]));
+    rows.push(row);
+  }
+  const notes = text.filter((l) => l.startsWith('# note: ')).map((l) => 'Note: ' + l.slice(8));
+  await page.goto('file://' + path.join(work, name + '.html'));
+  await page.waitForSelector('html[data-ready="1"]');
+  const heads = await page.$$eval('#flat th', (ths) =>
+    ths.filter((th) => !th.hidden).map((th) => th.textContent.trim()));
+  const sched = head.includes('Off-CPU');
+  expectEqual(heads.includes('Off-CPU') && heads.includes('Preempted'), sched,
+    name + ': Off-CPU and Preempted columns as in report');
+  const flat = {};
+  for (const r of await cells('#flat')) flat[r[heads.indexOf('Function')]] = r;
+  const seconds = (t) => {
+    const m = /^([\d.]+) (ns|us|ms|s)$/.exec(t);
+    return m ? +m[1] * { ns: 1, us: 1e3, ms: 1e6, s: 1e9 }[m[2]] : NaN;
+  };
+  for (const r of rows) {
+    const got = flat[r.Function];
+    if (!got) throw new Error(name + ': ' + r.Function + ' not in the flat table');
+    for (const [col, id] of [['Total', 'fn-total'], ['Self', 'fn-self']]) {
+      const cell = got[heads.indexOf(col)];
+      if (r[col].includes('..')) expectEqual(cell, r[col], name + ': ' + r.Function + ' ' + col);
+      else expectNear(seconds(cell), seconds(r[col]), 0.01 * seconds(r[col]) + 0.5,
+        name + ': ' + r.Function + ' ' + col);
+    }
+    if (sched) {
+      for (const col of ['Off-CPU', 'Preempted'])
+        expectNear(seconds(got[heads.indexOf(col)]), seconds(r[col]),
+          0.01 * seconds(r[col]) + 0.5, name + ': ' + r.Function + ' ' + col);
+    }
+  }
+  // A function's section shows its ranges the same way.
+  const uncertain = rows.find((r) => r.Total.includes('..'));
+  if (uncertain) {
+    await page.locator('#flat tbody a', { hasText: new RegExp('^' + uncertain.Function + '$') }).click();
+    await page.waitForFunction((n) => document.getElementById('fn-name')?.textContent === n,
+      uncertain.Function);
+    expectEqual(await page.locator('#fn-total').textContent(), uncertain.Total,
+      name + ': section total of ' + uncertain.Function);
+    expectEqual(await page.locator('#fn-self').textContent(), uncertain.Self,
+      name + ': section self of ' + uncertain.Function);
+    expectEqual(await page.locator('#fn-uncertain').count(), 1, name + ': range explained');
+    await page.click('a[href="#"]');
+  }
+  const warnings = await page.$$eval('#warnings li', (li) => li.map((l) => l.textContent));
+  expectEqual(warnings.filter((w) => w.startsWith('Note: ')), notes, name + ': notes');
 }
 
 main().catch((e) => {
