@@ -5,7 +5,8 @@
    - one function's section (callers, callees) when the address is #f<index>: sections are
      rendered on demand from the data, so the page stays quick with 50 000 functions, and
      the browser's back button walks back through them;
-   - the flame graph of the pruned calling-context tree: a click on a box zooms on it.
+   - the flame graph of the pruned calling-context tree: a click on a box zooms on it; a
+     search box highlights the contexts of matching functions and gives their share.
    Every text that comes from the recording goes through esc(): C++ names hold <, > and &. */
 'use strict';
 (function () {
@@ -377,7 +378,12 @@
     }
 
     // ---- flame graph ----
-    const flame = { focus: 0, kids: null, drawnWidth: 0 };
+    const flame = { focus: 0, kids: null, drawnWidth: 0, query: '' };
+    // Whether node n's function matches the search (case-insensitive substring).
+    function flameMatch(n) {
+      if (!flame.query || n === 0 || NODES[n][1] < 0) return false;
+      return FN[NODES[n][1]][NAME].toLowerCase().includes(flame.query);
+    }
     function nodeName(n) {
       if (n === 0) return 'all';
       const f = NODES[n][1];
@@ -401,7 +407,7 @@
       const node = NODES[n];
       const tip = nodeName(n) + '\n' + fmtCount(node[2]) + ' calls, ' + fmtTime(node[3]) + ' (' +
         (fmtPct(node[3], NODES[0][3]) || '0%') + ' of all), self ' + fmtTime(node[4]);
-      const kind = n === 0 ? ' root' : node[1] < 0 ? ' other' : '';
+      const kind = (n === 0 ? ' root' : node[1] < 0 ? ' other' : '') + (flameMatch(n) ? ' match' : '');
       const style = 'left:' + x.toFixed(1) + 'px;width:' + w.toFixed(1) + 'px;top:' +
         row * FLAME_ROW + 'px' + (kind ? '' : ';background:' + color(n));
       return '<div class="fg' + kind + (cls ? ' ' + cls : '') + '" data-n="' + n + '" style="' +
@@ -445,6 +451,7 @@
         }
       }
       box.style.height = (maxRow + 1) * FLAME_ROW + 'px';
+      box.classList.toggle('searching', flame.query !== '');
       box.innerHTML = html.join('');
       flame.drawnWidth = W;
       const n = flame.focus;
@@ -457,7 +464,38 @@
           (f >= 0 ? ' \u00b7 <a href="#f' + f + '">function section</a>' : '') +
           ' \u00b7 <a href="#flame-graph" id="flame-reset">reset zoom</a>';
     }
+    // The search's summary: how many contexts match, and their share of all time (a match
+    // inside another match is not counted twice), over the whole tree, drawn or not.
+    function renderFlameSearch() {
+      const out = $('flame-search-result');
+      if (!flame.query) {
+        out.textContent = '';
+        return;
+      }
+      let count = 0;
+      let time = 0;
+      const inMatch = new Uint8Array(NODES.length);
+      for (let n = 1; n < NODES.length; n++) {
+        const m = flameMatch(n);
+        if (m) count++;
+        if (m && !inMatch[NODES[n][0]]) time += NODES[n][3];
+        inMatch[n] = m || inMatch[NODES[n][0]] ? 1 : 0;
+      }
+      out.textContent = count
+        ? fmtCount(count) + ' matching context' + (count === 1 ? '' : 's') + ', ' +
+          fmtTime(time) + ' (' + (fmtPct(time, NODES[0][3]) || '0%') + ' of all time)'
+        : 'no match';
+    }
     function setupFlame() {
+      let pendingSearch = 0;
+      $('flame-search').addEventListener('input', (ev) => {
+        clearTimeout(pendingSearch);
+        pendingSearch = setTimeout(() => {
+          flame.query = ev.target.value.trim().toLowerCase();
+          renderFlame();
+          renderFlameSearch();
+        }, 120);
+      });
       const pct = TREE.fraction * 100;
       $('flame-note').textContent = 'Calling-context tree: every distinct call path, widths ' +
         'proportional to time, callers above callees. ' + fmtCount(TREE.contexts) + ' contexts; ' +
