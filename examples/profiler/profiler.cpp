@@ -77,8 +77,11 @@ std::string duration(double ns, double unit_of = -1) {
 // The figure, or where it is uncertain (its range wider than a fifth of its upper end, the
 // rule of `callmon report`) the range: "0..21.0 ns", both ends in the upper one's unit.
 std::string figure_text(const Figure& f) {
-  auto ns = [](double ticks) { return callmon::ticks_to_ns(static_cast<uint64_t>(ticks + 0.5)); };
-  if (!(f.hi > f.lo && f.hi - f.lo > 0.2 * f.hi)) return f.value > 0 ? duration(ns(f.value)) : "0 ns";
+  auto ns = [](double ticks) {
+    return callmon::ticks_to_ns(static_cast<uint64_t>(ticks + 0.5));
+  };
+  if (!(f.hi > f.lo && f.hi - f.lo > 0.2 * f.hi))
+    return f.value > 0 ? duration(ns(f.value)) : "0 ns";
   double lo = ns(f.lo), hi = ns(f.hi);
   std::string top = duration(hi);
   std::string unit = top.substr(top.rfind(' '));
@@ -96,7 +99,8 @@ class Profiler : public callmon::Monitor {
     p->calibration = callmon::calibrating();
     t.data = p;
     // Once, before the program's first call is profiled; other threads wait for it.
-    if (!p->calibration && !raw_) std::call_once(measured_, [this] { cost_ = callmon::measure_probe_cost(); });
+    if (!p->calibration && !raw_)
+      std::call_once(measured_, [this] { cost_ = callmon::measure_probe_cost(); });
   }
 
   void on_enter(callmon::ThreadInfo& t, const callmon::CallInfo& call) noexcept override {
@@ -148,7 +152,10 @@ class Profiler : public callmon::Monitor {
     std::vector<Row> rows;
     tree(total_, 0, rows);
     size_t wi = 9, we = 9;
-    for (const Row& r : rows) wi = std::max(wi, r.inclusive.size()), we = std::max(we, r.exclusive.size());
+    for (const Row& r : rows) {
+      wi = std::max(wi, r.inclusive.size());
+      we = std::max(we, r.exclusive.size());
+    }
     std::fprintf(out, "%10s  %*s  %*s  %s\n", "calls", static_cast<int>(wi), "inclusive",
                  static_cast<int>(we), "exclusive", "context");
     for (const Row& r : rows)
@@ -211,7 +218,8 @@ class Profiler : public callmon::Monitor {
       std::string name = s.name;
       if (!s.file.empty())
         name += "  (" + s.file.substr(s.file.rfind('/') + 1) + ":" + std::to_string(s.line) + ")";
-      rows.push_back({k.node->calls, figure_text(k.inclusive), figure_text(k.exclusive), name, depth});
+      rows.push_back(
+          {k.node->calls, figure_text(k.inclusive), figure_text(k.exclusive), name, depth});
       for (Row& r : k.rows) rows.push_back(std::move(r));
     }
     return inclusive;
