@@ -89,6 +89,8 @@ FlameTree prune_context_tree(const CallGraph& g, double fraction, uint32_t max_d
   for (uint32_t k : g.contexts[0].children) {
     root.calls += g.contexts[k].calls;
     root.time_ns += g.contexts[k].time_ns;
+    root.time_range.lo += g.contexts[k].time_range.lo;
+    root.time_range.hi += g.contexts[k].time_range.hi;
   }
   t.threshold_ns = root.time_ns * fraction;
 
@@ -114,16 +116,19 @@ FlameTree prune_context_tree(const CallGraph& g, double fraction, uint32_t max_d
       const ContextNode& child = g.contexts[k];
       if (child.time_ns > 0 && child.time_ns >= t.threshold_ns) {
         kept.push_back({k, static_cast<int64_t>(t.nodes.size()), it.depth + 1});
-        t.nodes.push_back(
-            FlameNode{it.out, child.func, child.calls, child.time_ns, child.self_ns, 0});
+        t.nodes.push_back(FlameNode{it.out, child.func, child.calls, child.time_ns,
+                                    child.self_ns, 0, child.time_range, child.self_range});
       } else {
         other.calls += child.calls;
         other.time_ns += child.time_ns;
+        other.time_range.lo += child.time_range.lo;
+        other.time_range.hi += child.time_range.hi;
         other.merged += size[k];
       }
     }
     if (other.merged > 0) {
       other.self_ns = other.time_ns;  // shown without children
+      other.self_range = other.time_range;
       t.merged += other.merged;
       t.nodes.push_back(other);
     }
@@ -156,9 +161,12 @@ std::string html_data_json(const CallGraph& g, const HtmlPageInfo& info,
 
   FlameTree t = prune_context_tree(g, options.prune_fraction, options.max_tree_depth);
   json nodes = json::array();
-  for (const FlameNode& n : t.nodes)
-    nodes.push_back(json::array(
-        {n.parent, n.func, n.calls, ns_int(n.time_ns), ns_int(n.self_ns), n.merged}));
+  for (const FlameNode& n : t.nodes) {
+    json row = json::array(
+        {n.parent, n.func, n.calls, ns_int(n.time_ns), ns_int(n.self_ns), n.merged});
+    append_optional(row, {range_json(n.time_range), range_json(n.self_range)});
+    nodes.push_back(std::move(row));
+  }
   root["tree"] = json{{"contexts", t.contexts},
                       {"merged", t.merged},
                       {"cut", t.cut},

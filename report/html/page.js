@@ -45,7 +45,9 @@
     //  time_range, self_range]
     const ARCS = data.arcs;
     const TREE = data.tree;
-    const NODES = TREE.nodes;   // [parent, func (-1: root or other), calls, time_ns, self_ns, merged]
+    // [parent, func (-1: root or other), calls, time_ns, self_ns, merged, then optionally
+    //  time_range, self_range]
+    const NODES = TREE.nodes;
     const PAGE_ROWS = 100;
     const MAX_ARC_ROWS = 500;   // callers/callees shown at first and added by "show more"
     const FLAME_ROW = 18;       // px per flame graph level
@@ -405,8 +407,9 @@
     }
     function flameBox(n, x, w, row, cls) {
       const node = NODES[n];
-      const tip = nodeName(n) + '\n' + fmtCount(node[2]) + ' calls, ' + fmtTime(node[3]) + ' (' +
-        (fmtPct(node[3], NODES[0][3]) || '0%') + ' of all), self ' + fmtTime(node[4]);
+      const tip = nodeName(n) + '\n' + fmtCount(node[2]) + ' calls, ' + fmtFigure(node[3], node[6]) +
+        ' (' + (fmtPct(node[3], NODES[0][3]) || '0%') + ' of all), self ' +
+        fmtFigure(node[4], node[7]);
       const kind = (n === 0 ? ' root' : node[1] < 0 ? ' other' : '') + (flameMatch(n) ? ' match' : '');
       const style = 'left:' + x.toFixed(1) + 'px;width:' + w.toFixed(1) + 'px;top:' +
         row * FLAME_ROW + 'px' + (kind ? '' : ';background:' + color(n));
@@ -459,7 +462,7 @@
       $('flame-focus').innerHTML = n === 0
         ? 'Showing all calls. Click a box to zoom in on it.'
         : 'Zoomed on <b id="flame-focus-name">' + esc(nodeName(n)) + '</b>: ' +
-          fmtCount(NODES[n][2]) + ' calls, ' + fmtTime(NODES[n][3]) + ' (' +
+          fmtCount(NODES[n][2]) + ' calls, ' + fmtFigure(NODES[n][3], NODES[n][6]) + ' (' +
           (fmtPct(NODES[n][3], NODES[0][3]) || '0%') + ' of all)' +
           (f >= 0 ? ' \u00b7 <a href="#f' + f + '">function section</a>' : '') +
           ' \u00b7 <a href="#flame-graph" id="flame-reset">reset zoom</a>';

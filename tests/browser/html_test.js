@@ -318,9 +318,16 @@ async function compareWithReport(page, name, work, cells) {
           0.01 * seconds(r[col]) + 0.5, name + ': ' + r.Function + ' ' + col);
     }
   }
-  // A function's section shows its ranges the same way.
+  // A function's section, and its flame graph box's tooltip when it has one context, show
+  // its ranges the same way.
   const uncertain = rows.find((r) => r.Total.includes('..'));
   if (uncertain) {
+    const tips = await page.$$eval('#flame .fg', (els) => els.map((e) => e.title));
+    const mine = tips.filter((t) => t.split('\n')[0] === uncertain.Function);
+    if (mine.length === 1)
+      expectEqual(mine[0].includes(', ' + uncertain.Total + ' (') &&
+        mine[0].endsWith('self ' + uncertain.Self), true,
+        name + ': flame tooltip of ' + uncertain.Function + ': ' + mine[0]);
     await page.locator('#flat tbody a', { hasText: new RegExp('^' + uncertain.Function + '$') }).click();
     await page.waitForFunction((n) => document.getElementById('fn-name')?.textContent === n,
       uncertain.Function);
