@@ -18,8 +18,11 @@ struct Sample {
   uint64_t start, end;
 };
 
-thread_local bool t_calibrating = false;
-thread_local std::vector<Sample>* t_samples = nullptr;
+// Initial-exec: read in every on_thread_start and on_exit of a monitor, which is dlopened;
+// the general-dynamic model would go through __tls_get_addr, which may allocate (and lock)
+// on a thread's first access.
+__thread bool t_calibrating __attribute__((tls_model("initial-exec"))) = false;
+__thread std::vector<Sample>* t_samples __attribute__((tls_model("initial-exec"))) = nullptr;
 
 // The value at share `q` (0..1) of the sorted `v` (not empty).
 double quantile(std::vector<double>& v, double q) {
