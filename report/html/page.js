@@ -384,7 +384,9 @@
     // Whether node n's function matches the search (case-insensitive substring).
     function flameMatch(n) {
       if (!flame.query || n === 0 || NODES[n][1] < 0) return false;
-      return FN[NODES[n][1]][NAME].toLowerCase().includes(flame.query);
+      // Lower-cased names once, shared with the flat profile's filter.
+      if (!flat.lower) flat.lower = FN.map((f) => f[NAME].toLowerCase());
+      return flat.lower[NODES[n][1]].includes(flame.query);
     }
     function nodeName(n) {
       if (n === 0) return 'all';
