@@ -32,16 +32,10 @@ std::string short_function_text(const ShortFunctionLimit& limit,
       limit.clock, limit.ns, list);
 }
 
-std::optional<std::string> clock_bound_note(const std::vector<FunctionRow>& rows) {
-  std::vector<const FunctionRow*> found;
-  for (const FunctionRow& r : rows)
-    if (r.clocked_calls) found.push_back(&r);
-  if (found.empty()) return std::nullopt;
-  std::sort(found.begin(), found.end(),
-            [](const FunctionRow* a, const FunctionRow* b) { return a->total_ns > b->total_ns; });
+std::string clock_bound_text(const std::vector<std::string>& names) {
   std::string list;
-  for (size_t i = 0; i < found.size() && i < 3; ++i) list += (i ? ", " : "") + found[i]->name;
-  if (found.size() > 3) list += fmt::format(" and {} more", found.size() - 3);
+  for (size_t i = 0; i < names.size() && i < 3; ++i) list += (i ? ", " : "") + names[i];
+  if (names.size() > 3) list += fmt::format(" and {} more", names.size() - 3);
   return fmt::format(
       "{} read a clock while they ran: a loop until a deadline lasts as long as the clock "
       "says, whatever its callees' probes cost, so their upper bounds reach their whole span",

@@ -51,9 +51,25 @@ std::optional<std::string> short_function_note(const format::Recording& rec, con
   return short_function_text(*limit, names);
 }
 
-// The note when some rows read a clock while they ran (FunctionRow::clocked_calls): their
-// time may be bound by the clock (a loop until a deadline), which the probes of their
-// callees do not lengthen; names up to three, the longest first.
-std::optional<std::string> clock_bound_note(const std::vector<FunctionRow>& rows);
+// The note's sentence for `names` (the functions that read a clock, longest first; at
+// least one): names up to three.
+std::string clock_bound_text(const std::vector<std::string>& names);
+
+// The note when some rows read a clock while they ran (clocked_calls): their time may be
+// bound by the clock (a loop until a deadline), which the probes of their callees do not
+// lengthen; names up to three, the longest first. Row: name, total_ns, clocked_calls
+// (FunctionRow, GraphFunction).
+template <class Rows>
+std::optional<std::string> clock_bound_note(const Rows& rows) {
+  std::vector<std::pair<double, std::string>> found;
+  for (const auto& r : rows)
+    if (r.clocked_calls) found.emplace_back(-r.total_ns, r.name);
+  if (found.empty()) return std::nullopt;
+  std::stable_sort(found.begin(), found.end(),
+                   [](const auto& a, const auto& b) { return a.first < b.first; });
+  std::vector<std::string> names;
+  for (auto& f : found) names.push_back(std::move(f.second));
+  return clock_bound_text(names);
+}
 
 }  // namespace callmon::analysis

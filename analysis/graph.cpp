@@ -52,7 +52,10 @@ void GraphSink::on_call(const FinishedCall& call) {
   if (--f.active == 0) {
     f.total += call.time;
     f.total_range.add(call.time_lo, call.time_hi);
+    f.preempted += call.preempted;
+    f.offcpu += call.offcpu;
   }
+  f.clocked += call.clocked;
   f.self += call.self;
   f.self_range.add(call.self_lo, call.self_hi);
   Arc& a = arcs_[fr.arc];
@@ -105,6 +108,9 @@ class GraphMerger {
       gf.total_ns += ns(f.total);
       gf.self_ns += self_ns(f.self, f.total);
       add_ranges(gf.total_range, gf.self_range, f.total_range, f.self_range);
+      gf.preempted_ns += ns(f.preempted);
+      gf.offcpu_ns += ns(f.offcpu);
+      gf.clocked_calls += f.clocked;
     }
     for (const GraphSink::Arc& a : sink.arcs()) {
       if (a.calls == 0) continue;  // inherited only
@@ -150,7 +156,7 @@ class GraphMerger {
     auto [it, inserted] =
         func_index_.try_emplace(s.name + '\0' + s.module, static_cast<uint32_t>(g_.functions.size()));
     if (inserted)
-      g_.functions.push_back(GraphFunction{s.name, s.module, s.file, s.line, 0, 0, 0, {}, {}});
+      g_.functions.push_back(GraphFunction{s.name, s.module, s.file, s.line, 0, 0, 0, {}, {}, 0, 0, 0});
     return it->second;
   }
 

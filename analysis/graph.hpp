@@ -48,6 +48,9 @@ class GraphSink {
     int64_t self = 0;
     uint32_t active = 0;
     TicksRange total_range, self_range;  // FinishedCall's time_lo/hi, self_lo/hi summed
+    uint64_t preempted = 0;  // outermost activations, as total (FinishedCall::preempted)
+    uint64_t offcpu = 0;     // blocked time inside total (outermost activations)
+    uint64_t clocked = 0;    // calls that read a clock (FinishedCall::clocked)
   };
   struct Arc {
     uint32_t caller = kGraphRoot;  // function slot or kGraphRoot
@@ -111,6 +114,9 @@ struct GraphFunction {
   double total_ns = 0;
   double self_ns = 0;
   NsRange total_range, self_range;  // bounds holding the true figures (figure_range.hpp)
+  double preempted_ns = 0;     // time its thread was preempted, taken out of total_ns
+  double offcpu_ns = 0;        // time its thread was blocked, inside total_ns
+  uint64_t clocked_calls = 0;  // calls that read a clock (as FunctionRow's)
 };
 
 struct GraphArc {

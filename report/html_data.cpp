@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "analysis/figure_range.hpp"
 #include "report/html_report.hpp"
 #include "report/units.hpp"
 
@@ -29,6 +30,19 @@ std::vector<uint32_t> sorted_children(const CallGraph& g, const ContextNode& c) 
     return fx.module < fy.module;
   });
   return kids;
+}
+
+// A figure's range as [low, high] where it is uncertain (figure_range.hpp), else null.
+json range_json(const analysis::NsRange& r) {
+  if (!analysis::is_uncertain(r.lo, r.hi)) return nullptr;
+  return json::array({ns_int(r.lo), ns_int(r.hi)});
+}
+
+// Appends the optional columns `extra` to `row`, leaving out the trailing ones that hold
+// their default (null or 0): a page without ranges or scheduler time stays as small as it was.
+void append_optional(json& row, std::vector<json> extra) {
+  while (!extra.empty() && (extra.back().is_null() || extra.back() == 0)) extra.pop_back();
+  for (json& e : extra) row.push_back(std::move(e));
 }
 
 json summary_json(const CallGraph& g, const HtmlPageInfo& info) {
@@ -75,6 +89,8 @@ FlameTree prune_context_tree(const CallGraph& g, double fraction, uint32_t max_d
   for (uint32_t k : g.contexts[0].children) {
     root.calls += g.contexts[k].calls;
     root.time_ns += g.contexts[k].time_ns;
+    root.time_range.lo += g.contexts[k].time_range.lo;
+    root.time_range.hi += g.contexts[k].time_range.hi;
   }
   t.threshold_ns = root.time_ns * fraction;
 
@@ -100,16 +116,19 @@ FlameTree prune_context_tree(const CallGraph& g, double fraction, uint32_t max_d
       const ContextNode& child = g.contexts[k];
       if (child.time_ns > 0 && child.time_ns >= t.threshold_ns) {
         kept.push_back({k, static_cast<int64_t>(t.nodes.size()), it.depth + 1});
-        t.nodes.push_back(
-            FlameNode{it.out, child.func, child.calls, child.time_ns, child.self_ns, 0});
+        t.nodes.push_back(FlameNode{it.out, child.func, child.calls, child.time_ns,
+                                    child.self_ns, 0, child.time_range, child.self_range});
       } else {
         other.calls += child.calls;
         other.time_ns += child.time_ns;
+        other.time_range.lo += child.time_range.lo;
+        other.time_range.hi += child.time_range.hi;
         other.merged += size[k];
       }
     }
     if (other.merged > 0) {
       other.self_ns = other.time_ns;  // shown without children
+      other.self_range = other.time_range;
       t.merged += other.merged;
       t.nodes.push_back(other);
     }
@@ -122,23 +141,32 @@ std::string html_data_json(const CallGraph& g, const HtmlPageInfo& info,
                            const HtmlOptions& options) {
   json root{{"format", 1}, {"summary", summary_json(g, info)}};
   json funcs = json::array();
-  for (const auto& f : g.functions)
-    funcs.push_back(json::array({f.name, f.module, f.file, f.line, f.calls, ns_int(f.total_ns),
-                                 ns_int(f.self_ns)}));
+  for (const auto& f : g.functions) {
+    json row = json::array(
+        {f.name, f.module, f.file, f.line, f.calls, ns_int(f.total_ns), ns_int(f.self_ns)});
+    append_optional(row, {range_json(f.total_range), range_json(f.self_range),
+                          ns_int(f.offcpu_ns), ns_int(f.preempted_ns), f.clocked_calls});
+    funcs.push_back(std::move(row));
+  }
   root["functions"] = std::move(funcs);
   json arcs = json::array();
   for (const auto& a : g.arcs) {
     if (a.calls == 0) continue;
     int64_t caller = a.caller == analysis::kGraphRoot ? -1 : int64_t{a.caller};
-    arcs.push_back(json::array({caller, a.callee, a.calls, ns_int(a.time_ns), ns_int(a.self_ns)}));
+    json row = json::array({caller, a.callee, a.calls, ns_int(a.time_ns), ns_int(a.self_ns)});
+    append_optional(row, {range_json(a.time_range), range_json(a.self_range)});
+    arcs.push_back(std::move(row));
   }
   root["arcs"] = std::move(arcs);
 
   FlameTree t = prune_context_tree(g, options.prune_fraction, options.max_tree_depth);
   json nodes = json::array();
-  for (const FlameNode& n : t.nodes)
-    nodes.push_back(json::array(
-        {n.parent, n.func, n.calls, ns_int(n.time_ns), ns_int(n.self_ns), n.merged}));
+  for (const FlameNode& n : t.nodes) {
+    json row = json::array(
+        {n.parent, n.func, n.calls, ns_int(n.time_ns), ns_int(n.self_ns), n.merged});
+    append_optional(row, {range_json(n.time_range), range_json(n.self_range)});
+    nodes.push_back(std::move(row));
+  }
   root["tree"] = json{{"contexts", t.contexts},
                       {"merged", t.merged},
                       {"cut", t.cut},

@@ -44,6 +44,7 @@ struct FlameNode {
   double time_ns = 0;
   double self_ns = 0;
   uint64_t merged = 0;  // "other": how many contexts (with their subtrees) it stands for
+  analysis::NsRange time_range, self_range;  // bounds holding the true figures
 };
 
 struct FlameTree {

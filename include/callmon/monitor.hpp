@@ -138,6 +138,32 @@ struct Symbol {
 // monitor together with -ldw -lelf.
 Symbol symbolize(uintptr_t address);
 
+// ---- Probe cost (docs/api.md, "Probe cost"); in libcallmon_api.a ----
+// What the runtime's hooks and this monitor's own callbacks add to each call, in ticks, so
+// that a monitor can take it out of the times it shows as `callmon report` does. `inner` is
+// the part inside a call's [start_ticks, end_ticks]; `gap` the part outside it that its
+// caller's interval holds (a callee costs its caller its interval plus `gap`). Each is
+// given at its cheapest (min), typical (median) and at the 90th percentile (high): the true
+// cost of a call lies between min and, but for rare disturbances, high.
+struct ProbeCost {
+  double inner = 0, inner_min = 0, inner_high = 0;
+  double gap = 0, gap_min = 0, gap_high = 0;
+  size_t samples = 0;  // leaf calls measured
+};
+
+// Measures the ProbeCost: on a new thread, `rounds` times, an instrumented parent calls an
+// empty instrumented leaf 16 times (-finstrument-functions hooks). Those calls reach the
+// monitor's callbacks like any other; on that thread calibrating() is true, and the monitor's
+// on_exit must pass each call to calibration_sample() (and keep it out of its results). Call
+// it from a callback (on_thread_start, say) or any thread the runtime runs, not from the
+// monitor's constructor (the process is still being set up then). Blocks until done (about
+// rounds x 17 calls). Nothing when too few calls came back (the monitor did not sample).
+std::optional<ProbeCost> measure_probe_cost(int rounds = 500);
+// True on measure_probe_cost()'s thread.
+bool calibrating();
+// From on_exit on that thread: records the call's ticks.
+void calibration_sample(const CallInfo& call);
+
 // A `--monitor-option KEY=VALUE` given to `callmon run` (environment variable
 // CALLMON_MONITOR_OPTIONS: KEY=VALUE lines). Read them in the constructor: the program may
 // change its environment later.

@@ -5,7 +5,8 @@
    - one function's section (callers, callees) when the address is #f<index>: sections are
      rendered on demand from the data, so the page stays quick with 50 000 functions, and
      the browser's back button walks back through them;
-   - the flame graph of the pruned calling-context tree: a click on a box zooms on it.
+   - the flame graph of the pruned calling-context tree: a click on a box zooms on it; a
+     search box highlights the contexts of matching functions and gives their share.
    Every text that comes from the recording goes through esc(): C++ names hold <, > and &. */
 'use strict';
 (function () {
@@ -35,11 +36,18 @@
     window.callmonData = data;  // for the console and the benchmark
     timings.data = performance.now();
     const S = data.summary;
-    const FN = data.functions;  // [name, module, file, line, calls, total_ns, self_ns]
+    // [name, module, file, line, calls, total_ns, self_ns, then optionally total_range,
+    //  self_range ([low, high] or null), offcpu_ns, preempted_ns, clocked_calls]
+    const FN = data.functions;
     const NAME = 0, MODULE = 1, FILE = 2, LINE = 3, CALLS = 4, TOTAL = 5, SELF = 6;
-    const ARCS = data.arcs;     // [caller (-1: thread start), callee, calls, time_ns, self_ns]
+    const TOTAL_RANGE = 7, SELF_RANGE = 8, OFFCPU = 9, PREEMPTED = 10, CLOCKED = 11;
+    // [caller (-1: thread start), callee, calls, time_ns, self_ns, then optionally
+    //  time_range, self_range]
+    const ARCS = data.arcs;
     const TREE = data.tree;
-    const NODES = TREE.nodes;   // [parent, func (-1: root or other), calls, time_ns, self_ns, merged]
+    // [parent, func (-1: root or other), calls, time_ns, self_ns, merged, then optionally
+    //  time_range, self_range]
+    const NODES = TREE.nodes;
     const PAGE_ROWS = 100;
     const MAX_ARC_ROWS = 500;   // callers/callees shown at first and added by "show more"
     const FLAME_ROW = 18;       // px per flame graph level
@@ -69,6 +77,21 @@
         d = decimals(v);
       }
       return v.toFixed(d) + ' ' + UNITS[u][0];
+    }
+    // A figure known only to lie in [lo, hi], as the text reports print it (report/units.cpp,
+    // human_range): both ends in the unit of the upper one, "0..21.0 ns", "1.20..3.45 ms".
+    function fmtRange(lo, hi) {
+      if (!(hi > 0)) return '0 ns';
+      let u = 0;
+      while (u + 1 < UNITS.length && hi >= UNITS[u + 1][1]) u++;
+      const h = hi / UNITS[u][1];
+      const l = (lo > 0 ? lo : 0) / UNITS[u][1];
+      const d = decimals(h);
+      return (l === 0 ? '0' : l.toFixed(d)) + '..' + h.toFixed(d) + ' ' + UNITS[u][0];
+    }
+    // The figure, or its range where the data gives one (only uncertain figures have one).
+    function fmtFigure(ns, range) {
+      return range ? fmtRange(range[0], range[1]) : fmtTime(ns);
     }
     const NUMBER = new Intl.NumberFormat('en-US');  // one formatter: toLocaleString makes one a call
     function fmtCount(n) {
@@ -123,6 +146,15 @@
     }
 
     // ---- flat profile ----
+    // The Off-CPU and Preempted columns, as report's: only when some thread was off the CPU.
+    const SCHED = FN.some((f) => f[OFFCPU] > 0 || f[PREEMPTED] > 0);
+    // A Total or Self cell: the range in place of the figure where it is uncertain.
+    function figureCell(ns, range, what) {
+      if (!range) return '<td class="num">' + fmtTime(ns) + '</td>';
+      return '<td class="num range" title="' + what + ' uncertain: between ' +
+        fmtTime(range[0]) + ' and ' + fmtTime(range[1]) + '; estimate ' +
+        fmtTime(ns) + '">' + fmtRange(range[0], range[1]) + '</td>';
+    }
     const flat = { all: [], rows: [], key: 'total', desc: true, page: 0, filter: '', lower: null };
     for (let i = 0; i < FN.length; i++) if (FN[i][CALLS] > 0) flat.all.push(i);
     const SORT_VALUE = {
@@ -131,6 +163,8 @@
       total: (i) => FN[i][TOTAL],
       self: (i) => FN[i][SELF],
       avg: (i) => FN[i][TOTAL] / FN[i][CALLS],
+      offcpu: (i) => FN[i][OFFCPU] || 0,
+      preempted: (i) => FN[i][PREEMPTED] || 0,
       source: (i) => sourceOf(FN[i]),
     };
     const SORT_ALIAS = { totalpct: 'total', selfpct: 'self' };
@@ -173,11 +207,13 @@
         html.push('<tr data-f="' + i + '"><td class="num">' + (from + n + 1) + '</td>' +
           '<td class="name">' + fnLink(i) + '</td>' +
           '<td class="num">' + fmtCount(f[CALLS]) + '</td>' +
-          '<td class="num">' + fmtTime(f[TOTAL]) + '</td>' +
+          figureCell(f[TOTAL], f[TOTAL_RANGE], 'total') +
           '<td class="num">' + fmtPct(f[TOTAL], S.time_ns) + '</td>' +
-          '<td class="num">' + fmtTime(f[SELF]) + '</td>' +
+          figureCell(f[SELF], f[SELF_RANGE], 'self') +
           '<td class="num">' + fmtPct(f[SELF], S.time_ns) + '</td>' +
           '<td class="num">' + fmtTime(f[TOTAL] / f[CALLS]) + '</td>' +
+          (SCHED ? '<td class="num offcpu">' + fmtTime(f[OFFCPU] || 0) + '</td>' +
+            '<td class="num preempted">' + fmtTime(f[PREEMPTED] || 0) + '</td>' : '') +
           sourceCell(f) + '</tr>');
       });
       document.querySelector('#flat tbody').innerHTML = html.join('');
@@ -196,6 +232,7 @@
     }
 
     function setupFlat() {
+      for (const th of document.querySelectorAll('#flat th.sched')) th.hidden = !SCHED;
       document.querySelector('#flat thead').addEventListener('click', (ev) => {
         const th = ev.target.closest('th');
         if (!th) return;
@@ -251,8 +288,8 @@
         const a = ARCS[k];
         return '<tr><td class="name">' + fnLink(a[other]) + '</td>' +
           '<td class="num">' + fmtCount(a[2]) + '</td>' +
-          '<td class="num">' + fmtTime(a[3]) + '</td>' +
-          '<td class="num">' + fmtTime(a[4]) + '</td>' +
+          figureCell(a[3], a[5], 'time') +
+          figureCell(a[4], a[6], 'self time') +
           '<td class="num"><span class="bar" style="width:' +
           Math.round(Math.min(1, total > 0 ? a[3] / total : 0) * 60) + 'px"></span>' +
           fmtPct(a[3], total) + '</td></tr>';
@@ -286,11 +323,15 @@
       const total = f[TOTAL];
       const facts = [
         ['Calls', 'fn-calls', fmtCount(f[CALLS])],
-        ['Total time', 'fn-total', fmtTime(total)],
-        ['Self time', 'fn-self', fmtTime(f[SELF])],
+        ['Total time', 'fn-total', fmtFigure(total, f[TOTAL_RANGE])],
+        ['Self time', 'fn-self', fmtFigure(f[SELF], f[SELF_RANGE])],
         ['Total per call', 'fn-avg', f[CALLS] ? fmtTime(total / f[CALLS]) : ''],
         ['Share of all time', 'fn-share', fmtPct(total, S.time_ns)],
       ];
+      if (f[OFFCPU] > 0) facts.push(['Off-CPU (blocked, inside the total)', 'fn-offcpu', fmtTime(f[OFFCPU])]);
+      if (f[PREEMPTED] > 0) facts.push(['Preempted (taken out)', 'fn-preempted', fmtTime(f[PREEMPTED])]);
+      if (f[CLOCKED] > 0) facts.push(['Calls that read a clock', 'fn-clocked', fmtCount(f[CLOCKED])]);
+      const uncertain = f[TOTAL_RANGE] || f[SELF_RANGE];
       const sec = $('function');
       sec.innerHTML =
         '<p><a href="#">\u2190 Summary</a> \u00b7 <a href="#flat-profile">Flat profile</a></p>' +
@@ -300,9 +341,12 @@
         '<table class="facts">' + facts.map(([k, id, v]) =>
           '<tr><th>' + k + '</th><td id="' + id + '">' + esc(v) + '</td></tr>').join('') +
         '</table>' +
-        '<p class="muted">Time in the function itself: ' + fmtTime(f[SELF]) + ' (' +
-        (fmtPct(f[SELF], total) || '0%') + ' of its total). Times along an arc count the ' +
-        'outermost activation only (docs/graph.md).</p>' +
+        '<p class="muted">Time in the function itself: ' + fmtFigure(f[SELF], f[SELF_RANGE]) +
+        (f[SELF_RANGE] ? '' : ' (' + (fmtPct(f[SELF], total) || '0%') + ' of its total)') +
+        '. Times along an arc count the outermost activation only (docs/graph.md).</p>' +
+        (uncertain ? '<p class="muted" id="fn-uncertain">A range (low..high) stands for a ' +
+          'time that is mostly the recorder\u2019s own probe cost: the true time lies in it, ' +
+          'and a single figure would be more precise than what was measured.</p>' : '') +
         '<p><a href="#flame-graph" id="fn-flame">Show its largest calling context in the flame graph</a></p>' +
         arcTable('fn-callers', 'Callers', callersOf[i], 0, total) +
         arcTable('fn-callees', 'Callees', calleesOf[i], 1, total);
@@ -336,7 +380,14 @@
     }
 
     // ---- flame graph ----
-    const flame = { focus: 0, kids: null, drawnWidth: 0 };
+    const flame = { focus: 0, kids: null, drawnWidth: 0, query: '' };
+    // Whether node n's function matches the search (case-insensitive substring).
+    function flameMatch(n) {
+      if (!flame.query || n === 0 || NODES[n][1] < 0) return false;
+      // Lower-cased names once, shared with the flat profile's filter.
+      if (!flat.lower) flat.lower = FN.map((f) => f[NAME].toLowerCase());
+      return flat.lower[NODES[n][1]].includes(flame.query);
+    }
     function nodeName(n) {
       if (n === 0) return 'all';
       const f = NODES[n][1];
@@ -358,9 +409,10 @@
     }
     function flameBox(n, x, w, row, cls) {
       const node = NODES[n];
-      const tip = nodeName(n) + '\n' + fmtCount(node[2]) + ' calls, ' + fmtTime(node[3]) + ' (' +
-        (fmtPct(node[3], NODES[0][3]) || '0%') + ' of all), self ' + fmtTime(node[4]);
-      const kind = n === 0 ? ' root' : node[1] < 0 ? ' other' : '';
+      const tip = nodeName(n) + '\n' + fmtCount(node[2]) + ' calls, ' + fmtFigure(node[3], node[6]) +
+        ' (' + (fmtPct(node[3], NODES[0][3]) || '0%') + ' of all), self ' +
+        fmtFigure(node[4], node[7]);
+      const kind = (n === 0 ? ' root' : node[1] < 0 ? ' other' : '') + (flameMatch(n) ? ' match' : '');
       const style = 'left:' + x.toFixed(1) + 'px;width:' + w.toFixed(1) + 'px;top:' +
         row * FLAME_ROW + 'px' + (kind ? '' : ';background:' + color(n));
       return '<div class="fg' + kind + (cls ? ' ' + cls : '') + '" data-n="' + n + '" style="' +
@@ -404,6 +456,7 @@
         }
       }
       box.style.height = (maxRow + 1) * FLAME_ROW + 'px';
+      box.classList.toggle('searching', flame.query !== '');
       box.innerHTML = html.join('');
       flame.drawnWidth = W;
       const n = flame.focus;
@@ -411,12 +464,43 @@
       $('flame-focus').innerHTML = n === 0
         ? 'Showing all calls. Click a box to zoom in on it.'
         : 'Zoomed on <b id="flame-focus-name">' + esc(nodeName(n)) + '</b>: ' +
-          fmtCount(NODES[n][2]) + ' calls, ' + fmtTime(NODES[n][3]) + ' (' +
+          fmtCount(NODES[n][2]) + ' calls, ' + fmtFigure(NODES[n][3], NODES[n][6]) + ' (' +
           (fmtPct(NODES[n][3], NODES[0][3]) || '0%') + ' of all)' +
           (f >= 0 ? ' \u00b7 <a href="#f' + f + '">function section</a>' : '') +
           ' \u00b7 <a href="#flame-graph" id="flame-reset">reset zoom</a>';
     }
+    // The search's summary: how many contexts match, and their share of all time (a match
+    // inside another match is not counted twice), over the whole tree, drawn or not.
+    function renderFlameSearch() {
+      const out = $('flame-search-result');
+      if (!flame.query) {
+        out.textContent = '';
+        return;
+      }
+      let count = 0;
+      let time = 0;
+      const inMatch = new Uint8Array(NODES.length);
+      for (let n = 1; n < NODES.length; n++) {
+        const m = flameMatch(n);
+        if (m) count++;
+        if (m && !inMatch[NODES[n][0]]) time += NODES[n][3];
+        inMatch[n] = m || inMatch[NODES[n][0]] ? 1 : 0;
+      }
+      out.textContent = count
+        ? fmtCount(count) + ' matching context' + (count === 1 ? '' : 's') + ', ' +
+          fmtTime(time) + ' (' + (fmtPct(time, NODES[0][3]) || '0%') + ' of all time)'
+        : 'no match';
+    }
     function setupFlame() {
+      let pendingSearch = 0;
+      $('flame-search').addEventListener('input', (ev) => {
+        clearTimeout(pendingSearch);
+        pendingSearch = setTimeout(() => {
+          flame.query = ev.target.value.trim().toLowerCase();
+          renderFlame();
+          renderFlameSearch();
+        }, 120);
+      });
       const pct = TREE.fraction * 100;
       $('flame-note').textContent = 'Calling-context tree: every distinct call path, widths ' +
         'proportional to time, callers above callees. ' + fmtCount(TREE.contexts) + ' contexts; ' +

@@ -12,12 +12,15 @@ and symbolize() naming fib with its file and line. The program's stdout and stat
 what they are without callmon.
 --case linked: the log monitor linked into the fib program with libcallmon.so, run
 without callmon: the factory is found in the program.
---case profiler: examples/profiler on fib: exact calls per calling context.
+--case profiler: examples/profiler on fib: exact calls per calling context, the calibration's
+thread not counted, and fib's compensated time far below its raw one and meeting the range
+`callmon report` gives on the same program.
 
 Exit status: 0 passed, 1 failed. Python stdlib only.
 """
 import argparse
 import collections
+import json
 import os
 import re
 import subprocess
@@ -191,36 +194,100 @@ def case_linked(args):
     check_log("linked", parse_log(log), EXPECT["fib"][0])
 
 
+UNIT_NS = {"ns": 1, "us": 1e3, "ms": 1e6, "s": 1e9}
+
+
+def figure_ns(text):
+    """(low, high) in ns of a profiler cell: "35.2 ns" (both the figure) or "0..21.0 ns"."""
+    m = re.fullmatch(r"(\d+(?:\.\d+)?)(?:\.\.(\d+(?:\.\d+)?))? (ns|us|ms|s)", text)
+    if not m:
+        return None
+    scale = UNIT_NS[m.group(3)]
+    lo = float(m.group(1)) * scale
+    return (lo, float(m.group(2)) * scale if m.group(2) else lo)
+
+
+def profile_rows(text):
+    """(depth, name, calls, inclusive (lo, hi), exclusive (lo, hi)) per row of the profiler's
+    table, after its three header lines; failures for unreadable lines."""
+    rows = []
+    for line in text.splitlines()[3:]:
+        m = re.match(r"\s*(\d+)\s+(\S+(?: \S+)?)\s+(\S+(?: \S+)?)  ( *)(\S+)", line)
+        inc = m and figure_ns(m.group(2))
+        exc = m and figure_ns(m.group(3))
+        if not (m and inc and exc):
+            FAILURES.append(f"profiler: unreadable line {line!r}")
+            continue
+        rows.append((len(m.group(4)) // 2, m.group(5), int(m.group(1)), inc, exc))
+    return rows
+
+
+def run_profiler(args, prog, out, *options):
+    cmd = [args.callmon, "run", "--monitor", args.monitor, "--monitor-option", f"output={out}"]
+    for o in options:
+        cmd += ["--monitor-option", o]
+    r = run(cmd + ["--", prog], cwd=args.work)
+    check("profiler: status and stdout", (0, "fib(15) = 610\n"), (r.returncode, r.stdout))
+    if not os.path.exists(out):
+        FAILURES.append("profiler: no output")
+        print(f"FAIL: profiler: no output; stderr:\n{r.stderr}", flush=True)
+        return None
+    return open(out).read()
+
+
 def case_profiler(args):
     args.mode = "cyg"
     prog = os.path.join(args.work, "fib")
     if not compile_fixture(args, "fib", prog):
         return
-    out = os.path.join(args.work, "profile.txt")
-    r = run([args.callmon, "run", "--monitor", args.monitor, "--monitor-option",
-             f"output={out}", "--", prog], cwd=args.work)
-    check("profiler: status and stdout", (0, "fib(15) = 610\n"), (r.returncode, r.stdout))
-    if not os.path.exists(out):
-        FAILURES.append("profiler: no output")
-        print(f"FAIL: profiler: no output; stderr:\n{r.stderr}", flush=True)
+    text = run_profiler(args, prog, os.path.join(args.work, "profile.txt"))
+    if text is None:
         return
-    text = open(out).read()
     print(text)
-    rows = []  # (depth, name, calls)
-    for line in text.splitlines()[2:]:
-        m = re.match(r"\s*(\d+)\s+([\d.]+)\s+([\d.]+)  ( *)(\S+)", line)
-        if not m:
-            FAILURES.append(f"profiler: unreadable line {line!r}")
-            continue
-        rows.append((len(m.group(4)) // 2, m.group(5), int(m.group(1))))
-        if float(m.group(3)) > float(m.group(2)) + 0.0005:
-            FAILURES.append(f"profiler: exclusive > inclusive in {line!r}")
+    rows = profile_rows(text)
+    for depth, name, calls, inc, exc in rows:
+        if exc[1] > inc[1] * 1.001 + 1:
+            FAILURES.append(f"profiler: exclusive > inclusive at depth {depth}: {inc} {exc}")
     counts = collections.Counter()
     fib_calls(15, 1, counts)
     expected = [(0, "main", 1)] + [(d, "fib", counts[d]) for d in sorted(counts)]
-    check("profiler: calls per calling context", expected, rows)
-    check("profiler: header", "callmon profiler: 1 thread(s); times in ms",
-          text.splitlines()[0])
+    check("profiler: calls per calling context", expected, [r[:3] for r in rows])
+    lines = text.splitlines()
+    check("profiler: header (the calibration's thread not counted)",
+          "callmon profiler: 1 thread(s)", lines[0])
+    if not lines[1].startswith("probe cost taken out per call: "):
+        FAILURES.append(f"profiler: no probe cost line: {lines[1]!r}")
+    compare_with_report(args, prog)
+
+
+def compare_with_report(args, prog):
+    """The profiler's time for fib (its outermost context, which holds every fib call) against
+    `callmon report`'s on the same program: the raw intervals are mostly probe cost (about
+    80 ns a call around a few ns of work), so the compensated figure must be far below the
+    raw one and its range must meet report's (each widened by half for two runs' noise). A
+    busy machine can disturb one run: three tries."""
+    for attempt in range(3):
+        text = run_profiler(args, prog, os.path.join(args.work, f"comp{attempt}.txt"))
+        raw_text = run_profiler(args, prog, os.path.join(args.work, f"raw{attempt}.txt"), "raw=1")
+        rec = os.path.join(args.work, f"rec{attempt}")
+        r = run([args.callmon, "record", "-o", rec, "--", prog], cwd=args.work)
+        if text is None or raw_text is None or r.returncode != 0:
+            FAILURES.append("profiler: a run failed")
+            return
+        report = json.loads(run([args.callmon, "report", "--format=json", "-d", rec]).stdout)
+        fib = next(f for f in report["functions"] if f["name"] == "fib")
+        want = fib.get("total_ns_range", [fib["total_ns"], fib["total_ns"]])
+        got = next(r[3] for r in profile_rows(text) if r[0] == 1)
+        raw = next(r[3] for r in profile_rows(raw_text) if r[0] == 1)
+        if not raw_text.splitlines()[1].startswith("times as measured (raw=1)"):
+            FAILURES.append("profiler: raw=1 does not say so")
+            return
+        meets = got[0] <= want[1] * 1.5 + 500 and got[1] >= want[0] / 1.5 - 500
+        below_raw = got[1] < raw[0] / 2
+        print(f"profiler fib {got} ns, raw {raw}, report {want} (try {attempt + 1})", flush=True)
+        if meets and below_raw:
+            return
+    FAILURES.append(f"profiler: fib {got} ns (raw {raw}) does not agree with report's {want}")
 
 
 def main():

@@ -5,7 +5,11 @@
 // the summary, the flat table and its sorting, the landing section of a followed callee
 // link, the back button, and the flame graph's zoom; then the same page with its data
 // gzipped (--compress=always, as large pages are); last a function with 600 callers, whose
-// table grows by "show more". Also: no script error, no request
+// table grows by "show more"; the flame graph's search and its cut labels' ellipsis; pages
+// with long names at 1400 and 1024 px, no wider than the window; then the golden traces with uncertain figures and scheduler
+// time (calibration, clocked, scheduler), whose Total and Self cells must read as
+// `callmon report`'s where report shows a range, with report's Off-CPU and Preempted columns
+// and notes. Also: no script error, no request
 // leaving the file, no recording text turned into markup (names hold <, > and &).
 //
 //   node html_test.js --callmon BIN --make-trace BIN --trace FILE --modules DIR --work DIR
@@ -171,6 +175,29 @@ async function main() {
     await page.click('#flame-reset');
     expectEqual((await text('#flame-focus')).slice(0, 17), 'Showing all calls', 'zoom reset');
 
+    // Flame graph search: 'leaf' is in three contexts (20 + 10 + 20 ns of 250); 'walk' in
+    // two, the inner one inside the outer, so its share is the outer's 100 ns.
+    await page.fill('#flame-search', 'LEAF');
+    await page.waitForFunction(() => document.getElementById('flame-search-result').textContent !== '');
+    expectEqual(await text('#flame-search-result'), '3 matching contexts, 50 ns (20.0% of all time)',
+      'search leaf');
+    expectEqual((await boxes()).filter((b) => b.cls.includes('match')).map((b) => b.name),
+      ['leaf', 'leaf', 'leaf'], 'leaf boxes highlighted');
+    await page.fill('#flame-search', 'walk');
+    await page.waitForFunction(() => /^2 /.test(document.getElementById('flame-search-result').textContent));
+    expectEqual(await text('#flame-search-result'), '2 matching contexts, 100 ns (40.0% of all time)',
+      'search walk: a match inside a match counted once');
+    await page.fill('#flame-search', 'nosuchname');
+    await page.waitForFunction(() => document.getElementById('flame-search-result').textContent === 'no match');
+    expectEqual((await boxes()).filter((b) => b.cls.includes('match')).length, 0, 'no box matches');
+    await page.fill('#flame-search', '');
+    await page.waitForFunction(() => document.getElementById('flame-search-result').textContent === '');
+    expectEqual(await page.$eval('#flame', (el) => el.classList.contains('searching')), false,
+      'search cleared');
+    // A label cut by its box's width ends in an ellipsis.
+    expectEqual(await page.$eval('#flame .fg', (el) => getComputedStyle(el).textOverflow),
+      'ellipsis', 'cut labels end in an ellipsis');
+
     // The same page with its data gzipped (as large pages are): inflated by the browser.
     await page.goto('file://' + path.join(work, 'packed.html') + '#f2');
     await page.waitForSelector('html[data-ready="1"]');
@@ -193,12 +220,126 @@ async function main() {
     expectEqual(await page.$$eval('#fn-callers tbody tr', (r) => r.length), 600, 'all rows');
     expectEqual(await page.$$eval('button.more', (b) => b.length), 0, 'no button left');
 
+    for (const name of ['calibration', 'clocked', 'scheduler'])
+      await compareWithReport(page, name, work, cells);
+
+    await checkWidths(browser, work);
+
     expectEqual(errors, [], 'script errors');
     expectEqual(outside, [], 'requests outside the page');
   } finally {
     await browser.close();
   }
   console.log('browser.html: ' + checks + ' checks passed');
+}
+
+// A page whose names are long (a 600-character C++ name, a 300-character one without a
+// break, a long module path): at 1400 and 1024 px the overview and every function page fit
+// the window (no horizontal scroll) and no table cell's text runs past its cell.
+async function checkWidths(browser, work) {
+  const long = 'std::_Hashtable<std::__cxx11::basic_string<char,std::char_traits<char>,' +
+    'std::allocator<char>>,std::pair<std::__cxx11::basic_string<char>const,shop::Order>>' +
+    '::_M_find_before_node(unsigned,std::__cxx11::basic_string<char>const&)const';
+  const names = ['main', long.repeat(3), 'a'.repeat(300)];
+  const lines = ['process 400.0 pid 400 ppid 1 exe /usr/lib/x86_64-linux-gnu/' +
+    'a/very/long/path/'.repeat(10) + 'libwith_a_long_name.so.1'];
+  names.forEach((n, k) => lines.push('symbol ' + (0x1000 * (k + 1)).toString(16) + ' ' + n));
+  lines.push('thread 400', 'enter 0 main', 'enter 10 ' + names[1], 'enter 20 ' + names[2],
+    'exit 30', 'exit 40', 'exit 100', 'end 100');
+  fs.writeFileSync(path.join(work, 'wide.txt'), lines.join('\n') + '\n');
+  execFileSync(option('make-trace'), [path.join(work, 'wide.txt'), path.join(work, 'wide.data')]);
+  execFileSync(option('callmon'), ['html', '-d', 'wide.data', '-o', 'wide.html'], { cwd: work });
+  for (const width of [1400, 1024]) {
+    const page = await browser.newPage({ viewport: { width, height: 800 } });
+    try {
+      for (const hash of ['', '#f0', '#f1', '#f2']) {
+        await page.goto('file://' + path.join(work, 'wide.html') + hash);
+        await page.waitForSelector('html[data-ready="1"]');
+        const what = width + ' px, page ' + (hash || 'overview');
+        expectEqual(await page.evaluate(() => document.documentElement.scrollWidth <= window.innerWidth),
+          true, what + ': no wider than the window');
+        expectEqual(await page.evaluate(() => Array.from(document.querySelectorAll('th, td, h1, p'))
+          .filter((el) => el.offsetParent !== null && el.scrollWidth > el.clientWidth + 1)
+          .map((el) => el.tagName + ': ' + el.textContent.slice(0, 30))), [],
+          what + ': no text runs out of its cell');
+      }
+    } finally {
+      await page.close();
+    }
+  }
+}
+
+// The page of golden trace `name` against `callmon report`'s text: a Total or Self shown
+// as a range there is the same text on the page, in the flat table and the function's
+// section; the Off-CPU and Preempted columns are there exactly when report has them, with
+// the same figures; report's notes are the page's.
+async function compareWithReport(page, name, work, cells) {
+  const traces = path.dirname(option('trace'));
+  execFileSync(option('make-trace'), [path.join(traces, name + '.txt'), path.join(work, name + '.data')]);
+  execFileSync(option('callmon'), ['html', '-d', name + '.data', '-o', name + '.html'], { cwd: work });
+  const text = execFileSync(option('callmon'), ['report', '-d', name + '.data'], { cwd: work })
+    .toString().split('\n');
+  // The table: a header line, then one row per function, cells 2+ spaces apart.
+  const head = text[1].trim().split(/ {2,}/);
+  const rows = [];
+  for (const line of text.slice(2)) {
+    if (!line || line.startsWith('#')) continue;
+    const c = line.trim().split(/ {2,}/);
+    const row = {};
+    head.forEach((h, k) => (row[h] = c[k]));
+    rows.push(row);
+  }
+  const notes = text.filter((l) => l.startsWith('# note: ')).map((l) => 'Note: ' + l.slice(8));
+  await page.goto('file://' + path.join(work, name + '.html'));
+  await page.waitForSelector('html[data-ready="1"]');
+  const heads = await page.$$eval('#flat th', (ths) =>
+    ths.filter((th) => !th.hidden).map((th) => th.textContent.trim()));
+  const sched = head.includes('Off-CPU');
+  expectEqual(heads.includes('Off-CPU') && heads.includes('Preempted'), sched,
+    name + ': Off-CPU and Preempted columns as in report');
+  const flat = {};
+  for (const r of await cells('#flat')) flat[r[heads.indexOf('Function')]] = r;
+  const seconds = (t) => {
+    const m = /^([\d.]+) (ns|us|ms|s)$/.exec(t);
+    return m ? +m[1] * { ns: 1, us: 1e3, ms: 1e6, s: 1e9 }[m[2]] : NaN;
+  };
+  for (const r of rows) {
+    const got = flat[r.Function];
+    if (!got) throw new Error(name + ': ' + r.Function + ' not in the flat table');
+    for (const [col, id] of [['Total', 'fn-total'], ['Self', 'fn-self']]) {
+      const cell = got[heads.indexOf(col)];
+      if (r[col].includes('..')) expectEqual(cell, r[col], name + ': ' + r.Function + ' ' + col);
+      else expectNear(seconds(cell), seconds(r[col]), 0.01 * seconds(r[col]) + 0.5,
+        name + ': ' + r.Function + ' ' + col);
+    }
+    if (sched) {
+      for (const col of ['Off-CPU', 'Preempted'])
+        expectNear(seconds(got[heads.indexOf(col)]), seconds(r[col]),
+          0.01 * seconds(r[col]) + 0.5, name + ': ' + r.Function + ' ' + col);
+    }
+  }
+  // A function's section, and its flame graph box's tooltip when it has one context, show
+  // its ranges the same way.
+  const uncertain = rows.find((r) => r.Total.includes('..'));
+  if (uncertain) {
+    const tips = await page.$$eval('#flame .fg', (els) => els.map((e) => e.title));
+    const mine = tips.filter((t) => t.split('\n')[0] === uncertain.Function);
+    if (mine.length === 1)
+      expectEqual(mine[0].includes(', ' + uncertain.Total + ' (') &&
+        mine[0].endsWith('self ' + uncertain.Self), true,
+        name + ': flame tooltip of ' + uncertain.Function + ': ' + mine[0]);
+    await page.locator('#flat tbody a', { hasText: new RegExp('^' + uncertain.Function + '$') }).click();
+    await page.waitForFunction((n) => document.getElementById('fn-name')?.textContent === n,
+      uncertain.Function);
+    expectEqual(await page.locator('#fn-total').textContent(), uncertain.Total,
+      name + ': section total of ' + uncertain.Function);
+    expectEqual(await page.locator('#fn-self').textContent(), uncertain.Self,
+      name + ': section self of ' + uncertain.Function);
+    expectEqual(await page.locator('#fn-uncertain').count(), 1, name + ': range explained');
+    await page.click('a[href="#"]');
+  }
+  const warnings = await page.$$eval('#warnings li', (li) => li.map((l) => l.textContent));
+  expectEqual(warnings.filter((w) => w.startsWith('Note: ')), notes, name + ': notes');
 }
 
 main().catch((e) => {

@@ -51,19 +51,22 @@ foreach(entry ${ANALYSIS_GOLDEN})
   endif()
 endforeach()
 
-# `callmon diff`: simple.txt (baseline) against simple_v2.txt; "VARIANT ARGS".
-foreach(entry "diff diff" "diff-json diff|--format=json")
+# `callmon diff`: simple.txt (baseline) against simple_v2.txt, and uncertain.txt (figures
+# that are mostly probe cost) against uncertain_v2.txt; "TRACE VARIANT ARGS".
+foreach(entry "simple diff diff" "simple diff-json diff|--format=json" "uncertain diff diff"
+              "uncertain diff-json diff|--format=json")
   string(REPLACE " " ";" parts "${entry}")
-  list(GET parts 0 variant)
-  list(GET parts 1 args)
-  add_test(NAME golden.simple.${variant}
+  list(GET parts 0 trace)
+  list(GET parts 1 variant)
+  list(GET parts 2 args)
+  add_test(NAME golden.${trace}.${variant}
            COMMAND ${CMAKE_COMMAND} -DCALLMON=$<TARGET_FILE:callmon>
-                   -DMAKE_TRACE=$<TARGET_FILE:make_trace> -DTRACE=${TRACE_DIR}/simple.txt
-                   -DTRACE2=${TRACE_DIR}/simple_v2.txt "-DARGS=${args}"
-                   -DEXPECTED=${TRACE_DIR}/simple.${variant}.expected
-                   -DWORK=${CMAKE_CURRENT_BINARY_DIR}/work/simple.${variant}
+                   -DMAKE_TRACE=$<TARGET_FILE:make_trace> -DTRACE=${TRACE_DIR}/${trace}.txt
+                   -DTRACE2=${TRACE_DIR}/${trace}_v2.txt "-DARGS=${args}"
+                   -DEXPECTED=${TRACE_DIR}/${trace}.${variant}.expected
+                   -DWORK=${CMAKE_CURRENT_BINARY_DIR}/work/${trace}.${variant}
                    -P ${CMAKE_CURRENT_SOURCE_DIR}/run_args.cmake)
-  set_tests_properties(golden.simple.${variant} PROPERTIES LABELS golden)
+  set_tests_properties(golden.${trace}.${variant} PROPERTIES LABELS golden)
 endforeach()
 
 # "NAME PATTERN ARGS": bad input => one error line, non-zero exit.

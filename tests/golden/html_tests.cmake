@@ -10,6 +10,9 @@ set(HTML_GOLDEN
   "html-data simple"
   "html-data-raw simple --no-compensation"
   "html-data recursion"
+  "html-data calibration"
+  "html-data clocked"
+  "html-data scheduler"
 )
 foreach(entry ${HTML_GOLDEN})
   string(REPLACE " " ";" parts "${entry}")
@@ -31,10 +34,12 @@ foreach(entry ${HTML_GOLDEN})
   set_tests_properties(golden.${trace}.${variant} PROPERTIES LABELS golden)
 endforeach()
 
-# The page's figures equal `callmon report`'s on a real recording, compensated and raw.
+# The page's figures equal `callmon report`'s on a real recording, compensated and raw, and
+# on the golden traces with ranges and scheduler time (ranges, off-CPU, preempted, notes).
 find_program(CALLMON_HTML_CC NAMES gcc cc)
 add_test(NAME golden.html-vs-report
          COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/html_vs_report.py
                  $<TARGET_FILE:callmon> ${CALLMON_HTML_CC}
-                 ${CMAKE_CURRENT_BINARY_DIR}/work/html-vs-report)
+                 ${CMAKE_CURRENT_BINARY_DIR}/work/html-vs-report
+                 $<TARGET_FILE:make_trace> ${TRACE_DIR})
 set_tests_properties(golden.html-vs-report PROPERTIES LABELS golden)

@@ -3,9 +3,13 @@
 with -finstrument-functions, so the meta file carries the measured probe cost): with
 compensation on (the default) and with --no-compensation, every function's calls, total
 and self time in the page's data must equal the report's, and compensation must lower
-fib's times. Exit 0 passed, 1 failed.
+fib's times. Then on the golden traces whose figures are uncertain or hold scheduler time
+(tests/traces: calibration, clocked, scheduler), every function's ranges (report's
+total_ns_range/self_ns_range, present exactly where the figure is uncertain), offcpu_ns,
+preempted_ns and clocked_calls must be the page's too, and the page must carry report's
+notes. Exit 0 passed, 1 failed.
 
-  html_vs_report.py CALLMON CC WORK
+  html_vs_report.py CALLMON CC WORK MAKE_TRACE TRACE_DIR
 """
 import json
 import os
@@ -22,8 +26,56 @@ def run(cmd, cwd):
     return subprocess.run(cmd, cwd=cwd, check=True, capture_output=True, text=True).stdout
 
 
+TRACES = ["calibration", "clocked", "scheduler"]
+# The page's optional function columns (docs/html.md), after name..self_ns.
+TOTAL_RANGE, SELF_RANGE, OFFCPU, PREEMPTED, CLOCKED = 7, 8, 9, 10, 11
+
+
+def page_data(page_path):
+    page = open(page_path, encoding="utf-8").read()
+    blob = re.search(r'id="callmon-data" data-encoding="json">(.*?)</script>', page, re.S)
+    return json.loads(blob.group(1))
+
+
+def column(row, k, default):
+    return row[k] if len(row) > k else default
+
+
+def compare_trace(callmon, make_trace, trace_dir, name, work):
+    """The figures of one golden trace in html and report; the number of failures."""
+    failed = 0
+    run([make_trace, os.path.join(trace_dir, name + ".txt"), name + ".data"], work)
+    report = json.loads(run([callmon, "report", "--format=json", "-d", name + ".data"], work))
+    text = run([callmon, "report", "-d", name + ".data"], work)
+    run([callmon, "html", "--compress=never", "-d", name + ".data", "-o", name + ".html"], work)
+    data = page_data(os.path.join(work, name + ".html"))
+    rows = {f[0]: f for f in data["functions"]}
+    for f in report["functions"]:
+        got = rows.get(f["name"])
+        if not got:
+            failed += 1
+            print(f"FAIL {name}: {f['name']} missing from the page")
+            continue
+        want = [f["calls"], f["total_ns"], f["self_ns"], f.get("total_ns_range"),
+                f.get("self_ns_range"), f["offcpu_ns"], f["preempted_ns"],
+                f.get("clocked_calls", 0)]
+        have = got[4:7] + [column(got, TOTAL_RANGE, None), column(got, SELF_RANGE, None),
+                           column(got, OFFCPU, 0), column(got, PREEMPTED, 0),
+                           column(got, CLOCKED, 0)]
+        if have != want:
+            failed += 1
+            print(f"FAIL {name}: {f['name']}: html {have}, report {want}")
+    notes = [line[len("# note: "):] for line in text.splitlines() if line.startswith("# note: ")]
+    page_notes = [w[len("Note: "):] for w in data["summary"]["warnings"] if w.startswith("Note: ")]
+    if notes != page_notes:
+        failed += 1
+        print(f"FAIL {name}: notes: html {page_notes}, report {notes}")
+    return failed
+
+
 def main():
     callmon, cc, work = os.path.abspath(sys.argv[1]), sys.argv[2], os.path.abspath(sys.argv[3])
+    make_trace, trace_dir = os.path.abspath(sys.argv[4]), os.path.abspath(sys.argv[5])
     shutil.rmtree(work, ignore_errors=True)
     os.makedirs(work)
     run([cc, "-O2", "-finstrument-functions", "-I", PROGRAMS, "-o", "fib",
@@ -54,6 +106,8 @@ def main():
                 failed += 1
                 print(f"FAIL {label}: {f['name']}: html {got and got[4:7]}, report {want}")
         fib_total[label] = rows["fib"][5]
+    for name in TRACES:
+        failed += compare_trace(callmon, make_trace, trace_dir, name, work)
     if not fib_total["compensated"] < fib_total["--no-compensation"]:
         failed += 1
         print(f"FAIL: compensation did not lower fib's total: {fib_total}")

@@ -28,8 +28,13 @@ uint32_t add(CallGraph& g, uint32_t parent, uint32_t func, double time_ns) {
 
 CallGraph graph_with_functions(size_t n) {
   CallGraph g;
-  for (size_t i = 0; i < n; ++i)
-    g.functions.push_back(analysis::GraphFunction{"f" + std::to_string(i), "/m", "", 0, 1, 0, 0});
+  for (size_t i = 0; i < n; ++i) {
+    analysis::GraphFunction f;
+    f.name = "f" + std::to_string(i);
+    f.module = "/m";
+    f.calls = 1;
+    g.functions.push_back(std::move(f));
+  }
   g.contexts.emplace_back();  // the root
   return g;
 }

@@ -7,6 +7,7 @@
 
 #include "analysis/clock_note.hpp"
 #include "analysis/graph.hpp"
+#include "analysis/sched_note.hpp"
 #include "report/html_report.hpp"
 #include "tools/callmon/command.hpp"
 #include "format/file_mode.hpp"
@@ -71,6 +72,9 @@ int run_html(const HtmlCmdOptions& o) {
   // On the page only (the summary's warnings list): it is about reading the times.
   if (auto note = analysis::short_function_note(*rec, graph->functions, !o.no_compensation))
     graph->warnings.push_back("Note: " + *note);
+  if (auto note = analysis::clock_bound_note(graph->functions))
+    graph->warnings.push_back("Note: " + *note);
+  if (auto note = analysis::scheduler_note(*rec)) graph->warnings.push_back("Note: " + *note);
 
   report::HtmlPageInfo info;
   info.session = rec->session;
