@@ -66,7 +66,7 @@ class App {
   void set_message(std::string message) { message_ = std::move(message); }
 
   // The screen, `height` lines each at most `width` characters (the cursor line padded to
-  // `width`): title, column heads, rows, status line.
+  // `width`): title, column heads, rows (the cursor's marked ">"), status line.
   std::vector<ScreenLine> render(size_t width, size_t height);
 
   // For tests and the status line.

@@ -72,8 +72,8 @@ std::string App::header() const {
     case Mode::kXref:
       return fmt::format("{:>{}}  {:>{}}  {:>{}}  Function", "Time", kFigure, "Self", kFigure,
                          "Calls", kCalls);
-    case Mode::kThreads: return " Pick a thread (Enter), Esc to go back";
-    case Mode::kHelp: return " Keys of callmon tui (Esc or ? closes this help)";
+    case Mode::kThreads: return "Pick a thread (Enter), Esc to go back";
+    case Mode::kHelp: return "Keys of callmon tui (Esc or ? closes this help)";
   }
   return "";
 }
@@ -118,8 +118,8 @@ std::string App::row_text(size_t row) const {
       }
     }
     case Mode::kThreads:
-      return fmt::format(" {} {}", threads_[row].tid == tid_ ? '*' : ' ', threads_[row].label);
-    case Mode::kHelp: return " " + help_lines()[row];
+      return fmt::format("{} {}", threads_[row].tid == tid_ ? '*' : ' ', threads_[row].label);
+    case Mode::kHelp: return help_lines()[row];
   }
   return "";
 }
@@ -150,7 +150,7 @@ std::vector<ScreenLine> App::render(size_t width, size_t height) {
   ListCursor& c = cur();
   c.set_count(row_count());
   if (height >= 3) {
-    out.push_back({fit(header(), width, true), Style::kHeader});
+    out.push_back({fit(" " + header(), width, true), Style::kHeader});
     size_t top = c.top(body);
     for (size_t i = 0; i < body; ++i) {
       size_t row = top + i;
@@ -159,7 +159,9 @@ std::vector<ScreenLine> App::render(size_t width, size_t height) {
         continue;
       }
       bool at = row == c.pos();
-      out.push_back({fit(row_text(row), width, at), at ? Style::kCursor : Style::kNormal});
+      // A mark beside the cursor's row as well as its colours: it shows on any terminal.
+      out.push_back({fit((at ? ">" : " ") + row_text(row), width, at),
+                     at ? Style::kCursor : Style::kNormal});
     }
   }
   if (c.count() == 0 && height >= 3 && mode_ != Mode::kHelp)

@@ -4,8 +4,10 @@
 namespace callmon::tui {
 
 std::optional<std::string> Search::set(const std::string& pattern) {
+  // Compiled aside first: emplace() would have emptied re_ before a throw.
   try {
-    re_.emplace(pattern, std::regex::ECMAScript);
+    std::regex re(pattern, std::regex::ECMAScript);
+    re_ = std::move(re);
   } catch (const std::regex_error&) {
     return "bad regex '" + pattern + "'";
   }
