@@ -121,13 +121,21 @@ def main():
     t = Tmux(tmux, os.path.join(a.work, "tmux.sock"))
     t.kill()
     try:
-        t.start(f"TERM=xterm {a.callmon} tui -d {rec}; echo $? > {status}; sleep 600")
+        t.start(f"{a.callmon} tui -d {rec}; echo $? > {status}; sleep 600")
 
         # The call tree, opened: main's subtree, the worker thread's.
         s = t.wait_for(lambda s: "tokenize" in s and "worker_step" in s)
         check("[call tree]" in s and "- main" in s and "parse_line" in s and "tokenize" in s
               and "worker_loop" in s, "the call tree is shown", s)
         check(rows(s)[0].startswith(">") and "main" in rows(s)[0], "cursor on main", s)
+
+        # End and Home move the cursor to the last row and back.
+        t.keys("End")
+        s = t.wait_for(lambda s: rows(s)[-1].startswith(">"))
+        check(rows(s)[-1].startswith(">") and "worker_step" in rows(s)[-1], "End: last row", s)
+        t.keys("Home")
+        s = t.wait_for(lambda s: rows(s)[0].startswith(">"))
+        check(rows(s)[0].startswith(">"), "Home: first row", s)
 
         # Folding: Enter on main hides its subtree, Enter again shows it.
         t.keys("Enter")
@@ -187,6 +195,9 @@ def main():
         t.keys("?")
         s = t.wait_for(lambda s: "Keys of callmon tui" in s)
         check("Keys of callmon tui" in s and "thread picker" in s, "? shows the help", s)
+        t.keys("Escape")
+        s = t.wait_for(lambda s: "[call tree]" in s)
+        check("[call tree]" in s, "Esc closes the help", s)
         t.keys("q")
         end = time.monotonic() + 10
         while not os.path.exists(status) and time.monotonic() < end:
