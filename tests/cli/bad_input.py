@@ -157,6 +157,7 @@ def cases(dirs):
         ("info: unknown format", ["info", "--format=xml", "-d", dirs["good"]]),
         ("graph: bad regex", ["graph", "--include", "(x", "-d", dirs["good"]]),
         ("tui: not a terminal", ["tui", "-d", dirs["good"]]),
+        ("tui: unknown thread", ["tui", "--thread", "999999999", "-d", dirs["good"]]),
         ("export: unknown format", ["export", "--format=svg", "-o", "x", "-d", dirs["good"]]),
         ("export: -o in a missing directory",
          ["export", "--format=chrome", "-o", dirs["missing"] + "/x.json", "-d", dirs["good"]]),

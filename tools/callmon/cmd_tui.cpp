@@ -4,6 +4,7 @@
 // here with one line before the terminal is taken over; tui/ holds the view itself.
 #include <unistd.h>
 
+#include <algorithm>
 #include <memory>
 
 #include "analysis/graph.hpp"
@@ -56,6 +57,12 @@ int run_tui(const TuiOptions& o) {
   auto filters = make_filters_or_fail(cmd, o.filters, *rec);
   if (!filters) return 2;
 
+  std::vector<tui::ThreadChoice> threads = tui::thread_choices(*rec);
+  if (filters->tid != 0 &&
+      std::none_of(threads.begin(), threads.end(),
+                   [&](const tui::ThreadChoice& t) { return t.tid == filters->tid; }))
+    return fail(cmd, o.dir + ": no thread " + std::to_string(filters->tid));
+
   tui::TuiData data;
   Progress progress(cmd);
   auto error = load(*rec, *filters, !o.no_compensation, data, progress.callback());
@@ -68,7 +75,7 @@ int run_tui(const TuiOptions& o) {
     return fail(cmd, "tui needs a terminal (stdin and stdout); use report, graph or replay "
                      "for output to a file or a pipe");
 
-  tui::App app(o.dir, tui::thread_choices(*rec));
+  tui::App app(o.dir, std::move(threads));
   app.set_data(std::move(data), filters->tid);
   analysis::FilterSet base = *filters;
   return tui::run_terminal(app, [&](uint32_t tid, tui::TuiData& out) {
