@@ -39,7 +39,8 @@ void App::set_data(TuiData data, uint32_t tid) {
   tree_cur_.set_count(tree_.rows().size());
   flat_cur_.set_count(flat_.rows().size());
   mode_ = Mode::kTree;
-  return_mode_ = Mode::kTree;
+  overlay_return_ = Mode::kTree;
+  xref_return_ = Mode::kTree;
 }
 
 ListCursor& App::cur() {
@@ -53,7 +54,7 @@ ListCursor& App::cur() {
   return tree_cur_;
 }
 
-size_t App::cursor() const { return const_cast<App*>(this)->cur().pos(); }
+size_t App::cursor() const { return cur().pos(); }
 
 size_t App::row_count() const {
   switch (mode_) {
@@ -88,12 +89,11 @@ uint32_t App::function_at_cursor() const {
 }
 
 void App::switch_mode(Mode mode) {
-  if (mode == Mode::kHelp || mode == Mode::kThreads || mode == Mode::kXref) {
-    if (mode_ == Mode::kTree || mode_ == Mode::kFlat) return_mode_ = mode_;
-  }
-  if (mode == Mode::kXref && xref_.empty()) {
-    message_ = "no function chosen yet: press g on a function";
-    return;
+  if (mode == mode_) return;
+  if (mode == Mode::kHelp || mode == Mode::kThreads) {
+    if (mode_ != Mode::kHelp && mode_ != Mode::kThreads) overlay_return_ = mode_;
+  } else if (mode == Mode::kXref) {
+    if (mode_ == Mode::kTree || mode_ == Mode::kFlat) xref_return_ = mode_;
   }
   mode_ = mode;
 }
@@ -126,7 +126,7 @@ Action App::handle(int key) {
   if (key == 'q') return Action::kQuit;
   if (mode_ == Mode::kHelp) {
     if (key == '?' || key == kKeyEscape) {
-      mode_ = return_mode_;
+      mode_ = overlay_return_;
       return Action::kNone;
     }
     handle_move(key);
@@ -245,18 +245,19 @@ void App::handle_xref(int key) {
         message_ = "no function before this one";
       }
       break;
-    case kKeyEscape: mode_ = return_mode_; break;
+    case kKeyEscape: mode_ = xref_return_; break;
     default: break;
   }
 }
 
 Action App::handle_threads(int key) {
   if (key == kKeyEscape) {
-    mode_ = return_mode_;
+    mode_ = overlay_return_;
     return Action::kNone;
   }
   if (key != kKeyEnter) return Action::kNone;
-  mode_ = return_mode_;
+  // A new thread's data opens in the tree (set_data()); the same thread's stays as it was.
+  mode_ = overlay_return_;
   uint32_t tid = threads_[threads_cur_.pos()].tid;
   if (tid == tid_) return Action::kNone;
   requested_tid_ = tid;

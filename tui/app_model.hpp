@@ -79,6 +79,7 @@ class App {
 
  private:
   ListCursor& cur();
+  const ListCursor& cur() const { return const_cast<App*>(this)->cur(); }
   size_t row_count() const;
   // The graph function under the cursor, kGraphRoot when there is none.
   uint32_t function_at_cursor() const;
@@ -111,7 +112,8 @@ class App {
   XrefView xref_;
   ListCursor tree_cur_, flat_cur_, xref_cur_, threads_cur_, help_cur_;
   Mode mode_ = Mode::kTree;
-  Mode return_mode_ = Mode::kTree;  // where Esc goes from the picker, help and xref
+  Mode overlay_return_ = Mode::kTree;  // where Esc goes from the picker and help
+  Mode xref_return_ = Mode::kTree;     // where Esc goes from callers/callees
   Search search_;
   bool prompting_ = false;
   std::string prompt_;

@@ -164,7 +164,7 @@ std::vector<ScreenLine> App::render(size_t width, size_t height) {
                      at ? Style::kCursor : Style::kNormal});
     }
   }
-  if (c.count() == 0 && height >= 3 && mode_ != Mode::kHelp)
+  if (c.count() == 0 && body > 0 && mode_ != Mode::kHelp)
     out[2].text = fit(" (no calls)", width, false);
   out.push_back({fit(status(), width, true), Style::kStatus});
   return out;

@@ -233,6 +233,21 @@ TEST(TuiModel, SearchUnfoldsAndWraps) {
   EXPECT_EQ(app.flat().rows()[app.cursor()].name, "worker");
 }
 
+TEST(TuiModel, EscapeReturnsWhereTheViewWasOpened) {
+  App app = make_app();
+  app.handle('r');
+  app.handle('g');
+  ASSERT_EQ(app.mode(), Mode::kXref);
+  app.handle('?');  // help over callers/callees
+  app.handle(kKeyEscape);
+  EXPECT_EQ(app.mode(), Mode::kXref);
+  app.handle('T');
+  app.handle(kKeyEscape);
+  EXPECT_EQ(app.mode(), Mode::kXref);
+  app.handle(kKeyEscape);  // callers/callees were opened from the flat profile
+  EXPECT_EQ(app.mode(), Mode::kFlat);
+}
+
 TEST(TuiModel, PromptEditsAndCancels) {
   App app = make_app();
   for (char c : std::string("/runx")) app.handle(c);
@@ -286,6 +301,10 @@ TEST(TuiModel, EmptyRecordingShowsNoCalls) {
   app.set_data(TuiData{}, 0);
   auto lines = app.render(60, 5);
   EXPECT_NE(lines[2].text.find("(no calls)"), std::string::npos);
+  lines = app.render(60, 3);  // no room for rows: the status line stays
+  ASSERT_EQ(lines.size(), 3u);
+  EXPECT_EQ(lines[2].style, Style::kStatus);
+  EXPECT_EQ(lines[2].text.find("(no calls)"), std::string::npos);
   for (int key : {int{kKeyDown}, int{kKeyEnter}, int{'E'}, int{'g'}, int{'n'}, int{'r'},
                   int{'s'}, int{kKeyEnter}})
     app.handle(key);
