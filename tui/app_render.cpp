@@ -33,9 +33,14 @@ const char* mode_name(Mode m) {
   return "";
 }
 
-// Cuts `text` to `width` characters, or pads it to them.
+// Cuts `text` to `width` bytes, or pads it to them. Never inside a UTF-8 sequence (a name
+// may hold one): the cut backs off to the sequence's first byte.
 std::string fit(std::string text, size_t width, bool pad) {
-  if (text.size() > width) text.resize(width);
+  if (text.size() > width) {
+    size_t cut = width;
+    while (cut > 0 && (static_cast<unsigned char>(text[cut]) & 0xC0) == 0x80) --cut;
+    text.resize(cut);
+  }
   if (pad && text.size() < width) text.append(width - text.size(), ' ');
   return text;
 }

@@ -3,12 +3,17 @@
 
 #include <curses.h>
 
+#include <clocale>
+
 namespace callmon::tui {
 namespace {
 
 // Restores the terminal when the loop ends, however it ends.
 struct CursesSession {
   CursesSession() {
+    // The terminal's character set, so that UTF-8 in names reaches it as text (only the
+    // character classes: numbers and messages keep the C locale).
+    std::setlocale(LC_CTYPE, "");
     // A short delay for Escape: the default second makes Esc feel broken.
     set_escdelay(25);
     initscr();

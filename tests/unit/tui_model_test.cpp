@@ -287,6 +287,11 @@ TEST(TuiModel, ScreenLinesFitAndMarkTheCursor) {
   EXPECT_EQ(lines[2].style, Style::kCursor);
   EXPECT_EQ(lines[2].text[0], '>');
   EXPECT_EQ(lines[5].style, Style::kStatus);
+  // A cut never splits a UTF-8 sequence.
+  App utf("r\xc3\xa9" "c", {});
+  utf.set_data(TuiData{}, 0);
+  std::string title = utf.render(16, 3)[0].text;  // " callmon tui: r" + 2 bytes of "é"
+  EXPECT_EQ(title, " callmon tui: r ");
   // Paging keeps the cursor on screen: 3 rows of body.
   app.handle(kKeyEnd);
   lines = app.render(100, 6);
