@@ -218,6 +218,18 @@ void App::handle_tree(int key) {
   tree_cur_.set_count(tree_.rows().size());
 }
 
+void App::show_in_tree(uint32_t func) {
+  const auto& ctx = data_->graph.contexts;
+  uint32_t best = 0;
+  for (uint32_t n = 1; n < ctx.size(); ++n)
+    if (ctx[n].func == func && (best == 0 || ctx[n].time_ns > ctx[best].time_ns)) best = n;
+  if (best == 0) return;
+  size_t row = tree_.reveal(best);
+  tree_cur_.set_count(tree_.rows().size());
+  tree_cur_.set(row);
+  mode_ = Mode::kTree;
+}
+
 void App::handle_flat(int key) {
   switch (key) {
     case 's': flat_.next_sort(1); break;
@@ -234,7 +246,11 @@ void App::handle_xref(int key) {
       if (pos >= xref_.lines().size()) break;
       const XrefLine& line = xref_.lines()[pos];
       if (line.kind == XrefLine::Kind::kHeading || line.func == analysis::kGraphRoot) break;
-      open_xref(line.func);
+      if (line.kind == XrefLine::Kind::kFunction) {
+        show_in_tree(line.func);
+      } else {
+        open_xref(line.func);
+      }
       break;
     }
     case kKeyBackspace: case 'b':

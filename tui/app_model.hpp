@@ -84,6 +84,8 @@ class App {
   // The graph function under the cursor, kGraphRoot when there is none.
   uint32_t function_at_cursor() const;
   void open_xref(uint32_t func);
+  // Shows the tree with the cursor on the call path of `func` with the most time.
+  void show_in_tree(uint32_t func);
   void switch_mode(Mode mode);
   Action handle_prompt(int key);
   void handle_tree(int key);

@@ -138,7 +138,8 @@ std::string App::status() const {
              "/:search  r:flat  T:threads";
     case Mode::kFlat:
       return "s/S:sort column  Enter or g:callers/callees  /:search  t:tree  T:threads";
-    case Mode::kXref: return "Enter:go to function  b:back  Esc:return  /:search";
+    case Mode::kXref:
+      return "Enter:go to caller/callee (on the function: show it in the tree)  b:back  Esc:return";
     case Mode::kThreads: return "Enter:pick  Esc:return";
     case Mode::kHelp: return "Esc or ?:close help  q:quit";
   }

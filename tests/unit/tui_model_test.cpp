@@ -191,6 +191,24 @@ TEST(TuiModel, CallersAndCalleesJumpAndGoBack) {
   EXPECT_EQ(app.xref().lines().size(), 5u);
   app.handle('b');
   EXPECT_EQ(app.xref().func(), 1u);
+  // Enter on lex's own line: the tree, on lex's busiest path (under parse), unfolded.
+  app.handle(kKeyDown);
+  app.handle(kKeyDown);
+  app.handle(kKeyEnter);
+  app.handle(kKeyUp);
+  app.handle(kKeyUp);
+  ASSERT_EQ(app.xref().func(), 2u);
+  app.handle('t');
+  app.handle('C');
+  app.handle('g');  // main's callers/callees
+  app.handle('b');  // back to lex
+  ASSERT_EQ(app.xref().func(), 2u);
+  app.handle(kKeyEnter);
+  EXPECT_EQ(app.mode(), Mode::kTree);
+  EXPECT_EQ(tree_names(app), "main .parse ..lex .run worker ");
+  EXPECT_EQ(app.cursor(), 2u);
+  app.handle('g');
+  app.handle('b');
   app.handle(kKeyEscape);
   EXPECT_EQ(app.mode(), Mode::kTree);
   // From the flat view, Enter opens the same view.
