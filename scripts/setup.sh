@@ -5,6 +5,7 @@
 # decoding for the execution monitor (monitor/). chromium, nodejs, npm: the HTML report's
 # browser test (tests/browser), which drives headless Chromium with playwright-core;
 # zlib1g-dev (also pulled in by libelf-dev): the HTML page packs its data with zlib.
+# libncurses-dev: `callmon tui`'s terminal; tmux: its end-to-end test (tests/tui).
 set -euo pipefail
 SUDO=""
 if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
@@ -13,7 +14,7 @@ $SUDO apt-get update -qq
 $SUDO apt-get install -y -qq --no-install-recommends \
   build-essential cmake pkg-config clang python3 libclang-rt-14-dev llvm-14 \
   libdw-dev libelf-dev libcli11-dev libfmt-dev nlohmann-json3-dev libgtest-dev \
-  libcapstone-dev chromium zlib1g-dev \
+  libcapstone-dev chromium zlib1g-dev libncurses-dev tmux \
   > /dev/null
 # A node.js that is already installed (e.g. from NodeSource, which bundles npm) is kept:
 # Debian's npm package would conflict with it.

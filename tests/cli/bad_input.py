@@ -16,7 +16,7 @@ import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 PROGRAMS = os.path.join(os.path.dirname(HERE), "programs")
-READERS = ["report", "replay", "info", "dump", "graph"]
+READERS = ["report", "replay", "info", "dump", "graph", "tui"]
 HELPERS = []  # processes to kill at the end
 
 
@@ -156,6 +156,8 @@ def cases(dirs):
         ("replay: unknown thread", ["replay", "--thread", "999999999", "-d", dirs["good"]]),
         ("info: unknown format", ["info", "--format=xml", "-d", dirs["good"]]),
         ("graph: bad regex", ["graph", "--include", "(x", "-d", dirs["good"]]),
+        ("tui: not a terminal", ["tui", "-d", dirs["good"]]),
+        ("tui: unknown thread", ["tui", "--thread", "999999999", "-d", dirs["good"]]),
         ("export: unknown format", ["export", "--format=svg", "-o", "x", "-d", dirs["good"]]),
         ("export: -o in a missing directory",
          ["export", "--format=chrome", "-o", dirs["missing"] + "/x.json", "-d", dirs["good"]]),
