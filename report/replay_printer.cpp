@@ -27,6 +27,8 @@ void ReplayPrinter::set_thread_column(uint32_t tid) {
   tid_column_ = tid == 0 ? "" : fmt::format(" [{:>7}]", tid);
 }
 
+std::string ReplayPrinter::blank() const { return replay_blank() + tid_column_; }
+
 ReplayPrinter::ReplayPrinter(std::FILE* out, const format::ProcessMeta& meta,
                              analysis::ProcessSymbolizer& symbolizer, uint32_t max_depth)
     : out_(out), meta_(meta), symbolizer_(symbolizer), max_depth_(max_depth) {}

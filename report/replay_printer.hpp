@@ -70,7 +70,7 @@ class ReplayPrinter {
   void open_pending();
   void line(const std::string& duration, uint32_t depth, const std::string& text);
   // The blank duration field, with the TID column if shown.
-  std::string blank() const { return replay_blank() + tid_column_; }
+  std::string blank() const;
   // The pending call's name, with its arguments if they came.
   std::string pending_text();
 

@@ -219,6 +219,8 @@ def normalize_replay(text, pids):
         if m:
             out.append("# thread MAIN" if int(m.group(1)) == current_pid else "# thread T")
             continue
+        if re.match(r"^#\s+DURATION\b", line):
+            continue  # the column header
         if line.startswith("# "):
             out.append(map_pids(line))
             continue
