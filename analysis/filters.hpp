@@ -44,15 +44,15 @@
 namespace callmon::analysis {
 
 struct FilterSet {
-  std::optional<std::regex> include;  // keep only calls whose demangled name matches
-  std::optional<std::regex> exclude;  // drop calls whose demangled name matches
+  std::optional<std::regex> include;    // keep only calls whose demangled name matches
+  std::optional<std::regex> exclude;    // drop calls whose demangled name matches
   std::optional<std::regex> focus;      // keep only matching calls and their subtrees
   std::optional<std::regex> callee_of;  // keep only calls made inside a matching call
   std::optional<std::regex> hide;       // drop matching calls with their subtrees
   std::optional<std::regex> caller_of;  // keep only matching calls and their callers
-  uint32_t max_depth = 0;             // drop calls at depth >= N (0: no limit)
-  uint64_t min_duration_ns = 0;       // drop calls whose measured duration is shorter
-  uint32_t tid = 0;                   // only this thread (0: all)
+  uint32_t max_depth = 0;               // drop calls at depth >= N (0: no limit)
+  uint64_t min_duration_ns = 0;         // drop calls whose measured duration is shorter
+  uint32_t tid = 0;                     // only this thread (0: all)
   std::optional<std::pair<uint64_t, uint64_t>> range_ns;  // [start, end] from the origin
   uint64_t origin_ticks = 0;  // the recording's first timestamp (set_origin())
 
@@ -70,14 +70,14 @@ struct FilterSet {
 
 // What a name matched (FilterSet::match_bits).
 enum NameMatch : uint8_t {
-  kKeepName = 1,     // kept by --include/--exclude
-  kFocusName = 2,    // matches --focus
-  kCalleeOfName = 4, // matches --callee-of
-  kHideName = 8,     // matches --hide
-  kCallerOfName = 16 // matches --caller-of
+  kKeepName = 1,       // kept by --include/--exclude
+  kFocusName = 2,      // matches --focus
+  kCalleeOfName = 4,   // matches --callee-of
+  kHideName = 8,       // matches --hide
+  kCallerOfName = 16,  // matches --caller-of
 };
 
-// Compiles a regex for --include/--exclude. Error: "bad regex 'TEXT': WHY".
+// Compiles a regex for a name filter (--include, --focus, ...). Error: "bad regex 'TEXT': WHY".
 Result<std::regex> compile_filter_regex(const std::string& text);
 // Parses "START:END" (ns; either side may be empty: from the start / to the end).
 // Error: "bad time range 'TEXT' (expected START:END in ns, START <= END)".
