@@ -14,6 +14,15 @@ bool FilterSet::keeps_name(const std::string& name) const {
   return true;
 }
 
+uint8_t FilterSet::match_bits(const std::string& name) const {
+  uint8_t bits = keeps_name(name) ? kKeepName : 0;
+  if (focus && std::regex_search(name, *focus)) bits |= kFocusName;
+  if (callee_of && std::regex_search(name, *callee_of)) bits |= kCalleeOfName;
+  if (hide && std::regex_search(name, *hide)) bits |= kHideName;
+  if (caller_of && std::regex_search(name, *caller_of)) bits |= kCallerOfName;
+  return bits;
+}
+
 Result<std::regex> compile_filter_regex(const std::string& text) {
   try {
     return std::regex(text, std::regex::ECMAScript);

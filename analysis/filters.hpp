@@ -14,6 +14,14 @@
 // a later timestamp proves it long enough, or dropped when it ends short. Only open calls
 // can be pending, so memory stays bounded by the stack depth.
 //
+// The focus filters (uftrace's -F, -N and -C) decide by a call's ancestors or descendants:
+// --focus keeps the matching calls with their whole subtrees, --callee-of only what a
+// matching call calls (at any depth), --hide drops the matching calls with their subtrees,
+// --caller-of keeps the matching calls and the chain of their callers. The first three need
+// only the stack (a flag inherited by every frame); --caller-of holds each open call back
+// (pending, as above) until a matching call starts inside it, and drops it when it ends
+// without one.
+//
 // Recorded values follow their calls (when the inner sink takes them, call_walk.hpp): a
 // dropped call's are dropped, a pending call's ARGS are copied and handed over right after
 // its on_enter, a kept call's RETVAL goes with the call as the inner sink saw it.
@@ -36,24 +44,40 @@
 namespace callmon::analysis {
 
 struct FilterSet {
-  std::optional<std::regex> include;  // keep only calls whose demangled name matches
-  std::optional<std::regex> exclude;  // drop calls whose demangled name matches
-  uint32_t max_depth = 0;             // drop calls at depth >= N (0: no limit)
-  uint64_t min_duration_ns = 0;       // drop calls whose measured duration is shorter
-  uint32_t tid = 0;                   // only this thread (0: all)
+  std::optional<std::regex> include;    // keep only calls whose demangled name matches
+  std::optional<std::regex> exclude;    // drop calls whose demangled name matches
+  std::optional<std::regex> focus;      // keep only matching calls and their subtrees
+  std::optional<std::regex> callee_of;  // keep only calls made inside a matching call
+  std::optional<std::regex> hide;       // drop matching calls with their subtrees
+  std::optional<std::regex> caller_of;  // keep only matching calls and their callers
+  uint32_t max_depth = 0;               // drop calls at depth >= N (0: no limit)
+  uint64_t min_duration_ns = 0;         // drop calls whose measured duration is shorter
+  uint32_t tid = 0;                     // only this thread (0: all)
   std::optional<std::pair<uint64_t, uint64_t>> range_ns;  // [start, end] from the origin
   uint64_t origin_ticks = 0;  // the recording's first timestamp (set_origin())
 
-  bool has_name_filter() const { return include || exclude; }
+  bool has_name_filter() const { return include || exclude || has_focus_filter(); }
+  bool has_focus_filter() const { return focus || callee_of || hide || caller_of; }
   // True when a FilteredSink is needed at all (thread selection is done by the callers).
   bool active() const {
     return has_name_filter() || max_depth != 0 || min_duration_ns != 0 || range_ns;
   }
   bool keeps_thread(uint32_t thread_id) const { return tid == 0 || thread_id == tid; }
   bool keeps_name(const std::string& name) const;
+  // The NameMatch bits of `name`: which of the regexes above it matches.
+  uint8_t match_bits(const std::string& name) const;
 };
 
-// Compiles a regex for --include/--exclude. Error: "bad regex 'TEXT': WHY".
+// What a name matched (FilterSet::match_bits).
+enum NameMatch : uint8_t {
+  kKeepName = 1,       // kept by --include/--exclude
+  kFocusName = 2,      // matches --focus
+  kCalleeOfName = 4,   // matches --callee-of
+  kHideName = 8,       // matches --hide
+  kCallerOfName = 16,  // matches --caller-of
+};
+
+// Compiles a regex for a name filter (--include, --focus, ...). Error: "bad regex 'TEXT': WHY".
 Result<std::regex> compile_filter_regex(const std::string& text);
 // Parses "START:END" (ns; either side may be empty: from the start / to the end).
 // Error: "bad time range 'TEXT' (expected START:END in ns, START <= END)".
@@ -66,19 +90,21 @@ Result<bool> set_origin(FilterSet& filters, const format::Recording& rec);
 class NameDecider {
  public:
   NameDecider(const FilterSet& filters, ProcessSymbolizer& sym) : f_(filters), sym_(sym) {}
-  bool keeps(uint64_t addr) {
-    if (!f_.has_name_filter()) return true;
+  bool keeps(uint64_t addr) { return (bits(addr) & kKeepName) != 0; }
+  // The NameMatch bits of the function at `addr`.
+  uint8_t bits(uint64_t addr) {
+    if (!f_.has_name_filter()) return kKeepName;
     bool inserted;
-    uint32_t i = index_.find_or_insert(addr, static_cast<uint32_t>(keep_.size()), inserted);
-    if (inserted) keep_.push_back(f_.keeps_name(sym_.lookup(addr).name));
-    return keep_[i];
+    uint32_t i = index_.find_or_insert(addr, static_cast<uint32_t>(bits_.size()), inserted);
+    if (inserted) bits_.push_back(f_.match_bits(sym_.lookup(addr).name));
+    return bits_[i];
   }
 
  private:
   const FilterSet& f_;
   ProcessSymbolizer& sym_;
   AddrIndex index_;
-  std::vector<bool> keep_;
+  std::vector<uint8_t> bits_;
 };
 
 template <class Inner>
@@ -105,18 +131,33 @@ class FilteredSink {
   uint32_t on_enter(uint64_t addr, uint64_t ticks, uint32_t depth, bool inherited) {
     resolve(ticks);
     if (++serial_ == 0) serial_ = 1;
+    const uint8_t bits = names_.bits(addr);
+    const Frame* parent = frames_.empty() ? nullptr : &frames_.back();
     Frame fr{addr, ticks, next_vstart_, {}, {}, 0, serial_, kDropped, inherited};
+    // Inherited down the stack: inside a --focus match, inside a --callee-of match (the
+    // match itself not counted), inside a --hide match (the match counted).
+    fr.in_focus = (bits & kFocusName) || (parent && parent->in_focus);
+    fr.under_callee_of = parent && (parent->under_callee_of || parent->callee_of_match);
+    fr.callee_of_match = (bits & kCalleeOfName) != 0;
+    fr.hidden = (bits & kHideName) || (parent && parent->hidden);
+    fr.caller_proven = !f_.caller_of;
     bool drop = (f_.max_depth != 0 && depth >= f_.max_depth) || ticks > range_end_ ||
-                !names_.keeps(addr);
+                !(bits & kKeepName) || fr.hidden || (f_.focus && !fr.in_focus) ||
+                (f_.callee_of && !fr.under_callee_of);
     frames_.push_back(fr);
+    const bool proves = (bits & kCallerOfName) != 0 && !fr.hidden;
+    if (proves) prove_callers();
     if (!drop) {
-      if (first_pending_ != kNone || min_ticks_ > 0 || ticks < range_start_) {
+      if (first_pending_ != kNone || min_ticks_ > 0 || ticks < range_start_ ||
+          !frames_.back().caller_proven) {
         frames_.back().state = kPending;
         if (first_pending_ == kNone) first_pending_ = frames_.size() - 1;
       } else {
         keep(frames_.size() - 1);
       }
     }
+    // Its callers, held back until now, may be kept (and itself, if nothing else waits).
+    if (proves) resolve(ticks);
     return serial_;
   }
 
@@ -199,6 +240,11 @@ class FilteredSink {
     uint32_t serial;        // the slot this sink returned for the call
     State state;
     bool inherited;
+    bool in_focus = false;         // it or a caller matches --focus
+    bool under_callee_of = false;  // a caller matches --callee-of
+    bool callee_of_match = false;  // it matches --callee-of
+    bool hidden = false;           // it or a caller matches --hide
+    bool caller_proven = true;     // --caller-of: it matches or calls a match
   };
   // The ARGS of a pending frame, copied (the event's payload lives in the reader's chunk).
   struct HeldArgs {
@@ -234,14 +280,22 @@ class FilteredSink {
     }
   }
 
+  // A --caller-of match just entered (the top frame): it and every open call are its
+  // callers. Proven frames' callers are proven already, so the walk stops at the first.
+  void prove_callers() {
+    for (size_t i = frames_.size(); i-- > 0 && !frames_[i].caller_proven;)
+      frames_[i].caller_proven = true;
+  }
+
   // A timestamp `t` seen while the pending frames are open proves each of them lasts at
-  // least until t; keep those now known long enough, outermost first (they started first).
+  // least until t; keep those now known long enough (and, with --caller-of, known to be
+  // callers), outermost first (they started first).
   void resolve(uint64_t t) {
     if (first_pending_ == kNone) return;
     for (size_t i = first_pending_; i < frames_.size(); ++i) {
       Frame& fr = frames_[i];
       if (fr.state != kPending) continue;
-      if (t < fr.start || t - fr.start < min_ticks_ || t < range_start_) {
+      if (t < fr.start || t - fr.start < min_ticks_ || t < range_start_ || !fr.caller_proven) {
         first_pending_ = i;
         return;
       }

@@ -14,6 +14,7 @@ namespace callmon::report {
 struct GraphRenderOptions {
   std::vector<bool> selected;  // per function: shown; empty = all
   uint32_t depth = 0;          // tree: hide contexts at depth >= N (0: all)
+  bool colour = false;         // text: times coloured by size (report/colour.hpp)
 };
 
 // The functions in display order (total descending, then name), selected ones only.

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 
+#include "report/colour.hpp"
 #include "report/graph_render.hpp"
 #include "report/units.hpp"
 
@@ -24,9 +25,13 @@ std::string figure(double ns, const analysis::NsRange& r) { return human_figure(
 
 std::string row(uint64_t calls, double time_ns, const analysis::NsRange& time_range,
                 double self_ns, const analysis::NsRange& self_range, size_t indent,
-                const std::string& name) {
-  return fmt::format("{:>8}  {:>13}  {:>13}  {}{}\n", calls, figure(time_ns, time_range),
-                     figure(self_ns, self_range), std::string(indent, ' '), name);
+                const std::string& name, bool colour) {
+  return fmt::format("{:>8}  {}  {}  {}{}\n", calls,
+                     paint_duration(fmt::format("{:>13}", figure(time_ns, time_range)), time_ns,
+                                    colour),
+                     paint_duration(fmt::format("{:>13}", figure(self_ns, self_range)), self_ns,
+                                    colour),
+                     std::string(indent, ' '), name);
 }
 
 }  // namespace
@@ -87,7 +92,7 @@ std::string render_graph_text(const CallGraph& g, const GraphRenderOptions& o) {
                          callers ? "Caller" : "Callee");
       for (const GraphArc* a : arcs)
         out += row(a->calls, a->time_ns, a->time_range, a->self_ns, a->self_range, 0,
-                   graph_name(g, callers ? a->caller : a->callee));
+                   graph_name(g, callers ? a->caller : a->callee), o.colour);
     }
   }
   return out;
@@ -119,7 +124,7 @@ std::string render_tree_text(const CallGraph& g, const GraphRenderOptions& o) {
       if (o.depth != 0 && shown >= o.depth) continue;
       out += row(c.calls, c.time_ns, c.time_range, c.self_ns, c.self_range,
                  2 * static_cast<size_t>(shown),
-                 g.functions[c.func].name);
+                 g.functions[c.func].name, o.colour);
     }
     push_children(it.node, it.depth + 1, shown >= 0 ? shown + 1 : -1);
   }

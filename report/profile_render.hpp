@@ -13,6 +13,7 @@ namespace callmon::report {
 struct ProfileRenderOptions {
   analysis::SortKey sort = analysis::SortKey::kTotal;
   size_t limit = 0;  // rows per table, 0 = all
+  bool colour = false;  // text: times coloured by size (report/colour.hpp)
 };
 
 // Text: "# DIR: N calls, P processes, T threads", then the table

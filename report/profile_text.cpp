@@ -6,6 +6,7 @@
 #include <cmath>
 
 #include "report/profile_render.hpp"
+#include "report/colour.hpp"
 #include "report/units.hpp"
 
 namespace callmon::report {
@@ -16,7 +17,7 @@ using analysis::FunctionRow;
 // One aligned table: numeric columns right-aligned, the function name last. Total and Self
 // show their range where it is wide (human_figure); when some row's thread was off the CPU
 // in it, the blocked (Off-CPU) and preempted times follow.
-void append_table(std::string& out, const std::vector<FunctionRow>& rows) {
+void append_table(std::string& out, const std::vector<FunctionRow>& rows, bool colour) {
   bool scheduler = std::any_of(rows.begin(), rows.end(), [](const FunctionRow& r) {
     return r.offcpu_ns > 0 || r.preempted_ns > 0;
   });
@@ -27,6 +28,7 @@ void append_table(std::string& out, const std::vector<FunctionRow>& rows) {
   }
   const size_t cols = heads.size();
   std::vector<std::vector<std::string>> cells;
+  std::vector<std::vector<double>> ns;  // per cell: the time to colour by (-1: a count)
   std::vector<size_t> width(cols);
   for (size_t c = 0; c < cols; ++c) width[c] = std::string(heads[c]).size();
   for (const FunctionRow& r : rows) {
@@ -40,11 +42,16 @@ void append_table(std::string& out, const std::vector<FunctionRow>& rows) {
     }
     for (size_t c = 0; c < cols; ++c) width[c] = std::max(width[c], line[c].size());
     cells.push_back(std::move(line));
+    ns.push_back({r.total_ns, r.self_ns, -1, r.avg_ns(), r.min_ns, r.max_ns, r.offcpu_ns,
+                  r.preempted_ns});
   }
   for (size_t c = 0; c < cols; ++c) out += fmt::format("{:>{}}  ", heads[c], width[c]);
   out += "Function\n";
   for (size_t i = 0; i < rows.size(); ++i) {
-    for (size_t c = 0; c < cols; ++c) out += fmt::format("{:>{}}  ", cells[i][c], width[c]);
+    for (size_t c = 0; c < cols; ++c)
+      out += paint_duration(fmt::format("{:>{}}", cells[i][c], width[c]), ns[i][c],
+                            colour && ns[i][c] >= 0) +
+             "  ";
     out += rows[i].name;
     out += '\n';
   }
@@ -90,7 +97,7 @@ std::string render_profile_text(const analysis::Profile& p, const ProfileRenderO
                                 count_of(p.processes, "process", "processes"),
                                 count_of(p.threads, "thread", "threads"));
   if (p.group_by == analysis::GroupBy::kNone) {
-    append_table(out, ordered_rows(p.functions, o));
+    append_table(out, ordered_rows(p.functions, o), o.colour);
     return out;
   }
   for (const analysis::ProfileGroup& g : p.groups) {
@@ -100,7 +107,7 @@ std::string render_profile_text(const analysis::Profile& p, const ProfileRenderO
     } else {
       out += fmt::format("# process {} pid {}\n", g.process_key, g.pid);
     }
-    append_table(out, ordered_rows(g.functions, o));
+    append_table(out, ordered_rows(g.functions, o), o.colour);
   }
   return out;
 }

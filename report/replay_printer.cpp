@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include "report/arg_text.hpp"
+#include "report/colour.hpp"
 #include "report/units.hpp"
 
 namespace callmon::report {
@@ -16,6 +17,17 @@ std::string replay_process_header(const format::ProcessMeta& meta) {
 std::string replay_thread_header(uint32_t tid, const std::string& name) {
   return fmt::format("# thread {} \"{}\"", tid, name);
 }
+
+std::string replay_column_header(bool tid_column) {
+  return fmt::format("#{:>11}{} | FUNCTION", "DURATION",
+                     tid_column ? fmt::format("  {:>7} ", "TID") : "");
+}
+
+void ReplayPrinter::set_thread_column(uint32_t tid) {
+  tid_column_ = tid == 0 ? "" : fmt::format(" [{:>7}]", tid);
+}
+
+std::string ReplayPrinter::blank() const { return replay_blank() + tid_column_; }
 
 ReplayPrinter::ReplayPrinter(std::FILE* out, const format::ProcessMeta& meta,
                              analysis::ProcessSymbolizer& symbolizer, uint32_t max_depth)
@@ -53,7 +65,7 @@ std::string ReplayPrinter::pending_text() {
 void ReplayPrinter::open_pending() {
   if (!pending_) return;
   pending_ = false;
-  line(replay_blank(), pending_depth_, pending_text() + " {");
+  line(blank(), pending_depth_, pending_text() + " {");
 }
 
 uint32_t ReplayPrinter::on_enter(uint64_t addr, uint64_t /*ticks*/, uint32_t depth,
@@ -64,7 +76,7 @@ uint32_t ReplayPrinter::on_enter(uint64_t addr, uint64_t /*ticks*/, uint32_t dep
   if (open_addrs_.size() <= depth) open_addrs_.resize(depth + 1);
   open_addrs_[depth] = addr;
   if (inherited) {
-    line(replay_blank(), depth, name_of(addr) + " { [inherited]");
+    line(blank(), depth, name_of(addr) + " { [inherited]");
     return serial_;
   }
   pending_ = true;
@@ -77,9 +89,12 @@ uint32_t ReplayPrinter::on_enter(uint64_t addr, uint64_t /*ticks*/, uint32_t dep
 
 void ReplayPrinter::on_call(const analysis::FinishedCall& call) {
   if (hidden(call.depth)) return;
+  const double ns = meta_.ticks_to_ns(call.time);
   std::string duration =
-      replay_figure(meta_.ticks_to_ns(call.time), meta_.ticks_to_ns(call.time_lo),
-                    meta_.ticks_to_ns(call.time_hi));
+      paint_duration(replay_figure(ns, meta_.ticks_to_ns(call.time_lo),
+                                   meta_.ticks_to_ns(call.time_hi)),
+                     ns, colour_) +
+      tid_column_;
   std::string mark;
   if (call.exit != analysis::ExitKind::kNormal) {
     mark = fmt::format(" [{}]", analysis::exit_kind_name(call.exit));
@@ -108,7 +123,7 @@ void ReplayPrinter::on_args(const format::Event& ev, uint32_t depth, uint32_t sl
   }
   // The call's line is out already (a signal's calls came first): a line inside it.
   if (depth >= open_addrs_.size()) return;
-  line(replay_blank(), depth + 1,
+  line(blank(), depth + 1,
        "/* arguments: " + name_with_args(name_of(open_addrs_[depth]), args) + " */");
 }
 
@@ -120,7 +135,7 @@ void ReplayPrinter::on_retval(const format::Event& ev, const analysis::FinishedC
     buf_.insert(retval_at_, retval_leaf_ ? " = " + value : " = " + value + ";");
     return;
   }
-  line(replay_blank(), call.depth, "/* " + name_of(call.addr) + " = " + value + " */");
+  line(blank(), call.depth, "/* " + name_of(call.addr) + " = " + value + " */");
 }
 
 void ReplayPrinter::on_special(const format::Event& ev, uint32_t /*depth*/) {

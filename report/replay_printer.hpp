@@ -3,7 +3,9 @@
 // its first child starts (then "NAME {") or it ends (then "NAME;" with its duration), so
 // memory stays bounded by the stack depth. Line format (end-to-end tests parse it):
 //
-//   <duration, 12 chars right-aligned | 12 spaces> | <2 spaces per depth><text>
+//   <duration, 12 chars right-aligned | 12 spaces>[ [TID]] | <2 spaces per depth><text>
+//   (" [TID]", the thread id right-aligned in 7, only when several threads are shown; the
+//   output starts with a column header, replay_column_header())
 //   text: "NAME;" (leaf) | "NAME {" (opens) | "} /* NAME */" (closes, with the duration)
 //   then " [exception]" " [longjmp]" " [unwound]" " [unfinished]" " [cut]" for non-normal
 //   exits, " [inherited]" after the "{" of a fork child's inherited frames;
@@ -32,6 +34,8 @@ namespace callmon::report {
 std::string replay_process_header(const format::ProcessMeta& meta);
 // "# thread TID \"NAME\""
 std::string replay_thread_header(uint32_t tid, const std::string& name);
+// "#    DURATION | FUNCTION", with a TID column between them when `tid_column`.
+std::string replay_column_header(bool tid_column);
 
 class ReplayPrinter {
  public:
@@ -47,6 +51,11 @@ class ReplayPrinter {
   void on_args(const format::Event& ev, uint32_t depth, uint32_t slot);
   void on_retval(const format::Event& ev, const analysis::FinishedCall& call);
 
+  // Colours the durations by size (report/colour.hpp).
+  void set_colour(bool on) { colour_ = on; }
+  // Shows `tid` on every call line (0: no TID column); set before each thread's walk.
+  void set_thread_column(uint32_t tid);
+
   // Writes a line as is (headers); flushes nothing pending.
   void raw_line(const std::string& line);
   // Writes the buffered output to the stream (at the end of a thread or process).
@@ -60,10 +69,14 @@ class ReplayPrinter {
   const std::string& name_of(uint64_t addr);
   void open_pending();
   void line(const std::string& duration, uint32_t depth, const std::string& text);
+  // The blank duration field, with the TID column if shown.
+  std::string blank() const;
   // The pending call's name, with its arguments if they came.
   std::string pending_text();
 
   std::FILE* out_;
+  bool colour_ = false;
+  std::string tid_column_;  // " [    TID]" or empty
   const format::ProcessMeta& meta_;
   analysis::ProcessSymbolizer& symbolizer_;
   uint32_t max_depth_;

@@ -219,6 +219,8 @@ def normalize_replay(text, pids):
         if m:
             out.append("# thread MAIN" if int(m.group(1)) == current_pid else "# thread T")
             continue
+        if re.match(r"^#\s+DURATION\b", line):
+            continue  # the column header
         if line.startswith("# "):
             out.append(map_pids(line))
             continue
@@ -409,14 +411,14 @@ def json_of(proc, what, failures):
 
 def replay_prefix(callmon, data, cwd, nlines):
     """Reads only the first nlines of `callmon replay` (for traces whose full tree is too big
-    to print), then stops it."""
+    to print), then stops it. The column header line does not count."""
     proc = subprocess.Popen([callmon, "replay", "-d", data], cwd=cwd, stdout=subprocess.PIPE,
                             stderr=subprocess.DEVNULL, text=True, errors="replace")
     lines = []
     try:
         for line in proc.stdout:
             lines.append(line)
-            if len(lines) >= nlines:
+            if len(lines) >= nlines + 1:
                 break
     finally:
         proc.kill()

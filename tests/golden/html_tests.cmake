@@ -6,6 +6,7 @@ set(HTML_GOLDEN
   "html-data html"
   "html-data-pruned html --prune|10"
   "html-data-filtered html --exclude|^walk"
+  "html-data-focus simple --focus|^compute$"
   "html-data-gzip html --compress=always"
   "html-data simple"
   "html-data-raw simple --no-compensation"

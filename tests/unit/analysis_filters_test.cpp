@@ -126,6 +126,102 @@ TEST_F(FiltersTest, MaxDepthAndIncludeCombine) {
   EXPECT_EQ(calls[1].self, 60);
 }
 
+// --focus (uftrace -F): the matching call and its whole subtree, the match at depth 0.
+TEST_F(FiltersTest, FocusKeepsTheMatchWithItsSubtree) {
+  FilterSet f;
+  f.focus = std::regex("^compute$");
+  auto calls = run(f);
+  ASSERT_EQ(calls.size(), 3u);
+  EXPECT_EQ(calls[0].addr, kHelper);
+  EXPECT_EQ(calls[0].depth, 1u);
+  EXPECT_EQ(calls[2].addr, kCompute);
+  EXPECT_EQ(calls[2].depth, 0u);
+  EXPECT_EQ(calls[2].self, 60 - 10 - 20);  // its callees are kept: its own self only
+  EXPECT_EQ(sink_.enter_depths, (std::vector<uint32_t>{0, 1, 1}));
+}
+
+// Unlike --include, which keeps only the matching calls themselves.
+TEST_F(FiltersTest, IncludeKeepsOnlyTheMatchWhereFocusKeepsTheSubtree) {
+  FilterSet f;
+  f.include = std::regex("^compute$");
+  auto calls = run(f);
+  ASSERT_EQ(calls.size(), 1u);
+  EXPECT_EQ(calls[0].self, 60);
+}
+
+// --callee-of: what the match calls, not the match.
+TEST_F(FiltersTest, CalleeOfKeepsTheCalleesWithoutTheMatch) {
+  FilterSet f;
+  f.callee_of = std::regex("^main$");
+  auto calls = run(f);
+  ASSERT_EQ(calls.size(), 4u);  // parse, helper, helper, compute
+  EXPECT_EQ(calls[0].addr, kParse);
+  EXPECT_EQ(calls[0].depth, 0u);
+  EXPECT_EQ(calls[3].addr, kCompute);
+  EXPECT_EQ(calls[3].depth, 0u);
+  EXPECT_EQ(calls[1].depth, 1u);
+}
+
+// --hide (uftrace -N): the match and its subtree go, their time to the caller's self.
+TEST_F(FiltersTest, HideDropsTheMatchWithItsSubtree) {
+  FilterSet f;
+  f.hide = std::regex("^compute$");
+  auto calls = run(f);
+  ASSERT_EQ(calls.size(), 2u);  // parse, main: both helpers went with compute
+  EXPECT_EQ(calls[0].addr, kParse);
+  EXPECT_EQ(calls[1].addr, kMain);
+  EXPECT_EQ(calls[1].self, 120 - 20);
+}
+
+// --caller-of (uftrace -C): the match and its callers; held back until the match starts.
+TEST_F(FiltersTest, CallerOfKeepsTheMatchAndItsCallers) {
+  FilterSet f;
+  f.caller_of = std::regex("^helper$");
+  auto calls = run(f);
+  ASSERT_EQ(calls.size(), 4u);  // helper, helper, compute, main: parse calls no helper
+  EXPECT_EQ(calls[0].addr, kHelper);
+  EXPECT_EQ(calls[0].depth, 2u);
+  EXPECT_EQ(calls[2].addr, kCompute);
+  EXPECT_EQ(calls[3].addr, kMain);
+  EXPECT_EQ(calls[3].self, 120 - 60);  // parse's time is main's now
+  EXPECT_EQ(sink_.enter_depths, (std::vector<uint32_t>{0, 1, 2, 2}));
+}
+
+// A match's own callees are not callers: --caller-of=compute drops the helpers.
+TEST_F(FiltersTest, CallerOfDropsTheMatchsCallees) {
+  FilterSet f;
+  f.caller_of = std::regex("^compute$");
+  auto calls = run(f);
+  ASSERT_EQ(calls.size(), 2u);
+  EXPECT_EQ(calls[0].addr, kCompute);
+  EXPECT_EQ(calls[0].self, 60);
+  EXPECT_EQ(calls[1].addr, kMain);
+}
+
+// Focus filters combine with the others: --caller-of with --min-duration keeps the
+// callers of the long helper only.
+TEST_F(FiltersTest, CallerOfCombinesWithMinDuration) {
+  FilterSet f;
+  f.caller_of = std::regex("^helper$");
+  f.min_duration_ns = 15;
+  auto calls = run(f);
+  ASSERT_EQ(calls.size(), 3u);  // the 20 ns helper, compute, main
+  EXPECT_EQ(calls[0].time, 20u);
+  EXPECT_EQ(calls[1].addr, kCompute);
+  EXPECT_EQ(calls[2].addr, kMain);
+  EXPECT_EQ(sink_.enter_depths, (std::vector<uint32_t>{0, 1, 2}));
+}
+
+// Nothing matches: nothing is kept, nothing is left pending.
+TEST_F(FiltersTest, FocusFiltersMatchingNothingKeepNothing) {
+  for (int which = 0; which < 3; ++which) {
+    FilterSet f;
+    (which == 0 ? f.focus : which == 1 ? f.callee_of : f.caller_of) = std::regex("nosuch");
+    sink_ = RecordingSink{};
+    EXPECT_TRUE(run(f).empty()) << which;
+  }
+}
+
 TEST(FilterParsing, TimeRangeAndRegexErrors) {
   EXPECT_TRUE(parse_time_range("10:20"));
   EXPECT_EQ(parse_time_range(":20")->first, 0u);

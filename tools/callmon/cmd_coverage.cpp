@@ -14,6 +14,7 @@
 #include "analysis/live_calls.hpp"
 #include "report/coverage_render.hpp"
 #include "tools/callmon/command.hpp"
+#include "tools/callmon/pager.hpp"
 #include "tools/callmon/monitor_launch.hpp"
 #include "tools/callmon/output_file.hpp"
 #include "tools/callmon/privileged_program.hpp"
@@ -28,6 +29,7 @@ struct CoverageOptions {
   std::vector<std::string> merge;
   std::string format = "text";
   std::string output = "-";
+  TerminalOptions term;
   double fail_under = -1;
   bool uncalled = false;
   std::vector<std::string> command;  // live: the program to run
@@ -123,6 +125,7 @@ int run_coverage(const CoverageOptions& o) {
   std::string text = o.format == "json"   ? report::render_coverage_json(cov, ro)
                      : o.format == "html" ? report::render_coverage_html(cov, ro)
                                           : report::render_coverage_text(cov, ro);
+  if (o.output == "-") start_pager(o.term);
   out->write(text);
   if (int status = out->finish()) return status;
   if (program_status != 0)
@@ -154,6 +157,7 @@ void setup_coverage(CLI::App& app, int& status) {
       ->type_name("PERCENT")
       ->check(CLI::Range(0.0, 100.0));
   sub->add_flag("--uncalled", o->uncalled, "list only the functions never called");
+  add_terminal_options(sub, o->term, false);
   sub->add_option("command", o->command,
                   "live: run PROG [ARGS...] (after --) and count its calls without recording; "
                   "-d is then not read, --merge still adds recordings");

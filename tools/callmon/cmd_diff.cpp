@@ -6,6 +6,7 @@
 #include "analysis/profile_diff.hpp"
 #include "report/diff_render.hpp"
 #include "tools/callmon/command.hpp"
+#include "tools/callmon/pager.hpp"
 #include "tools/callmon/recording_options.hpp"
 
 namespace callmon::tools {
@@ -15,6 +16,7 @@ struct DiffOptions {
   std::string old_dir;
   std::string new_dir;
   std::string format = "text";
+  TerminalOptions term;
   bool no_compensation = false;
 };
 
@@ -42,8 +44,9 @@ int run_diff(const DiffOptions& o) {
   if (!after) return 1;
   analysis::ProfileDiff d = analysis::diff_profiles(*before, *after);
   std::string out = o.format == "json" ? report::render_diff_json(d) : report::render_diff_text(d);
+  start_pager(o.term);
   std::fwrite(out.data(), 1, out.size(), stdout);
-  return std::fflush(stdout) == 0 ? 0 : fail(cmd, "cannot write the output");
+  return finish_stdout(cmd);
 }
 
 void setup_diff(CLI::App& app, int& status) {
@@ -54,6 +57,7 @@ void setup_diff(CLI::App& app, int& status) {
   sub->add_option("new", o->new_dir, "the recording to compare with it")->required();
   sub->add_option("--format", o->format, "output format: text (default) or json")
       ->check(CLI::IsMember({"text", "json"}));
+  add_terminal_options(sub, o->term, false);
   sub->add_flag("--no-compensation", o->no_compensation,
                 "compare measured times as they are, without subtracting the recording's own "
                 "cost per call");

@@ -8,6 +8,7 @@
 #include "report/graph_render.hpp"
 #include "tools/callmon/command.hpp"
 #include "tools/callmon/filter_options.hpp"
+#include "tools/callmon/pager.hpp"
 #include "tools/callmon/recording_options.hpp"
 
 namespace callmon::tools {
@@ -21,6 +22,7 @@ struct GraphOptions {
   uint32_t depth = 0;
   bool no_compensation = false;
   FilterOptions filters;
+  TerminalOptions term;
 };
 
 // FUNC selects a function when its name contains it or, if FUNC is a valid regex, when the
@@ -59,14 +61,16 @@ int run_graph(const GraphOptions& o) {
 
   report::GraphRenderOptions ro;
   ro.depth = o.depth;
+  ro.colour = use_colour(o.term);
   if (!o.func.empty()) ro.selected = select_functions(*graph, o.func);
   bool json = o.format == "json";
   std::string out = o.tree ? (json ? report::render_tree_json(*graph, ro)
                                    : report::render_tree_text(*graph, ro))
                            : (json ? report::render_graph_json(*graph, ro)
                                    : report::render_graph_text(*graph, ro));
+  start_pager(o.term);
   std::fwrite(out.data(), 1, out.size(), stdout);
-  return std::fflush(stdout) == 0 ? 0 : fail(cmd, "cannot write the output");
+  return finish_stdout(cmd);
 }
 
 void setup_graph(CLI::App& app, int& status) {
@@ -86,6 +90,7 @@ void setup_graph(CLI::App& app, int& status) {
                 "report measured times as they are, without subtracting the recording's own "
                 "cost per call");
   add_filter_options(sub, o->filters);
+  add_terminal_options(sub, o->term);
   sub->callback([o, &status] { status = run_graph(*o); });
 }
 

@@ -37,6 +37,10 @@ std::string describe_filters(const FilterOptions& f) {
   };
   add("--include", f.include);
   add("--exclude", f.exclude);
+  add("--focus", f.focus);
+  add("--callee-of", f.callee_of);
+  add("--hide", f.hide);
+  add("--caller-of", f.caller_of);
   if (f.min_duration_ns) add("--min-duration", std::to_string(f.min_duration_ns));
   add("--time-range", f.time_range);
   if (f.max_depth) add("--max-depth", std::to_string(f.max_depth));

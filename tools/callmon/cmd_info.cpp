@@ -7,6 +7,7 @@
 #include "analysis/recording_info.hpp"
 #include "report/info_render.hpp"
 #include "tools/callmon/command.hpp"
+#include "tools/callmon/pager.hpp"
 #include "tools/callmon/recording_options.hpp"
 
 namespace callmon::tools {
@@ -15,6 +16,7 @@ namespace {
 struct InfoOptions {
   std::string dir = "callmon.data";
   std::string format = "text";
+  TerminalOptions term;
 };
 
 int run_info(const InfoOptions& o) {
@@ -28,8 +30,9 @@ int run_info(const InfoOptions& o) {
   print_warnings(cmd, info->warnings);
   std::string out =
       o.format == "json" ? report::render_info_json(*info) : report::render_info_text(*info);
+  start_pager(o.term);
   std::fwrite(out.data(), 1, out.size(), stdout);
-  return std::fflush(stdout) == 0 ? 0 : fail(cmd, "cannot write the output");
+  return finish_stdout(cmd);
 }
 
 void setup_info(CLI::App& app, int& status) {
@@ -39,6 +42,7 @@ void setup_info(CLI::App& app, int& status) {
   add_recording_option(sub, o->dir);
   sub->add_option("--format", o->format, "output format: text (default) or json")
       ->check(CLI::IsMember({"text", "json"}));
+  add_terminal_options(sub, o->term, false);
   sub->callback([o, &status] { status = run_info(*o); });
 }
 

@@ -11,6 +11,7 @@
 #include "analysis/compensation.hpp"
 #include "tools/callmon/command.hpp"
 #include "tools/callmon/filter_options.hpp"
+#include "tools/callmon/pager.hpp"
 #include "tools/callmon/recording_options.hpp"
 
 namespace callmon::tools {
@@ -22,6 +23,7 @@ struct ReplayOptions {
   uint32_t max_depth = 0;
   bool no_compensation = false;
   FilterOptions filters;  // --thread and --max-depth stay replay's own (above)
+  TerminalOptions term;
 };
 
 int run_replay(const ReplayOptions& o) {
@@ -42,6 +44,9 @@ int run_replay(const ReplayOptions& o) {
   for (const auto& proc : rec->processes)
     for (const auto& tf : proc.threads)
       if (o.tid == 0 || tf.tid == o.tid) paths.push_back(tf.path);
+  // The TID column is worth its width only when several threads are shown.
+  const bool tid_column = paths.size() > 1;
+  const bool colour = start_terminal(o.term);
   Progress progress(cmd);
   analysis::ProgressFn tick = progress.callback();
   const uint64_t total_bytes = tick ? analysis::total_file_size(paths) : 0;
@@ -49,6 +54,7 @@ int run_replay(const ReplayOptions& o) {
   auto cache = analysis::make_elf_cache();
   std::vector<std::string> warnings;
   bool found = o.tid == 0;
+  bool header_done = false;
   for (const format::ProcessRecording& proc : rec->processes) {
     bool any = o.tid == 0;
     for (const auto& t : proc.threads) any = any || t.tid == o.tid;
@@ -56,6 +62,9 @@ int run_replay(const ReplayOptions& o) {
     found = true;
     analysis::ProcessSymbolizer sym(proc.meta, cache);
     report::ReplayPrinter printer(stdout, proc.meta, sym, o.max_depth);
+    printer.set_colour(colour);
+    if (!header_done) printer.raw_line(report::replay_column_header(tid_column));
+    header_done = true;
     analysis::NameDecider names(*filters, sym);
     format::ModuleLifetimes lifetimes(proc.meta.modules);
     printer.raw_line(report::replay_process_header(proc.meta));
@@ -68,6 +77,7 @@ int run_replay(const ReplayOptions& o) {
         return fail(cmd, opened.error());
       }
       format::ThreadReader& reader = opened.value();
+      printer.set_thread_column(tid_column ? tf.tid : 0);
       reader.use_module_lifetimes(lifetimes);
       const auto& name = reader.header().thread_name;
       printer.raw_line(report::replay_thread_header(tf.tid,
@@ -104,6 +114,7 @@ void setup_replay(CLI::App& app, int& status) {
                 "show measured durations as they are, without subtracting the recording's own "
                 "cost per call");
   add_filter_options(sub, o->filters, FilterOptionSet{false, false});
+  add_terminal_options(sub, o->term);
   sub->callback([o, &status] { status = run_replay(*o); });
 }
 

@@ -9,6 +9,7 @@
 #include "report/profile_render.hpp"
 #include "tools/callmon/command.hpp"
 #include "tools/callmon/filter_options.hpp"
+#include "tools/callmon/pager.hpp"
 #include "tools/callmon/recording_options.hpp"
 
 namespace callmon::tools {
@@ -23,6 +24,7 @@ struct ReportOptions {
   bool no_compensation = false;
   size_t limit = 0;
   FilterOptions filters;
+  TerminalOptions term;
 };
 
 int run_report(const ReportOptions& o) {
@@ -50,6 +52,7 @@ int run_report(const ReportOptions& o) {
   report::ProfileRenderOptions ro;
   ro.sort = key;
   ro.limit = o.limit;
+  ro.colour = use_colour(o.term);
   std::string out = o.format == "json"  ? report::render_profile_json(*profile, ro)
                     : o.format == "csv" ? report::render_profile_csv(*profile, ro)
                                         : report::render_profile_text(*profile, ro);
@@ -59,8 +62,9 @@ int run_report(const ReportOptions& o) {
     if (auto note = analysis::clock_bound_note(profile->functions)) out += "# note: " + *note + "\n";
     if (auto note = analysis::scheduler_note(*rec)) out += "# note: " + *note + "\n";
   }
+  start_pager(o.term);
   std::fwrite(out.data(), 1, out.size(), stdout);
-  return std::fflush(stdout) == 0 ? 0 : fail(cmd, "cannot write the output");
+  return finish_stdout(cmd);
 }
 
 void setup_report(CLI::App& app, int& status) {
@@ -81,6 +85,7 @@ void setup_report(CLI::App& app, int& status) {
   sub->add_option("--limit", o->limit, "show at most N functions per table (0: all)")
       ->type_name("N");
   add_filter_options(sub, o->filters);
+  add_terminal_options(sub, o->term);
   sub->callback([o, &status] { status = run_report(*o); });
 }
 

@@ -12,6 +12,20 @@ void add_filter_options(CLI::App* sub, FilterOptions& o, FilterOptionSet which) 
       ->type_name("REGEX");
   sub->add_option("--exclude", o.exclude, "drop calls whose demangled name matches REGEX")
       ->type_name("REGEX");
+  sub->add_option("--focus", o.focus,
+                  "keep only calls whose demangled name matches REGEX, with everything they "
+                  "call (uftrace -F)")
+      ->type_name("REGEX");
+  sub->add_option("--callee-of", o.callee_of,
+                  "keep only what calls matching REGEX call, directly or not (not the "
+                  "matching calls themselves)")
+      ->type_name("REGEX");
+  sub->add_option("--hide", o.hide,
+                  "drop calls matching REGEX with everything they call (uftrace -N)")
+      ->type_name("REGEX");
+  sub->add_option("--caller-of", o.caller_of,
+                  "keep only calls matching REGEX and the chain of their callers (uftrace -C)")
+      ->type_name("REGEX");
   sub->add_option("--min-duration", o.min_duration_ns,
                   "drop calls shorter than NS nanoseconds (measured); their time stays in "
                   "the parent")
@@ -31,7 +45,10 @@ std::optional<analysis::FilterSet> make_filters_or_fail(const std::string& comma
                                                         const FilterOptions& o,
                                                         const format::Recording& rec) {
   analysis::FilterSet f;
-  for (auto [text, slot] : {std::pair{&o.include, &f.include}, std::pair{&o.exclude, &f.exclude}}) {
+  for (auto [text, slot] :
+       {std::pair{&o.include, &f.include}, std::pair{&o.exclude, &f.exclude},
+        std::pair{&o.focus, &f.focus}, std::pair{&o.callee_of, &f.callee_of},
+        std::pair{&o.hide, &f.hide}, std::pair{&o.caller_of, &f.caller_of}}) {
     if (text->empty()) continue;
     auto re = analysis::compile_filter_regex(*text);
     if (!re) {

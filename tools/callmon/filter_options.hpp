@@ -16,6 +16,10 @@ namespace callmon::tools {
 struct FilterOptions {
   std::string include;
   std::string exclude;
+  std::string focus;
+  std::string callee_of;
+  std::string hide;
+  std::string caller_of;
   std::string time_range;
   uint64_t min_duration_ns = 0;
   uint32_t max_depth = 0;
@@ -27,7 +31,7 @@ struct FilterOptionSet {
   bool max_depth = true;  // add --max-depth N
 };
 
-// Adds --include, --exclude, --min-duration, --time-range and, as asked, --thread and
+// Adds --include, --exclude, --focus, --callee-of, --hide, --caller-of, --min-duration, --time-range and, as asked, --thread and
 // --max-depth (commands that already own those leave them out).
 void add_filter_options(CLI::App* sub, FilterOptions& o, FilterOptionSet which = {});
 

@@ -10,6 +10,7 @@
 
 #include "format/file_mode.hpp"
 #include "tools/callmon/command.hpp"
+#include "tools/callmon/pager.hpp"
 
 namespace callmon::tools {
 
@@ -44,7 +45,8 @@ int OutputFile::finish(bool ok) {
   if (file_ == nullptr) return fail(command_, path_ + ": cannot write the output");
   bool closed = to_stdout() ? std::fflush(file_) == 0 : std::fclose(file_) == 0;
   if (!to_stdout()) file_ = nullptr;  // closed, whatever the outcome
-  if (ok && closed && !write_failed_) {
+  // A pager the user quit early took what it wanted: not a failure (pager.hpp).
+  if (ok && ((closed && !write_failed_) || (to_stdout() && pager_quit()))) {
     file_ = nullptr;
     return 0;
   }
