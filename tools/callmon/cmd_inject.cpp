@@ -9,6 +9,7 @@
 #include <filesystem>
 
 #include "tools/callmon/command.hpp"
+#include "tools/callmon/program_args.hpp"
 #include "tools/callmon/hook_probe.hpp"
 #include "tools/callmon/monitor_launch.hpp"
 #include "tools/callmon/privileged_program.hpp"
@@ -94,7 +95,7 @@ CommandRegistration registration_inject{"inject", [](CLI::App& app, int& status)
   sub->add_option("--log", o->log, "Write the log of injections to FILE (default: standard error)");
   sub->add_flag("--shared", o->shared,
                 "Let everyone read the --log file (0644); without it only you can (0600)");
-  sub->add_option("command", o->command, "PROG [ARGS...] (put -- before PROG)")->required();
+  add_program_option(sub, o->command, "PROG [ARGS...] (put -- before PROG)", true);
   sub->footer("Example rule: open_db call=3 throw system_error ENOENT \"no database\"\n"
               "Each injection is logged as one line (rule, function, thread, call number). "
               "The program keeps its stdin, stdout, stderr and signals; callmon exits with its "

@@ -21,6 +21,7 @@
 #include "format/file_mode.hpp"
 #include "format/session.hpp"
 #include "tools/callmon/command.hpp"
+#include "tools/callmon/program_args.hpp"
 #include "tools/callmon/privileged_program.hpp"
 #include "tools/callmon/program_launch.hpp"
 #include "tools/callmon/sched_recorder.hpp"
@@ -277,7 +278,7 @@ CommandRegistration registration_record{"record", [](CLI::App& app, int& status)
   sub->add_flag("--untraced-ok", o->untraced_ok,
                 "If DIR cannot be created or written, run the program untraced with a warning "
                 "instead of failing");
-  sub->add_option("command", o->command, "PROG [ARGS...] (put -- before PROG)")->required();
+  add_program_option(sub, o->command, "PROG [ARGS...] (put -- before PROG)", true);
   sub->footer("Example: callmon record -o fib.data -- ./fib 30\n"
               "The program keeps its stdin, stdout, stderr and signals; callmon exits with its "
               "status (128+signal if it was killed).");
