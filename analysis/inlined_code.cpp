@@ -11,7 +11,7 @@
 namespace callmon::analysis {
 namespace {
 
-using Key = std::tuple<std::string, uint32_t, std::string>;  // file, line, name
+using Key = std::tuple<std::string, uint32_t, std::string, std::string>;  // file, line, names
 
 // The entry address of a concrete subprogram; false for a declaration or abstract instance.
 bool entry_of(Dwarf_Die* die, uint64_t* entry) {
@@ -71,7 +71,12 @@ std::vector<InlinedFunction> inlined_functions(ElfImage& image) {
       // As ElfImage::lookup_source completes names (relative to an absolute comp_dir).
       if (!path.empty() && path[0] != '/' && comp_dir != nullptr && comp_dir[0] == '/')
         path = std::string(comp_dir) + "/" + path;
-      found[{path, static_cast<uint32_t>(line), name}].push_back(entry);
+      Dwarf_Attribute linkage;
+      const char* mangled = nullptr;
+      if (dwarf_attr_integrate(origin, DW_AT_linkage_name, &linkage) != nullptr ||
+          dwarf_attr_integrate(origin, DW_AT_MIPS_linkage_name, &linkage) != nullptr)
+        mangled = dwarf_formstring(&linkage);
+      found[{path, static_cast<uint32_t>(line), name, mangled ? mangled : ""}].push_back(entry);
     };
     for_each_subprogram(&cu, [&](Dwarf_Die* sub) {
       uint64_t entry = 0;
@@ -80,7 +85,8 @@ std::vector<InlinedFunction> inlined_functions(ElfImage& image) {
   }
   std::vector<InlinedFunction> out;
   for (auto& [key, containers] : found)
-    out.push_back({std::get<0>(key), std::get<1>(key), std::get<2>(key), std::move(containers)});
+    out.push_back({std::get<0>(key), std::get<1>(key), std::get<2>(key), std::get<3>(key),
+                   std::move(containers)});
   return out;
 }
 

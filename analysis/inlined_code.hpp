@@ -17,6 +17,7 @@ struct InlinedFunction {
   std::string file;  // declaration file, completed as ElfImage::source_of() completes it
   uint32_t line = 0;  // declaration line
   std::string name;  // DW_AT_name: "helper", "~Shape", "operator()"
+  std::string linkage_name;  // mangled (DW_AT_linkage_name), empty when DWARF has none
   std::vector<uint64_t> containers;  // entry addresses of the functions holding its copies
 };
 

@@ -11,6 +11,7 @@
 #include "tools/callmon/command.hpp"
 #include "tools/callmon/program_args.hpp"
 #include "tools/callmon/hook_probe.hpp"
+#include "tools/callmon/inject_rule_check.hpp"
 #include "tools/callmon/monitor_launch.hpp"
 #include "tools/callmon/privileged_program.hpp"
 #include "tools/callmon/program_launch.hpp"
@@ -68,6 +69,8 @@ int run_inject(const InjectOptions& o) {
   if (!probes) return fail(cmd, probes.error());
   if (auto st = check_mode(*rules, *probes, o.config, o.command[0]); !st)
     return fail(cmd, st.error(), 2);
+  // A rule with nothing to act on is silent at run time: say so now.
+  for (const std::string& w : idle_rule_warnings(*rules, *program, o.config)) warn(cmd, w);
   auto runtime = find_runtime();
   if (!runtime) return fail(cmd, runtime.error());
   auto monitor = find_callmon_library("callmon-inject.so", "CALLMON_INJECT_LIB");
