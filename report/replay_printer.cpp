@@ -82,7 +82,9 @@ void ReplayPrinter::on_call(const analysis::FinishedCall& call) {
                     meta_.ticks_to_ns(call.time_hi));
   std::string mark;
   if (call.exit != analysis::ExitKind::kNormal) {
-    mark = fmt::format(" [{}]", analysis::exit_kind_name(call.exit));
+    mark = normal_end_ && call.exit == analysis::ExitKind::kCut
+               ? std::string(" [ended]")
+               : fmt::format(" [{}]", analysis::exit_kind_name(call.exit));
   }
   if (pending_ && pending_depth_ == call.depth) {
     pending_ = false;

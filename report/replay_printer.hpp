@@ -5,7 +5,8 @@
 //
 //   <duration, 12 chars right-aligned | 12 spaces> | <2 spaces per depth><text>
 //   text: "NAME;" (leaf) | "NAME {" (opens) | "} /* NAME */" (closes, with the duration)
-//   then " [exception]" " [longjmp]" " [unwound]" " [unfinished]" " [cut]" for non-normal
+//   then " [exception]" " [longjmp]" " [unwound]" " [unfinished]" " [cut]" (" [ended]" with
+//   set_normal_end) for non-normal
 //   exits, " [inherited]" after the "{" of a fork child's inherited frames;
 //   special events: "# fork child PID", "# exec", "# lost N events".
 // Recorded values (docs/replay.md), uftrace style: arguments between the parentheses of
@@ -47,6 +48,10 @@ class ReplayPrinter {
   void on_args(const format::Event& ev, uint32_t depth, uint32_t slot);
   void on_retval(const format::Event& ev, const analysis::FinishedCall& call);
 
+  // When `normal` (analysis::run_ended_normally), calls left open by a stream that ends
+  // without its END record are marked " [ended]" (the process left by _exit), not " [cut]".
+  void set_normal_end(bool normal) { normal_end_ = normal; }
+
   // Writes a line as is (headers); flushes nothing pending.
   void raw_line(const std::string& line);
   // Writes the buffered output to the stream (at the end of a thread or process).
@@ -63,6 +68,7 @@ class ReplayPrinter {
   // The pending call's name, with its arguments if they came.
   std::string pending_text();
 
+  bool normal_end_ = false;
   std::FILE* out_;
   const format::ProcessMeta& meta_;
   analysis::ProcessSymbolizer& symbolizer_;

@@ -9,10 +9,12 @@
 - `html` and `export` without -o write a file named after the recording in the working
   directory and say so;
 - `monitor` without -o keeps its table out of the program's standard output;
-- `dump` names the function of each record.
+- `dump` names the function of each record;
+- `info` shows the machine and the run's resource use.
 Exit 0 passed, 1 failed.
 """
 import argparse
+import json
 import os
 import shutil
 import subprocess
@@ -146,6 +148,18 @@ def main():
     check("dump: enter records name their function",
           r.returncode == 0 and any(l.startswith("enter ") and "fn=show" in l
                                     for l in r.stdout.splitlines()), r.stdout[:800])
+
+    # info shows the machine and the run, as recorded by record (issue 22, item 8).
+    r = run([a.callmon, "info", "-d", "base.data"], w)
+    check("info: machine, system and usage lines",
+          r.returncode == 0 and "\nmachine:" in r.stdout and "\nsystem:" in r.stdout and
+          "load average" in r.stdout and "max RSS" in r.stdout and "page faults" in r.stdout
+          and "context switches" in r.stdout, r.stdout)
+    r = run([a.callmon, "info", "-d", "base.data", "--format", "json"], w)
+    info = json.loads(r.stdout) if r.returncode == 0 else {}
+    check("info --format json: machine and usage objects",
+          (info.get("machine") or {}).get("cpus_online", 0) >= 1 and
+          (info.get("usage") or {}).get("max_rss_kib", 0) > 0, r.stdout[:600])
 
     print(f"{len(FAILURES)} failed" if FAILURES else "all passed")
     return 1 if FAILURES else 0
