@@ -1,14 +1,17 @@
 // compute_coverage() (coverage.hpp): counts ENTER records per address, thread file by thread
 // file, maps each address to its module and instrumented function, then lists every
-// instrumented function of every module seen with its count.
+// instrumented function of every module seen with its count: the variants of one source
+// function as one row, and a function only inlined into code that ran marked as such.
 #include "analysis/coverage.hpp"
 
 #include <algorithm>
 #include <map>
 #include <memory>
+#include <tuple>
 #include <unordered_map>
 
 #include "analysis/elf_image.hpp"
+#include "analysis/inlined_code.hpp"
 #include "analysis/instrumented_code.hpp"
 #include "analysis/symbolizer.hpp"
 
@@ -40,6 +43,69 @@ struct ModuleCounts {
     unmatched += n;
   }
 };
+
+// Marks the never-called functions of `fns` (parallel to `mc.functions`) whose bodies DWARF
+// says were inlined into a function that was called (inlined_code.hpp).
+void mark_inlined_only(ElfImage& image, const ModuleCounts& mc,
+                       std::vector<CoverageFunction>& fns) {
+  bool any_uncalled = false;
+  for (const auto& f : fns) any_uncalled = any_uncalled || f.calls == 0;
+  if (!any_uncalled) return;
+  std::vector<InlinedFunction> inlined = inlined_functions(image);
+  if (inlined.empty()) return;
+  // The called function holding address `entry`, or nullptr.
+  auto called_at = [&](uint64_t entry) -> const CoverageFunction* {
+    auto it = std::upper_bound(mc.functions.begin(), mc.functions.end(), entry,
+                               [](uint64_t v, const InstrumentedFunction& f) { return v < f.vaddr; });
+    if (it == mc.functions.begin()) return nullptr;
+    --it;
+    if (entry >= it->vaddr + std::max<uint64_t>(it->size, 1)) return nullptr;
+    const CoverageFunction& f = fns[static_cast<size_t>(it - mc.functions.begin())];
+    return f.calls != 0 ? &f : nullptr;
+  };
+  for (CoverageFunction& f : fns) {
+    if (f.calls != 0 || f.file.empty()) continue;
+    for (const InlinedFunction& in : inlined) {
+      if (in.line != f.line || in.file != f.file || !names_match(f.name, in.name)) continue;
+      for (uint64_t entry : in.containers) {
+        if (const CoverageFunction* holder = called_at(entry)) {
+          f.inlined_only = true;
+          f.inlined_into = holder->name;
+          break;
+        }
+      }
+      if (f.inlined_only) break;
+    }
+  }
+}
+
+// One row per source function: rows of the same name declared at the same place (the
+// variants of a constructor or destructor) become one, their calls added up.
+std::vector<CoverageFunction> merge_variants(std::vector<CoverageFunction> fns) {
+  std::map<std::tuple<std::string, uint32_t, std::string>, size_t> row_of;
+  std::vector<CoverageFunction> out;
+  for (CoverageFunction& f : fns) {
+    auto [it, added] = row_of.emplace(std::make_tuple(f.file, f.line, f.name), out.size());
+    if (added) {
+      out.push_back(std::move(f));
+      continue;
+    }
+    CoverageFunction& row = out[it->second];
+    row.calls += f.calls;
+    row.vaddr = std::min(row.vaddr, f.vaddr);
+    ++row.variants;
+    if (f.inlined_only && !row.inlined_only) {
+      row.inlined_only = true;
+      row.inlined_into = f.inlined_into;
+    }
+  }
+  for (CoverageFunction& row : out)
+    if (row.calls != 0) {  // a variant that was called makes the function called
+      row.inlined_only = false;
+      row.inlined_into.clear();
+    }
+  return out;
+}
 
 }  // namespace
 
@@ -148,6 +214,8 @@ Coverage coverage_from_calls(const std::vector<ProcessCalls>& processes, uint64_
       }
       out.functions.push_back(std::move(f));
     }
+    if (image != nullptr) mark_inlined_only(*image, mc, out.functions);
+    out.functions = merge_variants(std::move(out.functions));
     std::sort(out.functions.begin(), out.functions.end(), [](const auto& a, const auto& b) {
       if (a.file != b.file) return a.file < b.file;
       if (a.line != b.line) return a.line < b.line;

@@ -20,13 +20,23 @@ struct CoverageFunction {
   std::string name;  // demangled
   std::string file;  // source file from DWARF, empty if unknown
   uint32_t line = 0;
-  uint64_t vaddr = 0;  // in its module
-  uint64_t calls = 0;
+  uint64_t vaddr = 0;  // in its module (the lowest of its variants)
+  uint64_t calls = 0;  // of all its variants
+  // Out-of-line copies of one source function merged into this row: a constructor's or
+  // destructor's complete-, base-object and deleting variants (C1/C2, D0/D1/D2) demangle
+  // alike. 1 for an ordinary function.
+  uint32_t variants = 1;
+  // No call entered its own copy, but DWARF says its body was inlined into `inlined_into`
+  // (one of them, demangled), which was called: it may well have run there, unseen (-pg and
+  // -mfentry put no probe in inlined code). Neither called nor missed.
+  bool inlined_only = false;
+  std::string inlined_into;
 };
 
 struct CoverageModule {
   std::string path;
-  std::vector<CoverageFunction> functions;  // by source file, line, then name
+  // By source file, line, then name; one row per source function (variants merged).
+  std::vector<CoverageFunction> functions;
 };
 
 struct Coverage {

@@ -37,19 +37,25 @@ struct InfoSink {
   }
 };
 
-std::string thread_status(const CallWalker<InfoSink>& walker, const InfoSink& sink) {
-  if (!walker.ended_cleanly()) return "cut";
+std::string thread_status(const CallWalker<InfoSink>& walker, const InfoSink& sink,
+                          bool normal_end) {
+  if (!walker.ended_cleanly()) return normal_end ? "ended" : "cut";
   if (sink.last_close == format::Event::kExec) return "exec";
   return walker.left_open() > 0 ? "unfinished" : "finished";
 }
 
 }  // namespace
 
+bool run_ended_normally(const format::Recording& rec) {
+  return rec.session && rec.session->exit_status && !rec.session->exit_signal;
+}
+
 Result<RecordingInfo> gather_info(const format::Recording& rec, const ProgressFn& progress) {
   RecordingInfo info;
   info.dir = rec.dir;
   info.session = rec.session;
   info.scheduler = scheduler_status(rec);
+  const bool normal_end = run_ended_normally(rec);
   for (const std::string& w : rec.warnings) info.warnings.push_back(w);
 
   std::vector<std::string> paths;
@@ -109,7 +115,7 @@ Result<RecordingInfo> gather_info(const format::Recording& rec, const ProgressFn
         min_start = std::min(min_start, ti.first_ns);
         max_end = std::max(max_end, ti.last_ns);
       }
-      ti.status = thread_status(walker, sink);
+      ti.status = thread_status(walker, sink, normal_end);
       ti.left_open = walker.left_open();
       ti.bytes = reader.file_size();
       ti.event_bytes = reader.bytes_read();
@@ -134,8 +140,11 @@ Result<RecordingInfo> gather_info(const format::Recording& rec, const ProgressFn
 
       if (ti.status == "cut") {
         info.problems.push_back(fmt::format(
-            "thread {} of process {} was cut (killed or _exit) with {} call(s) open", ti.tid,
-            pi.key, ti.left_open));
+            "thread {} of process {} was cut with {} call(s) open ({})", ti.tid, pi.key,
+            ti.left_open,
+            rec.session && rec.session->exit_signal
+                ? fmt::format("the program was killed by signal {}", *rec.session->exit_signal)
+                : std::string("the recording did not finish: killed, or callmon was")));
       }
       if (ti.unmatched_exits > 0) {
         info.problems.push_back(fmt::format("{}: {} unmatched exit(s)", ti.file,

@@ -24,7 +24,10 @@ struct ThreadInfo {
   double first_ns = 0;        // first and last event time, ns of the process clock
   double last_ns = 0;
   double duration_ns = 0;     // last - first
-  std::string status;         // "finished" | "unfinished" | "exec" | "cut"
+  // "finished" | "unfinished" | "exec" | "ended" | "cut": a stream without its end is
+  // "ended" when the run ended normally (run_ended_normally: the process left by _exit, or
+  // another thread's exit, as a forked child does), "cut" otherwise (killed, or unknown).
+  std::string status;
   uint64_t left_open = 0;     // calls open at the end (closed as unfinished or cut)
   uint64_t bytes = 0;         // file size
   uint64_t event_bytes = 0;   // bytes of records read (the trace's own size)
@@ -77,6 +80,12 @@ struct ProcessInfo {
   size_t calibrations = 0;  // `overhead` lines, failed ones included
   std::vector<ThreadInfo> threads;
 };
+
+// True when the recorded program exited by itself (session.json has its status and no
+// signal): threads whose stream ends without its END record then ended normally (_exit,
+// exit_group from another thread), not cut. A child killed by a signal while the program
+// exited normally cannot be told apart (the runtime writes nothing at _exit or at a kill).
+bool run_ended_normally(const format::Recording& rec);
 
 struct RecordingInfo {
   std::string dir;

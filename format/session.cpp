@@ -30,6 +30,43 @@ bool optional_int(const json& j, const char* name, std::optional<T>& out) {
   return true;
 }
 
+// The "machine" object; false when a field has the wrong type.
+bool read_machine(const json& j, MachineFacts& m) {
+  if (!j.is_object()) return false;
+  try {
+    m.cpu_model = j.value("cpu_model", std::string());
+    m.cpus_online = j.value("cpus_online", 0u);
+    m.cpus_total = j.value("cpus_total", 0u);
+    m.mem_total_kib = j.value("mem_total_kib", uint64_t{0});
+    m.mem_available_kib = j.value("mem_available_kib", uint64_t{0});
+    if (auto it = j.find("load_average"); it != j.end()) {
+      if (!it->is_array() || it->size() != 3) return false;
+      for (size_t i = 0; i < 3; ++i) m.load[i] = (*it)[i].get<double>();
+    }
+    m.kernel = j.value("kernel", std::string());
+    m.hostname = j.value("hostname", std::string());
+  } catch (const json::exception&) {
+    return false;
+  }
+  return true;
+}
+
+bool read_usage(const json& j, RunUsage& u) {
+  if (!j.is_object()) return false;
+  try {
+    u.user_s = j.value("user_s", 0.0);
+    u.system_s = j.value("system_s", 0.0);
+    u.max_rss_kib = j.value("max_rss_kib", uint64_t{0});
+    u.minor_faults = j.value("minor_faults", uint64_t{0});
+    u.major_faults = j.value("major_faults", uint64_t{0});
+    u.voluntary_switches = j.value("voluntary_switches", uint64_t{0});
+    u.involuntary_switches = j.value("involuntary_switches", uint64_t{0});
+  } catch (const json::exception&) {
+    return false;
+  }
+  return true;
+}
+
 }  // namespace
 
 Result<Session> read_session(const std::string& path) {
@@ -75,6 +112,17 @@ Result<Session> read_session(const std::string& path) {
     if (!it->is_string()) return corrupt("\"callmon_version\" is not a string");
     s.callmon_version = it->get<std::string>();
   }
+  if (!optional_int(j, "pid", s.pid)) return corrupt("\"pid\" is not an integer or null");
+  if (auto it = j.find("machine"); it != j.end() && !it->is_null()) {
+    MachineFacts m;
+    if (!read_machine(*it, m)) return corrupt("\"machine\" is not a valid object");
+    s.machine = m;
+  }
+  if (auto it = j.find("usage"); it != j.end() && !it->is_null()) {
+    RunUsage u;
+    if (!read_usage(*it, u)) return corrupt("\"usage\" is not a valid object");
+    s.usage = u;
+  }
   return s;
 }
 
@@ -108,6 +156,28 @@ Status write_session(const std::string& path, const Session& s) {
   if (s.end_unix_ns) j["end_unix_ns"] = *s.end_unix_ns;
   if (s.exit_status) j["exit_status"] = *s.exit_status;
   if (s.exit_signal) j["exit_signal"] = *s.exit_signal;
+  if (s.pid) j["pid"] = *s.pid;
+  if (s.machine) {
+    const MachineFacts& m = *s.machine;
+    j["machine"] = {{"cpu_model", m.cpu_model},
+                    {"cpus_online", m.cpus_online},
+                    {"cpus_total", m.cpus_total},
+                    {"mem_total_kib", m.mem_total_kib},
+                    {"mem_available_kib", m.mem_available_kib},
+                    {"load_average", {m.load[0], m.load[1], m.load[2]}},
+                    {"kernel", m.kernel},
+                    {"hostname", m.hostname}};
+  }
+  if (s.usage) {
+    const RunUsage& u = *s.usage;
+    j["usage"] = {{"user_s", u.user_s},
+                  {"system_s", u.system_s},
+                  {"max_rss_kib", u.max_rss_kib},
+                  {"minor_faults", u.minor_faults},
+                  {"major_faults", u.major_faults},
+                  {"voluntary_switches", u.voluntary_switches},
+                  {"involuntary_switches", u.involuntary_switches}};
+  }
   // Invalid UTF-8 in an argument is replaced rather than failing the whole record.
   const std::string text = j.dump(1, ' ', false, json::error_handler_t::replace) + "\n";
 

@@ -4,6 +4,8 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
+#include <iterator>
 #include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
@@ -11,11 +13,28 @@
 namespace callmon::monitor {
 namespace {
 
+// A duration with 3 significant digits and a unit, as callmon's reports write them
+// (report/units.hpp's human_duration): "812 ns", "2.69 ms", "12.3 s"; never "2686.1us".
 std::string fmt_ns(uint64_t ns) {
-  if (ns >= 10'000'000'000ULL) return fmt::format("{:.1f}s", static_cast<double>(ns) / 1e9);
-  if (ns >= 10'000'000ULL) return fmt::format("{:.1f}ms", static_cast<double>(ns) / 1e6);
-  if (ns >= 10'000ULL) return fmt::format("{:.1f}us", static_cast<double>(ns) / 1e3);
-  return fmt::format("{}ns", ns);
+  static const struct {
+    const char* name;
+    double scale;
+  } units[] = {{"ns", 1}, {"us", 1e3}, {"ms", 1e6}, {"s", 1e9}};
+  if (ns == 0) return "0 ns";
+  const double v = static_cast<double>(ns);
+  size_t u = 0;
+  while (u + 1 < std::size(units) && v >= units[u + 1].scale) ++u;
+  auto decimals = [](double x) { return x >= 100 ? 0 : x >= 10 ? 1 : 2; };
+  double x = v / units[u].scale;
+  int dec = u == 0 ? 0 : decimals(x);  // whole nanoseconds are exact
+  // Rounding may reach 1000 (999.7 us -> "1000 us"): move to the next unit then.
+  double p = std::pow(10.0, dec);
+  if (std::round(x * p) / p >= 1000 && u + 1 < std::size(units)) {
+    ++u;
+    x = v / units[u].scale;
+    dec = decimals(x);
+  }
+  return fmt::format("{:.{}f} {}", x, dec, units[u].name);
 }
 
 std::string base_name(const std::string& path) {
@@ -65,6 +84,13 @@ std::string render_function_table(const MonitorOutcome& outcome, const RenderOpt
     out += fmt::format("{} of {} functions hit; {} breakpoint stops ({} emulated, {} stepped)",
                        hit, img.units.size(), img.stops, img.emulated, img.stepped);
     out += fmt::format("; {}\n", img.end);
+    // A stripped program has no function symbols of its own: say where else to look.
+    if (img.units.empty())
+      out += fmt::format(
+          "hint: {} has no function symbols (stripped?): --all-modules also monitors its "
+          "shared libraries; --select PATTERN picks functions, files or FILE:LINE in any "
+          "module\n",
+          base_name(img.exe));
   }
   return out;
 }

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <map>
+#include <string>
 #include <nlohmann/json.hpp>
 
 namespace callmon::report {
@@ -14,18 +15,46 @@ using analysis::Coverage;
 using analysis::CoverageFunction;
 using analysis::CoverageModule;
 
+// Functions called out of those that can be judged: one only inlined into code that ran is
+// neither (analysis/coverage.hpp) and counted apart.
 struct Tally {
   uint64_t total = 0;
   uint64_t called = 0;
+  uint64_t inlined = 0;
   void add(const CoverageFunction& f) {
+    if (f.calls == 0 && f.inlined_only) {
+      ++inlined;
+      return;
+    }
     ++total;
     called += f.calls != 0;
   }
   double percent() const {
     return total == 0 ? 100.0 : 100.0 * static_cast<double>(called) / static_cast<double>(total);
   }
-  std::string text() const { return fmt::format("{}/{} ({:.1f}%)", called, total, percent()); }
+  std::string text() const {
+    std::string out = fmt::format("{}/{} ({:.1f}%)", called, total, percent());
+    if (inlined != 0) out += fmt::format(", {} inlined only", inlined);
+    return out;
+  }
 };
+
+// The state of a row: "called", "inlined only" or "never called".
+const char* status_of(const CoverageFunction& f) {
+  return f.calls != 0 ? "called" : f.inlined_only ? "inlined only" : "never called";
+}
+
+// The note after a row that was not called: "  [never called]", "  [inlined only, into main]".
+std::string row_note(const CoverageFunction& f) {
+  if (f.calls != 0) return "";
+  if (f.inlined_only) return "  [inlined only, into " + f.inlined_into + "]";
+  return "  [never called]";
+}
+
+// --uncalled lists the functions never called: not those that may have run inlined.
+bool listed(const CoverageFunction& f, const CoverageRenderOptions& o) {
+  return !o.uncalled_only || (f.calls == 0 && !f.inlined_only);
+}
 
 Tally module_tally(const CoverageModule& m) {
   Tally t;
@@ -76,9 +105,14 @@ double coverage_percent(const Coverage& cov) { return whole(cov).percent(); }
 
 std::string render_coverage_text(const Coverage& cov, const CoverageRenderOptions& o) {
   Tally all = whole(cov);
-  std::string out = fmt::format("coverage: {} functions called in {} module{}, {} recording{}\n",
-                                all.text(), cov.modules.size(), cov.modules.size() == 1 ? "" : "s",
-                                cov.recordings, cov.recordings == 1 ? "" : "s");
+  std::string out = fmt::format("coverage: {}/{} ({:.1f}%) functions called in {} module{}, {} "
+                                "recording{}{}\n",
+                                all.called, all.total, all.percent(), cov.modules.size(),
+                                cov.modules.size() == 1 ? "" : "s", cov.recordings,
+                                cov.recordings == 1 ? "" : "s",
+                                all.inlined == 0 ? std::string()
+                                                 : fmt::format("; {} inlined only (not counted)",
+                                                               all.inlined));
   for (const auto& m : cov.modules) {
     out += fmt::format("\nmodule {}: {}\n", m.path, module_tally(m).text());
     for (const auto& [file, t] : file_tallies(m))
@@ -88,9 +122,9 @@ std::string render_coverage_text(const Coverage& cov, const CoverageRenderOption
     width = std::min<size_t>(width, 60);
     out += fmt::format("\n  {:>10}  {:<{}}  {}\n", "CALLS", "FUNCTION", width, "SOURCE");
     for (const auto& f : m.functions) {
-      if (o.uncalled_only && f.calls != 0) continue;
+      if (!listed(f, o)) continue;
       out += fmt::format("  {:>10}  {:<{}}  {}{}\n", f.calls == 0 ? std::string("-") : std::to_string(f.calls),
-                         f.name, width, location(f), f.calls == 0 ? "  [never called]" : "");
+                         f.name, width, location(f), row_note(f));
     }
   }
   return out;
@@ -104,6 +138,7 @@ std::string render_coverage_json(const Coverage& cov, const CoverageRenderOption
   j["functions_total"] = all.total;
   j["functions_called"] = all.called;
   j["percent"] = all.percent();
+  j["functions_inlined_only"] = all.inlined;
   auto& mods = j["modules"] = nlohmann::ordered_json::array();
   for (const auto& m : cov.modules) {
     Tally t = module_tally(m);
@@ -118,9 +153,12 @@ std::string render_coverage_json(const Coverage& cov, const CoverageRenderOption
                        {"functions_called", ft.called}, {"percent", ft.percent()}});
     auto& fns = jm["functions"] = nlohmann::ordered_json::array();
     for (const auto& f : m.functions) {
-      if (o.uncalled_only && f.calls != 0) continue;
-      fns.push_back({{"name", f.name}, {"file", f.file}, {"line", f.line},
-                     {"address", fmt::format("{:#x}", f.vaddr)}, {"calls", f.calls}});
+      if (!listed(f, o)) continue;
+      nlohmann::ordered_json jf{{"name", f.name}, {"file", f.file}, {"line", f.line},
+                                {"address", fmt::format("{:#x}", f.vaddr)}, {"calls", f.calls},
+                                {"status", status_of(f)}, {"variants", f.variants}};
+      if (f.inlined_only) jf["inlined_into"] = f.inlined_into;
+      fns.push_back(std::move(jf));
     }
     mods.push_back(std::move(jm));
   }
@@ -138,6 +176,7 @@ table{border-collapse:collapse;margin:.5em 0 1.5em}
 th,td{padding:.15em .8em;text-align:left;border-bottom:1px solid #ddd}
 td.n{text-align:right;font-variant-numeric:tabular-nums}
 tr.never td{background:#fde8e8}
+tr.inlined td{background:#fdf6e0}
 .bar{display:inline-block;height:.7em;background:#4a8;vertical-align:middle}
 .bar0{display:inline-block;height:.7em;background:#e66;vertical-align:middle}
 </style></head><body>
@@ -161,9 +200,10 @@ tr.never td{background:#fde8e8}
     out += "</table>\n<table class=\"functions\"><tr><th>calls</th><th>function</th>"
            "<th>source</th></tr>\n";
     for (const auto& f : m.functions) {
-      if (o.uncalled_only && f.calls != 0) continue;
-      out += fmt::format("<tr{}><td class=\"n\">{}</td><td>{}</td><td>{}</td></tr>\n",
-                         f.calls == 0 ? " class=\"never\"" : "", f.calls, html_escape(f.name),
+      if (!listed(f, o)) continue;
+      const char* row_class = f.calls != 0 ? "" : f.inlined_only ? " class=\"inlined\"" : " class=\"never\"";
+      out += fmt::format("<tr{}><td class=\"n\">{}</td><td>{}{}</td><td>{}</td></tr>\n",
+                         row_class, f.calls, html_escape(f.name), html_escape(row_note(f)),
                          html_escape(location(f)));
     }
     out += "</table>\n";

@@ -12,7 +12,8 @@ struct CoverageRenderOptions {
   bool uncalled_only = false;  // list only the functions never called (totals stay whole)
 };
 
-// Called / total functions of the whole coverage, as a percentage (100 when there are none).
+// Called / total functions of the whole coverage, as a percentage (100 when there are none);
+// functions only inlined into code that ran count neither way (analysis/coverage.hpp).
 double coverage_percent(const analysis::Coverage& cov);
 
 std::string render_coverage_text(const analysis::Coverage& cov, const CoverageRenderOptions& o);

@@ -18,11 +18,16 @@ const char* status(const analysis::DiffRow& r) {
   return r.in_old && r.in_new ? "both" : r.in_new ? "new" : "gone";
 }
 
-// "+1.20 us (+15%)"; the percentage only when the old value is not zero.
+// "+1.20 us (+15%)"; the percentage only when the old value is not zero. A change that
+// rounds to nothing has no sign: "0 ns", "<1 ns" (units.hpp), "(0%)", never "-0%".
 std::string change(double before, double after) {
   double delta = after - before;
-  std::string text = (delta < 0 ? "-" : "+") + human_duration(std::fabs(delta));
-  if (before > 0) text += fmt::format(" ({:+.0f}%)", 100.0 * delta / before);
+  std::string size = human_duration(std::fabs(delta));
+  std::string text = delta == 0 || std::fabs(delta) < 1 ? size : (delta < 0 ? "-" : "+") + size;
+  if (before > 0) {
+    double percent = std::round(100.0 * delta / before);
+    text += percent == 0 ? std::string(" (0%)") : fmt::format(" ({:+.0f}%)", percent);
+  }
   return text;
 }
 

@@ -47,6 +47,39 @@ double recording_start(const analysis::RecordingInfo& info) {
   return start < 0 ? 0 : start;
 }
 
+// "7.76 GiB", "512 MiB", "900 KiB" from KiB.
+std::string human_kib(uint64_t kib) {
+  if (kib >= 1024 * 1024) return fmt::format("{:.2f} GiB", static_cast<double>(kib) / (1024 * 1024));
+  if (kib >= 1024) return fmt::format("{:.1f} MiB", static_cast<double>(kib) / 1024);
+  return fmt::format("{} KiB", kib);
+}
+
+// The machine and run lines, as uftrace's info gives them; nothing for recordings made
+// before callmon kept these facts.
+std::string machine_lines(const format::Session& s) {
+  std::string out;
+  if (s.machine) {
+    const format::MachineFacts& m = *s.machine;
+    out += fmt::format("machine:   {}, {} CPU{} ({} online), {} memory ({} available)\n",
+                       m.cpu_model.empty() ? "unknown CPU" : m.cpu_model, m.cpus_total,
+                       m.cpus_total == 1 ? "" : "s", m.cpus_online, human_kib(m.mem_total_kib),
+                       human_kib(m.mem_available_kib));
+    out += fmt::format("system:    {} on {}, load average {:.2f} {:.2f} {:.2f} at the start\n",
+                       m.kernel.empty() ? "unknown kernel" : m.kernel,
+                       m.hostname.empty() ? "unknown host" : m.hostname, m.load[0], m.load[1],
+                       m.load[2]);
+  }
+  if (s.usage) {
+    const format::RunUsage& u = *s.usage;
+    out += fmt::format("usage:     max RSS {}, page faults {} minor + {} major, context "
+                       "switches {} voluntary + {} involuntary, CPU {:.3f} s user + {:.3f} s "
+                       "system\n",
+                       human_kib(u.max_rss_kib), u.minor_faults, u.major_faults,
+                       u.voluntary_switches, u.involuntary_switches, u.user_s, u.system_s);
+  }
+  return out;
+}
+
 std::string bytes_per_call(uint64_t bytes, uint64_t calls) {
   if (calls == 0) return "-";
   return fmt::format("{:.1f}", static_cast<double>(bytes) / static_cast<double>(calls));
@@ -63,6 +96,7 @@ std::string render_info_text(const analysis::RecordingInfo& info) {
     out += fmt::format("start:     {}\n", format_unix_ns(s.start_unix_ns));
     out += fmt::format("end:       {}\n",
                        s.end_unix_ns ? format_unix_ns(*s.end_unix_ns) : "unknown");
+    out += machine_lines(s);
   } else {
     out += "command:   unknown (no session.json)\n";
   }
@@ -102,7 +136,8 @@ std::string render_info_text(const analysis::RecordingInfo& info) {
       out += fmt::format(
           "    thread {} \"{}\": {}, {}, {}, +{} to +{} (duration {}), {} bytes on disk, {} bytes/call\n",
           t.tid, t.name, count_of(t.events, "event", "events"), count_of(t.calls, "call", "calls"),
-          t.stopped ? t.status + ", recording stopped early" : t.status, human_duration(t.first_ns - start), human_duration(t.last_ns - start),
+          (t.status == "ended" ? std::string("ended without exit() (_exit)") : t.status) +
+              (t.stopped ? ", recording stopped early" : ""), human_duration(t.first_ns - start), human_duration(t.last_ns - start),
           human_duration(t.duration_ns), t.bytes, bytes_per_call(t.event_bytes, t.calls));
       if (t.paused_ns > t.burst_ns)
         out += fmt::format("      the recorder held it {} (growing its file; compensation takes it out)\n",

@@ -97,7 +97,9 @@ void ReplayPrinter::on_call(const analysis::FinishedCall& call) {
       tid_column_;
   std::string mark;
   if (call.exit != analysis::ExitKind::kNormal) {
-    mark = fmt::format(" [{}]", analysis::exit_kind_name(call.exit));
+    mark = normal_end_ && call.exit == analysis::ExitKind::kCut
+               ? std::string(" [ended]")
+               : fmt::format(" [{}]", analysis::exit_kind_name(call.exit));
   }
   if (pending_ && pending_depth_ == call.depth) {
     pending_ = false;

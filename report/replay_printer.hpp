@@ -7,7 +7,8 @@
 //   (" [TID]", the thread id right-aligned in 7, only when several threads are shown; the
 //   output starts with a column header, replay_column_header())
 //   text: "NAME;" (leaf) | "NAME {" (opens) | "} /* NAME */" (closes, with the duration)
-//   then " [exception]" " [longjmp]" " [unwound]" " [unfinished]" " [cut]" for non-normal
+//   then " [exception]" " [longjmp]" " [unwound]" " [unfinished]" " [cut]" (" [ended]" with
+//   set_normal_end) for non-normal
 //   exits, " [inherited]" after the "{" of a fork child's inherited frames;
 //   special events: "# fork child PID", "# exec", "# lost N events".
 // Recorded values (docs/replay.md), uftrace style: arguments between the parentheses of
@@ -55,6 +56,9 @@ class ReplayPrinter {
   void set_colour(bool on) { colour_ = on; }
   // Shows `tid` on every call line (0: no TID column); set before each thread's walk.
   void set_thread_column(uint32_t tid);
+  // When `normal` (analysis::run_ended_normally), calls left open by a stream that ends
+  // without its END record are marked " [ended]" (the process left by _exit), not " [cut]".
+  void set_normal_end(bool normal) { normal_end_ = normal; }
 
   // Writes a line as is (headers); flushes nothing pending.
   void raw_line(const std::string& line);
@@ -74,6 +78,7 @@ class ReplayPrinter {
   // The pending call's name, with its arguments if they came.
   std::string pending_text();
 
+  bool normal_end_ = false;
   std::FILE* out_;
   bool colour_ = false;
   std::string tid_column_;  // " [    TID]" or empty

@@ -23,6 +23,9 @@ int decimals_for(double v) { return v >= 100 ? 0 : v >= 10 ? 1 : 2; }
 
 std::string human_duration(double ns) {
   if (!(ns > 0)) return "0 ns";
+  // The clocks tick every 0.3 ns or more and a call's own cost is estimated to a few ns:
+  // tenths of a nanosecond would be noise printed as fact.
+  if (ns < 1) return "<1 ns";
   size_t u = 0;
   while (u + 1 < std::size(kUnits) && ns >= kUnits[u + 1].scale) ++u;
   double v = ns / kUnits[u].scale;
@@ -39,6 +42,7 @@ std::string human_duration(double ns) {
 
 std::string human_range(double lo, double hi) {
   if (!(hi > 0)) return "0 ns";
+  if (hi < 1) return "<1 ns";  // as human_duration: no figures below the clock's resolution
   size_t u = 0;
   while (u + 1 < std::size(kUnits) && hi >= kUnits[u + 1].scale) ++u;
   double h = hi / kUnits[u].scale, l = (lo > 0 ? lo : 0) / kUnits[u].scale;
@@ -54,7 +58,9 @@ std::string human_figure(double ns, double lo, double hi) {
 std::string replay_duration(double ns) {
   if (ns < 0) ns = 0;
   std::string text;
-  if (ns < 999.95) {
+  if (ns > 0 && ns < 0.95) {
+    text = "<1 ns";  // as human_duration: no tenths of a nanosecond below the clock's tick
+  } else if (ns < 999.95) {
     text = fmt::format("{:.1f} ns", ns);
   } else if (ns < 999999.5) {
     text = fmt::format("{:.3f} us", ns / 1e3);

@@ -7,11 +7,13 @@
 
 namespace callmon::report {
 
-// "0 ns", "35.2 ns", "1.23 us", "12.3 ms", "123 ms", "1.50 s": 3 significant digits.
+// "0 ns", "35.2 ns", "1.23 us", "12.3 ms", "123 ms", "1.50 s": 3 significant digits;
+// "<1 ns" for a positive value under a nanosecond (below what the clocks resolve).
 std::string human_duration(double ns);
 
 // A duration known only to lie in [lo, hi] (analysis/figure_range.hpp): both ends in the
-// unit of the upper one, "0..4.10 us", "812..2840 ns", "1.20..3.45 ms".
+// unit of the upper one, "0..4.10 us", "812..2840 ns", "1.20..3.45 ms"; "<1 ns" when the
+// upper end is under a nanosecond.
 std::string human_range(double lo, double hi);
 
 // human_duration(ns) when the range [lo, hi] around it is narrow, else human_range(lo, hi).
@@ -19,7 +21,7 @@ std::string human_figure(double ns, double lo, double hi);
 
 // The replay duration field, right-aligned in 12 characters: "     35.2 ns",
 // "    1.234 us", "   12.345 ms", "       1.2 s". ns with 1 decimal, us and ms with 3,
-// s with 1.
+// s with 1; "<1 ns" for a positive value that would show as "0.0" to "0.9 ns".
 std::string replay_duration(double ns);
 // replay_duration(ns) when the range [lo, hi] around it is narrow, else the range in the
 // same 12 columns (figure_range.hpp).

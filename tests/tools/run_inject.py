@@ -18,6 +18,7 @@ import argparse
 import os
 import re
 import shutil
+import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -67,6 +68,62 @@ def expected_stdout(answer):
 def log_lines(text):
     """The log lines, with the thread id replaced by TID."""
     return [re.sub(r"thread \d+", "thread TID", l) for l in text.splitlines() if l.strip()]
+
+
+INLINED_CPP = r"""
+#include <cstdio>
+#include <stdexcept>
+static volatile int never;
+// Always inlined into main: no copy of its own is ever called.
+__attribute__((always_inline)) static inline int tiny(int x) {
+  if (never) throw std::runtime_error("never");
+  return x + 1;
+}
+int main() {
+  int sum = 0;
+  try {
+    for (int i = 0; i < 3; ++i) sum += tiny(i);
+  } catch (...) {
+    sum = -1;
+  }
+  std::printf("%d\n", sum);
+  return 0;
+}
+"""
+
+
+def check_idle_rules(args, f):
+    """Rules that can act on nothing are named at start-up, with the reason; a throw into an
+    inlined copy (-finstrument-functions keeps its hooks) is refused with what to do."""
+    src = os.path.join(args.work, "inlined.cpp")
+    with open(src, "w") as c:
+        c.write(INLINED_CPP)
+    prog = os.path.join(args.work, "inlined")
+    cmd = [args.cxx, f"-{args.opt}", "-g", *common.MODE_FLAGS[args.mode], "-o", prog, src]
+    if args.compiler == "clang":
+        cmd.append("-lstdc++")
+    subprocess.run(cmd, check=True)
+    config = os.path.join(args.work, "idle.conf")
+    with open(config, "w") as c:
+        c.write("no_such_function_xyz every throw runtime_error\ntiny every throw runtime_error\n")
+    r = common.run([args.callmon, "inject", "--config", config, "--", prog], args.work)
+    f.check("idle rules: the program runs as without callmon", (0, "6\n"),
+            (r.returncode, r.stdout))
+    lines = r.stderr.splitlines()
+    f.check_true("a rule matching nothing is named at start-up",
+                 any(l.startswith(f"callmon inject: warning: {config}:1: rule "
+                                  "'no_such_function_xyz' matches no function of inlined")
+                     for l in lines), r.stderr)
+    if args.mode == "cyg":
+        # The hooks of the inlined copies fire with tiny's address; the throw is refused.
+        f.check_true("a throw into an inlined copy says so and what to do",
+                     any("not injected" in l and "tiny" in l and "inlined into main" in l and
+                         "noinline" in l for l in lines), r.stderr)
+    else:
+        f.check_true("a rule matching only inlined copies is named at start-up",
+                     any(l.startswith(f"callmon inject: warning: {config}:2: rule 'tiny' "
+                                      "matches only inlined copies of tiny") for l in lines),
+                     r.stderr)
 
 
 def main():
@@ -122,6 +179,7 @@ def main():
                                          "needs a program built with -pg -mfentry")
                      and "-finstrument-functions" in r.stderr and r.stderr.count("\n") == 1,
                      repr(r.stderr))
+    check_idle_rules(args, f)
     bad = os.path.join(args.work, "bad.conf")
     with open(bad, "w") as c:
         c.write("# ok\nopen_db call=3 throw system_error ENOENT\nstep sometimes throw bad_alloc\n")

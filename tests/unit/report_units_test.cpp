@@ -28,5 +28,16 @@ TEST(ReplayDuration, TwelveCharactersRightAligned) {
   EXPECT_EQ(replay_blank().size(), 12u);
 }
 
+// Below the clocks' resolution no tenths are shown: "<1 ns", in every form.
+TEST(HumanDuration, BelowANanosecond) {
+  EXPECT_EQ(human_duration(0.24), "<1 ns");
+  EXPECT_EQ(human_duration(0.999), "<1 ns");
+  EXPECT_EQ(human_duration(1), "1.00 ns");
+  EXPECT_EQ(human_range(0, 0.24), "<1 ns");
+  EXPECT_EQ(human_range(0, 1.54), "0..1.54 ns");
+  EXPECT_EQ(replay_duration(0.24), "       <1 ns");
+  EXPECT_EQ(replay_duration(0.96), "      1.0 ns");
+}
+
 }  // namespace
 }  // namespace callmon::report

@@ -15,6 +15,7 @@
 #include "report/coverage_render.hpp"
 #include "tools/callmon/command.hpp"
 #include "tools/callmon/pager.hpp"
+#include "tools/callmon/program_args.hpp"
 #include "tools/callmon/monitor_launch.hpp"
 #include "tools/callmon/output_file.hpp"
 #include "tools/callmon/privileged_program.hpp"
@@ -158,9 +159,10 @@ void setup_coverage(CLI::App& app, int& status) {
       ->check(CLI::Range(0.0, 100.0));
   sub->add_flag("--uncalled", o->uncalled, "list only the functions never called");
   add_terminal_options(sub, o->term, false);
-  sub->add_option("command", o->command,
-                  "live: run PROG [ARGS...] (after --) and count its calls without recording; "
-                  "-d is then not read, --merge still adds recordings");
+  add_program_option(sub, o->command,
+                     "live: run PROG [ARGS...] (after --) and count its calls without "
+                     "recording; -d is then not read, --merge still adds recordings",
+                     false);
   sub->footer("Examples: callmon coverage -d tests.data --merge more.data --fail-under 80\n"
               "          callmon coverage --uncalled -- ./prog args   (live)\n"
               "Live, callmon exits with the program's status unless --fail-under fails (3).");

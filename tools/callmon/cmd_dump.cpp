@@ -1,7 +1,8 @@
 // `callmon dump`: prints every decoded record of every thread file of a recording, one per
 // line, after one line per file with its header. A debugging aid for the format: what the
 // reader sees is exactly what the analyses see. ARGS and RETVAL records add their payload
-// size and decoded values ("size=9 values: 1/i32=-5, 2/s=\"hi\"").
+// size and decoded values ("size=9 values: 1/i32=-5, 2/s=\"hi\""); records with a function
+// address name it after the address (`fn=main`), as the analyses would.
 #include <cstdio>
 #include <fmt/format.h>
 #include <iterator>
@@ -9,7 +10,9 @@
 #include <optional>
 #include <string>
 
+#include "analysis/symbolizer.hpp"
 #include "analysis/thread_problems.hpp"
+#include "format/module_lifetimes.hpp"
 #include "format/arg_values.hpp"
 #include "format/thread_reader.hpp"
 #include "report/arg_text.hpp"
@@ -73,8 +76,21 @@ void header_line(fmt::memory_buffer& out, const format::ThreadReader& r) {
                  h.burst_ticks, h.burst_count, h.entry_checked_ticks, h.entry_burst_ticks, r.file_size());
 }
 
+// The name of the function a record's address points into, as the analyses resolve it (the
+// address tagged with its module line when that module was replaced later); empty for a
+// record without an address.
+std::string function_name(const format::Event& ev, analysis::ProcessSymbolizer& sym,
+                          const format::ModuleLifetimes& lifetimes) {
+  bool has_function = ev.type == format::Event::kEnter || ev.type == format::Event::kExit ||
+                      ev.type == format::Event::kUnwind || ev.type == format::Event::kArgs ||
+                      ev.type == format::Event::kRetval;
+  if (!has_function || ev.addr == 0) return {};
+  return sym.lookup(lifetimes.tag(ev.addr, ev.ticks)).name;
+}
+
 // Dumps one thread file; false when it cannot be opened or the output fails.
-bool dump_file(const std::string& cmd, const std::string& path) {
+bool dump_file(const std::string& cmd, const std::string& path, analysis::ProcessSymbolizer& sym,
+               const format::ModuleLifetimes& lifetimes) {
   auto r = format::ThreadReader::open(path);
   if (!r) {
     fail(cmd, r.error());
@@ -90,6 +106,8 @@ bool dump_file(const std::string& cmd, const std::string& path) {
                    ev.nested ? 1 : 0);
     if (ev.type == format::Event::kHidden)
       fmt::format_to(std::back_inserter(out), " capture={}", ev.capture);
+    if (std::string name = function_name(ev, sym, lifetimes); !name.empty())
+      fmt::format_to(std::back_inserter(out), " fn={}", name);
     if (ev.type == format::Event::kArgs || ev.type == format::Event::kRetval) {
       const std::string values = payload_text(ev);
       out.append(values.data(), values.data() + values.size());
@@ -114,11 +132,14 @@ int run_dump(const DumpOptions& o) {
   if (!rec) return 1;
   bool ok = true;
   size_t dumped = 0;
+  auto cache = analysis::make_elf_cache();
   for (const auto& proc : rec->processes) {
+    analysis::ProcessSymbolizer sym(proc.meta, cache);
+    format::ModuleLifetimes lifetimes(proc.meta.modules);
     for (const auto& t : proc.threads) {
       if (o.thread && t.tid != *o.thread) continue;
       ++dumped;
-      ok = dump_file(cmd, t.path) && ok;
+      ok = dump_file(cmd, t.path, sym, lifetimes) && ok;
     }
   }
   if (o.thread && dumped == 0)

@@ -33,7 +33,13 @@ int run_export(const ExportCmdOptions& o) {
   auto filters = make_filters_or_fail(cmd, o.filters, *rec);
   if (!filters) return 2;
 
-  auto out = OutputFile::open(cmd, o.output, format::file_mode_from_recording(o.dir));
+  // Without -o: DIR's name and the format's usual ending, in the working directory (said on
+  // stderr at the end).
+  const std::string path = !o.output.empty()        ? o.output
+                           : o.format == "callgrind" ? default_output_name(o.dir, "", "callgrind.out.")
+                           : o.format == "folded"    ? default_output_name(o.dir, ".folded")
+                                                     : default_output_name(o.dir, "." + o.format + ".json");
+  auto out = OutputFile::open(cmd, path, format::file_mode_from_recording(o.dir));
   if (!out) return 1;
 
   report::ExportOptions eo;
@@ -46,9 +52,10 @@ int run_export(const ExportCmdOptions& o) {
                                            : report::export_speedscope(*rec, eo, f);
   if (!written) {
     out->discard();
-    return fail(cmd, o.output + ": " + written.error());
+    return fail(cmd, path + ": " + written.error());
   }
   if (int status = out->finish()) return status;
+  if (o.output.empty()) std::fprintf(stderr, "callmon %s: wrote %s\n", cmd.c_str(), path.c_str());
   print_warnings(cmd, *written);
   return 0;
 }
@@ -63,8 +70,10 @@ void setup_export(CLI::App& app, int& status) {
                   "chrome (Trace Event JSON), folded (stacks with self ns), callgrind or "
                   "speedscope")
       ->required();
-  sub->add_option("-o,--output", o->output, "file to write ('-' for standard output)")
-      ->required()
+  sub->add_option("-o,--output", o->output,
+                  "file to write ('-' for standard output; default in the working directory: "
+                  "DIR's name with .chrome.json, .folded or .speedscope.json, or "
+                  "callgrind.out.NAME)")
       ->type_name("FILE");
   add_filter_options(sub, o->filters);
   sub->add_flag("--no-compensation", o->no_compensation,

@@ -1,5 +1,6 @@
 // `callmon graph`: callers and callees of each function with per-arc counts and times, or
 // with --tree the calling-context tree, as text or JSON (docs/graph.md).
+#include <algorithm>
 #include <cstdio>
 #include <memory>
 #include <regex>
@@ -62,7 +63,15 @@ int run_graph(const GraphOptions& o) {
   report::GraphRenderOptions ro;
   ro.depth = o.depth;
   ro.colour = use_colour(o.term);
-  if (!o.func.empty()) ro.selected = select_functions(*graph, o.func);
+  if (!o.func.empty()) {
+    ro.selected = select_functions(*graph, o.func);
+    if (std::find(ro.selected.begin(), ro.selected.end(), true) == ro.selected.end())
+      return fail(cmd, "no function matches '" + o.func + "' in " + o.dir +
+                           (o.filters.include.empty() && o.filters.exclude.empty()
+                                ? ""
+                                : " (with these filters)") +
+                           "; 'callmon report -d " + o.dir + "' lists the functions");
+  }
   bool json = o.format == "json";
   std::string out = o.tree ? (json ? report::render_tree_json(*graph, ro)
                                    : report::render_tree_text(*graph, ro))

@@ -57,7 +57,9 @@ int run_html(const HtmlCmdOptions& o) {
   auto filters = make_filters_or_fail(cmd, o.filters, *rec);
   if (!filters) return 2;
 
-  auto out = OutputFile::open(cmd, o.output, format::file_mode_from_recording(o.dir));
+  // Without -o: DIR's name with .html, in the working directory (said on stderr at the end).
+  const std::string path = o.output.empty() ? default_output_name(o.dir, ".html") : o.output;
+  auto out = OutputFile::open(cmd, path, format::file_mode_from_recording(o.dir));
   if (!out) return 1;
 
   analysis::GraphOptions go;
@@ -91,7 +93,9 @@ int run_html(const HtmlCmdOptions& o) {
                                        : report::HtmlPacking::kAuto;
   std::string page = report::render_html(*graph, info, ho);
   out->write(page);
-  return out->finish();
+  if (int status = out->finish()) return status;
+  if (o.output.empty()) std::fprintf(stderr, "callmon %s: wrote %s\n", cmd.c_str(), path.c_str());
+  return 0;
 }
 
 void setup_html(CLI::App& app, int& status) {
@@ -100,8 +104,9 @@ void setup_html(CLI::App& app, int& status) {
       "html", "One self-contained HTML page: summary, sortable flat profile, a section per "
               "function with callers and callees, flame graph");
   add_recording_option(sub, o->dir);
-  sub->add_option("-o,--output", o->output, "file to write ('-' for standard output)")
-      ->required()
+  sub->add_option("-o,--output", o->output,
+                  "file to write ('-' for standard output; default: DIR's name with .html, "
+                  "in the working directory)")
       ->type_name("FILE");
   sub->add_flag("--no-compensation", o->no_compensation,
                 "use measured times as they are, without subtracting the recording's own "

@@ -9,7 +9,9 @@
 #include <filesystem>
 
 #include "tools/callmon/command.hpp"
+#include "tools/callmon/program_args.hpp"
 #include "tools/callmon/hook_probe.hpp"
+#include "tools/callmon/inject_rule_check.hpp"
 #include "tools/callmon/monitor_launch.hpp"
 #include "tools/callmon/privileged_program.hpp"
 #include "tools/callmon/program_launch.hpp"
@@ -67,6 +69,8 @@ int run_inject(const InjectOptions& o) {
   if (!probes) return fail(cmd, probes.error());
   if (auto st = check_mode(*rules, *probes, o.config, o.command[0]); !st)
     return fail(cmd, st.error(), 2);
+  // A rule with nothing to act on is silent at run time: say so now.
+  for (const std::string& w : idle_rule_warnings(*rules, *program, o.config)) warn(cmd, w);
   auto runtime = find_runtime();
   if (!runtime) return fail(cmd, runtime.error());
   auto monitor = find_callmon_library("callmon-inject.so", "CALLMON_INJECT_LIB");
@@ -94,7 +98,7 @@ CommandRegistration registration_inject{"inject", [](CLI::App& app, int& status)
   sub->add_option("--log", o->log, "Write the log of injections to FILE (default: standard error)");
   sub->add_flag("--shared", o->shared,
                 "Let everyone read the --log file (0644); without it only you can (0600)");
-  sub->add_option("command", o->command, "PROG [ARGS...] (put -- before PROG)")->required();
+  add_program_option(sub, o->command, "PROG [ARGS...] (put -- before PROG)", true);
   sub->footer("Example rule: open_db call=3 throw system_error ENOENT \"no database\"\n"
               "Each injection is logged as one line (rule, function, thread, call number). "
               "The program keeps its stdin, stdout, stderr and signals; callmon exits with its "

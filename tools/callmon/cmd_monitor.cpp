@@ -6,10 +6,12 @@
 
 #include <cstdio>
 #include <memory>
+#include <optional>
 
 #include "monitor/monitor.hpp"
 #include "monitor/render.hpp"
 #include "tools/callmon/command.hpp"
+#include "tools/callmon/program_args.hpp"
 #include "tools/callmon/output_file.hpp"
 #include "tools/callmon/program_launch.hpp"
 
@@ -67,8 +69,10 @@ int run_monitor(const MonitorCmdOptions& o) {
   if (o.histogram && !o.lines) return fail(cmd, "--histogram needs --lines", 2);
 
   // Created before the program runs: a bad path must not cost the report of a long run.
-  auto out = OutputFile::open(cmd, o.output.empty() ? "-" : o.output);
-  if (!out) return 1;
+  // Without -o the report goes to stderr, not into the program's own standard output.
+  std::optional<OutputFile> out =
+      o.output.empty() ? std::nullopt : OutputFile::open(cmd, o.output);
+  if (!o.output.empty() && !out) return 1;
 
   monitor::MonitorOptions mo;
   mo.lines = o.lines;
@@ -106,8 +110,12 @@ int run_monitor(const MonitorCmdOptions& o) {
   std::string text = o.format == "json" ? monitor::render_json(*outcome)
                      : o.lines          ? monitor::render_line_listing(*outcome, ro)
                                         : monitor::render_function_table(*outcome, ro);
-  out->write(text);
-  if (int status = out->finish()) return status;
+  if (out) {
+    out->write(text);
+    if (int status = out->finish()) return status;
+  } else {
+    std::fwrite(text.data(), 1, text.size(), stderr);
+  }
   return o.pid != 0 ? 0 : outcome->status;
 }
 
@@ -136,7 +144,8 @@ void setup_monitor(CLI::App& app, int& status) {
   sub->add_flag("--follow-exec", o->follow_exec, "keep monitoring the new image after exec");
   sub->add_flag("--single-step", o->single_step,
                 "never emulate the displaced instruction (naive re-arm; for comparison)");
-  sub->add_option("-o,--output", o->output, "write the report to FILE instead of stdout")
+  sub->add_option("-o,--output", o->output, "write the report to FILE ('-': standard output; default: standard error, apart "
+                  "from the program's own output)")
       ->type_name("FILE");
   sub->add_option("--format", o->format, "text (default) or json")
       ->check(CLI::IsMember({"text", "json"}));
@@ -145,7 +154,7 @@ void setup_monitor(CLI::App& app, int& status) {
   sub->add_option("--duration", o->duration, "with -p: detach after SECONDS")
       ->type_name("SECONDS")
       ->check(CLI::PositiveNumber);
-  sub->add_option("command", o->command, "PROG [ARGS...] (put -- before PROG)");
+  add_program_option(sub, o->command, "PROG [ARGS...] (put -- before PROG)", false);
   sub->footer(
       "Examples: callmon monitor -- ./prog args\n"
       "          callmon monitor --lines --select 'prog.c' --histogram -- ./prog\n"

@@ -20,7 +20,9 @@
 #include "callmon/format/sched.hpp"
 #include "format/file_mode.hpp"
 #include "format/session.hpp"
+#include "tools/callmon/machine_facts.hpp"
 #include "tools/callmon/command.hpp"
+#include "tools/callmon/program_args.hpp"
 #include "tools/callmon/privileged_program.hpp"
 #include "tools/callmon/program_launch.hpp"
 #include "tools/callmon/sched_recorder.hpp"
@@ -185,6 +187,7 @@ int run_record(const RecordOptions& o) {
   session.cwd = fs::current_path(ec).string();
   session.start_unix_ns = unix_ns();
   session.callmon_version = CALLMON_VERSION;
+  session.machine = machine_facts();  // before the program loads the machine itself
   fs::path session_path = dir / "session.json";
   if (auto st = format::write_session(session_path.string(), session); !st)
     return cannot_record(o, *program, st.error());
@@ -198,19 +201,20 @@ int run_record(const RecordOptions& o) {
   auto env = program_env(*lib, dir.string(), o, service ? service->address() : std::string(),
                          tsc_start);
   std::unique_ptr<SchedRecorder> sched;
-  std::function<void(pid_t)> before_exec;
-  if (o.scheduler)
-    before_exec = [&](pid_t pid) {
-      sched = SchedRecorder::start(pid, (dir / format::kSchedFileName).string());
-      if (!sched->unavailable().empty())
-        warn(cmd, "scheduler time not recorded: " + sched->unavailable() +
-                      "; times will include the time threads waited for a CPU");
-    };
+  std::function<void(pid_t)> before_exec = [&](pid_t pid) {
+    session.pid = static_cast<uint32_t>(pid);
+    if (!o.scheduler) return;
+    sched = SchedRecorder::start(pid, (dir / format::kSchedFileName).string());
+    if (!sched->unavailable().empty())
+      warn(cmd, "scheduler time not recorded: " + sched->unavailable() +
+                    "; times will include the time threads waited for a CPU");
+  };
   auto ended = run_program(*program, o.command, env, before_exec);
   if (sched) sched->finish();
   if (!ended) return fail(cmd, ended.error(), 127);
 
   session.end_unix_ns = unix_ns();
+  session.usage = children_usage();  // the program is callmon's only child ever waited for
   session.exit_status = ended->status;
   if (ended->signal) session.exit_signal = ended->signal;
   if (auto st = format::write_session(session_path.string(), session); !st)
@@ -277,7 +281,7 @@ CommandRegistration registration_record{"record", [](CLI::App& app, int& status)
   sub->add_flag("--untraced-ok", o->untraced_ok,
                 "If DIR cannot be created or written, run the program untraced with a warning "
                 "instead of failing");
-  sub->add_option("command", o->command, "PROG [ARGS...] (put -- before PROG)")->required();
+  add_program_option(sub, o->command, "PROG [ARGS...] (put -- before PROG)", true);
   sub->footer("Example: callmon record -o fib.data -- ./fib 30\n"
               "The program keeps its stdin, stdout, stderr and signals; callmon exits with its "
               "status (128+signal if it was killed).");

@@ -7,6 +7,7 @@
 #include "analysis/call_walk.hpp"
 #include "analysis/symbolizer.hpp"
 #include "analysis/thread_problems.hpp"
+#include "analysis/recording_info.hpp"
 #include "report/replay_printer.hpp"
 #include "analysis/compensation.hpp"
 #include "tools/callmon/command.hpp"
@@ -65,6 +66,7 @@ int run_replay(const ReplayOptions& o) {
     printer.set_colour(colour);
     if (!header_done) printer.raw_line(report::replay_column_header(tid_column));
     header_done = true;
+    printer.set_normal_end(analysis::run_ended_normally(*rec));
     analysis::NameDecider names(*filters, sym);
     format::ModuleLifetimes lifetimes(proc.meta.modules);
     printer.raw_line(report::replay_process_header(proc.meta));

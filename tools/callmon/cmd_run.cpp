@@ -11,6 +11,7 @@
 
 #include "analysis/elf_image.hpp"
 #include "tools/callmon/command.hpp"
+#include "tools/callmon/program_args.hpp"
 #include "tools/callmon/monitor_launch.hpp"
 #include "tools/callmon/privileged_program.hpp"
 #include "tools/callmon/program_launch.hpp"
@@ -106,7 +107,7 @@ CommandRegistration registration_run{"run", [](CLI::App& app, int& status) {
   sub->add_option("--clock", o->clock, "Tick source: auto (TSC when invariant), tsc, monotonic")
       ->check(CLI::IsMember({"auto", "tsc", "monotonic"}))
       ->capture_default_str();
-  sub->add_option("command", o->command, "PROG [ARGS...] (put -- before PROG)")->required();
+  add_program_option(sub, o->command, "PROG [ARGS...] (put -- before PROG)", true);
   sub->footer("Example: callmon run --monitor build/lib/callmon-profiler.so -- ./fib 30\n"
               "The program keeps its stdin, stdout, stderr and signals; callmon exits with its "
               "status (128+signal if it was killed). See docs/api.md.");

@@ -10,6 +10,7 @@
 #include <regex>
 
 #include "tools/callmon/command.hpp"
+#include "tools/callmon/program_args.hpp"
 #include "tools/callmon/monitor_launch.hpp"
 #include "tools/callmon/privileged_program.hpp"
 #include "tools/callmon/program_launch.hpp"
@@ -109,7 +110,7 @@ CommandRegistration registration_trace{"trace", [](CLI::App& app, int& status) {
       ->check(CLI::Range(uint64_t{1}, uint64_t{1} << 22));
   sub->add_option("--thread", o->thread, "Show only the thread with this kernel thread id")
       ->check(CLI::Range(int64_t{1}, int64_t{1} << 31));
-  sub->add_option("command", o->command, "PROG [ARGS...] (put -- before PROG)")->required();
+  add_program_option(sub, o->command, "PROG [ARGS...] (put -- before PROG)", true);
   sub->footer("Example: callmon trace --durations -- ./fib 10\n"
               "Lines are written as they happen (one write per line), so a program that "
               "crashes or hangs still shows its last calls. The program keeps its stdin, "

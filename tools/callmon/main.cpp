@@ -5,6 +5,7 @@
 #include <string>
 
 #include "tools/callmon/command.hpp"
+#include "tools/callmon/program_args.hpp"
 
 namespace callmon::tools {
 
@@ -74,8 +75,22 @@ int main(int argc, char** argv) {
   }
   int status = 0;
   for (auto& command : registry) command.setup(app, status);
+  // Everything after the first `--` is the program's (program_args.hpp): CLI11 sees only
+  // what comes before it when the command runs a program.
+  int parsed_argc = argc;
+  if (argc > 2 && argv[1][0] != '-') {
+    CLI::App* sub = nullptr;
+    for (CLI::App* c : app.get_subcommands([](CLI::App*) { return true; }))
+      if (c->get_name() == argv[1]) sub = c;
+    for (int i = 2; i < argc; ++i) {
+      if (std::string(argv[i]) != "--") continue;
+      if (take_program_tail(sub, std::vector<std::string>(argv + i + 1, argv + argc)))
+        parsed_argc = i;
+      break;
+    }
+  }
   try {
-    app.parse(argc, argv);
+    app.parse(parsed_argc, argv);
   } catch (const CLI::RequiredError& e) {
     CLI::App* sub = nullptr;
     for (CLI::App* c : app.get_subcommands([](CLI::App*) { return true; }))

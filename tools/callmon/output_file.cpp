@@ -6,6 +6,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <filesystem>
 #include <utility>
 
 #include "format/file_mode.hpp"
@@ -13,6 +14,18 @@
 #include "tools/callmon/pager.hpp"
 
 namespace callmon::tools {
+
+std::string default_output_name(const std::string& recording_dir, const std::string& suffix,
+                                 const std::string& prefix) {
+  std::filesystem::path dir(recording_dir);
+  std::string name = dir.lexically_normal().filename().string();
+  if (name.empty() || name == "." || name == "..")  // "fib.data/" or "."
+    name = std::filesystem::absolute(dir).lexically_normal().parent_path().filename().string();
+  if (name.size() > 5 && name.compare(name.size() - 5, 5, ".data") == 0)
+    name.resize(name.size() - 5);
+  if (name.empty() || name == "/") name = "callmon";
+  return prefix + name + suffix;
+}
 
 std::optional<OutputFile> OutputFile::open(const std::string& command, const std::string& path,
                                           mode_t mode) {

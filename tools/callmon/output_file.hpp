@@ -12,6 +12,13 @@
 
 namespace callmon::tools {
 
+// The file a command writes when -o is not given: in the working directory, named after the
+// recording directory without its ".data" (fib.data -> "fib") with `suffix` added
+// (".html", ".folded", ...); `prefix` goes first (callgrind's tools look for
+// "callgrind.out.*").
+std::string default_output_name(const std::string& recording_dir, const std::string& suffix,
+                                 const std::string& prefix = "");
+
 class OutputFile {
  public:
   // Opens `path` for writing ("-": standard output). A new file gets `mode` less the umask,

@@ -86,7 +86,7 @@ class InjectMonitor : public Monitor {
         if (mode_ == Mode::kPg ||
             !(mode_ == Mode::kFentry ? arm_throw_at_entry(frame + 1, call.function, *acting)
                                      : arm_throw(frame + 1, call.function, *acting)))
-          return refuse(*acting, call, acting_call, "its entry hook's frame is not as expected");
+          return refuse(*acting, call, acting_call, why_no_throw(call, frame[1]));
         return logged(*acting, call, acting_call, thread.tid);
       case Action::kReturn:
         if (mode_ != Mode::kFentry || !arm_return(frame + 1, call.function, acting->value))
@@ -159,7 +159,30 @@ class InjectMonitor : public Monitor {
         std::to_string(tid) + " call " + std::to_string(n) + "\n");
   }
 
-  void refuse(const Rule& r, const CallInfo& call, uint64_t n, const char* why) {
+  // Why a throw could not be armed at `call`'s entry, whose hook returns to `ret`, and what
+  // to do about it.
+  std::string why_no_throw(const CallInfo& call, uintptr_t ret) const {
+    std::string holder = ret != 0 ? symbolize(ret).name : std::string();
+    std::string self = symbolize(call.function).name;
+    if (mode_ == Mode::kCyg && !holder.empty() && holder != self)
+      // -finstrument-functions keeps the hooks of an inlined copy, with the function's
+      // address: the hook returns into the function it was inlined into.
+      return "its entry hook's frame is not as expected: this call is a copy inlined into " +
+             holder + ", which cannot throw on its behalf; keep the function out of line "
+             "(__attribute__((noinline)) or -fno-inline)";
+    if (mode_ == Mode::kPg)
+      return "a throw needs a hook at the function's entry: build with -pg -mfentry or "
+             "-finstrument-functions instead of -pg";
+    if (mode_ == Mode::kFentry)
+      return "its entry hook's frame is not as expected: the hook is not the function's first "
+             "instruction (built with -fcf-protection, the hook comes after endbr64?); build "
+             "with -fcf-protection=none or use -finstrument-functions";
+    return "its entry hook's frame is not as expected: the hook returns too far from the "
+           "function's start (a function over 64 KiB?); split the function or inject into "
+           "one it calls";
+  }
+
+  void refuse(const Rule& r, const CallInfo& call, uint64_t n, const std::string& why) {
     log("callmon inject: not injected: " + describe(r) + ": " + call_name(call.function) +
         " call " + std::to_string(n) + ": " + why + "\n");
   }

@@ -1,0 +1,169 @@
+#!/usr/bin/env python3
+"""The command line as a user meets it (issue 22, item 7), one case per shape:
+
+- everything after `--` is the program's, whatever option comes last before it: each
+  command that runs a program, after each of its options that take several values
+  (CLI11 lets such an option end its list with `--` and used to eat it, so `-n` went to
+  callmon: "The following argument was not expected: -n");
+- `graph NOSUCHFUNC` says there is no such function and exits non-zero;
+- `html` and `export` without -o write a file named after the recording in the working
+  directory and say so;
+- `monitor` without -o keeps its table out of the program's standard output;
+- `dump` names the function of each record;
+- `info` shows the machine and the run's resource use.
+Exit 0 passed, 1 failed.
+"""
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+
+FAILURES = []
+
+ARGS_C = r"""
+#include <stdio.h>
+__attribute__((noinline)) static void show(const char* a) { printf("[%s]", a); }
+int main(int argc, char** argv) {
+  for (int i = 1; i < argc; ++i) show(argv[i]);
+  printf("\n");
+  return 0;
+}
+"""
+
+
+def check(name, ok, detail=""):
+    print(("ok  " if ok else "FAIL") + " " + name, flush=True)
+    if not ok:
+        FAILURES.append(name)
+        if detail:
+            print("     " + detail.replace("\n", "\n     "), flush=True)
+
+
+def run(cmd, cwd):
+    return subprocess.run(cmd, cwd=cwd, capture_output=True, text=True, timeout=60)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--callmon", required=True)
+    ap.add_argument("--cc", required=True)
+    ap.add_argument("--profiler", required=True)
+    ap.add_argument("--work", required=True)
+    a = ap.parse_args()
+    shutil.rmtree(a.work, ignore_errors=True)
+    os.makedirs(a.work)
+    w = a.work
+    with open(os.path.join(w, "args.c"), "w") as f:
+        f.write(ARGS_C)
+    subprocess.run([a.cc, "-O1", "-g", "-finstrument-functions", "-o", "args", "args.c"],
+                   cwd=w, check=True)
+    subprocess.run([a.callmon, "record", "-o", "base.data", "--", "./args", "x"], cwd=w,
+                   check=True, capture_output=True)
+    with open(os.path.join(w, "rules.txt"), "w") as f:
+        f.write("no_such_function_xyz call=1 errno ENOENT\n")
+    want = "[-n][hi][--][-x]"
+    program = ["--", "./args", "-n", "hi", "--", "-x"]
+
+    # (case, callmon arguments before `--`)
+    shapes = [
+        ("record --include (last before --)", ["record", "-o", "r1.data", "--include", "main"]),
+        ("record --exclude", ["record", "-o", "r2.data", "--exclude", "nothing"]),
+        ("record -A", ["record", "-o", "r3.data", "-A", "show@arg1"]),
+        ("record -R", ["record", "-o", "r4.data", "-R", "show"]),
+        ("record, no option before --", ["record", "-o", "r5.data"]),
+        ("trace --include", ["trace", "--include", "main"]),
+        ("trace --exclude", ["trace", "--exclude", "nothing"]),
+        ("monitor --select one pattern", ["monitor", "-o", "m1.txt", "--select", "main"]),
+        ("monitor --select two patterns", ["monitor", "-o", "m2.txt", "--select", "main", "show"]),
+        ("coverage --merge", ["coverage", "-o", "c1.txt", "--merge", "base.data"]),
+        ("coverage --fail-under", ["coverage", "-o", "c2.txt", "--fail-under", "0"]),
+        ("run --monitor-option", ["run", "--monitor", a.profiler, "--monitor-option",
+                                  "output=prof.txt"]),
+        ("run --monitor-option twice", ["run", "--monitor", a.profiler, "--monitor-option",
+                                        "output=prof2.txt", "--monitor-option", "x=y"]),
+        ("inject --log", ["inject", "-c", "rules.txt", "--log", "inject.log"]),
+    ]
+    for name, before in shapes:
+        r = run([a.callmon] + before + program, w)
+        check(f"-- after {name}: the program gets -n, hi, --, -x",
+              r.returncode == 0 and r.stdout.strip() == want,
+              f"status {r.returncode}\nstdout: {r.stdout}\nstderr: {r.stderr[-600:]}")
+
+    # Positionals before `--` stay the program's first words.
+    r = run([a.callmon, "record", "-o", "r6.data", "./args", "-n", "--", "hi"], w)
+    check("record ./args -n -- hi: is an error or runs ./args -n hi",
+          r.returncode != 0 or r.stdout.strip() == "[-n][hi]", r.stdout + r.stderr)
+    r = run([a.callmon, "record", "-o", "r7.data", "./args", "--", "-n"], w)
+    check("record ./args -- -n: runs ./args -n", r.returncode == 0 and
+          r.stdout.strip() == "[-n]", r.stdout + r.stderr)
+    # A command without a program still refuses what follows `--`.
+    r = run([a.callmon, "report", "-d", "base.data", "--", "-n"], w)
+    check("report -- -n: an error", r.returncode != 0 and len(r.stderr.strip().splitlines()) == 1,
+          r.stderr)
+    # -- with nothing after it: the program is still missing.
+    r = run([a.callmon, "record", "-o", "r8.data", "--"], w)
+    check("record -- (no program): an error", r.returncode != 0, r.stderr)
+
+    # graph of a function that is not there.
+    r = run([a.callmon, "graph", "-d", "base.data", "NOSUCHFUNC"], w)
+    check("graph NOSUCHFUNC: exit non-zero, one line naming it",
+          r.returncode != 0 and "NOSUCHFUNC" in r.stderr and r.stdout == "" and
+          len(r.stderr.strip().splitlines()) == 1, f"{r.returncode} {r.stdout} {r.stderr}")
+    r = run([a.callmon, "graph", "-d", "base.data", "show"], w)
+    check("graph show: found", r.returncode == 0 and "show" in r.stdout, r.stderr)
+
+    # html and export without -o.
+    r = run([a.callmon, "html", "-d", "base.data"], w)
+    path = os.path.join(w, "base.html")
+    check("html without -o: base.html, said on stderr",
+          r.returncode == 0 and os.path.exists(path) and "base.html" in r.stderr,
+          f"{r.returncode} {r.stderr}")
+    for fmt, name in [("chrome", "base.chrome.json"), ("folded", "base.folded"),
+                      ("speedscope", "base.speedscope.json"), ("callgrind", "callgrind.out.base")]:
+        r = run([a.callmon, "export", "-d", "base.data/", "--format", fmt], w)
+        check(f"export --format {fmt} without -o: {name}",
+              r.returncode == 0 and os.path.exists(os.path.join(w, name)) and name in r.stderr,
+              f"{r.returncode} {r.stderr}")
+    r = run([a.callmon, "export", "-d", "base.data", "--format", "folded", "-o", "-"], w)
+    check("export -o -: standard output, nothing said", r.returncode == 0 and "main" in r.stdout
+          and "wrote" not in r.stderr, r.stderr)
+
+    # monitor without -o: the program's stdout is its own.
+    r = run([a.callmon, "monitor", "--", "./args", "a"], w)
+    check("monitor without -o: the table on stderr, stdout is the program's",
+          r.returncode == 0 and r.stdout.strip() == "[a]" and "functions hit" in r.stderr,
+          f"stdout: {r.stdout}\nstderr: {r.stderr}")
+    r = run([a.callmon, "monitor", "-o", "-", "--", "./args", "a"], w)
+    check("monitor -o -: the table on stdout", "functions hit" in r.stdout, r.stdout)
+    # A stripped program: a hint of --all-modules and --select.
+    subprocess.run(["strip", "-o", "args.stripped", "args"], cwd=w, check=True)
+    r = run([a.callmon, "monitor", "--", "./args.stripped"], w)
+    check("monitor of a stripped program: hints --all-modules and --select",
+          "--all-modules" in r.stderr and "--select" in r.stderr, r.stderr)
+
+    # dump names the functions.
+    r = run([a.callmon, "dump", "-d", "base.data"], w)
+    check("dump: enter records name their function",
+          r.returncode == 0 and any(l.startswith("enter ") and "fn=show" in l
+                                    for l in r.stdout.splitlines()), r.stdout[:800])
+
+    # info shows the machine and the run, as recorded by record (issue 22, item 8).
+    r = run([a.callmon, "info", "-d", "base.data"], w)
+    check("info: machine, system and usage lines",
+          r.returncode == 0 and "\nmachine:" in r.stdout and "\nsystem:" in r.stdout and
+          "load average" in r.stdout and "max RSS" in r.stdout and "page faults" in r.stdout
+          and "context switches" in r.stdout, r.stdout)
+    r = run([a.callmon, "info", "-d", "base.data", "--format", "json"], w)
+    info = json.loads(r.stdout) if r.returncode == 0 else {}
+    check("info --format json: machine and usage objects",
+          (info.get("machine") or {}).get("cpus_online", 0) >= 1 and
+          (info.get("usage") or {}).get("max_rss_kib", 0) > 0, r.stdout[:600])
+
+    print(f"{len(FAILURES)} failed" if FAILURES else "all passed")
+    return 1 if FAILURES else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
