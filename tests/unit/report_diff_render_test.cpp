@@ -7,6 +7,14 @@
 namespace callmon::report {
 namespace {
 
+// A certain figure: its range is the point.
+analysis::DiffFigure certain(double old_ns, double new_ns) {
+  analysis::DiffFigure f;
+  f.old_ns = f.old_lo = f.old_hi = old_ns;
+  f.new_ns = f.new_lo = f.new_hi = new_ns;
+  return f;
+}
+
 analysis::ProfileDiff one_row(double old_total, double new_total) {
   analysis::ProfileDiff d;
   d.old_dir = "a.data";
@@ -15,8 +23,7 @@ analysis::ProfileDiff one_row(double old_total, double new_total) {
   r.name = "f";
   r.in_old = r.in_new = true;
   r.old_calls = r.new_calls = 1;
-  r.old_self_ns = r.old_total_ns = old_total;
-  r.new_self_ns = r.new_total_ns = new_total;
+  r.self = r.total = certain(old_total, new_total);
   d.rows.push_back(r);
   return d;
 }
