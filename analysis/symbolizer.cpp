@@ -90,7 +90,7 @@ struct ProcessSymbolizer::Impl {
     if (module != nullptr) info.module = module->path;
 
     if (auto it = synthetic.find(addr); it != synthetic.end()) {
-      info.name = demangle(it->second);
+      info.name = symbol_name(it->second);
       info.known = true;
       return info;
     }
@@ -101,7 +101,7 @@ struct ProcessSymbolizer::Impl {
     uint64_t vaddr = addr - module->bias;
     if (ElfImage* image = image_of(*module)) {
       if (const FuncSymbol* fn = image->find_function(vaddr)) {
-        info.name = demangle(fn->name);
+        info.name = symbol_name(fn->name);
         info.offset = vaddr - fn->start;
         info.known = true;
         const SourceLocation& src = image->source_of(fn->start);

@@ -54,4 +54,9 @@ std::shared_ptr<ElfCache> make_elf_cache();
 // mangled name.
 std::string demangle(const std::string& symbol);
 
+// The name symbolizers give `symbol`: demangled, or as it is after set_mangled_names(true)
+// (--demangle=no; set once by the command line before any symbolization).
+std::string symbol_name(const std::string& symbol);
+void set_mangled_names(bool on);
+
 }  // namespace callmon::analysis

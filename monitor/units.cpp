@@ -5,6 +5,7 @@
 
 #include <map>
 
+#include "analysis/cxx_names.hpp"
 #include "analysis/elf_image.hpp"
 #include "analysis/symbolizer.hpp"
 
@@ -44,7 +45,10 @@ struct Selector {
         if (line == pl && (glob(pf, file) || glob(pf, base_name(file)))) return true;
         continue;
       }
-      if (glob(p, name) || glob(p, mangled) || glob(p, file) || glob(p, base_name(file)))
+      // A template function's name is also tried without its return type, so "std::*"
+      // selects "void std::sort<...>(...)".
+      if (glob(p, name) || glob(p, analysis::without_return_type(name)) || glob(p, mangled) ||
+          glob(p, file) || glob(p, base_name(file)))
         return true;
     }
     return false;

@@ -7,6 +7,9 @@
 #include <map>
 #include <nlohmann/json.hpp>
 
+#include "analysis/cxx_names.hpp"
+#include "report/shown_names.hpp"
+
 namespace callmon::report {
 namespace {
 
@@ -83,14 +86,18 @@ std::string render_coverage_text(const Coverage& cov, const CoverageRenderOption
     out += fmt::format("\nmodule {}: {}\n", m.path, module_tally(m).text());
     for (const auto& [file, t] : file_tallies(m))
       out += fmt::format("  file {}: {}\n", file_label(file), t.text());
+    std::vector<std::string> names;
+    for (const auto& f : m.functions) names.push_back(f.name);
+    const std::vector<std::string> labels = shown_row_names(names);
     size_t width = 8;
-    for (const auto& f : m.functions) width = std::max(width, f.name.size());
+    for (const auto& l : labels) width = std::max(width, l.size());
     width = std::min<size_t>(width, 60);
     out += fmt::format("\n  {:>10}  {:<{}}  {}\n", "CALLS", "FUNCTION", width, "SOURCE");
-    for (const auto& f : m.functions) {
+    for (size_t i = 0; i < m.functions.size(); ++i) {
+      const auto& f = m.functions[i];
       if (o.uncalled_only && f.calls != 0) continue;
       out += fmt::format("  {:>10}  {:<{}}  {}{}\n", f.calls == 0 ? std::string("-") : std::to_string(f.calls),
-                         f.name, width, location(f), f.calls == 0 ? "  [never called]" : "");
+                         labels[i], width, location(f), f.calls == 0 ? "  [never called]" : "");
     }
   }
   return out;
@@ -119,7 +126,7 @@ std::string render_coverage_json(const Coverage& cov, const CoverageRenderOption
     auto& fns = jm["functions"] = nlohmann::ordered_json::array();
     for (const auto& f : m.functions) {
       if (o.uncalled_only && f.calls != 0) continue;
-      fns.push_back({{"name", f.name}, {"file", f.file}, {"line", f.line},
+      fns.push_back({{"name", f.name}, {"short_name", analysis::short_name(f.name)}, {"file", f.file}, {"line", f.line},
                      {"address", fmt::format("{:#x}", f.vaddr)}, {"calls", f.calls}});
     }
     mods.push_back(std::move(jm));
@@ -160,10 +167,16 @@ tr.never td{background:#fde8e8}
                          bar(t), t.text());
     out += "</table>\n<table class=\"functions\"><tr><th>calls</th><th>function</th>"
            "<th>source</th></tr>\n";
-    for (const auto& f : m.functions) {
+    std::vector<std::string> names;
+    for (const auto& f : m.functions) names.push_back(f.name);
+    const std::vector<std::string> labels = shown_row_names(names);
+    for (size_t i = 0; i < m.functions.size(); ++i) {
+      const auto& f = m.functions[i];
       if (o.uncalled_only && f.calls != 0) continue;
-      out += fmt::format("<tr{}><td class=\"n\">{}</td><td>{}</td><td>{}</td></tr>\n",
+      // The full name shows on hover.
+      out += fmt::format("<tr{}><td class=\"n\">{}</td><td title=\"{}\">{}</td><td>{}</td></tr>\n",
                          f.calls == 0 ? " class=\"never\"" : "", f.calls, html_escape(f.name),
+                         html_escape(labels[i]),
                          html_escape(location(f)));
     }
     out += "</table>\n";

@@ -6,6 +6,8 @@
 #include <cmath>
 #include <nlohmann/json.hpp>
 
+#include "analysis/cxx_names.hpp"
+#include "report/shown_names.hpp"
 #include "report/units.hpp"
 
 namespace callmon::report {
@@ -33,12 +35,17 @@ std::string render_diff_text(const analysis::ProfileDiff& d) {
                                 d.old_calls, d.new_dir, d.new_calls);
   out += fmt::format("{:>21}  {:>22}  {:>22}  {}\n", "Calls", "Self change", "Total change",
                      "Function");
+  std::vector<std::string> names;
+  for (const analysis::DiffRow& r : d.rows) names.push_back(r.name);
+  const std::vector<std::string> labels = shown_row_names(names);
+  size_t i = 0;
   for (const analysis::DiffRow& r : d.rows) {
+    const std::string& label = labels[i++];
     std::string calls = fmt::format("{} -> {}", r.old_calls, r.new_calls);
     std::string mark = r.in_old && r.in_new ? "" : r.in_new ? "  (new)" : "  (gone)";
     out += fmt::format("{:>21}  {:>22}  {:>22}  {}{}\n", calls,
                        change(r.old_self_ns, r.new_self_ns),
-                       change(r.old_total_ns, r.new_total_ns), r.name, mark);
+                       change(r.old_total_ns, r.new_total_ns), label, mark);
   }
   return out;
 }
@@ -52,6 +59,7 @@ std::string render_diff_json(const analysis::ProfileDiff& d) {
   auto& fns = j["functions"] = nlohmann::ordered_json::array();
   for (const analysis::DiffRow& r : d.rows) {
     fns.push_back({{"name", r.name},
+                   {"short_name", analysis::short_name(r.name)},
                    {"module", r.module},
                    {"status", status(r)},
                    {"old_calls", r.old_calls},

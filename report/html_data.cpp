@@ -7,6 +7,7 @@
 #include <cmath>
 
 #include "report/html_report.hpp"
+#include "report/shown_names.hpp"
 #include "report/units.hpp"
 
 namespace callmon::report {
@@ -122,9 +123,16 @@ std::string html_data_json(const CallGraph& g, const HtmlPageInfo& info,
                            const HtmlOptions& options) {
   json root{{"format", 1}, {"summary", summary_json(g, info)}};
   json funcs = json::array();
-  for (const auto& f : g.functions)
-    funcs.push_back(json::array({f.name, f.module, f.file, f.line, f.calls, ns_int(f.total_ns),
-                                 ns_int(f.self_ns)}));
+  // The page shows each function by its label (--demangle, told apart where short names
+  // collide) and keeps the full name last, for the function's page and tooltips.
+  std::vector<std::string> names;
+  for (const auto& f : g.functions) names.push_back(f.name);
+  const std::vector<std::string> labels = shown_row_names(names);
+  for (size_t i = 0; i < g.functions.size(); ++i) {
+    const auto& f = g.functions[i];
+    funcs.push_back(json::array({labels[i], f.module, f.file, f.line, f.calls,
+                                 ns_int(f.total_ns), ns_int(f.self_ns), f.name}));
+  }
   root["functions"] = std::move(funcs);
   json arcs = json::array();
   for (const auto& a : g.arcs) {

@@ -6,6 +6,7 @@
 #include <cmath>
 
 #include "report/profile_render.hpp"
+#include "report/shown_names.hpp"
 #include "report/units.hpp"
 
 namespace callmon::report {
@@ -43,9 +44,13 @@ void append_table(std::string& out, const std::vector<FunctionRow>& rows) {
   }
   for (size_t c = 0; c < cols; ++c) out += fmt::format("{:>{}}  ", heads[c], width[c]);
   out += "Function\n";
+  // Rows are functions; the shown name is only their label, told apart where two collide.
+  std::vector<std::string> names;
+  for (const FunctionRow& r : rows) names.push_back(r.name);
+  std::vector<std::string> labels = shown_row_names(names);
   for (size_t i = 0; i < rows.size(); ++i) {
     for (size_t c = 0; c < cols; ++c) out += fmt::format("{:>{}}  ", cells[i][c], width[c]);
-    out += rows[i].name;
+    out += labels[i];
     out += '\n';
   }
 }

@@ -35,8 +35,9 @@
     window.callmonData = data;  // for the console and the benchmark
     timings.data = performance.now();
     const S = data.summary;
-    const FN = data.functions;  // [name, module, file, line, calls, total_ns, self_ns]
-    const NAME = 0, MODULE = 1, FILE = 2, LINE = 3, CALLS = 4, TOTAL = 5, SELF = 6;
+    // [label, module, file, line, calls, total_ns, self_ns, full name]
+    const FN = data.functions;
+    const NAME = 0, MODULE = 1, FILE = 2, LINE = 3, CALLS = 4, TOTAL = 5, SELF = 6, FULL = 7;
     const ARCS = data.arcs;     // [caller (-1: thread start), callee, calls, time_ns, self_ns]
     const TREE = data.tree;
     const NODES = TREE.nodes;   // [parent, func (-1: root or other), calls, time_ns, self_ns, merged]
@@ -94,7 +95,7 @@
     }
     function fnLink(i) {
       if (i < 0) return '<span class="muted">&lt;thread start&gt;</span>';
-      return '<a href="#f' + i + '">' + esc(FN[i][NAME]) + '</a>';
+      return '<a href="#f' + i + '" title="' + esc(FN[i][FULL]) + '">' + esc(FN[i][NAME]) + '</a>';
     }
 
     // ---- summary ----
@@ -295,6 +296,7 @@
       sec.innerHTML =
         '<p><a href="#">\u2190 Summary</a> \u00b7 <a href="#flat-profile">Flat profile</a></p>' +
         '<h1 id="fn-name">' + esc(f[NAME]) + '</h1>' +
+        (f[FULL] !== f[NAME] ? '<p class="muted" id="fn-full">' + esc(f[FULL]) + '</p>' : '') +
         '<p class="muted" id="fn-source">' + esc(sourceOf(f) || 'source unknown') +
         (f[FILE] && f[MODULE] ? ' \u00b7 ' + esc(f[MODULE]) : '') + '</p>' +
         '<table class="facts">' + facts.map(([k, id, v]) =>

@@ -6,6 +6,7 @@
 #include "analysis/profile_diff.hpp"
 #include "report/diff_render.hpp"
 #include "tools/callmon/command.hpp"
+#include "tools/callmon/name_option.hpp"
 #include "tools/callmon/recording_options.hpp"
 
 namespace callmon::tools {
@@ -16,6 +17,7 @@ struct DiffOptions {
   std::string new_dir;
   std::string format = "text";
   bool no_compensation = false;
+  std::string demangle = "short";
 };
 
 // Opens and profiles one side; nothing on failure (the error is printed).
@@ -36,6 +38,7 @@ std::optional<analysis::Profile> profile_of(const std::string& cmd, const std::s
 
 int run_diff(const DiffOptions& o) {
   const std::string cmd = "diff";
+  apply_demangle_option(o.format == "text" ? o.demangle : "full");
   auto before = profile_of(cmd, o.old_dir, !o.no_compensation);
   if (!before) return 1;
   auto after = profile_of(cmd, o.new_dir, !o.no_compensation);
@@ -54,6 +57,7 @@ void setup_diff(CLI::App& app, int& status) {
   sub->add_option("new", o->new_dir, "the recording to compare with it")->required();
   sub->add_option("--format", o->format, "output format: text (default) or json")
       ->check(CLI::IsMember({"text", "json"}));
+  add_demangle_option(sub, o->demangle);
   sub->add_flag("--no-compensation", o->no_compensation,
                 "compare measured times as they are, without subtracting the recording's own "
                 "cost per call");

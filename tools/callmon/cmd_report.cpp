@@ -7,8 +7,10 @@
 #include "analysis/profile_builder.hpp"
 #include "analysis/sched_note.hpp"
 #include "report/profile_render.hpp"
+#include "report/shown_names.hpp"
 #include "tools/callmon/command.hpp"
 #include "tools/callmon/filter_options.hpp"
+#include "tools/callmon/name_option.hpp"
 #include "tools/callmon/recording_options.hpp"
 
 namespace callmon::tools {
@@ -22,6 +24,7 @@ struct ReportOptions {
   bool per_process = false;
   bool no_compensation = false;
   size_t limit = 0;
+  std::string demangle = "short";
   FilterOptions filters;
 };
 
@@ -29,6 +32,8 @@ int run_report(const ReportOptions& o) {
   const std::string cmd = "report";
   analysis::SortKey key;
   if (!analysis::parse_sort_key(o.sort, key)) return fail(cmd, "unknown sort key " + o.sort, 2);
+  // JSON and CSV keep the full names whatever --demangle says (JSON adds the short ones).
+  apply_demangle_option(o.format == "text" ? o.demangle : "full");
   auto rec = open_recording_or_fail(cmd, o.dir);
   if (!rec) return 1;
   auto filters = make_filters_or_fail(cmd, o.filters, *rec);
@@ -54,10 +59,14 @@ int run_report(const ReportOptions& o) {
                     : o.format == "csv" ? report::render_profile_csv(*profile, ro)
                                         : report::render_profile_text(*profile, ro);
   if (o.format == "text") {
-    if (auto note = analysis::short_function_note(*rec, profile->functions, po.compensate))
-      out += "# note: " + *note + "\n";
-    if (auto note = analysis::clock_bound_note(profile->functions)) out += "# note: " + *note + "\n";
-    if (auto note = analysis::scheduler_note(*rec)) out += "# note: " + *note + "\n";
+    // The notes name functions as the table does, and fit the screen.
+    std::vector<analysis::FunctionRow> shown = profile->functions;
+    for (analysis::FunctionRow& r : shown) r.name = report::shown_name(r.name);
+    const size_t width = report::note_width();
+    if (auto note = analysis::short_function_note(*rec, shown, po.compensate))
+      out += report::note_lines(*note, width);
+    if (auto note = analysis::clock_bound_note(shown)) out += report::note_lines(*note, width);
+    if (auto note = analysis::scheduler_note(*rec)) out += report::note_lines(*note, width);
   }
   std::fwrite(out.data(), 1, out.size(), stdout);
   return std::fflush(stdout) == 0 ? 0 : fail(cmd, "cannot write the output");
@@ -81,6 +90,7 @@ void setup_report(CLI::App& app, int& status) {
   sub->add_option("--limit", o->limit, "show at most N functions per table (0: all)")
       ->type_name("N");
   add_filter_options(sub, o->filters);
+  add_demangle_option(sub, o->demangle);
   sub->callback([o, &status] { status = run_report(*o); });
 }
 
