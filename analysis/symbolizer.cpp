@@ -131,6 +131,15 @@ const SymbolInfo& ProcessSymbolizer::lookup(uint64_t addr) {
   return it->second;
 }
 
+ProcessSymbolizer::CodeRef ProcessSymbolizer::code_of(uint64_t addr) {
+  CodeRef ref;
+  const format::ModuleRecord* module = impl_->module_of(addr);
+  if (module == nullptr) return ref;
+  ref.vaddr = format::untagged(addr) - module->bias;
+  ref.image = impl_->image_of(*module);
+  return ref;
+}
+
 const std::vector<std::string>& ProcessSymbolizer::warnings() const { return impl_->warnings; }
 
 std::shared_ptr<ElfCache> make_elf_cache() { return std::make_shared<ElfCache>(); }
