@@ -10,6 +10,7 @@
 #include "monitor/monitor.hpp"
 #include "monitor/render.hpp"
 #include "tools/callmon/command.hpp"
+#include "tools/callmon/name_option.hpp"
 #include "tools/callmon/output_file.hpp"
 #include "tools/callmon/program_launch.hpp"
 
@@ -30,6 +31,7 @@ struct MonitorCmdOptions {
   bool single_step = false;
   std::string output;
   std::string format = "text";
+  std::string demangle = "short";
   int pid = 0;
   double duration = 0;
   std::vector<std::string> command;
@@ -103,6 +105,7 @@ int run_monitor(const MonitorCmdOptions& o) {
   ro.timing = o.timing;
   ro.all = o.all;
   ro.histogram = o.histogram;
+  analysis::parse_name_style(o.demangle, ro.names);
   std::string text = o.format == "json" ? monitor::render_json(*outcome)
                      : o.lines          ? monitor::render_line_listing(*outcome, ro)
                                         : monitor::render_function_table(*outcome, ro);
@@ -138,6 +141,7 @@ void setup_monitor(CLI::App& app, int& status) {
                 "never emulate the displaced instruction (naive re-arm; for comparison)");
   sub->add_option("-o,--output", o->output, "write the report to FILE instead of stdout")
       ->type_name("FILE");
+  add_demangle_option(sub, o->demangle);
   sub->add_option("--format", o->format, "text (default) or json")
       ->check(CLI::IsMember({"text", "json"}));
   sub->add_option("-p,--pid", o->pid, "attach to running process PID (detach on SIGINT)")
