@@ -7,7 +7,7 @@ gcc -pg -mfentry -mnop-mcount -mrecord-mcount, patchable = -fpatchable-function-
 plainly and once under `callmon record`, and checks:
 the program's stdout and exit status are the same both ways and equal the expected ones;
 `callmon report --format=json` counts exactly the expected calls per function (and nothing
-else); `callmon replay` prints exactly the expected call tree once durations, pids and tids
+else); `callmon replay --demangle=full` prints exactly the expected call tree once durations, pids and tids
 are normalised; `callmon info --format=json` tells the expected exit status, processes and
 thread states; in the -pg modes also that recording left no gmon.out behind. The
 expectations live in tests/e2e/fixtures/<fixture>.py (see expect.py); a fixture whose tree
@@ -410,7 +410,7 @@ def json_of(proc, what, failures):
 def replay_prefix(callmon, data, cwd, nlines):
     """Reads only the first nlines of `callmon replay` (for traces whose full tree is too big
     to print), then stops it."""
-    proc = subprocess.Popen([callmon, "replay", "-d", data], cwd=cwd, stdout=subprocess.PIPE,
+    proc = subprocess.Popen([callmon, "replay", "--demangle=full", "-d", data], cwd=cwd, stdout=subprocess.PIPE,
                             stderr=subprocess.DEVNULL, text=True, errors="replace")
     lines = []
     try:
@@ -507,7 +507,7 @@ def main():
     if tree_lines:
         replay_text = replay_prefix(args.callmon, data, args.work, tree_lines)
     else:
-        rp = run([args.callmon, "replay", "-d", data], args.work)
+        rp = run([args.callmon, "replay", "--demangle=full", "-d", data], args.work)
         replay_text = rp.stdout if rp.returncode == 0 else ""
         if rp.returncode != 0:
             failures.add("replay", describe(rp))
