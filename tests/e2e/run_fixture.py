@@ -644,7 +644,7 @@ def check_analysis_filter(fx, args, argv, filtered_tree, filtered_counts, failur
     if rec.returncode != callmon_status(fx.STATUS):
         failures.add("unfiltered record: exit status", describe(rec))
         return
-    rp = run([args.callmon, "replay"] + fx.ANALYSIS_FILTER + ["-d", data], args.work)
+    rp = run([args.callmon, "replay", "--demangle=full"] + fx.ANALYSIS_FILTER + ["-d", data], args.work)
     info = json_of(run([args.callmon, "info", "--format=json", "-d", data], args.work),
                    "unfiltered info --format=json", failures)
     if rp.returncode != 0 or info is None:
