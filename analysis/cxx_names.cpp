@@ -285,8 +285,9 @@ Parsed parse(std::string_view name) {
   return p;
 }
 
-// `text` with every outermost template argument list replaced by "<...>".
-std::string elide_templates(std::string_view text) {
+// `text` with the template argument lists nested deeper than `keep` levels replaced by
+// "<...>" (keep 0: every outermost list).
+std::string elide_templates(std::string_view text, int keep = 0) {
   std::string out;
   size_t i = 0;
   while (i < text.size()) {
@@ -298,7 +299,10 @@ std::string elide_templates(std::string_view text) {
     } else if (text[i] == '<') {
       size_t e = skip_group(text, i);
       if (e == npos) return std::string(text);
-      out += "<...>";
+      if (keep > 0)
+        out += "<" + elide_templates(text.substr(i + 1, e - i - 2), keep - 1) + ">";
+      else
+        out += "<...>";
       i = e;
     } else if (text[i] == '(' && text.compare(i, kAnon.size(), kAnon) == 0) {
       out.append(kAnon);
@@ -319,7 +323,8 @@ std::string short_brace_group(std::string_view g) {
   return "{lambda" + std::string(g.substr(e));
 }
 
-std::string short_of(const Parsed& p) {
+// The short name; `keep` levels of template arguments are shown rather than elided.
+std::string short_of(const Parsed& p, int keep = 0) {
   if (!p.inner.empty()) return p.prefix + short_name(p.inner);
   std::string out = p.prefix;
   size_t i = p.name_first;
@@ -329,7 +334,7 @@ std::string short_of(const Parsed& p) {
     if (t.kind == Kind::group) {
       char open = text[0];
       if (open == '<') {
-        out += "<...>";
+        out += elide_templates(text, keep);
       } else if (open == '(') {
         // An enclosing function's parameter list and its qualifiers: dropped.
         ++i;
@@ -344,7 +349,7 @@ std::string short_of(const Parsed& p) {
       }
     } else if (t.kind == Kind::op && text.size() > 9 && text[8] == ' ' &&
                text.substr(9, 3) != "new" && text.substr(9, 6) != "delete") {
-      out += "operator " + elide_templates(text.substr(9));  // "operator std::vector<...>"
+      out += "operator " + elide_templates(text.substr(9), keep);  // "operator std::vector<...>"
     } else {
       out += text;
     }
@@ -384,18 +389,28 @@ std::string short_name(std::string_view demangled) {
   return out.empty() ? std::string(demangled) : out;
 }
 
-std::string short_name_with_params(std::string_view demangled) {
+namespace {
+
+// A label between the short and the full name: `keep` levels of template arguments shown,
+// and the parameter list when `params`.
+std::string detailed_name(std::string_view demangled, int keep, bool params) {
   if (!looks_cxx(demangled)) return std::string(demangled);
   Parsed p = parse(demangled);
   if (!p.ok) return std::string(demangled);
-  if (!p.inner.empty()) return p.prefix + short_name_with_params(p.inner);
-  std::string out = short_of(p);
-  if (p.params != npos) {
-    out += elide_templates(tok_text(p, p.params));
+  if (!p.inner.empty()) return p.prefix + detailed_name(p.inner, keep, params);
+  std::string out = short_of(p, keep);
+  if (params && p.params != npos) {
+    out += elide_templates(tok_text(p, p.params), keep);
     // Qualifiers tell "f() const" from "f()".
     for (size_t i = p.params + 1; i < p.toks.size(); ++i) out += tok_text(p, i);
   }
-  return out;
+  return out.empty() ? std::string(demangled) : out;
+}
+
+}  // namespace
+
+std::string short_name_with_params(std::string_view demangled) {
+  return detailed_name(demangled, 0, true);
 }
 
 std::string styled_name(const std::string& demangled, const std::string& symbol,
@@ -423,7 +438,13 @@ std::vector<std::string> row_labels(const std::vector<std::string>& names, NameS
       for (size_t k = 0; k < rows.size(); ++k) labels[rows[k]] = longer(rows[k], k);
     }
   };
-  refine([&](size_t i, size_t) { return short_name_with_params(names[i]); });
+  // Overloads differ in their parameters, template instances in their arguments: the
+  // outermost ones first, then everything.
+  refine([&](size_t i, size_t) { return detailed_name(names[i], 0, true); });
+  for (int keep = 1; keep <= 3; ++keep) {
+    refine([&](size_t i, size_t) { return detailed_name(names[i], keep, false); });
+    refine([&](size_t i, size_t) { return detailed_name(names[i], keep, true); });
+  }
   refine([&](size_t i, size_t) { return without_return_type(names[i]); });
   refine([&](size_t i, size_t k) {
     // The same name twice (one function in two modules): the short label and a counter.

@@ -45,7 +45,9 @@ std::string styled_name(const std::string& demangled, const std::string& symbol,
 // Labels for rows named by `names` (demangled, one per row; rows are distinct functions
 // even when names repeat, e.g. in two modules) shown in `style`: the styled name, except
 // that rows whose short labels collide get, in this order until they are apart, their
-// parameter lists, their full names without return type, and a " [#N]" counter. Full and
+// parameter lists (template arguments elided), their outermost template arguments
+// ("std::forward<std::tuple<...>&&>"), both, then one and two levels deeper, their full
+// names without return type, and a " [#N]" counter. Full and
 // mangled styles are returned as they are (a repeated full name is left to the caller,
 // which shows the module).
 std::vector<std::string> row_labels(const std::vector<std::string>& names, NameStyle style);

@@ -119,12 +119,15 @@ TEST(CxxNames, RowLabelsKeepCollidingRowsApart) {
   std::vector<std::string> names = {"ns::f(int)", "ns::f(double)", "ns::g()",
                                     "std::vector<int, std::allocator<int> >::size() const",
                                     "std::vector<char, std::allocator<char> >::size() const",
-                                    "dup()", "dup()"};
+                                    "dup()", "dup()",
+                                    "std::tuple<>&& std::forward<std::tuple<> >(std::remove_reference<std::tuple<> >::type&)",
+                                    "int&& std::forward<int>(std::remove_reference<int>::type&)"};
   std::vector<std::string> labels = row_labels(names, NameStyle::short_form);
   EXPECT_EQ(labels, (std::vector<std::string>{"ns::f(int)", "ns::f(double)", "ns::g",
-                                              "std::vector<int, std::allocator<int> >::size() const",
-                                              "std::vector<char, std::allocator<char> >::size() const",
-                                              "dup", "dup [#2]"}));
+                                              "std::vector<int, std::allocator<...> >::size",
+                                              "std::vector<char, std::allocator<...> >::size",
+                                              "dup", "dup [#2]", "std::forward<std::tuple<...> >",
+                                              "std::forward<int>"}));
   EXPECT_EQ(row_labels(names, NameStyle::full), names);
 }
 
