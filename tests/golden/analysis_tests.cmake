@@ -35,6 +35,7 @@ set(ANALYSIS_GOLDEN
   "replay-full names replay|--demangle=full"
   "graph names graph"
   "graph-func-std names graph|^std::sort"
+  "graph-func-mangled names graph|--demangle=no|^std::sort"
   "report-thread threads report|--thread|601"
   "export-folded-exclude simple export|--format=folded|-o|-|--exclude|^compute$"
   "export-chrome-min simple export|--format=chrome|-o|-|--min-duration|15"

@@ -6,10 +6,11 @@
 
 #include "analysis/cxx_names.hpp"
 #include "analysis/graph.hpp"
+#include "analysis/symbolizer.hpp"
 #include "report/graph_render.hpp"
 #include "tools/callmon/command.hpp"
-#include "tools/callmon/name_option.hpp"
 #include "tools/callmon/filter_options.hpp"
+#include "tools/callmon/name_option.hpp"
 #include "tools/callmon/recording_options.hpp"
 
 namespace callmon::tools {
@@ -36,8 +37,10 @@ std::vector<bool> select_functions(const analysis::CallGraph& g, const std::stri
   } catch (const std::regex_error&) {
   }
   for (size_t i = 0; i < g.functions.size(); ++i) {
-    // Matched as --include matches: without a template function's return type.
-    const std::string name = analysis::without_return_type(g.functions[i].name);
+    // Matched as --include matches: demangled (--demangle=no), without a template
+    // function's return type.
+    const std::string name =
+        analysis::without_return_type(analysis::demangle(g.functions[i].name));
     selected[i] = name.find(func) != std::string::npos || (re && std::regex_search(name, *re));
   }
   return selected;

@@ -9,10 +9,10 @@
 #include "analysis/graph.hpp"
 #include "report/html_report.hpp"
 #include "tools/callmon/command.hpp"
-#include "tools/callmon/name_option.hpp"
 #include "format/file_mode.hpp"
 #include "tools/callmon/output_file.hpp"
 #include "tools/callmon/filter_options.hpp"
+#include "tools/callmon/name_option.hpp"
 #include "tools/callmon/recording_options.hpp"
 
 namespace callmon::tools {

@@ -10,8 +10,8 @@
 #include "report/replay_printer.hpp"
 #include "analysis/compensation.hpp"
 #include "tools/callmon/command.hpp"
-#include "tools/callmon/name_option.hpp"
 #include "tools/callmon/filter_options.hpp"
+#include "tools/callmon/name_option.hpp"
 #include "tools/callmon/recording_options.hpp"
 
 namespace callmon::tools {
