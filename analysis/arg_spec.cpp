@@ -6,6 +6,8 @@
 
 #include <fmt/format.h>
 
+#include "analysis/cxx_names.hpp"
+
 namespace callmon::analysis {
 
 using format::ArgFormat;
@@ -126,8 +128,9 @@ Result<ArgRule> parse_arg_rule(std::string_view text, bool retval) {
 
 FunctionArgs args_for_name(const std::vector<ArgRule>& rules, const std::string& name) {
   FunctionArgs out;
+  const std::string matched = without_return_type(name);  // as --include matches
   for (const ArgRule& r : rules)
-    if (std::regex_search(name, r.pattern)) out.merge(r.what);
+    if (std::regex_search(matched, r.pattern)) out.merge(r.what);
   return out;
 }
 

@@ -204,7 +204,7 @@ Coverage coverage_from_calls(const std::vector<ProcessCalls>& processes, uint64_
     ElfImage* image = cache.get(path, &error);
     for (size_t i = 0; i < mc.functions.size(); ++i) {
       CoverageFunction f;
-      f.name = demangle(mc.functions[i].name);
+      f.name = symbol_name(mc.functions[i].name);
       f.vaddr = mc.functions[i].vaddr;
       f.calls = mc.calls[i];
       if (image != nullptr) {

@@ -29,4 +29,14 @@ std::string demangle(const std::string& symbol) {
   return result;
 }
 
+namespace {
+bool g_mangled_names = false;  // --demangle=no, set by the command line before analysis
+}  // namespace
+
+void set_mangled_names(bool on) { g_mangled_names = on; }
+
+std::string symbol_name(const std::string& symbol) {
+  return g_mangled_names ? symbol : demangle(symbol);
+}
+
 }  // namespace callmon::analysis

@@ -358,6 +358,36 @@ std::vector<StatementRow> ElfImage::statement_rows() {
   return rows;
 }
 
+uint32_t ElfImage::line_at(uint64_t vaddr) {
+  Dwarf_Die cu;
+  if (!ensure_dwarf() || !dwarf_->find_cu(vaddr, &cu)) return 0;
+  Dwarf_Line* row = dwarf_getsrc_die(&cu, vaddr);
+  int line = 0;
+  if (row == nullptr || dwarf_lineno(row, &line) != 0 || line <= 0) return 0;
+  return static_cast<uint32_t>(line);
+}
+
+std::vector<uint8_t> ElfImage::read_bytes(uint64_t vaddr, size_t n) {
+  std::vector<uint8_t> out;
+  Elf* elf = main_->elf;
+  for (Elf_Scn* scn = elf_nextscn(elf, nullptr); scn != nullptr; scn = elf_nextscn(elf, scn)) {
+    GElf_Shdr shdr;
+    if (gelf_getshdr(scn, &shdr) == nullptr || shdr.sh_type == SHT_NOBITS ||
+        (shdr.sh_flags & SHF_ALLOC) == 0 || vaddr < shdr.sh_addr ||
+        vaddr >= shdr.sh_addr + shdr.sh_size)
+      continue;
+    Elf_Data* data = elf_getdata(scn, nullptr);
+    if (data == nullptr || data->d_buf == nullptr) return out;
+    size_t off = vaddr - shdr.sh_addr;
+    if (off >= data->d_size) return out;
+    size_t len = std::min(n, data->d_size - off);
+    const uint8_t* p = static_cast<const uint8_t*>(data->d_buf) + off;
+    out.assign(p, p + len);
+    return out;
+  }
+  return out;
+}
+
 SourceLocation ElfImage::lookup_source(uint64_t vaddr) {
   SourceLocation loc;
   Dwarf_Die cu;

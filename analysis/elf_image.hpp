@@ -54,6 +54,15 @@ class ElfImage {
   // Empty when the file has no usable DWARF. Cached per address.
   const SourceLocation& source_of(uint64_t vaddr);
 
+  // The line table's line for the instruction at `vaddr` (not the function's declaration,
+  // as source_of gives): where a call site is. 0 when unknown.
+  uint32_t line_at(uint64_t vaddr);
+
+  // The bytes of the file's allocated, file-backed section content at [vaddr, vaddr + n)
+  // (code, read from the ELF file), or fewer when the range leaves its section; empty when no
+  // section holds `vaddr`.
+  std::vector<uint8_t> read_bytes(uint64_t vaddr, size_t n);
+
   // Every statement start of every compile unit's line table (is_stmt rows where the file or
   // line changes), in table order. Empty when the file has no usable DWARF.
   std::vector<StatementRow> statement_rows();

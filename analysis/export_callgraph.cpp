@@ -1,6 +1,8 @@
 // Caller/callee graph of the callgrind export (export_callgraph.hpp).
 #include "analysis/export_callgraph.hpp"
 
+#include "analysis/call_sites.hpp"
+
 namespace callmon::analysis {
 
 uint32_t CallgraphSink::on_enter(uint64_t addr, uint64_t, uint32_t depth, bool) {
@@ -62,6 +64,13 @@ void CallgraphBuilder::add_process(const format::ProcessMeta& meta, ProcessSymbo
     auto [it, inserted] = arc_index_.try_emplace(key, graph_.arcs.size());
     if (inserted) graph_.arcs.push_back(CallgraphArc{caller, callee, 0, 0});
     CallgraphArc& arc = graph_.arcs[it->second];
+    if (arc.call_line == 0) {
+      // Both ends in one readable module: look for the call in the caller's code.
+      ProcessSymbolizer::CodeRef from = sym.code_of(a.caller);
+      ProcessSymbolizer::CodeRef to = sym.code_of(a.callee);
+      if (from.image != nullptr && from.image == to.image)
+        arc.call_line = call_site_line(*from.image, from.vaddr, to.vaddr);
+    }
     arc.calls += a.calls;
     arc.incl_ns += meta.ticks_to_ns(a.incl);
   }

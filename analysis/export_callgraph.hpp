@@ -72,6 +72,7 @@ struct CallgraphArc {
   uint32_t callee = 0;
   uint64_t calls = 0;
   double incl_ns = 0;
+  uint32_t call_line = 0;  // the caller's line that calls the callee (call_sites.hpp), 0 if unknown
 };
 
 struct Callgraph {

@@ -4,13 +4,18 @@
 #include <cerrno>
 #include <cstdlib>
 
+#include "analysis/cxx_names.hpp"
 #include "format/thread_reader.hpp"
 
 namespace callmon::analysis {
 
 bool FilterSet::keeps_name(const std::string& name) const {
-  if (include && !std::regex_search(name, *include)) return false;
-  if (exclude && std::regex_search(name, *exclude)) return false;
+  if (!has_name_filter()) return true;
+  // Matched without a template function's return type ("void std::sort<...>(...)" is
+  // excluded by '^std::'); a mangled name (--demangle=no) is matched demangled.
+  const std::string matched = without_return_type(demangle(name));
+  if (include && !std::regex_search(matched, *include)) return false;
+  if (exclude && std::regex_search(matched, *exclude)) return false;
   return true;
 }
 

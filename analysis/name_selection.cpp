@@ -11,13 +11,13 @@ namespace callmon::analysis {
 
 namespace {
 
-std::string hex(uint64_t v) {
+std::string hex_text(uint64_t v) {
   char buf[32];
   std::snprintf(buf, sizeof buf, "0x%llx", static_cast<unsigned long long>(v));
   return buf;
 }
 
-std::string basename_of(const std::string& path) {
+std::string file_basename(const std::string& path) {
   size_t slash = path.rfind('/');
   return slash == std::string::npos ? path : path.substr(slash + 1);
 }
@@ -37,7 +37,7 @@ std::vector<std::pair<uint64_t, uint64_t>> selected_ranges(const ElfImage& image
   bounds.erase(std::unique(bounds.begin(), bounds.end()), bounds.end());
 
   std::unordered_map<const FuncSymbol*, bool> decided;  // one regex match per function
-  std::string base = basename_of(image.path());
+  std::string base = file_basename(image.path());
   std::vector<std::pair<uint64_t, uint64_t>> out;
   for (size_t i = 0; i < bounds.size(); ++i) {
     uint64_t lo = bounds[i];
@@ -48,7 +48,7 @@ std::vector<std::pair<uint64_t, uint64_t>> selected_ranges(const ElfImage& image
       if (it == decided.end()) it = decided.emplace(fn, filters.keeps_name(demangle(fn->name))).first;
       keep = it->second;
     } else {
-      keep = filters.keeps_name(base + "+" + hex(lo));
+      keep = filters.keeps_name(base + "+" + hex_text(lo));
     }
     if (!keep) continue;
     if (!out.empty() && out.back().second == lo) out.back().second = hi;

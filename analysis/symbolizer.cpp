@@ -90,7 +90,7 @@ struct ProcessSymbolizer::Impl {
     if (module != nullptr) info.module = module->path;
 
     if (auto it = synthetic.find(addr); it != synthetic.end()) {
-      info.name = demangle(it->second);
+      info.name = symbol_name(it->second);
       info.known = true;
       return info;
     }
@@ -101,7 +101,7 @@ struct ProcessSymbolizer::Impl {
     uint64_t vaddr = addr - module->bias;
     if (ElfImage* image = image_of(*module)) {
       if (const FuncSymbol* fn = image->find_function(vaddr)) {
-        info.name = demangle(fn->name);
+        info.name = symbol_name(fn->name);
         info.offset = vaddr - fn->start;
         info.known = true;
         const SourceLocation& src = image->source_of(fn->start);
@@ -129,6 +129,15 @@ const SymbolInfo& ProcessSymbolizer::lookup(uint64_t addr) {
   auto it = impl_->results.find(addr);
   if (it == impl_->results.end()) it = impl_->results.emplace(addr, impl_->resolve(addr)).first;
   return it->second;
+}
+
+ProcessSymbolizer::CodeRef ProcessSymbolizer::code_of(uint64_t addr) {
+  CodeRef ref;
+  const format::ModuleRecord* module = impl_->module_of(addr);
+  if (module == nullptr) return ref;
+  ref.vaddr = format::untagged(addr) - module->bias;
+  ref.image = impl_->image_of(*module);
+  return ref;
 }
 
 const std::vector<std::string>& ProcessSymbolizer::warnings() const { return impl_->warnings; }

@@ -25,6 +25,7 @@ struct SymbolInfo {
 };
 
 class ElfCache;  // ELF/DWARF images by path, shared between processes
+class ElfImage;  // one ELF file (elf_image.hpp)
 
 // Resolves addresses of one process image. Not thread-safe. Results are cached per address.
 class ProcessSymbolizer {
@@ -38,6 +39,14 @@ class ProcessSymbolizer {
   // module line (format/module_lifetimes.hpp). The reference stays valid for the
   // symbolizer's life.
   const SymbolInfo& lookup(uint64_t addr);
+
+  // The ELF image holding `addr` (as lookup() takes it) and the address's ELF virtual
+  // address there; image nullptr when no readable module covers it.
+  struct CodeRef {
+    ElfImage* image = nullptr;
+    uint64_t vaddr = 0;
+  };
+  CodeRef code_of(uint64_t addr);
 
   // Problems met so far (an ELF that could not be opened, a module without symbols), one
   // sentence each, without duplicates.
@@ -53,5 +62,10 @@ std::shared_ptr<ElfCache> make_elf_cache();
 // Demangles a C++ symbol with abi::__cxa_demangle; returns the input when it is not a
 // mangled name.
 std::string demangle(const std::string& symbol);
+
+// The name symbolizers give `symbol`: demangled, or as it is after set_mangled_names(true)
+// (--demangle=no; set once by the command line before any symbolization).
+std::string symbol_name(const std::string& symbol);
+void set_mangled_names(bool on);
 
 }  // namespace callmon::analysis

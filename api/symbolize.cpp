@@ -86,6 +86,7 @@ Symbol lookup(Cache& c, uintptr_t address) {
   }
   s.known = true;
   s.name = analysis::demangle(fn->name);
+  s.symbol = fn->name;
   const analysis::SourceLocation& src = image->source_of(fn->start);
   s.file = src.file;
   s.line = src.line;

@@ -37,6 +37,7 @@ struct Unit {
   std::string file;    // source file, empty when there is no DWARF
   uint32_t line = 0;
   uint64_t address = 0;  // ELF virtual address of the (first) breakpoint of the unit
+  std::string symbol;    // the function's name as the symbol table spells it (mangled)
 };
 
 struct ThreadCount {

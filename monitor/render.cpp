@@ -69,6 +69,7 @@ std::string render_function_table(const MonitorOutcome& outcome, const RenderOpt
     else
       out += fmt::format("{:>12} {:>8}  {}\n", "HITS", "THREADS", "FUNCTION");
     for (const UnitResult* u : rows) {
+      const std::string name = analysis::styled_name(u->unit.name, u->unit.symbol, o.names);
       std::string where;
       if (!u->unit.file.empty())
         where = fmt::format("  {}:{}", base_name(u->unit.file), u->unit.line);
@@ -76,9 +77,9 @@ std::string render_function_table(const MonitorOutcome& outcome, const RenderOpt
         where = "  " + base_name(u->unit.module);
       if (o.timing)
         out += fmt::format("{:>12} {:>10} {:>10} {:>8}  {}{}\n", u->hits, fmt_ns(u->total_ns),
-                           fmt_ns(u->self_ns), u->threads.size(), u->unit.name, where);
+                           fmt_ns(u->self_ns), u->threads.size(), name, where);
       else
-        out += fmt::format("{:>12} {:>8}  {}{}\n", u->hits, u->threads.size(), u->unit.name,
+        out += fmt::format("{:>12} {:>8}  {}{}\n", u->hits, u->threads.size(), name,
                            where);
     }
     out += fmt::format("{} of {} functions hit; {} breakpoint stops ({} emulated, {} stepped)",
@@ -151,6 +152,7 @@ std::string render_json(const MonitorOutcome& outcome) {
     for (const UnitResult& u : img.units) {
       nlohmann::json ju;
       ju["name"] = u.unit.name;
+      ju["short_name"] = analysis::short_name(u.unit.name);
       ju["module"] = u.unit.module;
       ju["file"] = u.unit.file;
       ju["line"] = u.unit.line;

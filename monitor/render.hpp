@@ -5,6 +5,7 @@
 
 #include <string>
 
+#include "analysis/cxx_names.hpp"
 #include "monitor/monitor.hpp"
 
 namespace callmon::monitor {
@@ -13,6 +14,7 @@ struct RenderOptions {
   bool timing = false;
   bool all = false;        // list units that were never hit too
   bool histogram = false;  // listing: a bar scaled to the largest count
+  analysis::NameStyle names = analysis::NameStyle::short_form;  // --demangle
 };
 
 // One table per image: units hit (all units with `all`), most hits first, then a summary.
@@ -22,7 +24,7 @@ std::string render_function_table(const MonitorOutcome& outcome, const RenderOpt
 // (blank for lines without code). Files that cannot be read are listed by line number only.
 std::string render_line_listing(const MonitorOutcome& outcome, const RenderOptions& options);
 
-// {"status":..., "images":[{"pid", "exe", "end", "units":[{"name", "module", "file", "line",
+// {"status":..., "images":[{"pid", "exe", "end", "units":[{"name", "short_name", "module", "file", "line",
 // "address", "hits", "total_ns", "self_ns", "threads":[{"tid","hits"}]}], ...}]}
 std::string render_json(const MonitorOutcome& outcome);
 

@@ -5,6 +5,7 @@
 
 #include <map>
 
+#include "analysis/cxx_names.hpp"
 #include "analysis/elf_image.hpp"
 #include "analysis/symbolizer.hpp"
 
@@ -44,7 +45,10 @@ struct Selector {
         if (line == pl && (glob(pf, file) || glob(pf, base_name(file)))) return true;
         continue;
       }
-      if (glob(p, name) || glob(p, mangled) || glob(p, file) || glob(p, base_name(file)))
+      // A template function's name is also tried without its return type, so "std::*"
+      // selects "void std::sort<...>(...)".
+      if (glob(p, name) || glob(p, analysis::without_return_type(name)) || glob(p, mangled) ||
+          glob(p, file) || glob(p, base_name(file)))
         return true;
     }
     return false;
@@ -76,7 +80,7 @@ std::vector<UnitSite> select_units(const MappedModule& m, analysis::ElfImage& im
       std::string name = analysis::demangle(fs.name);
       const analysis::SourceLocation& src = image.source_of(fs.start);
       if (!sel.matches(name, fs.name, src.file, src.line)) continue;
-      Unit u{name, m.path, src.file, src.line, fs.start};
+      Unit u{name, m.path, src.file, src.line, fs.start, fs.name};
       sites.push_back({addr, static_cast<uint32_t>(units.size())});
       units.push_back(std::move(u));
     }
@@ -93,7 +97,7 @@ std::vector<UnitSite> select_units(const MappedModule& m, analysis::ElfImage& im
     auto [it, inserted] = by_line.try_emplace({row.file, row.line}, 0);
     if (inserted) {
       it->second = static_cast<uint32_t>(units.size());
-      units.push_back(Unit{name, m.path, row.file, row.line, row.vaddr});
+      units.push_back(Unit{name, m.path, row.file, row.line, row.vaddr, mangled});
     }
     sites.push_back({addr, it->second});
   }

@@ -8,6 +8,9 @@
 #include <string>
 #include <nlohmann/json.hpp>
 
+#include "analysis/cxx_names.hpp"
+#include "report/shown_names.hpp"
+
 namespace callmon::report {
 namespace {
 
@@ -117,14 +120,18 @@ std::string render_coverage_text(const Coverage& cov, const CoverageRenderOption
     out += fmt::format("\nmodule {}: {}\n", m.path, module_tally(m).text());
     for (const auto& [file, t] : file_tallies(m))
       out += fmt::format("  file {}: {}\n", file_label(file), t.text());
+    std::vector<std::string> names;
+    for (const auto& f : m.functions) names.push_back(f.name);
+    const std::vector<std::string> labels = shown_row_names(names);
     size_t width = 8;
-    for (const auto& f : m.functions) width = std::max(width, f.name.size());
+    for (const auto& l : labels) width = std::max(width, l.size());
     width = std::min<size_t>(width, 60);
     out += fmt::format("\n  {:>10}  {:<{}}  {}\n", "CALLS", "FUNCTION", width, "SOURCE");
-    for (const auto& f : m.functions) {
+    for (size_t i = 0; i < m.functions.size(); ++i) {
+      const auto& f = m.functions[i];
       if (!listed(f, o)) continue;
       out += fmt::format("  {:>10}  {:<{}}  {}{}\n", f.calls == 0 ? std::string("-") : std::to_string(f.calls),
-                         f.name, width, location(f), row_note(f));
+                         labels[i], width, location(f), row_note(f));
     }
   }
   return out;
@@ -154,7 +161,8 @@ std::string render_coverage_json(const Coverage& cov, const CoverageRenderOption
     auto& fns = jm["functions"] = nlohmann::ordered_json::array();
     for (const auto& f : m.functions) {
       if (!listed(f, o)) continue;
-      nlohmann::ordered_json jf{{"name", f.name}, {"file", f.file}, {"line", f.line},
+      nlohmann::ordered_json jf{{"name", f.name}, {"short_name", analysis::short_name(f.name)},
+                                {"file", f.file}, {"line", f.line},
                                 {"address", fmt::format("{:#x}", f.vaddr)}, {"calls", f.calls},
                                 {"status", status_of(f)}, {"variants", f.variants}};
       if (f.inlined_only) jf["inlined_into"] = f.inlined_into;
@@ -199,11 +207,17 @@ tr.inlined td{background:#fdf6e0}
                          bar(t), t.text());
     out += "</table>\n<table class=\"functions\"><tr><th>calls</th><th>function</th>"
            "<th>source</th></tr>\n";
-    for (const auto& f : m.functions) {
+    std::vector<std::string> names;
+    for (const auto& f : m.functions) names.push_back(f.name);
+    const std::vector<std::string> labels = shown_row_names(names);
+    for (size_t i = 0; i < m.functions.size(); ++i) {
+      const auto& f = m.functions[i];
       if (!listed(f, o)) continue;
       const char* row_class = f.calls != 0 ? "" : f.inlined_only ? " class=\"inlined\"" : " class=\"never\"";
-      out += fmt::format("<tr{}><td class=\"n\">{}</td><td>{}{}</td><td>{}</td></tr>\n",
-                         row_class, f.calls, html_escape(f.name), html_escape(row_note(f)),
+      // The full name shows on hover.
+      out += fmt::format("<tr{}><td class=\"n\">{}</td><td title=\"{}\">{}{}</td><td>{}</td></tr>\n",
+                         row_class, f.calls, html_escape(f.name), html_escape(labels[i]),
+                         html_escape(row_note(f)),
                          html_escape(location(f)));
     }
     out += "</table>\n";

@@ -8,6 +8,8 @@
 #include <vector>
 #include <nlohmann/json.hpp>
 
+#include "analysis/cxx_names.hpp"
+#include "report/shown_names.hpp"
 #include "report/units.hpp"
 
 namespace callmon::report {
@@ -104,11 +106,14 @@ std::string render_diff_text(const analysis::ProfileDiff& d) {
   }
   out += fmt::format("{:>{}}  {:>{}}  {:>{}}  {}\n", "Calls", w_calls, "Self change", w_self,
                      "Total change", w_total, "Function");
+  std::vector<std::string> names;
+  for (const analysis::DiffRow& r : d.rows) names.push_back(r.name);
+  const std::vector<std::string> labels = shown_row_names(names);
   for (size_t i = 0; i < d.rows.size(); ++i) {
     const analysis::DiffRow& r = d.rows[i];
     std::string mark = r.in_old && r.in_new ? "" : r.in_new ? "  (new)" : "  (gone)";
     out += fmt::format("{:>{}}  {:>{}}  {:>{}}  {}{}\n", lines[i].calls, w_calls, lines[i].self,
-                       w_self, lines[i].total, w_total, r.name, mark);
+                       w_self, lines[i].total, w_total, labels[i], mark);
   }
   if (within)
     out += fmt::format(
@@ -127,6 +132,7 @@ std::string render_diff_json(const analysis::ProfileDiff& d) {
   auto& fns = j["functions"] = nlohmann::ordered_json::array();
   for (const analysis::DiffRow& r : d.rows) {
     nlohmann::ordered_json f{{"name", r.name},
+                             {"short_name", analysis::short_name(r.name)},
                              {"module", r.module},
                              {"status", status(r)},
                              {"old_calls", r.old_calls},

@@ -1,7 +1,8 @@
 // callgrind export (report/export.hpp): the callgrind profile format with one event, "ns".
 // Each function gets a block "fl= fn=" with its self cost on the line of its start (0 when
-// unknown), then one "cfl= cfn= calls=COUNT 0" + inclusive-cost line per function it
-// called (analysis/export_callgraph.hpp: the inclusive cost of a recursive arc counts the
+// unknown), then one "cfl= cfn= calls=COUNT LINE" + "CALL_LINE inclusive-cost" per function
+// it called, CALL_LINE being the line of the call in the caller's code (analysis/
+// call_sites.hpp) or, when that is not found, the caller's first line (analysis/export_callgraph.hpp: the inclusive cost of a recursive arc counts the
 // outermost of nested activations only). File and function names use the format's name
 // compression "(id) name", which also keeps names that start with '(' unambiguous.
 // "totals:" is the sum of the self costs: the program's time, as in `callmon report`.
@@ -96,8 +97,11 @@ Result<std::vector<std::string>> export_callgrind(const format::Recording& rec,
     for (uint32_t a : calls_of[i]) {
       const analysis::CallgraphArc& arc = graph.arcs[a];
       const analysis::CallgraphFunction& callee = graph.functions[arc.callee];
+      // The call's cost on the line that makes it, when the code shows it; else on the
+      // caller's first line.
+      const uint32_t line = arc.call_line != 0 ? arc.call_line : f.line;
       s.write(fmt::format("cfl={}\ncfn={}\ncalls={} {}\n{} {}\n", files(file_of(callee)),
-                          names(callee.name), arc.calls, callee.line, f.line,
+                          names(callee.name), arc.calls, callee.line, line,
                           cost(arc.incl_ns)));
     }
   }

@@ -4,11 +4,14 @@
 // chrome://tracing sort by time). ts and dur place the call on the compensated clock
 // (FinishedCall::vstart, time), the clock report's figures come from, with the recorder's
 // and other programs' time taken out: children nest inside their parent and dur is the
-// total report sums. "args" carries the self time (self_ns) and "exit" for calls that did
-// not return; --no-compensation gives the measured times.
+// total report sums; a call's self time is its dur minus its children's, as the viewers
+// compute it. Nothing that varies from call to call goes into "name" or "args": speedscope
+// keys its frames by the name and the JSON of the args, so a per-call value there made one
+// frame per call. A call that did not return normally, or was begun before a fork, says so
+// in "cat" ("exception", "longjmp", "cut"..., "inherited"), which Perfetto shows and
+// speedscope ignores. --no-compensation gives the measured times.
 #include <fmt/format.h>
 
-#include <cmath>
 #include <unordered_map>
 
 #include "analysis/export_walk.hpp"
@@ -50,22 +53,18 @@ class ChromeWriter {
   uint32_t on_enter(uint64_t, uint64_t, uint32_t, bool) { return 0; }
   void on_special(const format::Event&, uint32_t) {}
   void on_call(const analysis::FinishedCall& call) {
-    std::string args = fmt::format(R"("self_ns":{})", self_ns(call.self));
-    if (call.exit != analysis::ExitKind::kNormal)
-      args += fmt::format(R"(,"exit":"{}")", analysis::exit_kind_name(call.exit));
-    if (call.inherited) args += R"(,"inherited":true)";
-    event(fmt::format(R"({{"ph":"X","pid":{},"tid":{},"ts":{},"dur":{},"name":{},"args":{{{}}}}})",
+    std::string cat;
+    if (call.exit != analysis::ExitKind::kNormal) cat = analysis::exit_kind_name(call.exit);
+    if (call.inherited) cat += cat.empty() ? "inherited" : ",inherited";
+    std::string cat_field = cat.empty() ? "" : fmt::format(R"(,"cat":"{}")", cat);
+    event(fmt::format(R"({{"ph":"X","pid":{},"tid":{},"ts":{},"dur":{},"name":{}{}}})",
                       meta_->pid, tid_,
                       fixed3(analysis::ticks_to_time_ns(*meta_, call.vstart) / 1000.0),
-                      fixed3(meta_->ticks_to_ns(call.time) / 1000.0),
-                      name(call.addr), args));
+                      fixed3(meta_->ticks_to_ns(call.time) / 1000.0), name(call.addr),
+                      cat_field));
   }
 
  private:
-  long long self_ns(int64_t self) const {
-    double ns = meta_->ticks_to_ns(static_cast<uint64_t>(self < 0 ? -self : self));
-    return self < 0 ? -std::llround(ns) : std::llround(ns);
-  }
   const std::string& name(uint64_t addr) {
     auto [it, inserted] = names_.try_emplace(addr);
     if (inserted) it->second = json_quote(sym_->lookup(addr).name);

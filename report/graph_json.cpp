@@ -4,6 +4,7 @@
 
 #include <cmath>
 
+#include "analysis/cxx_names.hpp"
 #include "analysis/figure_range.hpp"
 #include "report/graph_render.hpp"
 #include "report/units.hpp"
@@ -30,6 +31,7 @@ void add_range(json& j, const char* key, const analysis::NsRange& r) {
 
 json arc_json(const CallGraph& g, const analysis::GraphArc& a, uint32_t other) {
   json j{{"name", graph_name(g, other)},
+         {"short_name", analysis::short_name(graph_name(g, other))},
          {"module", other == analysis::kGraphRoot ? "" : g.functions[other].module},
          {"calls", a.calls},
          {"time_ns", ns_int(a.time_ns)},
@@ -55,6 +57,7 @@ std::string render_graph_json(const CallGraph& g, const GraphRenderOptions& o) {
     json callees = json::array();
     for (const auto* a : graph_arcs_of(g, f, false)) callees.push_back(arc_json(g, *a, a->callee));
     json jf{{"name", fn.name},
+            {"short_name", analysis::short_name(fn.name)},
             {"module", fn.module},
             {"calls", fn.calls},
             {"total_ns", ns_int(fn.total_ns)},
@@ -100,6 +103,7 @@ std::string render_tree_json(const CallGraph& g, const GraphRenderOptions& o) {
               {"parent", parent},
               {"depth", shown},
               {"name", g.functions[c.func].name},
+              {"short_name", analysis::short_name(g.functions[c.func].name)},
               {"module", g.functions[c.func].module},
               {"calls", c.calls},
               {"total_ns", ns_int(c.time_ns)},

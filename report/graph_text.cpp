@@ -6,6 +6,7 @@
 
 #include "report/colour.hpp"
 #include "report/graph_render.hpp"
+#include "report/shown_names.hpp"
 #include "report/units.hpp"
 
 namespace callmon::report {
@@ -32,6 +33,15 @@ std::string row(uint64_t calls, double time_ns, const analysis::NsRange& time_ra
                      paint_duration(fmt::format("{:>13}", figure(self_ns, self_range)), self_ns,
                                     colour),
                      std::string(indent, ' '), name);
+}
+
+// The graph's function names as --demangle shows them, one label per function (told apart
+// where short names collide); "<root>" stays as it is.
+std::vector<std::string> function_labels(const CallGraph& g) {
+  std::vector<std::string> names;
+  names.reserve(g.functions.size());
+  for (const auto& fn : g.functions) names.push_back(fn.name);
+  return shown_row_names(names);
 }
 
 }  // namespace
@@ -80,9 +90,13 @@ std::vector<uint32_t> graph_children(const CallGraph& g, uint32_t node) {
 
 std::string render_graph_text(const CallGraph& g, const GraphRenderOptions& o) {
   std::string out = heading(g);
+  const std::vector<std::string> labels = function_labels(g);
+  auto label = [&](uint32_t f) -> const std::string& {
+    return f == analysis::kGraphRoot ? graph_name(g, f) : labels[f];
+  };
   for (uint32_t f : graph_function_order(g, o)) {
     const auto& fn = g.functions[f];
-    out += fmt::format("\n{}: {}, total {}, self {}\n", fn.name,
+    out += fmt::format("\n{}: {}, total {}, self {}\n", labels[f],
                        count_of(fn.calls, "call", "calls"), figure(fn.total_ns, fn.total_range),
                        figure(fn.self_ns, fn.self_range));
     for (bool callers : {true, false}) {
@@ -92,7 +106,7 @@ std::string render_graph_text(const CallGraph& g, const GraphRenderOptions& o) {
                          callers ? "Caller" : "Callee");
       for (const GraphArc* a : arcs)
         out += row(a->calls, a->time_ns, a->time_range, a->self_ns, a->self_range, 0,
-                   graph_name(g, callers ? a->caller : a->callee), o.colour);
+                   label(callers ? a->caller : a->callee), o.colour);
     }
   }
   return out;
@@ -100,6 +114,7 @@ std::string render_graph_text(const CallGraph& g, const GraphRenderOptions& o) {
 
 std::string render_tree_text(const CallGraph& g, const GraphRenderOptions& o) {
   std::string out = heading(g);
+  const std::vector<std::string> labels = function_labels(g);
   out += fmt::format("{:>8}  {:>13}  {:>13}  {}\n", "Calls", "Total", "Self", "Function");
   // Preorder with an explicit stack: contexts can be as deep as the deepest recursion.
   // `shown` is the depth below the first selected context of the path (-1: none yet).
@@ -124,7 +139,7 @@ std::string render_tree_text(const CallGraph& g, const GraphRenderOptions& o) {
       if (o.depth != 0 && shown >= o.depth) continue;
       out += row(c.calls, c.time_ns, c.time_range, c.self_ns, c.self_range,
                  2 * static_cast<size_t>(shown),
-                 g.functions[c.func].name, o.colour);
+                 labels[c.func], o.colour);
     }
     push_children(it.node, it.depth + 1, shown >= 0 ? shown + 1 : -1);
   }

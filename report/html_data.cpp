@@ -8,6 +8,7 @@
 
 #include "analysis/figure_range.hpp"
 #include "report/html_report.hpp"
+#include "report/shown_names.hpp"
 #include "report/units.hpp"
 
 namespace callmon::report {
@@ -141,9 +142,16 @@ std::string html_data_json(const CallGraph& g, const HtmlPageInfo& info,
                            const HtmlOptions& options) {
   json root{{"format", 1}, {"summary", summary_json(g, info)}};
   json funcs = json::array();
-  for (const auto& f : g.functions) {
-    json row = json::array(
-        {f.name, f.module, f.file, f.line, f.calls, ns_int(f.total_ns), ns_int(f.self_ns)});
+  // The page shows each function by its label (--demangle, told apart where short names
+  // collide) and keeps the full name after the figures, for the function's page and
+  // tooltips; the optional columns follow.
+  std::vector<std::string> names;
+  for (const auto& f : g.functions) names.push_back(f.name);
+  const std::vector<std::string> labels = shown_row_names(names);
+  for (size_t i = 0; i < g.functions.size(); ++i) {
+    const auto& f = g.functions[i];
+    json row = json::array({labels[i], f.module, f.file, f.line, f.calls, ns_int(f.total_ns),
+                            ns_int(f.self_ns), f.name});
     append_optional(row, {range_json(f.total_range), range_json(f.self_range),
                           ns_int(f.offcpu_ns), ns_int(f.preempted_ns), f.clocked_calls});
     funcs.push_back(std::move(row));

@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "analysis/figure_range.hpp"
+#include "analysis/cxx_names.hpp"
 #include "report/profile_render.hpp"
 #include "report/units.hpp"
 
@@ -16,6 +17,7 @@ json rows_json(const std::vector<analysis::FunctionRow>& rows) {
   json arr = json::array();
   for (const analysis::FunctionRow& r : rows) {
     json j{{"name", r.name},
+           {"short_name", analysis::short_name(r.name)},
            {"module", r.module},
            {"file", r.file},
            {"line", r.line},

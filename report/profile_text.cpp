@@ -7,6 +7,7 @@
 
 #include "report/profile_render.hpp"
 #include "report/colour.hpp"
+#include "report/shown_names.hpp"
 #include "report/units.hpp"
 
 namespace callmon::report {
@@ -47,12 +48,16 @@ void append_table(std::string& out, const std::vector<FunctionRow>& rows, bool c
   }
   for (size_t c = 0; c < cols; ++c) out += fmt::format("{:>{}}  ", heads[c], width[c]);
   out += "Function\n";
+  // Rows are functions; the shown name is only their label, told apart where two collide.
+  std::vector<std::string> names;
+  for (const FunctionRow& r : rows) names.push_back(r.name);
+  std::vector<std::string> labels = shown_row_names(names);
   for (size_t i = 0; i < rows.size(); ++i) {
     for (size_t c = 0; c < cols; ++c)
       out += paint_duration(fmt::format("{:>{}}", cells[i][c], width[c]), ns[i][c],
                             colour && ns[i][c] >= 0) +
              "  ";
-    out += rows[i].name;
+    out += labels[i];
     out += '\n';
   }
 }

@@ -5,6 +5,7 @@
 
 #include "report/arg_text.hpp"
 #include "report/colour.hpp"
+#include "report/shown_names.hpp"
 #include "report/units.hpp"
 
 namespace callmon::report {
@@ -39,8 +40,10 @@ const std::string& ReplayPrinter::name_of(uint64_t addr) {
   bool inserted;
   uint32_t i = name_index_.find_or_insert(addr, static_cast<uint32_t>(names_.size()), inserted);
   if (inserted) {
-    std::string name = symbolizer_.lookup(addr).name;
-    if (name.find('(') == std::string::npos) name += "()";
+    // As --demangle says ("ns::f()" by default); a mangled name is left bare.
+    std::string name = shown_name(symbolizer_.lookup(addr).name);
+    if (name.find('(') == std::string::npos && name_style() != analysis::NameStyle::mangled)
+      name += "()";
     names_.push_back(std::move(name));
   }
   return names_[i];

@@ -131,6 +131,7 @@ struct Symbol {
   std::string file;    // source file of the function, empty if unknown
   unsigned line = 0;   // its line, 0 if unknown
   bool known = false;  // a function symbol covered the address
+  std::string symbol;  // the name as the symbol table spells it (mangled), empty if unknown
 };
 
 // Symbolizes `address` (thread-safe; cached; reads files on first use, so costs

@@ -36,11 +36,11 @@
     window.callmonData = data;  // for the console and the benchmark
     timings.data = performance.now();
     const S = data.summary;
-    // [name, module, file, line, calls, total_ns, self_ns, then optionally total_range,
-    //  self_range ([low, high] or null), offcpu_ns, preempted_ns, clocked_calls]
+    // [label, module, file, line, calls, total_ns, self_ns, full name, then optionally
+    //  total_range, self_range ([low, high] or null), offcpu_ns, preempted_ns, clocked_calls]
     const FN = data.functions;
-    const NAME = 0, MODULE = 1, FILE = 2, LINE = 3, CALLS = 4, TOTAL = 5, SELF = 6;
-    const TOTAL_RANGE = 7, SELF_RANGE = 8, OFFCPU = 9, PREEMPTED = 10, CLOCKED = 11;
+    const NAME = 0, MODULE = 1, FILE = 2, LINE = 3, CALLS = 4, TOTAL = 5, SELF = 6, FULL = 7;
+    const TOTAL_RANGE = 8, SELF_RANGE = 9, OFFCPU = 10, PREEMPTED = 11, CLOCKED = 12;
     // [caller (-1: thread start), callee, calls, time_ns, self_ns, then optionally
     //  time_range, self_range]
     const ARCS = data.arcs;
@@ -117,7 +117,7 @@
     }
     function fnLink(i) {
       if (i < 0) return '<span class="muted">&lt;thread start&gt;</span>';
-      return '<a href="#f' + i + '">' + esc(FN[i][NAME]) + '</a>';
+      return '<a href="#f' + i + '" title="' + esc(FN[i][FULL]) + '">' + esc(FN[i][NAME]) + '</a>';
     }
 
     // ---- summary ----
@@ -336,6 +336,7 @@
       sec.innerHTML =
         '<p><a href="#">\u2190 Summary</a> \u00b7 <a href="#flat-profile">Flat profile</a></p>' +
         '<h1 id="fn-name">' + esc(f[NAME]) + '</h1>' +
+        (f[FULL] !== f[NAME] ? '<p class="muted" id="fn-full">' + esc(f[FULL]) + '</p>' : '') +
         '<p class="muted" id="fn-source">' + esc(sourceOf(f) || 'source unknown') +
         (f[FILE] && f[MODULE] ? ' \u00b7 ' + esc(f[MODULE]) : '') + '</p>' +
         '<table class="facts">' + facts.map(([k, id, v]) =>

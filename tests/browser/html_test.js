@@ -99,7 +99,7 @@ async function main() {
 
     // The flat profile: by total time, then name; names shown as text, never as markup.
     expectEqual(await flatNames(),
-      ['main', 'walk<a&b>', 'Stack<int>::push(int const&)', 'leaf', 'worker'], 'flat by total');
+      ['main', 'walk<a&b>', 'Stack<...>::push', 'leaf', 'worker'], 'flat by total');
     expectEqual(await page.evaluate(() => document.getElementsByTagName('int').length), 0,
       'a name became an element');
     expectEqual(await cells('#flat').then((rows) => rows[0]),
@@ -107,12 +107,12 @@ async function main() {
       'flat row of main');
     await page.click('#flat th[data-key="calls"]');
     expectEqual(await flatNames(),
-      ['leaf', 'Stack<int>::push(int const&)', 'walk<a&b>', 'main', 'worker'], 'flat by calls');
+      ['leaf', 'Stack<...>::push', 'walk<a&b>', 'main', 'worker'], 'flat by calls');
     expectEqual(await page.getAttribute('#flat th[data-key="calls"]', 'class'),
       'num sortable sorted-desc', 'calls header marked');
     await page.click('#flat th[data-key="calls"]');
     expectEqual(await flatNames(),
-      ['main', 'worker', 'Stack<int>::push(int const&)', 'walk<a&b>', 'leaf'],
+      ['main', 'worker', 'Stack<...>::push', 'walk<a&b>', 'leaf'],
       'flat by calls, ascending');
 
     // Drill down: main's section, then follow its callee link to walk<a&b>.
@@ -125,8 +125,11 @@ async function main() {
       'main callers');
     expectEqual(await cells('#fn-callees'), [
       ['walk<a&b>', '1', '100 ns', '30 ns', '50.0%'],
-      ['Stack<int>::push(int const&)', '2', '50 ns', '50 ns', '25.0%'],
+      ['Stack<...>::push', '2', '50 ns', '50 ns', '25.0%'],
     ], 'main callees');
+    // Short labels (--demangle=short); the full name on hover.
+    expectEqual(await page.getAttribute('#fn-callees a:text-is("Stack<...>::push")', 'title'),
+      'Stack<int>::push(int const&)', 'full name in the tooltip');
 
     await page.locator('#fn-callees a', { hasText: 'walk<a&b>' }).click();
     await page.waitForFunction(

@@ -176,7 +176,7 @@ def main():
     elif warned:
         failures.append(f"unexpected warning in mode {args.mode}:\n{rec.stderr}")
 
-    replay = run_fixture.run([args.callmon, "replay", "-d", data, "--no-compensation"], work)
+    replay = run_fixture.run([args.callmon, "replay", "--demangle=full", "-d", data, "--no-compensation"], work)
     if replay.returncode != 0:
         failures.append("replay failed\n" + run_fixture.describe(replay))
     got = parse_replay(replay.stdout)

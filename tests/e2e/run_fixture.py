@@ -7,7 +7,7 @@ gcc -pg -mfentry -mnop-mcount -mrecord-mcount, patchable = -fpatchable-function-
 plainly and once under `callmon record`, and checks:
 the program's stdout and exit status are the same both ways and equal the expected ones;
 `callmon report --format=json` counts exactly the expected calls per function (and nothing
-else); `callmon replay` prints exactly the expected call tree once durations, pids and tids
+else); `callmon replay --demangle=full` prints exactly the expected call tree once durations, pids and tids
 are normalised; `callmon info --format=json` tells the expected exit status, processes and
 thread states; in the -pg modes also that recording left no gmon.out behind. The
 expectations live in tests/e2e/fixtures/<fixture>.py (see expect.py); a fixture whose tree
@@ -412,7 +412,7 @@ def json_of(proc, what, failures):
 def replay_prefix(callmon, data, cwd, nlines):
     """Reads only the first nlines of `callmon replay` (for traces whose full tree is too big
     to print), then stops it. The column header line does not count."""
-    proc = subprocess.Popen([callmon, "replay", "-d", data], cwd=cwd, stdout=subprocess.PIPE,
+    proc = subprocess.Popen([callmon, "replay", "--demangle=full", "-d", data], cwd=cwd, stdout=subprocess.PIPE,
                             stderr=subprocess.DEVNULL, text=True, errors="replace")
     lines = []
     try:
@@ -509,7 +509,7 @@ def main():
     if tree_lines:
         replay_text = replay_prefix(args.callmon, data, args.work, tree_lines)
     else:
-        rp = run([args.callmon, "replay", "-d", data], args.work)
+        rp = run([args.callmon, "replay", "--demangle=full", "-d", data], args.work)
         replay_text = rp.stdout if rp.returncode == 0 else ""
         if rp.returncode != 0:
             failures.add("replay", describe(rp))
@@ -646,7 +646,7 @@ def check_analysis_filter(fx, args, argv, filtered_tree, filtered_counts, failur
     if rec.returncode != callmon_status(fx.STATUS):
         failures.add("unfiltered record: exit status", describe(rec))
         return
-    rp = run([args.callmon, "replay"] + fx.ANALYSIS_FILTER + ["-d", data], args.work)
+    rp = run([args.callmon, "replay", "--demangle=full"] + fx.ANALYSIS_FILTER + ["-d", data], args.work)
     info = json_of(run([args.callmon, "info", "--format=json", "-d", data], args.work),
                    "unfiltered info --format=json", failures)
     if rp.returncode != 0 or info is None:

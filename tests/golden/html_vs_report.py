@@ -28,7 +28,8 @@ def run(cmd, cwd):
 
 TRACES = ["calibration", "clocked", "scheduler"]
 # The page's optional function columns (docs/html.md), after name..self_ns.
-TOTAL_RANGE, SELF_RANGE, OFFCPU, PREEMPTED, CLOCKED = 7, 8, 9, 10, 11
+# [label, module, file, line, calls, total, self, full name, then the optional columns]
+FULL, TOTAL_RANGE, SELF_RANGE, OFFCPU, PREEMPTED, CLOCKED = 7, 8, 9, 10, 11, 12
 
 
 def page_data(page_path):
@@ -49,7 +50,7 @@ def compare_trace(callmon, make_trace, trace_dir, name, work):
     text = run([callmon, "report", "-d", name + ".data"], work)
     run([callmon, "html", "--compress=never", "-d", name + ".data", "-o", name + ".html"], work)
     data = page_data(os.path.join(work, name + ".html"))
-    rows = {f[0]: f for f in data["functions"]}
+    rows = {f[FULL]: f for f in data["functions"]}
     for f in report["functions"]:
         got = rows.get(f["name"])
         if not got:
@@ -90,7 +91,7 @@ def main():
         page = open(os.path.join(work, "page.html"), encoding="utf-8").read()
         blob = re.search(r'id="callmon-data" data-encoding="json">(.*?)</script>', page, re.S)
         data = json.loads(blob.group(1))
-        rows = {f[0]: f for f in data["functions"]}
+        rows = {f[FULL]: f for f in data["functions"]}
         label = " ".join(mode) or "compensated"
         if data["summary"]["compensated"] != (not mode):
             failed += 1

@@ -23,15 +23,16 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import common  # noqa: E402
 
-DEMO_MAIN = ["main()", "  parent()", "    child()", "      leaf(int)", "    leaf(int)",
+# Short names by default (--demangle=short): "leaf()" for leaf(int).
+DEMO_MAIN = ["main()", "  parent()", "    child()", "      leaf()", "    leaf()",
              "  catcher()", "    thrower()", "    <- thrower() [exception]", "  jumper()",
              "  <- jumper() [longjmp]"]
-DEMO_WORKER = ["worker(void*)", "  leaf(int)"]
-DEMO_MAIN_DURATIONS = ["main() {", "  parent() {", "    child() {", "      leaf(int) D",
-                       "    } child() D", "    leaf(int) D", "  } parent() D", "  catcher() {",
+DEMO_WORKER = ["worker()", "  leaf()"]
+DEMO_MAIN_DURATIONS = ["main() {", "  parent() {", "    child() {", "      leaf() D",
+                       "    } child() D", "    leaf() D", "  } parent() D", "  catcher() {",
                        "    thrower() D [exception]", "  } catcher() D",
                        "  jumper() D [longjmp]", "} main() D"]
-DEMO_WORKER_DURATIONS = ["worker(void*) {", "  leaf(int) D", "} worker(void*) D"]
+DEMO_WORKER_DURATIONS = ["worker() {", "  leaf() D", "} worker() D"]
 
 
 def by_thread(text):
@@ -82,7 +83,11 @@ def demo_checks(args, f, callmon, prog):
                     "--max-depth", "3", "--", prog], work)
     main, others = main_and_others(by_thread(r.stderr))
     shown = sorted("\n".join(l) for l in by_thread(r.stderr).values())
-    f.check("--include/--exclude/--max-depth", ["leaf(int)", "parent()\n  leaf(int)"], shown)
+    f.check("--include/--exclude/--max-depth", ["leaf()", "parent()\n  leaf()"], shown)
+
+    r = common.run([callmon, "trace", "--demangle=full", "--include", "^leaf", "--", prog], work)
+    shown = sorted("\n".join(l) for l in by_thread(r.stderr).values())
+    f.check("--demangle=full: parameter lists", ["leaf(int)", "leaf(int)\nleaf(int)"], shown)
 
     r = common.run([callmon, "trace", "--thread", "1", "--", prog], work)
     f.check("--thread of another tid: no trace", (3, ""), (r.returncode, r.stderr))

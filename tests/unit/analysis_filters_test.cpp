@@ -222,6 +222,23 @@ TEST_F(FiltersTest, FocusFiltersMatchingNothingKeepNothing) {
   }
 }
 
+// Names are matched without a template function's return type (and demangled when the
+// symbolizer gave the mangled name): '^std::' excludes std::sort, whose demangled name
+// begins with "void ".
+TEST(FilterNames, MatchWithoutReturnType) {
+  FilterSet f;
+  f.exclude = std::regex("^std::");
+  EXPECT_FALSE(f.keeps_name("void std::sort<int*>(int*, int*)"));
+  EXPECT_FALSE(f.keeps_name("_ZSt4sortIPiEvT_S1_"));
+  EXPECT_FALSE(f.keeps_name("std::vector<int, std::allocator<int> >::size() const"));
+  EXPECT_TRUE(f.keeps_name("void shop::sort<std::less<int> >(int*)"));
+  EXPECT_TRUE(f.keeps_name("main"));
+  FilterSet g;
+  g.include = std::regex("^shop::twice");
+  EXPECT_TRUE(g.keeps_name("double shop::twice<double>(double)"));
+  EXPECT_FALSE(g.keeps_name("std::twice()"));
+}
+
 TEST(FilterParsing, TimeRangeAndRegexErrors) {
   EXPECT_TRUE(parse_time_range("10:20"));
   EXPECT_EQ(parse_time_range(":20")->first, 0u);

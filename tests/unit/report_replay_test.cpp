@@ -1,7 +1,8 @@
 // The replay printer (report/replay_printer.hpp) fed by the call walk: leaf vs. opening
 // lines decided with one record of lookahead, closing lines, exit marks, inherited frames,
-// special lines, --max-depth, and C++ names keeping their parameter list; recorded
-// argument and return values (uftrace style), also when they come late or through filters.
+// special lines, --max-depth, and C++ names keeping their parameter list (--demangle=full;
+// short names by default); recorded argument and return values (uftrace style), also when
+// they come late or through filters.
 #include <gtest/gtest.h>
 
 #include <cstdio>
@@ -13,6 +14,7 @@
 #include "analysis/filters.hpp"
 #include "format/arg_values.hpp"
 #include "report/replay_printer.hpp"
+#include "report/shown_names.hpp"
 
 namespace callmon::report {
 namespace {
@@ -33,11 +35,17 @@ Event make(Event::Type type, uint64_t ticks, uint64_t addr = 0, uint64_t count =
 // Runs `events` through a ReplayPrinter (behind a FilteredSink when `filters` is given)
 // and returns what it printed.
 std::string replay(const std::vector<Event>& events, uint32_t max_depth = 0,
-                   const analysis::FilterSet* filters = nullptr) {
+                   const analysis::FilterSet* filters = nullptr,
+                   analysis::NameStyle style = analysis::NameStyle::full) {
+  set_name_style(style);
   format::ProcessMeta meta;
   meta.key = "1.0";
   meta.ticks_per_second = 1e9;
-  meta.symbols = {{0x10, "main"}, {0x20, "f(int)"}, {0x30, "g"}};
+  meta.symbols = {{0x10, "main"},
+                  {0x20, "f(int)"},
+                  {0x30, "g"},
+                  {0x40, "std::vector<int, std::allocator<int> >::push_back(int const&)"},
+                  {0x50, "void std::sort<int*>(int*, int*)"}};
   analysis::ProcessSymbolizer sym(meta, analysis::make_elf_cache());
   char* buf = nullptr;
   size_t len = 0;
@@ -75,6 +83,24 @@ TEST(ReplayPrinter, LeavesOpeningsAndClosings) {
             "    1.200 us |     f(int);\n"
             "    1.220 us |   } /* g() */\n"
             "    1.300 us | } /* main() */\n");
+}
+
+// By default names are short: no parameters, template arguments elided, no return type;
+// "()" marks the call as for C functions.
+TEST(ReplayPrinter, ShortNames) {
+  std::string got = replay({make(Event::kEnter, 0, 0x10), make(Event::kEnter, 10, 0x40),
+                            make(Event::kEnter, 20, 0x50), make(Event::kExit, 30),
+                            make(Event::kExit, 40), make(Event::kEnter, 50, 0x20),
+                            make(Event::kExit, 60), make(Event::kExit, 70),
+                            make(Event::kEnd, 70)},
+                           0, nullptr, analysis::NameStyle::short_form);
+  EXPECT_EQ(got,
+            "             | main() {\n"
+            "             |   std::vector<...>::push_back() {\n"
+            "     10.0 ns |     std::sort<...>();\n"
+            "     30.0 ns |   } /* std::vector<...>::push_back() */\n"
+            "     10.0 ns |   f();\n"
+            "     70.0 ns | } /* main() */\n");
 }
 
 TEST(ReplayPrinter, MarksInheritedAndSpecials) {

@@ -17,6 +17,7 @@
 #include "tools/callmon/pager.hpp"
 #include "tools/callmon/program_args.hpp"
 #include "tools/callmon/monitor_launch.hpp"
+#include "tools/callmon/name_option.hpp"
 #include "tools/callmon/output_file.hpp"
 #include "tools/callmon/privileged_program.hpp"
 #include "tools/callmon/program_launch.hpp"
@@ -29,6 +30,7 @@ struct CoverageOptions {
   std::string dir = "callmon.data";
   std::vector<std::string> merge;
   std::string format = "text";
+  std::string demangle = "short";
   std::string output = "-";
   TerminalOptions term;
   double fail_under = -1;
@@ -91,6 +93,7 @@ Result<std::vector<analysis::ProcessCalls>> run_live(const std::vector<std::stri
 
 int run_coverage(const CoverageOptions& o) {
   const std::string cmd = "coverage";
+  apply_demangle_option(o.format == "json" ? "full" : o.demangle);
   const bool live = !o.command.empty();
   std::vector<format::Recording> recs;
   std::vector<std::string> dirs;
@@ -149,6 +152,7 @@ void setup_coverage(CLI::App& app, int& status) {
   sub->add_option("--merge", o->merge,
                   "more recording directories to add up with -d's (a whole test suite)")
       ->type_name("DIR...");
+  add_demangle_option(sub, o->demangle);
   sub->add_option("--format", o->format, "text (default), json or html")
       ->check(CLI::IsMember({"text", "json", "html"}));
   sub->add_option("-o,--output", o->output, "file to write ('-', the default: standard output)")

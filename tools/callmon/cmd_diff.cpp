@@ -7,6 +7,7 @@
 #include "report/diff_render.hpp"
 #include "tools/callmon/command.hpp"
 #include "tools/callmon/pager.hpp"
+#include "tools/callmon/name_option.hpp"
 #include "tools/callmon/recording_options.hpp"
 
 namespace callmon::tools {
@@ -18,6 +19,7 @@ struct DiffOptions {
   std::string format = "text";
   TerminalOptions term;
   bool no_compensation = false;
+  std::string demangle = "short";
 };
 
 // Opens and profiles one side; nothing on failure (the error is printed).
@@ -38,6 +40,7 @@ std::optional<analysis::Profile> profile_of(const std::string& cmd, const std::s
 
 int run_diff(const DiffOptions& o) {
   const std::string cmd = "diff";
+  apply_demangle_option(o.format == "text" ? o.demangle : "full");
   auto before = profile_of(cmd, o.old_dir, !o.no_compensation);
   if (!before) return 1;
   auto after = profile_of(cmd, o.new_dir, !o.no_compensation);
@@ -58,6 +61,7 @@ void setup_diff(CLI::App& app, int& status) {
   sub->add_option("--format", o->format, "output format: text (default) or json")
       ->check(CLI::IsMember({"text", "json"}));
   add_terminal_options(sub, o->term, false);
+  add_demangle_option(sub, o->demangle);
   sub->add_flag("--no-compensation", o->no_compensation,
                 "compare measured times as they are, without subtracting the recording's own "
                 "cost per call");

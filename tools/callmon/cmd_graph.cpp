@@ -5,11 +5,14 @@
 #include <memory>
 #include <regex>
 
+#include "analysis/cxx_names.hpp"
 #include "analysis/graph.hpp"
+#include "analysis/symbolizer.hpp"
 #include "report/graph_render.hpp"
 #include "tools/callmon/command.hpp"
 #include "tools/callmon/filter_options.hpp"
 #include "tools/callmon/pager.hpp"
+#include "tools/callmon/name_option.hpp"
 #include "tools/callmon/recording_options.hpp"
 
 namespace callmon::tools {
@@ -22,6 +25,7 @@ struct GraphOptions {
   bool tree = false;
   uint32_t depth = 0;
   bool no_compensation = false;
+  std::string demangle = "short";
   FilterOptions filters;
   TerminalOptions term;
 };
@@ -36,7 +40,10 @@ std::vector<bool> select_functions(const analysis::CallGraph& g, const std::stri
   } catch (const std::regex_error&) {
   }
   for (size_t i = 0; i < g.functions.size(); ++i) {
-    const std::string& name = g.functions[i].name;
+    // Matched as --include matches: demangled (--demangle=no), without a template
+    // function's return type.
+    const std::string name =
+        analysis::without_return_type(analysis::demangle(g.functions[i].name));
     selected[i] = name.find(func) != std::string::npos || (re && std::regex_search(name, *re));
   }
   return selected;
@@ -44,6 +51,8 @@ std::vector<bool> select_functions(const analysis::CallGraph& g, const std::stri
 
 int run_graph(const GraphOptions& o) {
   const std::string cmd = "graph";
+  // JSON keeps the full names (and adds the short ones).
+  apply_demangle_option(o.format == "text" ? o.demangle : "full");
   auto rec = open_recording_or_fail(cmd, o.dir);
   if (!rec) return 1;
   auto filters = make_filters_or_fail(cmd, o.filters, *rec);
@@ -100,6 +109,7 @@ void setup_graph(CLI::App& app, int& status) {
                 "cost per call");
   add_filter_options(sub, o->filters);
   add_terminal_options(sub, o->term);
+  add_demangle_option(sub, o->demangle);
   sub->callback([o, &status] { status = run_graph(*o); });
 }
 

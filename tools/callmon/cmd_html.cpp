@@ -13,6 +13,7 @@
 #include "format/file_mode.hpp"
 #include "tools/callmon/output_file.hpp"
 #include "tools/callmon/filter_options.hpp"
+#include "tools/callmon/name_option.hpp"
 #include "tools/callmon/recording_options.hpp"
 
 namespace callmon::tools {
@@ -24,6 +25,7 @@ struct HtmlCmdOptions {
   bool no_compensation = false;
   double prune_percent = 0.1;
   std::string compress = "auto";
+  std::string demangle = "short";
   FilterOptions filters;
 };
 
@@ -50,6 +52,7 @@ std::string describe_filters(const FilterOptions& f) {
 
 int run_html(const HtmlCmdOptions& o) {
   const std::string cmd = "html";
+  apply_demangle_option(o.demangle);
   if (!(o.prune_percent >= 0 && o.prune_percent < 100))
     return fail(cmd, "--prune must be a percentage in [0, 100)", 2);
   auto rec = open_recording_or_fail(cmd, o.dir);
@@ -120,6 +123,7 @@ void setup_html(CLI::App& app, int& status) {
                   "over 1 MB), always or never")
       ->check(CLI::IsMember({"auto", "always", "never"}));
   add_filter_options(sub, o->filters);
+  add_demangle_option(sub, o->demangle);
   sub->callback([o, &status] { status = run_html(*o); });
 }
 

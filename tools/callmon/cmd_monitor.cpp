@@ -12,6 +12,7 @@
 #include "monitor/render.hpp"
 #include "tools/callmon/command.hpp"
 #include "tools/callmon/program_args.hpp"
+#include "tools/callmon/name_option.hpp"
 #include "tools/callmon/output_file.hpp"
 #include "tools/callmon/program_launch.hpp"
 
@@ -32,6 +33,7 @@ struct MonitorCmdOptions {
   bool single_step = false;
   std::string output;
   std::string format = "text";
+  std::string demangle = "short";
   int pid = 0;
   double duration = 0;
   std::vector<std::string> command;
@@ -107,6 +109,7 @@ int run_monitor(const MonitorCmdOptions& o) {
   ro.timing = o.timing;
   ro.all = o.all;
   ro.histogram = o.histogram;
+  analysis::parse_name_style(o.demangle, ro.names);
   std::string text = o.format == "json" ? monitor::render_json(*outcome)
                      : o.lines          ? monitor::render_line_listing(*outcome, ro)
                                         : monitor::render_function_table(*outcome, ro);
@@ -147,6 +150,7 @@ void setup_monitor(CLI::App& app, int& status) {
   sub->add_option("-o,--output", o->output, "write the report to FILE ('-': standard output; default: standard error, apart "
                   "from the program's own output)")
       ->type_name("FILE");
+  add_demangle_option(sub, o->demangle);
   sub->add_option("--format", o->format, "text (default) or json")
       ->check(CLI::IsMember({"text", "json"}));
   sub->add_option("-p,--pid", o->pid, "attach to running process PID (detach on SIGINT)")

@@ -13,6 +13,7 @@
 #include "tools/callmon/command.hpp"
 #include "tools/callmon/filter_options.hpp"
 #include "tools/callmon/pager.hpp"
+#include "tools/callmon/name_option.hpp"
 #include "tools/callmon/recording_options.hpp"
 
 namespace callmon::tools {
@@ -23,12 +24,14 @@ struct ReplayOptions {
   uint32_t tid = 0;  // 0: every thread
   uint32_t max_depth = 0;
   bool no_compensation = false;
+  std::string demangle = "short";
   FilterOptions filters;  // --thread and --max-depth stay replay's own (above)
   TerminalOptions term;
 };
 
 int run_replay(const ReplayOptions& o) {
   const std::string cmd = "replay";
+  apply_demangle_option(o.demangle);
   auto rec = open_recording_or_fail(cmd, o.dir);
   if (!rec) return 1;
   auto filters = make_filters_or_fail(cmd, o.filters, *rec);
@@ -117,6 +120,7 @@ void setup_replay(CLI::App& app, int& status) {
                 "cost per call");
   add_filter_options(sub, o->filters, FilterOptionSet{false, false});
   add_terminal_options(sub, o->term);
+  add_demangle_option(sub, o->demangle);
   sub->callback([o, &status] { status = run_replay(*o); });
 }
 

@@ -7,9 +7,11 @@
 #include "analysis/profile_builder.hpp"
 #include "analysis/sched_note.hpp"
 #include "report/profile_render.hpp"
+#include "report/shown_names.hpp"
 #include "tools/callmon/command.hpp"
 #include "tools/callmon/filter_options.hpp"
 #include "tools/callmon/pager.hpp"
+#include "tools/callmon/name_option.hpp"
 #include "tools/callmon/recording_options.hpp"
 
 namespace callmon::tools {
@@ -23,6 +25,7 @@ struct ReportOptions {
   bool per_process = false;
   bool no_compensation = false;
   size_t limit = 0;
+  std::string demangle = "short";
   FilterOptions filters;
   TerminalOptions term;
 };
@@ -31,6 +34,8 @@ int run_report(const ReportOptions& o) {
   const std::string cmd = "report";
   analysis::SortKey key;
   if (!analysis::parse_sort_key(o.sort, key)) return fail(cmd, "unknown sort key " + o.sort, 2);
+  // JSON and CSV keep the full names whatever --demangle says (JSON adds the short ones).
+  apply_demangle_option(o.format == "text" ? o.demangle : "full");
   auto rec = open_recording_or_fail(cmd, o.dir);
   if (!rec) return 1;
   auto filters = make_filters_or_fail(cmd, o.filters, *rec);
@@ -57,10 +62,14 @@ int run_report(const ReportOptions& o) {
                     : o.format == "csv" ? report::render_profile_csv(*profile, ro)
                                         : report::render_profile_text(*profile, ro);
   if (o.format == "text") {
-    if (auto note = analysis::short_function_note(*rec, profile->functions, po.compensate))
-      out += "# note: " + *note + "\n";
-    if (auto note = analysis::clock_bound_note(profile->functions)) out += "# note: " + *note + "\n";
-    if (auto note = analysis::scheduler_note(*rec)) out += "# note: " + *note + "\n";
+    // The notes name functions as the table does, and fit the screen.
+    std::vector<analysis::FunctionRow> shown = profile->functions;
+    for (analysis::FunctionRow& r : shown) r.name = report::shown_name(r.name);
+    const size_t width = report::note_width();
+    if (auto note = analysis::short_function_note(*rec, shown, po.compensate))
+      out += report::note_lines(*note, width);
+    if (auto note = analysis::clock_bound_note(shown)) out += report::note_lines(*note, width);
+    if (auto note = analysis::scheduler_note(*rec)) out += report::note_lines(*note, width);
   }
   start_pager(o.term);
   std::fwrite(out.data(), 1, out.size(), stdout);
@@ -86,6 +95,7 @@ void setup_report(CLI::App& app, int& status) {
       ->type_name("N");
   add_filter_options(sub, o->filters);
   add_terminal_options(sub, o->term);
+  add_demangle_option(sub, o->demangle);
   sub->callback([o, &status] { status = run_report(*o); });
 }
 

@@ -12,6 +12,7 @@
 #include "tools/callmon/command.hpp"
 #include "tools/callmon/program_args.hpp"
 #include "tools/callmon/monitor_launch.hpp"
+#include "tools/callmon/name_option.hpp"
 #include "tools/callmon/privileged_program.hpp"
 #include "tools/callmon/program_launch.hpp"
 
@@ -28,6 +29,7 @@ struct TraceOptions {
   bool durations = false;
   std::string include;
   std::string exclude;
+  std::string demangle = "short";
   uint64_t max_depth = 0;
   int64_t thread = 0;
   std::vector<std::string> command;
@@ -83,6 +85,7 @@ int run_trace(const TraceOptions& o) {
   if (o.durations) mo.emplace_back("durations", "1");
   if (!o.include.empty()) mo.emplace_back("include", o.include);
   if (!o.exclude.empty()) mo.emplace_back("exclude", o.exclude);
+  mo.emplace_back("demangle", o.demangle);
   if (o.max_depth) mo.emplace_back("max_depth", std::to_string(o.max_depth));
   if (o.thread) mo.emplace_back("thread", std::to_string(o.thread));
   auto env = monitor_env(*runtime, *monitor, mo);
@@ -106,6 +109,7 @@ CommandRegistration registration_trace{"trace", [](CLI::App& app, int& status) {
                 "Print each call's duration on its exit line (a call without callees on one line)");
   sub->add_option("--include", o->include, "Show only calls whose demangled name matches REGEX");
   sub->add_option("--exclude", o->exclude, "Hide calls whose demangled name matches REGEX");
+  add_demangle_option(sub, o->demangle);
   sub->add_option("--max-depth", o->max_depth, "Show only calls at most N deep (main is depth 1)")
       ->check(CLI::Range(uint64_t{1}, uint64_t{1} << 22));
   sub->add_option("--thread", o->thread, "Show only the thread with this kernel thread id")

@@ -15,6 +15,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "analysis/cxx_names.hpp"
 #include "callmon/monitor.hpp"
 #include "tools/monitor_write.hpp"
 #include "tools/inject/inject_config.hpp"
@@ -140,7 +141,8 @@ class InjectMonitor : public Monitor {
   const std::vector<unsigned>& matches(ThreadInject& t, uintptr_t function) {
     auto it = t.matches.find(function);
     if (it != t.matches.end()) return it->second;
-    std::string name = symbolize(function).name;
+    // Matched as --include matches: without a template function's return type.
+    std::string name = analysis::without_return_type(symbolize(function).name);
     std::vector<unsigned> m;
     for (unsigned i = 0; i < rules_.size(); ++i)
       if (std::regex_search(name, regexes_[i])) m.push_back(i);

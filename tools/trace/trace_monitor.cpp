@@ -17,6 +17,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "analysis/cxx_names.hpp"
 #include "callmon/monitor.hpp"
 #include "tools/monitor_write.hpp"
 #include "tools/trace/trace_lines.hpp"
@@ -65,6 +66,7 @@ class TraceMonitor : public Monitor {
     style_.tid_prefix = dir_.empty();
     if (auto v = option("max_depth")) max_depth_ = std::strtoul(v->c_str(), nullptr, 10);
     if (auto v = option("thread")) thread_ = std::atoi(v->c_str());
+    if (auto v = option("demangle")) analysis::parse_name_style(*v, names_);
     // The patterns were checked by `callmon trace`; a failure here only disables them.
     try {
       if (auto v = option("include")) include_.emplace(*v, std::regex::ECMAScript);
@@ -156,9 +158,12 @@ class TraceMonitor : public Monitor {
     auto it = t.names.find(address);
     if (it != t.names.end()) return it->second;
     Function f;
-    f.name = symbolize(address).name;
-    if (include_ && !std::regex_search(f.name, *include_)) f.keep = false;
-    if (exclude_ && std::regex_search(f.name, *exclude_)) f.keep = false;
+    const callmon::Symbol s = symbolize(address);
+    // Matched as record's --include matches: without a template function's return type.
+    const std::string matched = analysis::without_return_type(s.name);
+    f.name = analysis::styled_name(s.name, s.symbol, names_);
+    if (include_ && !std::regex_search(matched, *include_)) f.keep = false;
+    if (exclude_ && std::regex_search(matched, *exclude_)) f.keep = false;
     return t.names.emplace(address, std::move(f)).first->second;
   }
 
@@ -172,6 +177,7 @@ class TraceMonitor : public Monitor {
   uint32_t max_depth_ = 0;
   int thread_ = 0;
   std::optional<std::regex> include_, exclude_;
+  analysis::NameStyle names_ = analysis::NameStyle::short_form;  // --demangle
   uint64_t start_ticks_ = 0;
   double hz_ = 1e9;
 };
