@@ -292,7 +292,12 @@ async function compareWithReport(page, name, work, cells) {
     head.forEach((h, k) => (row[h] = c[k]));
     rows.push(row);
   }
-  const notes = text.filter((l) => l.startsWith('# note: ')).map((l) => 'Note: ' + l.slice(8));
+  // A long note wraps onto lines that begin "#   ".
+  const notes = [];
+  for (const l of text) {
+    if (l.startsWith('# note: ')) notes.push('Note: ' + l.slice(8));
+    else if (l.startsWith('#   ') && notes.length) notes[notes.length - 1] += ' ' + l.slice(4);
+  }
   await page.goto('file://' + path.join(work, name + '.html'));
   await page.waitForSelector('html[data-ready="1"]');
   const heads = await page.$$eval('#flat th', (ths) =>

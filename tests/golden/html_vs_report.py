@@ -66,7 +66,12 @@ def compare_trace(callmon, make_trace, trace_dir, name, work):
         if have != want:
             failed += 1
             print(f"FAIL {name}: {f['name']}: html {have}, report {want}")
-    notes = [line[len("# note: "):] for line in text.splitlines() if line.startswith("# note: ")]
+    notes = []  # a long note wraps onto lines that begin "#   "
+    for line in text.splitlines():
+        if line.startswith("# note: "):
+            notes.append(line[len("# note: "):])
+        elif line.startswith("#   ") and notes:
+            notes[-1] += " " + line[len("#   "):]
     page_notes = [w[len("Note: "):] for w in data["summary"]["warnings"] if w.startswith("Note: ")]
     if notes != page_notes:
         failed += 1
