@@ -43,17 +43,21 @@ inline constexpr int kCalibrationBlocks = 4;
 
 namespace detail {
 
+// The unsigned LEB128 value at `p`; moves `p` past it. (The calibration's own records: no
+// bounds to check.)
+inline uint64_t get_leb(const uint8_t*& p) {
+  uint64_t v = 0;
+  for (unsigned shift = 0;; shift += 7) {
+    uint8_t b = *p++;
+    v |= static_cast<uint64_t>(b & 0x7f) << shift;
+    if ((b & 0x80) == 0) return v;
+  }
+}
+
 // The tick delta of the record at `p` (any kind: the delta is the value's upper bits);
 // moves `p` past the value and, for an ENTER, past its address.
 inline uint64_t next_delta(const uint8_t*& p) {
-  auto get = [&p] {
-    uint64_t v = 0;
-    for (unsigned shift = 0;; shift += 7) {
-      uint8_t b = *p++;
-      v |= static_cast<uint64_t>(b & 0x7f) << shift;
-      if ((b & 0x80) == 0) return v;
-    }
-  };
+  auto get = [&p] { return get_leb(p); };
   uint64_t v = get();
   if ((v & 3) == format::kKindEnter) get();
   return v >> 2;
@@ -62,14 +66,7 @@ inline uint64_t next_delta(const uint8_t*& p) {
 // Decodes the ENTER record at `p` whose address is relative to `last`: its address into
 // `addr`; moves `p` past it. False when the record at `p` is no ENTER.
 inline bool enter_address(const uint8_t*& p, uintptr_t last, uintptr_t* addr) {
-  auto get = [&p] {
-    uint64_t v = 0;
-    for (unsigned shift = 0;; shift += 7) {
-      uint8_t b = *p++;
-      v |= static_cast<uint64_t>(b & 0x7f) << shift;
-      if ((b & 0x80) == 0) return v;
-    }
-  };
+  auto get = [&p] { return get_leb(p); };
   if ((get() & 3) != format::kKindEnter) return false;
   *addr = last + static_cast<uintptr_t>(format::unzigzag(get()));
   return true;
@@ -145,14 +142,7 @@ inline void parent_intervals_from_records(const uint8_t* buf, int rounds, uint64
 // in `out`. False when a round holds something else (a slow path's record).
 inline bool hidden_intervals_from_records(const uint8_t* buf, int rounds, uint64_t* out) {
   const uint8_t* p = buf;
-  auto get = [&p] {
-    uint64_t v = 0;
-    for (unsigned shift = 0;; shift += 7) {
-      uint8_t b = *p++;
-      v |= static_cast<uint64_t>(b & 0x7f) << shift;
-      if ((b & 0x80) == 0) return v;
-    }
-  };
+  auto get = [&p] { return detail::get_leb(p); };
   constexpr uint64_t kHiddenHead = (uint64_t{format::kCodeHidden} << 3) | format::kKindSpecial;
   for (int r = 0; r < rounds; ++r) {
     if ((get() & 3) != format::kKindEnter) return false;
