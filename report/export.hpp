@@ -4,7 +4,7 @@
 //   callgrind   the callgrind profile format (KCachegrind, callgrind_annotate)
 //   speedscope  speedscope's "evented" JSON, one profile per thread, streamed
 //   perfetto    Perfetto's protobuf trace (TrackEvent slices, interned names, delta
-//               timestamps), streamed: ~10x smaller than chrome JSON (export_perfetto.cpp)
+//               timestamps), streamed: ~4x smaller than chrome JSON (export_perfetto.cpp)
 // Each writer walks the recording once; memory is bounded by the call depth plus the
 // distinct functions (chrome, speedscope, perfetto), stacks (folded) or caller/callee pairs
 // (callgrind), never by the number of calls.

@@ -20,9 +20,9 @@ namespace {
 // Bytes per call besides the name, measured (docs/export.md). chrome: one "X" event with
 // ts, dur, pid, tid and self_ns; speedscope: an "O" and a "C" event; perfetto: a
 // begin and an end TracePacket with delta timestamps.
-constexpr double kChromePerCall = 95;
-constexpr double kSpeedscopePerCall = 48;
-constexpr double kPerfettoPerCall = 25;
+constexpr double kChromePerCall = 92;
+constexpr double kSpeedscopePerCall = 86;
+constexpr double kPerfettoPerCall = 26;
 constexpr double kPerThread = 150;  // track metadata and sequence headers, about
 
 // Counts calls and the bytes of their names.
@@ -107,7 +107,7 @@ Result<ExportEstimate> estimate_export(const format::Recording& rec, const std::
 }
 
 double export_bytes_per_call(const std::string& fmt) {
-  if (fmt == "chrome") return kChromePerCall + 8;  // with a short name
+  if (fmt == "chrome") return kChromePerCall + 5;  // with a short name
   if (fmt == "speedscope") return kSpeedscopePerCall;
   if (fmt == "perfetto") return kPerfettoPerCall;
   return 0;

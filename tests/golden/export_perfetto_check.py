@@ -14,10 +14,15 @@ C++ writer) and checks that:
     begin and end (to 1 ns: chrome rounds begin and duration, perfetto begin and end),
     same exit kind and inherited flag, in the same order (both write a call as it ends);
   - the track names are chrome's process_name / thread_name.
+`export --estimate` (same EXPORT ARGS) must write nothing, count exactly the calls exported
+and put the size within a factor of 2 of the real one, for both formats.
+With CALLMON_EXPORT_LARGE_BYTES=1 the export must print its size note on stderr first.
 If `protoc` is installed, `protoc --decode_raw` must also read the file.
 Exit status 0 on success, 1 with a message on a mismatch.
 """
 import json
+import os
+import re
 import shutil
 import subprocess
 import sys
@@ -88,7 +93,7 @@ BOOTTIME = 6
 
 
 def decode_perfetto(data):
-    """Returns (slices, track names): slices as dicts in the order their END events come,
+    """Returns (slices, track names, number of sequences): slices as dicts in the order their END events come,
     track names by (pid, tid) for threads and (pid, None) for processes."""
     seqs = {}    # seq id -> state
     tracks = {}  # uuid -> {"pid", "tid", "name"}
@@ -185,7 +190,7 @@ def decode_perfetto(data):
         if t is None:
             raise ValueError(f"slice {s['name']} on undescribed track {s['track']}")
         s["pid"], s["tid"] = t["pid"], t["tid"]
-    return slices, names
+    return slices, names, len(seqs)
 
 
 def main():
@@ -204,7 +209,7 @@ def main():
             return 1
     data = (work / "out.pftrace").read_bytes()
     try:
-        slices, track_names = decode_perfetto(data)
+        slices, track_names, sequences = decode_perfetto(data)
     except ValueError as e:
         print(f"FAIL: the perfetto trace does not decode: {e}")
         return 1
@@ -249,6 +254,36 @@ def main():
                 return 1
     print(f"ok: {len(slices)} slices on {len(p_threads)} threads, {len(data)} bytes "
           f"(chrome {(work / 'out.json').stat().st_size})")
+
+    # --estimate: nothing written, the exact call count, the size within a factor of 2.
+    for fmt, out in (("chrome", "out.json"), ("perfetto", "out.pftrace")):
+        quiet = work / f"estimate-{fmt}"
+        quiet.mkdir()
+        p = subprocess.run([callmon, "export", f"--format={fmt}", "--estimate", "-d",
+                            str(rec)] + extra, cwd=quiet, capture_output=True, text=True)
+        m = re.search(r"(\d+) calls?, (\d+) threads?, .*\((\d+) bytes\)", p.stdout)
+        if p.returncode != 0 or not m or any(quiet.iterdir()):
+            print(f"FAIL: export --format={fmt} --estimate: status {p.returncode}, "
+                  f"stdout {p.stdout!r}, stderr {p.stderr!r}, files {list(quiet.iterdir())}")
+            return 1
+        calls, threads, size = (int(g) for g in m.groups())
+        real = (work / out).stat().st_size
+        # Threads: thread files, one perfetto sequence each (an exec'd process's thread
+        # shares its pid and tid with the one before the exec).
+        if calls != len(slices) or threads != sequences or not real / 2 <= size <= real * 2:
+            print(f"FAIL: {fmt} estimate {calls} calls, {threads} threads, {size} bytes; "
+                  f"exported {len(slices)} calls, {sequences} threads, {real} bytes")
+            return 1
+
+    # An export that will pass the "large" size (1 GiB; 1 byte here) says so on stderr
+    # first, and writes the same file.
+    env = dict(os.environ, CALLMON_EXPORT_LARGE_BYTES="1")
+    p = subprocess.run([callmon, "export", "--format=perfetto", "-o", "large.pftrace", "-d",
+                        str(rec)] + extra, cwd=work, capture_output=True, text=True, env=env)
+    if (p.returncode != 0 or "note: writing" not in p.stderr or
+            (work / "large.pftrace").read_bytes() != data):
+        print(f"FAIL: large export: status {p.returncode}, stderr {p.stderr!r}")
+        return 1
 
     protoc = shutil.which("protoc")
     if protoc is None:

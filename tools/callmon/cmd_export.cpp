@@ -4,6 +4,7 @@
 // --estimate prints how big the output would be and writes nothing; a streamed export that
 // will pass 1 GB says so on stderr before it starts.
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <memory>
 #include <system_error>
@@ -11,6 +12,7 @@
 #include <fmt/format.h>
 
 #include "report/export.hpp"
+#include "report/units.hpp"
 #include "tools/callmon/command.hpp"
 #include "tools/callmon/filter_options.hpp"
 #include "format/file_mode.hpp"
@@ -29,8 +31,17 @@ struct ExportCmdOptions {
   bool estimate = false;
 };
 
-// Above this an export says how big it will be before writing it.
-constexpr uint64_t kLargeOutput = uint64_t{1} << 30;
+// Above this an export says how big it will be before writing it: 1 GiB, or the bytes in
+// CALLMON_EXPORT_LARGE_BYTES (for the tests, which have no gigabyte recordings).
+uint64_t large_output() {
+  const char* env = std::getenv("CALLMON_EXPORT_LARGE_BYTES");
+  if (env && *env) {
+    char* end = nullptr;
+    unsigned long long v = std::strtoull(env, &end, 10);
+    if (end && *end == '\0' && v > 0) return v;
+  }
+  return uint64_t{1} << 30;
+}
 
 std::string human_bytes(uint64_t bytes) {
   const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
@@ -56,7 +67,8 @@ uint64_t recording_bytes(const format::Recording& rec) {
 }
 
 std::string estimate_text(const report::ExportEstimate& est) {
-  return fmt::format("{} calls, {} threads, {} {} ({} bytes)", est.calls, est.threads,
+  return fmt::format("{}, {}, {} {} ({} bytes)", report::count_of(est.calls, "call", "calls"),
+                     report::count_of(est.threads, "thread", "threads"),
                      est.exact ? "exactly" : "about", human_bytes(est.bytes), est.bytes);
 }
 
@@ -86,9 +98,11 @@ int run_export(const ExportCmdOptions& o) {
   // the output to pass 1 GB (at one call per byte of recording, more than any recording
   // holds), a quick walk counts them and a note says what is coming.
   const double per_call = report::export_bytes_per_call(o.format);
-  if (per_call > 0 && static_cast<double>(recording_bytes(*rec)) * per_call >= kLargeOutput) {
+  const uint64_t large = large_output();
+  if (per_call > 0 &&
+      static_cast<double>(recording_bytes(*rec)) * per_call >= static_cast<double>(large)) {
     auto est = report::estimate_export(*rec, o.format, eo);
-    if (est && est->bytes >= kLargeOutput)
+    if (est && est->bytes >= large)
       std::fprintf(stderr,
                    "callmon %s: note: writing %s (--estimate tells the size without writing; "
                    "--time-range, --thread, --max-depth and --min-duration select less)\n",
@@ -128,7 +142,7 @@ void setup_export(CLI::App& app, int& status) {
                 "graphs, KCachegrind/callgrind_annotate, speedscope");
   add_recording_option(sub, o->dir);
   sub->add_option("--format", o->format,
-                  "chrome (Trace Event JSON), perfetto (Perfetto's protobuf trace, ~10x "
+                  "chrome (Trace Event JSON), perfetto (Perfetto's protobuf trace, ~4x "
                   "smaller), folded (stacks with self ns), callgrind or speedscope")
       ->required();
   sub->add_option("-o,--output", o->output,
