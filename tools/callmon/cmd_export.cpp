@@ -94,8 +94,18 @@ int run_export(const ExportCmdOptions& o) {
     std::printf("%s export: %s\n", o.format.c_str(), estimate_text(*est).c_str());
     return 0;
   }
+  // Without -o: DIR's name and the format's usual ending, in the working directory (said on
+  // stderr at the end).
+  const std::string path = !o.output.empty()        ? o.output
+                           : o.format == "callgrind" ? default_output_name(o.dir, "", "callgrind.out.")
+                           : o.format == "folded"    ? default_output_name(o.dir, ".folded")
+                           : o.format == "perfetto"  ? default_output_name(o.dir, ".pftrace")
+                                                     : default_output_name(o.dir, "." + o.format + ".json");
+  auto out = OutputFile::open(cmd, path, format::file_mode_from_recording(o.dir));
+  if (!out) return 1;
+
   // A streamed format's size grows with the calls: when the recording is big enough for
-  // the output to pass 1 GB (at one call per byte of recording, more than any recording
+  // the output to pass 1 GiB (at one call per byte of recording, more than any recording
   // holds), a quick walk counts them and a note says what is coming.
   const double per_call = report::export_bytes_per_call(o.format);
   const uint64_t large = large_output();
@@ -108,16 +118,6 @@ int run_export(const ExportCmdOptions& o) {
                    "--time-range, --thread, --max-depth and --min-duration select less)\n",
                    cmd.c_str(), estimate_text(*est).c_str());
   }
-
-  // Without -o: DIR's name and the format's usual ending, in the working directory (said on
-  // stderr at the end).
-  const std::string path = !o.output.empty()        ? o.output
-                           : o.format == "callgrind" ? default_output_name(o.dir, "", "callgrind.out.")
-                           : o.format == "folded"    ? default_output_name(o.dir, ".folded")
-                           : o.format == "perfetto"  ? default_output_name(o.dir, ".pftrace")
-                                                     : default_output_name(o.dir, "." + o.format + ".json");
-  auto out = OutputFile::open(cmd, path, format::file_mode_from_recording(o.dir));
-  if (!out) return 1;
 
   std::FILE* f = out->stream();
   auto written = o.format == "chrome"      ? report::export_chrome(*rec, eo, f)
