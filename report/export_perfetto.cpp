@@ -26,9 +26,9 @@
 // Perfetto's public repository.
 #include <cmath>
 #include <string>
-#include <unordered_map>
 #include <vector>
 
+#include "analysis/addr_index.hpp"
 #include "analysis/export_walk.hpp"
 #include "report/export.hpp"
 #include "report/export_stream.hpp"
@@ -103,7 +103,7 @@ class PerfettoWriter {
     sym_ = &sym;
     // iids stay unique across the trace; this process's names start after the last one.
     iid_base_ += names_.size();
-    iids_.clear();
+    iids_ = analysis::AddrIndex();
     names_.clear();
     emitted_in_.clear();
     process_uuid_ = 0;  // its descriptor goes out with its first thread
@@ -123,9 +123,27 @@ class PerfettoWriter {
   // Sink of the call walk.
   void on_enter_clock(uint64_t vticks) { next_vstart_ = vticks; }
   uint32_t on_enter(uint64_t addr, uint64_t, uint32_t, bool inherited) {
-    uint64_t ns = to_ns(next_vstart_);
-    event_packet(ns);
-    uint64_t iid = intern(addr);
+    const uint64_t delta = advance(to_ns(next_vstart_));
+    const size_t i = index_of(addr);
+    const uint64_t iid = iid_base_ + i + 1;  // iid 0 means "not set"
+    if (emitted_in_[i] == seq_ && !inherited) {
+      // The common case, on the stack: a known name, no annotation.
+      SmallProto<16> te;
+      te.varint(pf::kEventType, pf::kTypeSliceBegin);
+      te.varint(pf::kEventNameIid, iid);
+      small_event(delta, te);
+      return 0;
+    }
+    event_packet(delta);
+    if (emitted_in_[i] != seq_) {
+      emitted_in_[i] = seq_;
+      ProtoWriter name;
+      name.varint(pf::kEventNameIid2, iid);
+      name.bytes(pf::kEventNameName, names_[i]);
+      ProtoWriter interned;
+      interned.message(pf::kInternedEventNames, name);
+      packet_.message(pf::kInternedData, interned);
+    }
     te_.clear();
     te_.varint(pf::kEventType, pf::kTypeSliceBegin);
     te_.varint(pf::kEventNameIid, iid);
@@ -141,15 +159,20 @@ class PerfettoWriter {
   }
   void on_special(const format::Event&, uint32_t) {}
   void on_call(const analysis::FinishedCall& call) {
-    event_packet(to_ns(call.vstart + call.time));
+    const uint64_t delta = advance(to_ns(call.vstart + call.time));
+    if (call.exit == analysis::ExitKind::kNormal) {
+      SmallProto<8> te;
+      te.varint(pf::kEventType, pf::kTypeSliceEnd);
+      small_event(delta, te);
+      return;
+    }
+    event_packet(delta);
     te_.clear();
     te_.varint(pf::kEventType, pf::kTypeSliceEnd);
-    if (call.exit != analysis::ExitKind::kNormal) {
-      ann_.clear();
-      ann_.bytes(pf::kAnnotationName, "exit");
-      ann_.bytes(pf::kAnnotationStringValue, analysis::exit_kind_name(call.exit));
-      te_.message(pf::kEventDebugAnnotations, ann_);
-    }
+    ann_.clear();
+    ann_.bytes(pf::kAnnotationName, "exit");
+    ann_.bytes(pf::kAnnotationStringValue, analysis::exit_kind_name(call.exit));
+    te_.message(pf::kEventDebugAnnotations, ann_);
     packet_.message(pf::kTrackEvent, te_);
     emit();
   }
@@ -161,17 +184,37 @@ class PerfettoWriter {
     return ns <= 0 ? 0 : static_cast<uint64_t>(std::llround(ns));
   }
 
-  // Starts an event packet at `ns` in packet_: the sequence's first packets if not yet
-  // written, then the delta timestamp. The walk hands events in time order; a point that
-  // lies before the last one (it cannot, on the compensated clock) is written at the last.
-  void event_packet(uint64_t ns) {
+  // Moves the sequence's clock to `ns` and returns the delta to write: the sequence's first
+  // packets go out first if not yet written. The walk hands events in time order; a point
+  // that lies before the last one (it cannot, on the compensated clock) is written at the
+  // last.
+  uint64_t advance(uint64_t ns) {
     if (!started_) start_sequence(ns);
     if (ns < last_ns_) ns = last_ns_;
-    packet_.clear();
-    packet_.varint(pf::kTimestamp, ns - last_ns_);
+    const uint64_t delta = ns - last_ns_;
     last_ns_ = ns;
+    return delta;
+  }
+
+  // Starts an event packet in packet_ with its delta timestamp.
+  void event_packet(uint64_t delta) {
+    packet_.clear();
+    packet_.varint(pf::kTimestamp, delta);
     packet_.varint(pf::kTrustedPacketSequenceId, seq_);
     packet_.varint(pf::kSequenceFlags, pf::kSeqNeedsIncrementalState);
+  }
+
+  // Writes an event packet whose TrackEvent is `te`, built on the stack.
+  template <class Event>
+  void small_event(uint64_t delta, const Event& te) {
+    SmallProto<48> packet;
+    packet.varint(pf::kTimestamp, delta);
+    packet.varint(pf::kTrustedPacketSequenceId, seq_);
+    packet.varint(pf::kSequenceFlags, pf::kSeqNeedsIncrementalState);
+    packet.message(pf::kTrackEvent, te);
+    SmallProto<56> frame;
+    frame.message(pf::kTracePacket, packet);
+    out_.write(frame.view());
   }
 
   // The sequence's first packet (state cleared, defaults, clock 64 = BOOTTIME = t0 ns) and
@@ -232,27 +275,16 @@ class PerfettoWriter {
     emit();
   }
 
-  // The iid of the function at `addr`, adding its EventName to packet_'s InternedData the
-  // first time this sequence uses it.
-  uint64_t intern(uint64_t addr) {
-    auto [it, inserted] = iids_.try_emplace(addr, 0);
+  // The index in names_ of the function at `addr` (its iid is iid_base_ + index + 1).
+  size_t index_of(uint64_t addr) {
+    bool inserted;
+    const uint32_t i =
+        iids_.find_or_insert(addr, static_cast<uint32_t>(names_.size()), inserted);
     if (inserted) {
-      it->second = names_.size();
       names_.push_back(sym_->lookup(addr).name);
       emitted_in_.push_back(0);
     }
-    const size_t i = it->second;
-    const uint64_t iid = iid_base_ + i + 1;  // iid 0 means "not set"
-    if (emitted_in_[i] != seq_) {
-      emitted_in_[i] = seq_;
-      ProtoWriter name;
-      name.varint(pf::kEventNameIid2, iid);
-      name.bytes(pf::kEventNameName, names_[i]);
-      ProtoWriter interned;
-      interned.message(pf::kInternedEventNames, name);
-      packet_.message(pf::kInternedData, interned);
-    }
-    return iid;
+    return i;
   }
 
   void emit() {
@@ -273,7 +305,7 @@ class PerfettoWriter {
   bool started_ = false;
   uint64_t last_ns_ = 0;
   uint64_t next_vstart_ = 0;
-  std::unordered_map<uint64_t, size_t> iids_;  // this process's functions: index in names_
+  analysis::AddrIndex iids_;                   // this process's functions: index in names_
   std::vector<std::string> names_;             // this process's names (iid = base + index + 1)
   std::vector<uint32_t> emitted_in_;           // by index: the sequence that last had it
   uint64_t iid_base_ = 0;                      // iids given in earlier processes

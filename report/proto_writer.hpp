@@ -1,10 +1,12 @@
 // A minimal protocol buffers encoder for the Perfetto export (export_perfetto.cpp): appends
-// fields in the wire format to a std::string. Only what that export needs: varint fields
-// (wire type 0) and length-delimited fields (wire type 2: strings and nested messages built
-// in another ProtoWriter). No libprotobuf: the messages are few and fixed, and writing them
-// by hand keeps the per-call path to a few byte appends.
+// fields in the wire format to a buffer. Only what that export needs: varint fields (wire
+// type 0) and length-delimited fields (wire type 2: strings and nested messages built in
+// another writer). No libprotobuf: the messages are few and fixed, and writing them by hand
+// keeps the per-call path to a few byte stores. ProtoWriter grows a std::string (any size);
+// SmallProto<N> writes into a fixed array on the stack, for the per-call packets.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -24,9 +26,13 @@ class ProtoWriter {
     raw_varint(data.size());
     buf_.append(data);
   }
-  void message(uint32_t field, const ProtoWriter& nested) { bytes(field, nested.data()); }
+  template <class Nested>
+  void message(uint32_t field, const Nested& nested) {
+    bytes(field, nested.view());
+  }
 
   const std::string& data() const { return buf_; }
+  std::string_view view() const { return buf_; }
   size_t size() const { return buf_.size(); }
   // Empties the buffer, keeping its capacity (writers reuse one per message kind).
   void clear() { buf_.clear(); }
@@ -54,6 +60,40 @@ class ProtoWriter {
   }
 
   std::string buf_;
+};
+
+// The same fields into a fixed array of N bytes: no allocation, no capacity check. The
+// caller keeps within N (the per-call packets take at most ~40 bytes).
+template <size_t N>
+class SmallProto {
+ public:
+  void varint(uint32_t field, uint64_t value) {
+    put(static_cast<uint64_t>(field) << 3);
+    put(value);
+  }
+  void bytes(uint32_t field, std::string_view data) {
+    put((static_cast<uint64_t>(field) << 3) | 2);
+    put(data.size());
+    // A few bytes each time (nested messages): a loop beats a call to memcpy.
+    for (char c : data) buf_[n_++] = c;
+  }
+  template <class Nested>
+  void message(uint32_t field, const Nested& nested) {
+    bytes(field, nested.view());
+  }
+  std::string_view view() const { return {buf_, n_}; }
+
+ private:
+  void put(uint64_t value) {
+    while (value >= 0x80) {
+      buf_[n_++] = static_cast<char>((value & 0x7f) | 0x80);
+      value >>= 7;
+    }
+    buf_[n_++] = static_cast<char>(value);
+  }
+
+  char buf_[N];
+  size_t n_ = 0;
 };
 
 }  // namespace callmon::report
