@@ -45,6 +45,22 @@ TEST(ProtoWriter, LengthDelimitedAndNested) {
   EXPECT_EQ(big.size(), 303u);
 }
 
+TEST(ProtoWriter, SmallProtoWritesTheSameBytes) {
+  ProtoWriter inner;
+  inner.varint(9, 1);
+  inner.varint(10, 300);
+  ProtoWriter big;
+  big.varint(8, 123456789);
+  big.message(11, inner);
+  SmallProto<16> small_inner;
+  small_inner.varint(9, 1);
+  small_inner.varint(10, 300);
+  SmallProto<32> small;
+  small.varint(8, 123456789);
+  small.message(11, small_inner);
+  EXPECT_EQ(small.view(), big.view());
+}
+
 TEST(ProtoWriter, VarintSize) {
   EXPECT_EQ(ProtoWriter::varint_size(0), 1u);
   EXPECT_EQ(ProtoWriter::varint_size(127), 1u);
