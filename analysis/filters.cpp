@@ -2,6 +2,7 @@
 #include "analysis/filters.hpp"
 
 #include <cerrno>
+#include <cmath>
 #include <cstdlib>
 
 #include "analysis/cxx_names.hpp"
@@ -38,28 +39,53 @@ Result<std::regex> compile_filter_regex(const std::string& text) {
 
 namespace {
 
-// Parses a decimal number of ns; empty gives `fallback`. False on anything else.
+// Parses a time: a decimal number with an optional unit (ns, us, ms, s; none: ns), such as
+// "250", "10ms", "1.5s"; empty gives `fallback`. False on anything else.
 bool parse_ns(const std::string& s, uint64_t fallback, uint64_t& out) {
   if (s.empty()) {
     out = fallback;
     return true;
   }
-  if (s.find_first_not_of("0123456789") != std::string::npos) return false;
-  errno = 0;
-  out = std::strtoull(s.c_str(), nullptr, 10);
-  return errno == 0;
+  size_t digits = s.find_first_not_of("0123456789.");
+  std::string number = s.substr(0, digits);
+  std::string unit = digits == std::string::npos ? "" : s.substr(digits);
+  double scale = 0;
+  if (unit.empty() || unit == "ns") scale = 1;
+  else if (unit == "us") scale = 1e3;
+  else if (unit == "ms") scale = 1e6;
+  else if (unit == "s") scale = 1e9;
+  if (scale == 0 || number.empty() || number == "." ||
+      number.find('.') != number.rfind('.'))
+    return false;
+  if (number.find('.') == std::string::npos && scale == 1) {
+    errno = 0;
+    out = std::strtoull(number.c_str(), nullptr, 10);  // whole ns, exactly
+    return errno == 0;
+  }
+  double ns = std::strtod(number.c_str(), nullptr) * scale;
+  if (!(ns < 1.8e19)) return false;
+  out = static_cast<uint64_t>(std::llround(ns));
+  return true;
 }
 
 }  // namespace
 
 Result<std::pair<uint64_t, uint64_t>> parse_time_range(const std::string& text) {
-  Error bad{"bad time range '" + text + "' (expected START:END in ns, START <= END)"};
-  size_t colon = text.find(':');
-  if (colon == std::string::npos) return bad;
+  Error bad{"bad time range '" + text +
+            "' (expected START..END or START:END, times in ns or with a unit: 250us, 10ms, "
+            "1.5s; START <= END)"};
+  // "START..END" (a decimal point is a single '.'), or the older "START:END".
+  size_t sep = text.find("..");
+  size_t sep_len = 2;
+  if (sep == std::string::npos) {
+    sep = text.find(':');
+    sep_len = 1;
+  }
+  if (sep == std::string::npos) return bad;
   uint64_t start;
   uint64_t end;
-  if (!parse_ns(text.substr(0, colon), 0, start) ||
-      !parse_ns(text.substr(colon + 1), UINT64_MAX, end) || start > end)
+  if (!parse_ns(text.substr(0, sep), 0, start) ||
+      !parse_ns(text.substr(sep + sep_len), UINT64_MAX, end) || start > end)
     return bad;
   return std::make_pair(start, end);
 }

@@ -79,8 +79,9 @@ enum NameMatch : uint8_t {
 
 // Compiles a regex for a name filter (--include, --focus, ...). Error: "bad regex 'TEXT': WHY".
 Result<std::regex> compile_filter_regex(const std::string& text);
-// Parses "START:END" (ns; either side may be empty: from the start / to the end).
-// Error: "bad time range 'TEXT' (expected START:END in ns, START <= END)".
+// Parses "START..END" or "START:END": times in ns, or with a unit (ns, us, ms, s: "10ms",
+// "1.5s"); either side may be empty (from the start / to the end).
+// Error: "bad time range 'TEXT' (expected START..END or START:END, ...; START <= END)".
 Result<std::pair<uint64_t, uint64_t>> parse_time_range(const std::string& text);
 // Sets `filters.origin_ticks` to the first timestamp of the recording's thread files
 // (needed by range_ns only). Errors: a thread file that cannot be opened.

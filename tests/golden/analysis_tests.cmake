@@ -47,6 +47,8 @@ set(ANALYSIS_GOLDEN
   "report-thread threads report|--thread|601"
   "export-folded-exclude simple export|--format=folded|-o|-|--exclude|^compute$"
   "export-chrome-min simple export|--format=chrome|-o|-|--min-duration|15"
+  "export-chrome-range simple export|--format=chrome|-o|-|--time-range|35ns..0.065us"
+  "export-estimate simple export|--format=chrome|--estimate|--max-depth|2"
   "export-callgrind-depth simple export|--format=callgrind|-o|-|--max-depth|2"
   "export-speedscope-thread threads export|--format=speedscope|-o|-|--thread|601"
   "export-speedscope-min scheduler export|--format=speedscope|-o|-|--min-duration|450"

@@ -1,5 +1,5 @@
 # Error paths of `callmon export` (CASE): a missing recording directory, an unknown
-# --format, an -o file that cannot be created, a bad --exclude regex. Each must give a non-zero exit, exactly one "callmon export: error:" line on
+# --format, an -o file that cannot be created, a bad --exclude regex, a bad --time-range. Each must give a non-zero exit, exactly one "callmon export: error:" line on
 # stderr, nothing on stdout, and leave no output file behind.
 foreach(var CALLMON MAKE_TRACE TRACE CASE WORK)
   if(NOT DEFINED ${var})
@@ -24,6 +24,9 @@ elseif(CASE STREQUAL "unwritable")
   set(out_file ${WORK}/no-such-dir/out.json)
   set(args export -d ${WORK}/rec.data --format=chrome -o ${out_file})
   set(want "cannot create")
+elseif(CASE STREQUAL "range")
+  set(args export -d ${WORK}/rec.data --format=perfetto --time-range 5parsecs..1s -o ${out_file})
+  set(want "bad time range")
 elseif(CASE STREQUAL "regex")
   set(args export -d ${WORK}/rec.data --format=folded --exclude "(" -o ${out_file})
   set(want "bad regex")

@@ -250,5 +250,24 @@ TEST(FilterParsing, TimeRangeAndRegexErrors) {
   EXPECT_TRUE(compile_filter_regex("^main$"));
 }
 
+// START..END with units (export's selection, docs/filters.md).
+TEST(FilterParsing, TimeRangeWithUnits) {
+  auto r = parse_time_range("10ms..1.5s");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->first, 10'000'000u);
+  EXPECT_EQ(r->second, 1'500'000'000u);
+  EXPECT_EQ(parse_time_range("250us..")->first, 250'000u);
+  EXPECT_EQ(parse_time_range("250us..")->second, UINT64_MAX);
+  EXPECT_EQ(parse_time_range("..2s")->first, 0u);
+  EXPECT_EQ(parse_time_range("35ns..0.065us")->second, 65u);
+  EXPECT_EQ(parse_time_range("1.5ms:2ms")->first, 1'500'000u);
+  EXPECT_EQ(parse_time_range("18446744073709551615..")->first, UINT64_MAX);  // whole ns, exact
+  EXPECT_FALSE(parse_time_range("2s..1s"));
+  EXPECT_FALSE(parse_time_range("1h..2h"));
+  EXPECT_FALSE(parse_time_range("1.2.3s..4s"));
+  EXPECT_FALSE(parse_time_range("ms..1s"));
+  EXPECT_FALSE(parse_time_range("10ms"));
+}
+
 }  // namespace
 }  // namespace callmon::analysis

@@ -31,9 +31,9 @@ void add_filter_options(CLI::App* sub, FilterOptions& o, FilterOptionSet which) 
                   "the parent")
       ->type_name("NS");
   sub->add_option("--time-range", o.time_range,
-                  "keep calls overlapping START:END, in ns from the recording's start "
-                  "(either side may be empty)")
-      ->type_name("START:END");
+                  "keep calls overlapping START..END, from the recording's start, in ns or "
+                  "with a unit: 10ms..1.5s (START:END too; either side may be empty)")
+      ->type_name("START..END");
   if (which.thread)
     sub->add_option("--thread", o.tid, "only the thread with this TID")->type_name("TID");
   if (which.max_depth)

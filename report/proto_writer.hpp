@@ -1,0 +1,99 @@
+// A minimal protocol buffers encoder for the Perfetto export (export_perfetto.cpp): appends
+// fields in the wire format to a buffer. Only what that export needs: varint fields (wire
+// type 0) and length-delimited fields (wire type 2: strings and nested messages built in
+// another writer). No libprotobuf: the messages are few and fixed, and writing them by hand
+// keeps the per-call path to a few byte stores. ProtoWriter grows a std::string (any size);
+// SmallProto<N> writes into a fixed array on the stack, for the per-call packets.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+namespace callmon::report {
+
+class ProtoWriter {
+ public:
+  // Field `field` as a varint (uint32/uint64/int32 >= 0/bool/enum).
+  void varint(uint32_t field, uint64_t value) {
+    tag(field, 0);
+    raw_varint(value);
+  }
+  // Field `field` as length-delimited bytes: a string, or an encoded nested message.
+  void bytes(uint32_t field, std::string_view data) {
+    tag(field, 2);
+    raw_varint(data.size());
+    buf_.append(data);
+  }
+  template <class Nested>
+  void message(uint32_t field, const Nested& nested) {
+    bytes(field, nested.view());
+  }
+
+  const std::string& data() const { return buf_; }
+  std::string_view view() const { return buf_; }
+  size_t size() const { return buf_.size(); }
+  // Empties the buffer, keeping its capacity (writers reuse one per message kind).
+  void clear() { buf_.clear(); }
+
+  // How many bytes `value` takes as a varint (1..10).
+  static size_t varint_size(uint64_t value) {
+    size_t n = 1;
+    while (value >= 0x80) {
+      value >>= 7;
+      ++n;
+    }
+    return n;
+  }
+
+ private:
+  void tag(uint32_t field, uint32_t wire_type) {
+    raw_varint((static_cast<uint64_t>(field) << 3) | wire_type);
+  }
+  void raw_varint(uint64_t value) {
+    while (value >= 0x80) {
+      buf_.push_back(static_cast<char>((value & 0x7f) | 0x80));
+      value >>= 7;
+    }
+    buf_.push_back(static_cast<char>(value));
+  }
+
+  std::string buf_;
+};
+
+// The same fields into a fixed array of N bytes: no allocation, no capacity check. The
+// caller keeps within N (the per-call packets take at most ~40 bytes).
+template <size_t N>
+class SmallProto {
+ public:
+  void varint(uint32_t field, uint64_t value) {
+    put(static_cast<uint64_t>(field) << 3);
+    put(value);
+  }
+  void bytes(uint32_t field, std::string_view data) {
+    put((static_cast<uint64_t>(field) << 3) | 2);
+    put(data.size());
+    // A few bytes each time (nested messages): a loop beats a call to memcpy.
+    for (char c : data) buf_[n_++] = c;
+  }
+  template <class Nested>
+  void message(uint32_t field, const Nested& nested) {
+    bytes(field, nested.view());
+  }
+  std::string_view view() const { return {buf_, n_}; }
+
+ private:
+  void put(uint64_t value) {
+    while (value >= 0x80) {
+      buf_[n_++] = static_cast<char>((value & 0x7f) | 0x80);
+      value >>= 7;
+    }
+    buf_[n_++] = static_cast<char>(value);
+  }
+
+  char buf_[N];
+  size_t n_ = 0;
+};
+
+}  // namespace callmon::report
