@@ -246,8 +246,10 @@ def main():
         for i, (c, p) in enumerate(zip(cev, pev)):
             cb = round(c["ts"] * 1000)
             ce = round((c["ts"] + c["dur"]) * 1000)
-            cexit = c.get("args", {}).get("exit", "normal")
-            cinh = c.get("args", {}).get("inherited", False)
+            # The chrome export names an unusual exit and an inherited frame in "cat".
+            cat = [w for w in c.get("cat", "").split(",") if w]
+            cinh = "inherited" in cat
+            cexit = next((w for w in cat if w != "inherited"), "normal")
             if (c["name"] != p["name"] or abs(cb - p["begin"]) > 1 or abs(ce - p["end"]) > 1
                     or cexit != p["exit"] or cinh != p["inherited"]):
                 print(f"FAIL: thread {key} call {i}:\n  chrome   {c}\n  perfetto {p}")
