@@ -4,8 +4,9 @@
 //   callgrind   the callgrind profile format (KCachegrind, callgrind_annotate)
 //   speedscope  speedscope's "evented" JSON, one profile per thread, streamed
 // Each writer walks the recording once; memory is bounded by the call depth plus the
-// distinct functions (chrome, speedscope), stacks (folded) or caller/callee pairs
-// (callgrind), never by the number of calls.
+// distinct functions (chrome, speedscope), stacks (folded: the stack strings themselves
+// spill to temporary files past a budget) or caller/callee pairs (callgrind), never by the
+// number of calls.
 #pragma once
 
 #include <cstdint>
@@ -22,6 +23,12 @@ namespace callmon::report {
 struct ExportOptions {
   bool compensate = true;                       // subtract the recording's probe cost
   const analysis::FilterSet* filters = nullptr;  // the analysis filters (docs/filters.md)
+  // folded: a function already on the stack merges into its first occurrence there, so a
+  // recursion (direct or through other functions) shows as one frame.
+  bool fold_recursion = false;
+  // folded: bytes of stack strings held in memory before they are spilled to temporary
+  // files (analysis/folded_stacks.hpp).
+  size_t folded_budget = size_t{256} << 20;
 };
 
 // Each returns the warnings (damaged files, symbolization problems) or an error: a thread

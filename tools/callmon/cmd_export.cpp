@@ -20,6 +20,7 @@ struct ExportCmdOptions {
   std::string output;
   FilterOptions filters;
   bool no_compensation = false;
+  bool fold_recursion = false;
 };
 
 int run_export(const ExportCmdOptions& o) {
@@ -28,6 +29,8 @@ int run_export(const ExportCmdOptions& o) {
       o.format != "speedscope")
     return fail(cmd, "unknown format '" + o.format + "' (chrome, folded, callgrind, speedscope)",
                 2);
+  if (o.fold_recursion && o.format != "folded")
+    return fail(cmd, "--fold-recursion applies to --format=folded only", 2);
   auto rec = open_recording_or_fail(cmd, o.dir);
   if (!rec) return 1;
   auto filters = make_filters_or_fail(cmd, o.filters, *rec);
@@ -45,6 +48,7 @@ int run_export(const ExportCmdOptions& o) {
   report::ExportOptions eo;
   eo.compensate = !o.no_compensation;
   eo.filters = &*filters;
+  eo.fold_recursion = o.fold_recursion;
   std::FILE* f = out->stream();
   auto written = o.format == "chrome"      ? report::export_chrome(*rec, eo, f)
                  : o.format == "folded"    ? report::export_folded(*rec, eo, f)
@@ -79,6 +83,9 @@ void setup_export(CLI::App& app, int& status) {
   sub->add_flag("--no-compensation", o->no_compensation,
                 "use measured times as they are, without subtracting the recording's own "
                 "cost per call");
+  sub->add_flag("--fold-recursion", o->fold_recursion,
+                "folded: merge a function already on the stack (recursion, direct or "
+                "through others) into its first occurrence there");
   sub->callback([o, &status] { status = run_export(*o); });
 }
 
