@@ -10,6 +10,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <thread>
 #include <cstring>
 #include <unordered_map>
 
@@ -128,6 +129,9 @@ Result<Profile> build_profile(const format::Recording& rec, const ProfileOptions
   // serial. Without them the threads are independent (docs/report.md, "Speed").
   const bool filtering = options.filters && options.filters->active();
   const unsigned workers = filtering ? 1 : walk_workers(jobs.size());
+  // A single thread file cannot be split across the pool: its decoding then runs beside
+  // its walk instead (pipelined_walk.hpp).
+  const bool pipeline = jobs.size() == 1 && std::thread::hardware_concurrency() > 1;
 
   // Per-process state of the merge, for the process being merged (`current`).
   auto cache = make_elf_cache();
@@ -194,7 +198,8 @@ Result<Profile> build_profile(const format::Recording& rec, const ProfileOptions
                     reported = bytes;
                     std::lock_guard lock(progress_mu);
                     options.progress(sum, total_bytes);
-                  });
+                  },
+                  pipeline);
     read_bytes += reader.file_size() - std::min(reported, reader.file_size());
     out.calls = sink.calls();
     add_thread_warnings(reader, sink.calls(), sink.lost_events(), out.warnings);

@@ -38,6 +38,8 @@ set(ANALYSIS_GOLDEN
   "dump args dump"
   "report-thread threads report|--thread|601"
   "export-folded-exclude simple export|--format=folded|-o|-|--exclude|^compute$"
+  "export-folded-recursion recursion export|--format=folded|-o|-|--fold-recursion"
+  "export-folded-recursion mutual export|--format=folded|-o|-|--fold-recursion"
   "export-chrome-min simple export|--format=chrome|-o|-|--min-duration|15"
   "export-callgrind-depth simple export|--format=callgrind|-o|-|--max-depth|2"
   "export-speedscope-thread threads export|--format=speedscope|-o|-|--thread|601"
@@ -91,6 +93,7 @@ set(ANALYSIS_BAD
   "graph-hide-regex bad.regex graph|-d|@DATA|--hide|*x"
   "export-callee-of-regex bad.regex export|-d|@DATA|--format=folded|-o|-|--callee-of|+"
   "diff-missing no.such.directory diff|@DATA|/nonexistent/callmon.data"
+  "export-fold-recursion-chrome fold-recursion.applies.to export|-d|@DATA|--format=chrome|-o|-|--fold-recursion"
 )
 foreach(entry ${ANALYSIS_BAD})
   string(REPLACE " " ";" parts "${entry}")

@@ -62,7 +62,9 @@ TEST(StackTrie, FoldRecursionMergesIntoTheFirstOccurrence) {
   // main;b;c.
   ASSERT_EQ(n.size(), 7u);
   EXPECT_EQ(n[2].addr, 2u);
-  EXPECT_EQ(n[2].self, (20 - 10) + (30 - 30) + (60 - 50) + (78 - 75) + (80 - 78) + (75 - 70));
+  // The outer a (70 less b's 50 and the inner a's 3), the a under b (30 less c's 10) and
+  // the direct a -> a (3).
+  EXPECT_EQ(n[2].self, (70 - 50 - 3) + (30 - 10) + 3);
   EXPECT_EQ(n[3].self, (30 - 20) + (70 - 60));
   EXPECT_EQ(n[4].addr, 4u);
   EXPECT_EQ(n[4].parent, 2u);
