@@ -141,7 +141,6 @@ inline constexpr double kCalibrationNoise = 0.03;
 template <class Sink>
 class CallWalker {
  public:
-  using SinkType = Sink;
   explicit CallWalker(Sink& sink) : sink_(sink) { stack_.reserve(256); }
 
   // The probes' cost: each call's self loses `inner` for its own pair and `outer - inner`

@@ -36,7 +36,6 @@
 #include "analysis/addr_index.hpp"
 #include "analysis/call_walk.hpp"
 #include "analysis/compensation.hpp"
-#include "analysis/pipelined_walk.hpp"
 #include "analysis/symbolizer.hpp"
 #include "format/process_meta.hpp"
 #include "format/recording.hpp"
@@ -323,29 +322,19 @@ class FilteredSink {
 
 // Walks `reader` into `sink`, through a FilteredSink when `filters` is active. Compensation
 // as apply_compensation(). Returns the number of records read.
-// With `pipeline`, decoding runs on a second thread (pipelined_walk.hpp) when the sink
-// takes no recorded values; the figures are the same.
 template <class Sink, class Tick>
 uint64_t walk_filtered(format::ThreadReader& reader, Sink& sink, const FilterSet* filters,
                        NameDecider* names, const format::ProcessRecording& proc,
-                       const format::ThreadFile& thread, bool compensate, Tick&& tick,
-                       bool pipeline = false) {
-  auto walk = [&](auto& walker) {
-    using Walked = typename std::remove_reference_t<decltype(walker)>::SinkType;
-    if constexpr (kPipelinable<Walked>) {
-      if (pipeline) return walk_thread_pipelined(reader, walker, tick);
-    }
-    return walk_thread(reader, walker, tick);
-  };
+                       const format::ThreadFile& thread, bool compensate, Tick&& tick) {
   if (filters && filters->active() && names) {
     FilteredSink<Sink> filtered(sink, *filters, *names, proc.meta);
     CallWalker<FilteredSink<Sink>> walker(filtered);
     apply_compensation(walker, proc, thread, compensate);
-    return walk(walker);
+    return walk_thread(reader, walker, tick);
   }
   CallWalker<Sink> walker(sink);
   apply_compensation(walker, proc, thread, compensate);
-  return walk(walker);
+  return walk_thread(reader, walker, tick);
 }
 
 }  // namespace callmon::analysis

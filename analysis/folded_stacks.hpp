@@ -22,7 +22,7 @@ namespace callmon::analysis {
 class FoldedStacks {
  public:
   // `budget`: bytes of stacks (strings and their figures, roughly) held before a spill.
-  explicit FoldedStacks(size_t budget = size_t{256} << 20) : budget_(budget) {}
+  explicit FoldedStacks(size_t budget = size_t{64} << 20) : budget_(budget) {}
   ~FoldedStacks();
   FoldedStacks(const FoldedStacks&) = delete;
   FoldedStacks& operator=(const FoldedStacks&) = delete;

@@ -10,7 +10,6 @@
 #include <memory>
 #include <mutex>
 #include <optional>
-#include <thread>
 #include <cstring>
 #include <unordered_map>
 
@@ -129,9 +128,6 @@ Result<Profile> build_profile(const format::Recording& rec, const ProfileOptions
   // serial. Without them the threads are independent (docs/report.md, "Speed").
   const bool filtering = options.filters && options.filters->active();
   const unsigned workers = filtering ? 1 : walk_workers(jobs.size());
-  // A single thread file cannot be split across the pool: its decoding then runs beside
-  // its walk instead (pipelined_walk.hpp).
-  const bool pipeline = jobs.size() == 1 && std::thread::hardware_concurrency() > 1;
 
   // Per-process state of the merge, for the process being merged (`current`).
   auto cache = make_elf_cache();
@@ -172,6 +168,7 @@ Result<Profile> build_profile(const format::Recording& rec, const ProfileOptions
   // Progress over all walks at once: bytes read, summed across the workers.
   std::atomic<uint64_t> read_bytes{0};
   std::mutex progress_mu;
+  uint64_t progress_shown = 0;  // under progress_mu: the figure never goes back
   auto produce = [&](size_t i) {
     const Job& job = jobs[i];
     const format::ProcessRecording& proc = rec.processes[job.proc];
@@ -197,9 +194,10 @@ Result<Profile> build_profile(const format::Recording& rec, const ProfileOptions
                     uint64_t sum = read_bytes += bytes - reported;
                     reported = bytes;
                     std::lock_guard lock(progress_mu);
+                    if (sum <= progress_shown) return;  // another worker showed more
+                    progress_shown = sum;
                     options.progress(sum, total_bytes);
-                  },
-                  pipeline);
+                  });
     read_bytes += reader.file_size() - std::min(reported, reader.file_size());
     out.calls = sink.calls();
     add_thread_warnings(reader, sink.calls(), sink.lost_events(), out.warnings);

@@ -28,7 +28,7 @@ struct ExportOptions {
   bool fold_recursion = false;
   // folded: bytes of stack strings held in memory before they are spilled to temporary
   // files (analysis/folded_stacks.hpp).
-  size_t folded_budget = size_t{256} << 20;
+  size_t folded_budget = size_t{64} << 20;
 };
 
 // Each returns the warnings (damaged files, symbolization problems) or an error: a thread
