@@ -51,7 +51,8 @@ TEST(OrderedPool, RunsOnSeveralThreads) {
         int seen = most.load();
         while (now > seen && !most.compare_exchange_weak(seen, now)) {
         }
-        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+        // Long enough for the two workers to overlap on a busy machine.
+        std::this_thread::sleep_for(std::chrono::milliseconds(50));
         --running;
         return 0;
       },
