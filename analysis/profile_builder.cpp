@@ -1,15 +1,21 @@
 // Whole-recording flat profile (profile_builder.hpp). The hot loop is walk_thread() with a
-// ProfileSink; everything here runs once per thread or once per distinct address.
+// ProfileSink; everything here runs once per thread or once per distinct address. The
+// threads are walked on a small pool (ordered_pool.hpp) and merged in the serial order.
 #include "analysis/profile_builder.hpp"
 
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <atomic>
+#include <memory>
+#include <mutex>
+#include <optional>
 #include <cstring>
 #include <unordered_map>
 
 #include "analysis/compensation.hpp"
 #include "analysis/figure_range.hpp"
+#include "analysis/ordered_pool.hpp"
 
 #include "analysis/symbolizer.hpp"
 
@@ -83,6 +89,15 @@ void merge_ticks(AddrIndex& index, std::vector<FuncTicks>& into,
   }
 }
 
+// What the walk of one thread file leaves for the merge.
+struct ThreadResult {
+  std::optional<std::string> error;  // the file could not be opened
+  std::vector<FuncTicks> funcs;
+  uint64_t calls = 0;
+  std::vector<std::string> warnings;
+  std::string thread_name;
+};
+
 }  // namespace
 
 Result<Profile> build_profile(const format::Recording& rec, const ProfileOptions& options) {
@@ -96,46 +111,36 @@ Result<Profile> build_profile(const format::Recording& rec, const ProfileOptions
   for (const auto& p : rec.processes)
     for (const auto& t : p.threads) paths.push_back(t.path);
   uint64_t total_bytes = options.progress ? total_file_size(paths) : 0;
-  uint64_t done_bytes = 0;
 
+  // The jobs: every kept thread file, in the order of the serial walk.
+  struct Job {
+    size_t proc;
+    const format::ThreadFile* tf;
+  };
+  std::vector<Job> jobs;
+  std::vector<std::unique_ptr<format::ModuleLifetimes>> lifetimes;
+  for (size_t p = 0; p < rec.processes.size(); ++p) {
+    lifetimes.push_back(std::make_unique<format::ModuleLifetimes>(rec.processes[p].meta.modules));
+    for (const format::ThreadFile& tf : rec.processes[p].threads)
+      if (!options.filters || options.filters->keeps_thread(tf.tid)) jobs.push_back({p, &tf});
+  }
+  // Name filters symbolize while walking, on the process's symbolizer: those walks stay
+  // serial. Without them the threads are independent (docs/report.md, "Speed").
+  const bool filtering = options.filters && options.filters->active();
+  const unsigned workers = filtering ? 1 : walk_workers(jobs.size());
+
+  // Per-process state of the merge, for the process being merged (`current`).
   auto cache = make_elf_cache();
+  static const FilterSet kNoFilters;
   RowMerger whole;
-  for (const format::ProcessRecording& proc : rec.processes) {
-    ProcessSymbolizer sym(proc.meta, cache);
-    static const FilterSet kNoFilters;
-    NameDecider names(options.filters ? *options.filters : kNoFilters, sym);
-    AddrIndex proc_index;
-    std::vector<FuncTicks> proc_funcs;
-    format::ModuleLifetimes lifetimes(proc.meta.modules);
-    for (const format::ThreadFile& tf : proc.threads) {
-      if (options.filters && !options.filters->keeps_thread(tf.tid)) continue;
-      auto opened = format::ThreadReader::open(tf.path);
-      if (!opened) return Error{opened.error()};
-      format::ThreadReader& reader = opened.value();
-      reader.use_module_lifetimes(lifetimes);
-      ProfileSink sink;
-      walk_filtered(reader, sink, options.filters, &names, proc, tf, options.compensate,
-                    [&](uint64_t bytes) {
-                      if (options.progress) options.progress(done_bytes + bytes, total_bytes);
-                    });
-      done_bytes += reader.file_size();
-      ++profile.threads;
-      profile.total_calls += sink.calls();
-
-      add_thread_warnings(reader, sink.calls(), sink.lost_events(), profile.warnings);
-      if (options.group_by == GroupBy::kThread) {
-        ProfileGroup g;
-        g.process_key = proc.meta.key;
-        g.pid = proc.meta.pid;
-        g.tid = tf.tid;
-        const auto& name = reader.header().thread_name;
-        g.thread_name.assign(name, strnlen(name, sizeof(name)));
-        g.functions = to_rows(sink.functions(), proc.meta, sym);
-        profile.groups.push_back(std::move(g));
-      }
-      merge_ticks(proc_index, proc_funcs, sink.functions());
-    }
-    std::vector<FunctionRow> rows = to_rows(proc_funcs, proc.meta, sym);
+  size_t current = SIZE_MAX;
+  std::unique_ptr<ProcessSymbolizer> sym;
+  std::unique_ptr<NameDecider> names;
+  AddrIndex proc_index;
+  std::vector<FuncTicks> proc_funcs;
+  auto end_process = [&] {
+    const format::ProcessRecording& proc = rec.processes[current];
+    std::vector<FunctionRow> rows = to_rows(proc_funcs, proc.meta, *sym);
     if (options.group_by == GroupBy::kProcess) {
       ProfileGroup g;
       g.process_key = proc.meta.key;
@@ -144,8 +149,91 @@ Result<Profile> build_profile(const format::Recording& rec, const ProfileOptions
       profile.groups.push_back(std::move(g));
     }
     for (FunctionRow& r : rows) whole.add(std::move(r));
-    for (const std::string& w : sym.warnings()) profile.warnings.push_back(w);
-  }
+    for (const std::string& w : sym->warnings()) profile.warnings.push_back(w);
+    names.reset();
+    sym.reset();
+    proc_index = AddrIndex();
+    proc_funcs.clear();
+  };
+  // Ends the processes before `p` (those without a kept thread too) and begins `p`.
+  auto reach_process = [&](size_t p) {
+    while (current != p) {
+      if (current != SIZE_MAX) end_process();
+      current = current == SIZE_MAX ? 0 : current + 1;
+      sym = std::make_unique<ProcessSymbolizer>(rec.processes[current].meta, cache);
+      names = std::make_unique<NameDecider>(options.filters ? *options.filters : kNoFilters, *sym);
+    }
+  };
+
+  // Progress over all walks at once: bytes read, summed across the workers.
+  std::atomic<uint64_t> read_bytes{0};
+  std::mutex progress_mu;
+  uint64_t progress_shown = 0;  // under progress_mu: the figure never goes back
+  auto produce = [&](size_t i) {
+    const Job& job = jobs[i];
+    const format::ProcessRecording& proc = rec.processes[job.proc];
+    ThreadResult out;
+    auto opened = format::ThreadReader::open(job.tf->path);
+    if (!opened) {
+      out.error = opened.error();
+      return out;
+    }
+    format::ThreadReader& reader = opened.value();
+    reader.use_module_lifetimes(*lifetimes[job.proc]);
+    // Serial (filtering): the merge's symbolizer decides names, as it always did.
+    NameDecider* decider = nullptr;
+    if (filtering) {
+      reach_process(job.proc);
+      decider = names.get();
+    }
+    ProfileSink sink;
+    uint64_t reported = 0;
+    walk_filtered(reader, sink, options.filters, decider, proc, *job.tf, options.compensate,
+                  [&](uint64_t bytes) {
+                    if (!options.progress) return;
+                    uint64_t sum = read_bytes += bytes - reported;
+                    reported = bytes;
+                    std::lock_guard lock(progress_mu);
+                    if (sum <= progress_shown) return;  // another worker showed more
+                    progress_shown = sum;
+                    options.progress(sum, total_bytes);
+                  });
+    read_bytes += reader.file_size() - std::min(reported, reader.file_size());
+    out.calls = sink.calls();
+    add_thread_warnings(reader, sink.calls(), sink.lost_events(), out.warnings);
+    const auto& name = reader.header().thread_name;
+    out.thread_name.assign(name, strnlen(name, sizeof(name)));
+    out.funcs = sink.functions();
+    return out;
+  };
+  std::optional<Error> failed;
+  auto consume = [&](size_t i, ThreadResult&& r) {
+    if (r.error) {
+      failed = Error{*r.error};
+      return false;
+    }
+    const Job& job = jobs[i];
+    reach_process(job.proc);
+    const format::ProcessRecording& proc = rec.processes[job.proc];
+    ++profile.threads;
+    profile.total_calls += r.calls;
+    for (std::string& w : r.warnings) profile.warnings.push_back(std::move(w));
+    if (options.group_by == GroupBy::kThread) {
+      ProfileGroup g;
+      g.process_key = proc.meta.key;
+      g.pid = proc.meta.pid;
+      g.tid = job.tf->tid;
+      g.thread_name = std::move(r.thread_name);
+      g.functions = to_rows(r.funcs, proc.meta, *sym);
+      profile.groups.push_back(std::move(g));
+    }
+    merge_ticks(proc_index, proc_funcs, r.funcs);
+    return true;
+  };
+  run_ordered<ThreadResult>(jobs.size(), workers, produce, consume);
+  if (failed) return *failed;
+  if (!rec.processes.empty()) reach_process(rec.processes.size() - 1);
+  if (current != SIZE_MAX) end_process();
   profile.functions = whole.take();
   return profile;
 }

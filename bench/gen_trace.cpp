@@ -2,8 +2,11 @@
 // process whose main thread calls main() and then fib(K) over and over until at least CALLS
 // calls are recorded. Function names come from `symbol` lines in the meta file, so no ELF
 // file is needed. Built by report_bench.sh against build/lib/libcallmon_format.a.
+// With THREADS > 1 the CALLS are split over that many threads of the process (tids
+// 4242, 4243, ...), each with the same kind of stream: the parallel walk's case.
 //
-//   gen_trace DIR CALLS [K]
+//   gen_trace DIR CALLS [K] [THREADS]
+#include <algorithm>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -51,10 +54,11 @@ int fail(const std::string& message) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc < 3) return fail("usage: gen_trace DIR CALLS [K]");
+  if (argc < 3) return fail("usage: gen_trace DIR CALLS [K] [THREADS]");
   std::string dir = argv[1];
   uint64_t target = std::strtoull(argv[2], nullptr, 10);
   int k = argc > 3 ? std::atoi(argv[3]) : 20;
+  int threads = argc > 4 ? std::max(1, std::atoi(argv[4])) : 1;
   mkdir(dir.c_str(), 0755);
 
   callmon::format::ProcessMeta meta;
@@ -68,18 +72,24 @@ int main(int argc, char** argv) {
                                                     {{kMainAddr, "main"}, {kFibAddr, "fib"}});
   if (!status) return fail(status.error());
 
-  auto writer = callmon::format::ThreadWriter::create(
-      dir + "/" + meta.key + "." + std::to_string(kPid) + ".events", kPid, kPid, meta.key,
-      callmon::format::kDefaultChunkSize);
-  if (!writer) return fail(writer.error());
-  Generator gen{*writer};
-  writer->enter(gen.ticks, kMainAddr);
-  gen.calls = 1;
-  while (gen.calls < target) gen.fib(k);
-  writer->exit(gen.ticks += gen.step());
-  writer->end(gen.ticks);
-  auto closed = writer->close(true);
-  if (!closed) return fail(closed.error());
-  std::printf("%llu\n", static_cast<unsigned long long>(gen.calls));
+  uint64_t written = 0;
+  for (int t = 0; t < threads; ++t) {
+    const uint32_t tid = kPid + static_cast<uint32_t>(t);
+    auto writer = callmon::format::ThreadWriter::create(
+        dir + "/" + meta.key + "." + std::to_string(tid) + ".events", kPid, tid, meta.key,
+        callmon::format::kDefaultChunkSize);
+    if (!writer) return fail(writer.error());
+    Generator gen{*writer};
+    writer->enter(gen.ticks, kMainAddr);
+    gen.calls = 1;
+    const uint64_t share = target / static_cast<uint64_t>(threads);
+    while (gen.calls < share) gen.fib(k);
+    writer->exit(gen.ticks += gen.step());
+    writer->end(gen.ticks);
+    auto closed = writer->close(true);
+    if (!closed) return fail(closed.error());
+    written += gen.calls;
+  }
+  std::printf("%llu\n", static_cast<unsigned long long>(written));
   return 0;
 }

@@ -6,8 +6,9 @@
 //   perfetto    Perfetto's protobuf trace (TrackEvent slices, interned names, delta
 //               timestamps), streamed: ~4x smaller than chrome JSON (export_perfetto.cpp)
 // Each writer walks the recording once; memory is bounded by the call depth plus the
-// distinct functions (chrome, speedscope, perfetto), stacks (folded) or caller/callee pairs
-// (callgrind), never by the number of calls.
+// distinct functions (chrome, speedscope, perfetto), stacks (folded: the stack strings
+// themselves spill to temporary files past a budget) or caller/callee pairs (callgrind),
+// never by the number of calls.
 #pragma once
 
 #include <cstdint>
@@ -24,6 +25,12 @@ namespace callmon::report {
 struct ExportOptions {
   bool compensate = true;                       // subtract the recording's probe cost
   const analysis::FilterSet* filters = nullptr;  // the analysis filters (docs/filters.md)
+  // folded: a function already on the stack merges into its first occurrence there, so a
+  // recursion (direct or through other functions) shows as one frame.
+  bool fold_recursion = false;
+  // folded: bytes of stack strings held in memory before they are spilled to temporary
+  // files (analysis/folded_stacks.hpp).
+  size_t folded_budget = size_t{64} << 20;
 };
 
 // Each returns the warnings (damaged files, symbolization problems) or an error: a thread

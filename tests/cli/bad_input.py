@@ -162,6 +162,8 @@ def cases(dirs):
         ("export: unknown format", ["export", "--format=svg", "-o", "x", "-d", dirs["good"]]),
         ("export: -o in a missing directory",
          ["export", "--format=chrome", "-o", dirs["missing"] + "/x.json", "-d", dirs["good"]]),
+        ("export: --fold-recursion with another format than folded",
+         ["export", "--format=chrome", "--fold-recursion", "-o", "x", "-d", dirs["good"]]),
         ("coverage: --fail-under over 100", ["coverage", "--fail-under", "101", "-d",
                                              dirs["good"]]),
         ("coverage: unknown format", ["coverage", "--format=xml", "-d", dirs["good"]]),

@@ -46,6 +46,8 @@ set(ANALYSIS_GOLDEN
   "graph-func-mangled names graph|--demangle=no|^std::sort"
   "report-thread threads report|--thread|601"
   "export-folded-exclude simple export|--format=folded|-o|-|--exclude|^compute$"
+  "export-folded-recursion recursion export|--format=folded|-o|-|--fold-recursion"
+  "export-folded-recursion mutual export|--format=folded|-o|-|--fold-recursion"
   "export-chrome-min simple export|--format=chrome|-o|-|--min-duration|15"
   "export-chrome-range simple export|--format=chrome|-o|-|--time-range|35ns..0.065us"
   "export-estimate simple export|--format=chrome|--estimate|--max-depth|2"
@@ -101,6 +103,7 @@ set(ANALYSIS_BAD
   "graph-hide-regex bad.regex graph|-d|@DATA|--hide|*x"
   "export-callee-of-regex bad.regex export|-d|@DATA|--format=folded|-o|-|--callee-of|+"
   "diff-missing no.such.directory diff|@DATA|/nonexistent/callmon.data"
+  "export-fold-recursion-chrome fold-recursion.applies.to export|-d|@DATA|--format=chrome|-o|-|--fold-recursion"
 )
 foreach(entry ${ANALYSIS_BAD})
   string(REPLACE " " ";" parts "${entry}")

@@ -50,6 +50,35 @@ TEST(StackTrie, SelfTimePerDistinctStack) {
   EXPECT_EQ(n[4].parent, 1u);
 }
 
+TEST(StackTrie, FoldRecursionMergesIntoTheFirstOccurrence) {
+  StackTrie trie;
+  StackSink sink(trie, /*fold_recursion=*/true);
+  // main(1) -> a(2) -> b(3) -> a(2) -> c(4), and a -> a (direct), then main -> b -> c.
+  walk(sink, {enter(0, 1), enter(10, 2), enter(20, 3), enter(30, 2), enter(40, 4), leave(50),
+              leave(60), leave(70), enter(75, 2), leave(78), leave(80), enter(85, 3),
+              enter(86, 4), leave(88), leave(90), leave(100)});
+  const auto& n = trie.nodes();
+  // root, main, main;a, main;a;b, main;a;c (the inner a folded into the first), main;b,
+  // main;b;c.
+  ASSERT_EQ(n.size(), 7u);
+  EXPECT_EQ(n[2].addr, 2u);
+  // The outer a (70 less b's 50 and the inner a's 3), the a under b (30 less c's 10) and
+  // the direct a -> a (3).
+  EXPECT_EQ(n[2].self, (70 - 50 - 3) + (30 - 10) + 3);
+  EXPECT_EQ(n[3].self, (30 - 20) + (70 - 60));
+  EXPECT_EQ(n[4].addr, 4u);
+  EXPECT_EQ(n[4].parent, 2u);
+  EXPECT_EQ(n[4].self, 10);
+  EXPECT_EQ(n[5].parent, 1u);  // b again, no longer under a: a stack of its own
+  EXPECT_EQ(n[6].parent, 5u);
+  // Without folding the same stream makes main;a;b;a;c and main;a;a.
+  StackTrie plain;
+  StackSink unfolded(plain);
+  walk(unfolded, {enter(0, 1), enter(10, 2), enter(20, 3), enter(30, 2), enter(40, 4),
+                  leave(50), leave(60), leave(70), enter(75, 2), leave(78), leave(80)});
+  EXPECT_EQ(plain.nodes().size(), 7u);
+}
+
 TEST(StackTrie, NodesGrowWithStacksNotCalls) {
   StackTrie trie;
   StackSink sink(trie);

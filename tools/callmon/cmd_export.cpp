@@ -29,6 +29,7 @@ struct ExportCmdOptions {
   FilterOptions filters;
   bool no_compensation = false;
   bool estimate = false;
+  bool fold_recursion = false;
 };
 
 // Above this an export says how big it will be before writing it: 1 GiB, or the bytes in
@@ -80,6 +81,8 @@ int run_export(const ExportCmdOptions& o) {
                 "unknown format '" + o.format +
                     "' (chrome, perfetto, folded, callgrind, speedscope)",
                 2);
+  if (o.fold_recursion && o.format != "folded")
+    return fail(cmd, "--fold-recursion applies to --format=folded only", 2);
   auto rec = open_recording_or_fail(cmd, o.dir);
   if (!rec) return 1;
   auto filters = make_filters_or_fail(cmd, o.filters, *rec);
@@ -87,6 +90,7 @@ int run_export(const ExportCmdOptions& o) {
   report::ExportOptions eo;
   eo.compensate = !o.no_compensation;
   eo.filters = &*filters;
+  eo.fold_recursion = o.fold_recursion;
 
   if (o.estimate) {
     auto est = report::estimate_export(*rec, o.format, eo);
@@ -157,6 +161,9 @@ void setup_export(CLI::App& app, int& status) {
   sub->add_flag("--no-compensation", o->no_compensation,
                 "use measured times as they are, without subtracting the recording's own "
                 "cost per call");
+  sub->add_flag("--fold-recursion", o->fold_recursion,
+                "folded: merge a function already on the stack (recursion, direct or "
+                "through others) into its first occurrence there");
   sub->callback([o, &status] { status = run_export(*o); });
 }
 
