@@ -65,6 +65,7 @@ int run_html(const HtmlCmdOptions& o) {
   analysis::GraphOptions go;
   go.compensate = !o.no_compensation;
   go.tree = true;
+  go.threads = true;  // the thread picker and the time-ordered view
   go.filters = &*filters;
   Progress progress(cmd);
   go.progress = progress.callback();
