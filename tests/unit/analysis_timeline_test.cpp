@@ -77,7 +77,7 @@ TEST(Timeline, SinkBoundsTheBoxes) {
   double merged_below = 0;
   std::vector<TimelineBox> boxes = sink.finish(merged_below);
   EXPECT_LE(boxes.size(), 500u);
-  EXPECT_GE(merged_below, 15.0 * 100000 / kTimelinePixels);
+  EXPECT_GE(merged_below, (15.0 * 99999 + 10) / kTimelinePixels);  // the span over the pixels
   uint64_t outer_calls = 0;
   for (const TimelineBox& b : boxes) {
     EXPECT_EQ(b.depth, 0u);  // the callees of merged calls are gone
