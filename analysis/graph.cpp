@@ -212,22 +212,23 @@ class GraphMerger {
 };
 
 // Feeds one thread's calls to the process's graph, the thread's own graph and its timeline.
+// `thread` is null when the process has one thread: its graph is the process's then.
 struct ThreadTee {
   GraphSink& process;
-  GraphSink& thread;
+  GraphSink* thread;
   TimelineSink& timeline;
   uint32_t on_enter(uint64_t addr, uint64_t ticks, uint32_t depth, bool inherited) {
-    thread.on_enter(addr, ticks, depth, inherited);
+    if (thread) thread->on_enter(addr, ticks, depth, inherited);
     return process.on_enter(addr, ticks, depth, inherited);
   }
   void on_call(const FinishedCall& call) {
     process.on_call(call);
-    thread.on_call(call);
+    if (thread) thread->on_call(call);
     timeline.on_call(call);
   }
   void on_special(const format::Event& ev, uint32_t depth) {
     process.on_special(ev, depth);
-    thread.on_special(ev, depth);
+    if (thread) thread->on_special(ev, depth);
   }
 };
 
@@ -265,6 +266,9 @@ Result<CallGraph> build_graph(const format::Recording& rec, const GraphOptions& 
       ThreadView view;
     };
     std::vector<PendingThread> pending;
+    size_t process_threads = 0;
+    for (const format::ThreadFile& tf : proc.threads)
+      process_threads += !options.filters || options.filters->keeps_thread(tf.tid);
     format::ModuleLifetimes lifetimes(proc.meta.modules);
     for (const format::ThreadFile& tf : proc.threads) {
       if (options.filters && !options.filters->keeps_thread(tf.tid)) continue;
@@ -277,9 +281,10 @@ Result<CallGraph> build_graph(const format::Recording& rec, const GraphOptions& 
         if (options.progress) options.progress(done_bytes + bytes, total_bytes);
       };
       if (options.threads) {
-        PendingThread t{std::make_unique<GraphSink>(), {}, {}};
+        // A process's only thread has the process's graph: no second one to build.
+        PendingThread t{process_threads > 1 ? std::make_unique<GraphSink>() : nullptr, {}, {}};
         TimelineSink timeline(proc.meta, thread_budget);
-        ThreadTee tee{sink, *t.graph, timeline};
+        ThreadTee tee{sink, t.graph.get(), timeline};
         walk_filtered(reader, tee, options.filters, &names, proc, tf, options.compensate,
                       progress);
         t.boxes = timeline.finish(t.view.merged_below_ns);
@@ -287,7 +292,7 @@ Result<CallGraph> build_graph(const format::Recording& rec, const GraphOptions& 
         t.view.tid = tf.tid;
         const auto& name = reader.header().thread_name;
         t.view.name.assign(name, strnlen(name, sizeof(name)));
-        t.view.calls = t.graph->calls();
+        t.view.calls = t.graph ? t.graph->calls() : sink.calls();
         pending.push_back(std::move(t));
       } else {
         walk_filtered(reader, sink, options.filters, &names, proc, tf, options.compensate,
@@ -300,7 +305,7 @@ Result<CallGraph> build_graph(const format::Recording& rec, const GraphOptions& 
     }
     merger.add_process(sink, proc.meta, sym, options.tree);
     for (PendingThread& t : pending) {
-      merger.add_thread(*t.graph, std::move(t.boxes), proc.meta, sym, t.view);
+      merger.add_thread(t.graph ? *t.graph : sink, std::move(t.boxes), proc.meta, sym, t.view);
       graph.thread_views.push_back(std::move(t.view));
     }
     for (const std::string& w : sym.warnings()) graph.warnings.push_back(w);
