@@ -378,6 +378,13 @@
           return;
         }
         if (ev.target.id === 'fn-flame') {
+          // The context is shown in the merged view (of the thread picked).
+          if (flame.view !== 'merged') {
+            $('view-merged').checked = true;
+            flame.view = 'merged';
+            $('merged-view').hidden = false;
+            $('time-view').hidden = true;
+          }
           const m = /^#f(\d+)$/.exec(location.hash);
           if (m) flame.focus = largestContextOf(+m[1]);
         }

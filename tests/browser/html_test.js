@@ -6,7 +6,10 @@
 // link, the back button, and the flame graph's zoom; then the same page with its data
 // gzipped (--compress=always, as large pages are); last a function with 600 callers, whose
 // table grows by "show more"; the flame graph's search and its cut labels' ellipsis; pages
-// with long names at 1400 and 1024 px, no wider than the window; then the golden traces with uncertain figures and scheduler
+// with long names at 1400 and 1024 px, no wider than the window; the flame graph's thread
+// picker (the boxes shown change), its tooltip (the flat table's figures, inside the
+// window) and the time order of both threads (known times, in order, nested, zoom); then
+// the golden traces with uncertain figures and scheduler
 // time (calibration, clocked, scheduler), whose Total and Self cells must read as
 // `callmon report`'s where report shows a range, with report's Off-CPU and Preempted columns
 // and notes. Also: no script error, no request
