@@ -2,8 +2,10 @@
 // template with its CSS and JS inlined at build time (report/html/, embed.cmake) plus one
 // JSON data blob built here from the call graph: the summary, every function with its
 // flat-profile figures and source line, every caller->callee arc, and the calling-context
-// tree pruned for the flame graph. Only aggregates go into the page, never events, so its
-// size grows with the program's structure, not with the number of calls.
+// tree pruned for the flame graph, and per thread its own pruned tree and its calls in time
+// order (analysis/timeline.hpp: bounded, short calls merged). Besides those bounded boxes
+// only aggregates go into the page, so its size grows with the program's structure, not
+// with the number of calls.
 #pragma once
 
 #include <cstdint>
