@@ -381,9 +381,7 @@
           // The context is shown in the merged view (of the thread picked).
           if (flame.view !== 'merged') {
             $('view-merged').checked = true;
-            flame.view = 'merged';
-            $('merged-view').hidden = false;
-            $('time-view').hidden = true;
+            setView('merged');
           }
           const m = /^#f(\d+)$/.exec(location.hash);
           if (m) flame.focus = largestContextOf(+m[1]);

@@ -370,9 +370,17 @@ async function checkThreadsAndTimeOrder(page, boxes, text) {
   await page.selectOption('#flame-thread', '1');
   expectEqual((await timed()).map((b) => [b.name, b.start, b.end, b.depth]),
     [['worker', 0, 50, 0], ['leaf', 10, 30, 1]], 'time order of thread 301');
-  await page.check('#view-merged');
+  // From a function's page, its largest context is shown in the merged view.
+  await page.selectOption('#flame-thread', '0');
+  await page.evaluate(() => { location.hash = '#f2'; });
+  await page.waitForFunction(() => document.getElementById('fn-name')?.textContent === 'walk<a&b>');
+  await page.click('#fn-flame');
+  await page.waitForFunction(() => !document.getElementById('overview').hidden);
+  expectEqual([await page.$eval('#time-view', (el) => el.hidden), await text('#flame-focus-name')],
+    [true, 'walk<a&b>'], 'largest context of walk shown merged');
+  await page.click('#flame-reset');
   await page.selectOption('#flame-thread', '-1');
-  expectEqual(await page.$eval('#time-view', (el) => el.hidden), true, 'back to the merged view');
+  expectEqual(await page.$eval('#merged-view', (el) => el.hidden), false, 'back to the merged view');
 }
 
 // The page of golden trace `name` against `callmon report`'s text: a Total or Self shown
