@@ -219,6 +219,7 @@ struct ThreadTee {
   TimelineSink& timeline;
   uint32_t on_enter(uint64_t addr, uint64_t ticks, uint32_t depth, bool inherited) {
     if (thread) thread->on_enter(addr, ticks, depth, inherited);
+    timeline.on_enter(addr, ticks, depth, inherited);
     return process.on_enter(addr, ticks, depth, inherited);
   }
   void on_call(const FinishedCall& call) {

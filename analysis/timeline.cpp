@@ -64,6 +64,12 @@ void compact_timeline(std::vector<TimelineBox>& boxes, double min_ns) {
   boxes = std::move(out);
 }
 
+uint32_t TimelineSink::on_enter(uint64_t, uint64_t, uint32_t depth, bool) {
+  if (open_serial_.size() <= depth) open_serial_.resize(depth + 1);
+  open_serial_[depth] = ++serial_;
+  return 0;
+}
+
 void TimelineSink::on_call(const FinishedCall& call) {
   if (call.inherited) return;  // a call of the parent process, shown there
   TimelineBox b;
@@ -72,14 +78,33 @@ void TimelineSink::on_call(const FinishedCall& call) {
   b.end_ns = b.start_ns + b.busy_ns;
   b.depth = call.depth;
   b.addr = call.addr;
-  if (boxes_.empty() && min_ns_ == 0) first_ns_ = b.start_ns, last_ns_ = b.end_ns;
+  if (!seen_any_) first_ns_ = b.start_ns, last_ns_ = b.end_ns, seen_any_ = true;
   first_ns_ = std::min(first_ns_, b.start_ns);
   last_ns_ = std::max(last_ns_, b.end_ns);
+  const uint32_t d = call.depth;
+  const uint64_t parent = d > 0 && d - 1 < open_serial_.size() ? open_serial_[d - 1] : 0;
+  if (groups_.size() <= d) groups_.resize(d + 1);
+  OpenGroup& g = groups_[d];
+  const bool narrow = b.end_ns - b.start_ns < min_ns_;
+  if (narrow && g.box >= 0 && g.parent == parent && b.start_ns - boxes_[g.box].end_ns < min_ns_) {
+    TimelineBox& m = boxes_[g.box];  // as compact_timeline would merge them
+    m.end_ns = std::max(m.end_ns, b.end_ns);
+    m.mixed = m.mixed || b.addr != m.addr;
+    m.count += 1;
+    m.busy_ns += b.busy_ns;
+    return;
+  }
   boxes_.push_back(b);
-  if (boxes_.size() >= 2 * budget_ + 1024) compact();
+  g = narrow ? OpenGroup{static_cast<long>(boxes_.size() - 1), parent} : OpenGroup{};
+  if (boxes_.size() >= next_compact_) {
+    compact();
+    // Compacting again once the list has doubled keeps the sorting linear overall.
+    next_compact_ = std::min(2 * budget_ + 1024, std::max<size_t>(4096, 2 * boxes_.size()));
+  }
 }
 
 void TimelineSink::compact() {
+  groups_.clear();  // the boxes move: no open group survives
   min_ns_ = std::max(min_ns_, (last_ns_ - first_ns_) / kTimelinePixels);
   compact_timeline(boxes_, min_ns_);
   while (boxes_.size() > std::max<size_t>(budget_, 16)) {

@@ -40,7 +40,7 @@ class TimelineSink {
  public:
   TimelineSink(const format::ProcessMeta& meta, size_t budget) : meta_(meta), budget_(budget) {}
 
-  uint32_t on_enter(uint64_t, uint64_t, uint32_t, bool) { return 0; }
+  uint32_t on_enter(uint64_t addr, uint64_t ticks, uint32_t depth, bool inherited);
   void on_call(const FinishedCall& call);
   void on_special(const format::Event&, uint32_t) {}
 
@@ -51,11 +51,23 @@ class TimelineSink {
  private:
   void compact();
 
+  // The last merged box at a depth, while its caller is open: a narrow call that follows
+  // it closely under the same caller joins it at once, so the list grows slowly.
+  struct OpenGroup {
+    long box = -1;        // index in boxes_, -1 for none
+    uint64_t parent = 0;  // entry serial of the caller
+  };
+
   const format::ProcessMeta& meta_;
   size_t budget_;
   std::vector<TimelineBox> boxes_;
+  size_t next_compact_ = 4096;
   double min_ns_ = 0;
-  double first_ns_ = 0, last_ns_ = 0;
+  double first_ns_ = 0, last_ns_ = 0;  // the span seen so far
+  bool seen_any_ = false;
+  uint64_t serial_ = 0;
+  std::vector<uint64_t> open_serial_;  // entry serial of the open call at each depth
+  std::vector<OpenGroup> groups_;
 };
 
 }  // namespace callmon::analysis
