@@ -87,5 +87,57 @@ TEST(Timeline, SinkBoundsTheBoxes) {
   for (size_t k = 1; k < boxes.size(); ++k) EXPECT_GE(boxes[k].start_ns, boxes[k - 1].end_ns);
 }
 
+TEST(Timeline, SinkMergesAsCallsComeUnderTheirOwnCaller) {
+  format::ProcessMeta meta;
+  meta.ticks_per_second = 1e9;
+  TimelineSink sink(meta, 100000);
+  // main over 1 000 callers of 300 ns (10 ns apart; wider than the span over the pixels),
+  // each with ten 2 ns callees 28 ns apart (38 ns across two callers): past the first
+  // compaction (4 096 boxes) the callees merge as they come, one box per caller, never
+  // across two callers.
+  sink.on_enter(1, 0, 0, false);
+  const uint64_t callers = 1000;
+  for (uint64_t k = 0; k < callers; ++k) {
+    const uint64_t at = 310 * k;
+    sink.on_enter(2, at, 1, false);
+    for (uint64_t j = 0; j < 10; ++j) {
+      sink.on_enter(3, at + 1 + 30 * j, 2, false);
+      FinishedCall c;
+      c.addr = 3;
+      c.vstart = at + 1 + 30 * j;
+      c.time = 2;
+      c.depth = 2;
+      sink.on_call(c);
+    }
+    FinishedCall p;
+    p.addr = 2;
+    p.vstart = at;
+    p.time = 300;
+    p.depth = 1;
+    sink.on_call(p);
+  }
+  FinishedCall m;
+  m.addr = 1;
+  m.vstart = 0;
+  m.time = 310 * callers;
+  sink.on_call(m);
+  double merged_below = 0;
+  std::vector<TimelineBox> boxes = sink.finish(merged_below);
+  std::vector<const TimelineBox*> parents;
+  uint64_t callees = 0;
+  for (const TimelineBox& b : boxes)
+    if (b.depth == 1) parents.push_back(&b);
+  EXPECT_EQ(parents.size(), callers);
+  for (const TimelineBox& b : boxes) {
+    if (b.depth != 2) continue;
+    callees += b.count;
+    int inside = 0;
+    for (const TimelineBox* p : parents) inside += p->start_ns <= b.start_ns && b.end_ns <= p->end_ns;
+    EXPECT_EQ(inside, 1) << "a merged box crosses its caller's end at " << b.start_ns;
+  }
+  EXPECT_EQ(callees, callers * 10);
+  EXPECT_EQ(boxes.size(), 1 + 2 * callers);  // main, and per caller: it and one merged box
+}
+
 }  // namespace
 }  // namespace callmon::analysis
