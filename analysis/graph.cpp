@@ -6,6 +6,8 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cstring>
+#include <memory>
 
 #include "analysis/compensation.hpp"
 #include "analysis/figure_range.hpp"
@@ -72,6 +74,7 @@ void GraphSink::on_call(const FinishedCall& call) {
   n.self += call.self;
   n.time_range.add(call.time_lo, call.time_hi);
   n.self_range.add(call.self_lo, call.self_hi);
+  n.offcpu += call.offcpu;
 }
 
 namespace {
@@ -125,6 +128,48 @@ class GraphMerger {
       add_ranges(ga.time_range, ga.self_range, a.time_range, a.self_range);
     }
     if (!tree) return;
+    merge_tree(sink, meta, ids, g_.contexts, node_index_);
+  }
+
+  // One thread's own tree and time-ordered boxes (GraphOptions::threads), with the
+  // function indices of the whole graph. Called after add_process for the thread's process
+  // so that the functions keep the order they have without it.
+  void add_thread(const GraphSink& sink, std::vector<TimelineBox> boxes,
+                  const format::ProcessMeta& meta, ProcessSymbolizer& sym, ThreadView& view) {
+    std::vector<uint32_t> ids;
+    for (const GraphSink::Func& f : sink.functions()) ids.push_back(function_id(sym.lookup(f.addr)));
+    view.contexts.emplace_back();
+    std::unordered_map<uint64_t, uint32_t> index;
+    merge_tree(sink, meta, ids, view.contexts, index);
+    std::unordered_map<uint64_t, uint32_t> by_addr;
+    view.timeline.reserve(boxes.size());
+    for (const TimelineBox& b : boxes) {
+      auto [it, inserted] = by_addr.try_emplace(b.addr, 0);
+      if (inserted) it->second = function_id(sym.lookup(b.addr));
+      view.timeline.push_back(TimelineEntry{b.start_ns, b.end_ns, b.depth,
+                                            b.mixed ? -1 : int64_t{it->second}, b.count,
+                                            b.busy_ns});
+    }
+  }
+
+ private:
+  // Adds the context tree of `sink` (function slots mapped by `ids`) into `contexts`.
+  void merge_tree(const GraphSink& sink, const format::ProcessMeta& meta,
+                  const std::vector<uint32_t>& ids, std::vector<ContextNode>& contexts,
+                  std::unordered_map<uint64_t, uint32_t>& node_index) {
+    auto ns = [&](uint64_t ticks) { return meta.ticks_to_ns(ticks); };
+    auto self_ns = [&](int64_t self, uint64_t bound) {
+      return meta.ticks_to_ns(
+          static_cast<uint64_t>(std::clamp<int64_t>(self, 0, static_cast<int64_t>(bound))));
+    };
+    auto add_ranges = [&](NsRange& total, NsRange& self, const TicksRange& t,
+                          const TicksRange& s) {
+      const SummedBounds b = bound_self_by_total({t.lo, t.hi, s.lo, s.hi});
+      total.lo += ns(b.total_lo);
+      total.hi += ns(b.total_hi);
+      self.lo += ns(b.self_lo);
+      self.hi += ns(b.self_hi);
+    };
     // Nodes come after their parents in the sink, so one pass maps them all.
     const auto& nodes = sink.nodes();
     std::vector<uint32_t> map(nodes.size(), 0);
@@ -134,24 +179,24 @@ class GraphMerger {
       uint32_t func = ids[n.func];
       uint64_t key = (uint64_t{parent} << 32) | func;
       auto [it, inserted] =
-          node_index_.try_emplace(key, static_cast<uint32_t>(g_.contexts.size()));
+          node_index.try_emplace(key, static_cast<uint32_t>(contexts.size()));
       if (inserted) {
         ContextNode c;
         c.func = func;
         c.parent = parent;
-        g_.contexts.push_back(std::move(c));
-        g_.contexts[parent].children.push_back(it->second);
+        contexts.push_back(std::move(c));
+        contexts[parent].children.push_back(it->second);
       }
       map[i] = it->second;
-      ContextNode& c = g_.contexts[it->second];
+      ContextNode& c = contexts[it->second];
       c.calls += n.calls;
       c.time_ns += ns(n.time);
       c.self_ns += self_ns(n.self, n.time);
       add_ranges(c.time_range, c.self_range, n.time_range, n.self_range);
+      c.offcpu_ns += ns(n.offcpu);
     }
   }
 
- private:
   uint32_t function_id(const SymbolInfo& s) {
     auto [it, inserted] =
         func_index_.try_emplace(s.name + '\0' + s.module, static_cast<uint32_t>(g_.functions.size()));
@@ -164,6 +209,28 @@ class GraphMerger {
   std::unordered_map<std::string, uint32_t> func_index_;
   std::unordered_map<uint64_t, uint32_t> arc_index_;
   std::unordered_map<uint64_t, uint32_t> node_index_;
+};
+
+// Feeds one thread's calls to the process's graph, the thread's own graph and its timeline.
+// `thread` is null when the process has one thread: its graph is the process's then.
+struct ThreadTee {
+  GraphSink& process;
+  GraphSink* thread;
+  TimelineSink& timeline;
+  uint32_t on_enter(uint64_t addr, uint64_t ticks, uint32_t depth, bool inherited) {
+    if (thread) thread->on_enter(addr, ticks, depth, inherited);
+    timeline.on_enter(addr, ticks, depth, inherited);
+    return process.on_enter(addr, ticks, depth, inherited);
+  }
+  void on_call(const FinishedCall& call) {
+    process.on_call(call);
+    if (thread) thread->on_call(call);
+    timeline.on_call(call);
+  }
+  void on_special(const format::Event& ev, uint32_t depth) {
+    process.on_special(ev, depth);
+    if (thread) thread->on_special(ev, depth);
+  }
 };
 
 }  // namespace
@@ -182,11 +249,27 @@ Result<CallGraph> build_graph(const format::Recording& rec, const GraphOptions& 
   uint64_t total_bytes = options.progress ? total_file_size(paths) : 0;
   uint64_t done_bytes = 0;
 
+  // The time-ordered boxes' budget is shared by the threads, a few thousand each at least.
+  size_t kept_threads = 0;
+  for (const auto& p : rec.processes)
+    for (const auto& t : p.threads) kept_threads += !options.filters || options.filters->keeps_thread(t.tid);
+  const size_t thread_budget =
+      std::max<size_t>(2000, options.timeline_budget / std::max<size_t>(1, kept_threads));
+
   auto cache = make_elf_cache();
   for (const format::ProcessRecording& proc : rec.processes) {
     ProcessSymbolizer sym(proc.meta, cache);
     NameDecider names(options.filters ? *options.filters : kNoFilters, sym);
     GraphSink sink;
+    struct PendingThread {
+      std::unique_ptr<GraphSink> graph;
+      std::vector<TimelineBox> boxes;
+      ThreadView view;
+    };
+    std::vector<PendingThread> pending;
+    size_t process_threads = 0;
+    for (const format::ThreadFile& tf : proc.threads)
+      process_threads += !options.filters || options.filters->keeps_thread(tf.tid);
     format::ModuleLifetimes lifetimes(proc.meta.modules);
     for (const format::ThreadFile& tf : proc.threads) {
       if (options.filters && !options.filters->keeps_thread(tf.tid)) continue;
@@ -195,16 +278,37 @@ Result<CallGraph> build_graph(const format::Recording& rec, const GraphOptions& 
       format::ThreadReader& reader = opened.value();
       reader.use_module_lifetimes(lifetimes);
       sink.reset_counts();
-      walk_filtered(reader, sink, options.filters, &names, proc, tf, options.compensate,
-                    [&](uint64_t bytes) {
-                      if (options.progress) options.progress(done_bytes + bytes, total_bytes);
-                    });
+      auto progress = [&](uint64_t bytes) {
+        if (options.progress) options.progress(done_bytes + bytes, total_bytes);
+      };
+      if (options.threads) {
+        // A process's only thread has the process's graph: no second one to build.
+        PendingThread t{process_threads > 1 ? std::make_unique<GraphSink>() : nullptr, {}, {}};
+        TimelineSink timeline(proc.meta, thread_budget);
+        ThreadTee tee{sink, t.graph.get(), timeline};
+        walk_filtered(reader, tee, options.filters, &names, proc, tf, options.compensate,
+                      progress);
+        t.boxes = timeline.finish(t.view.merged_below_ns);
+        t.view.pid = proc.meta.pid;
+        t.view.tid = tf.tid;
+        const auto& name = reader.header().thread_name;
+        t.view.name.assign(name, strnlen(name, sizeof(name)));
+        t.view.calls = t.graph ? t.graph->calls() : sink.calls();
+        pending.push_back(std::move(t));
+      } else {
+        walk_filtered(reader, sink, options.filters, &names, proc, tf, options.compensate,
+                      progress);
+      }
       done_bytes += reader.file_size();
       ++graph.threads;
       graph.total_calls += sink.calls();
       add_thread_warnings(reader, sink.calls(), sink.lost_events(), graph.warnings);
     }
     merger.add_process(sink, proc.meta, sym, options.tree);
+    for (PendingThread& t : pending) {
+      merger.add_thread(t.graph ? *t.graph : sink, std::move(t.boxes), proc.meta, sym, t.view);
+      graph.thread_views.push_back(std::move(t.view));
+    }
     for (const std::string& w : sym.warnings()) graph.warnings.push_back(w);
   }
   if (!options.tree) graph.contexts.clear();

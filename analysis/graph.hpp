@@ -21,6 +21,7 @@
 #include "analysis/call_walk.hpp"
 #include "analysis/filters.hpp"
 #include "analysis/thread_problems.hpp"
+#include "analysis/timeline.hpp"
 #include "format/recording.hpp"
 #include "format/result.hpp"
 
@@ -68,6 +69,7 @@ class GraphSink {
     uint64_t time = 0;
     int64_t self = 0;
     TicksRange time_range, self_range;
+    uint64_t offcpu = 0;  // blocked time inside time
   };
 
   GraphSink() { nodes_.push_back(Node{}); }
@@ -136,6 +138,25 @@ struct ContextNode {
   double self_ns = 0;
   std::vector<uint32_t> children;
   NsRange time_range, self_range;
+  double offcpu_ns = 0;  // time its thread was blocked, inside time_ns
+};
+
+// One thread seen on its own (GraphOptions::threads): its calling-context tree and its
+// calls in time order, bounded (timeline.hpp); function indices are CallGraph's.
+struct TimelineEntry {
+  double start_ns = 0, end_ns = 0;  // on the thread's compensated clock
+  uint32_t depth = 0;
+  int64_t func = -1;    // index into CallGraph::functions, -1 for merged calls of several
+  uint64_t count = 1;   // calls it stands for
+  double busy_ns = 0;   // the calls' own inclusive times, summed
+};
+struct ThreadView {
+  uint32_t pid = 0, tid = 0;
+  std::string name;  // from the thread's header, may be empty
+  uint64_t calls = 0;
+  std::vector<ContextNode> contexts;  // [0] is the root, as CallGraph::contexts
+  std::vector<TimelineEntry> timeline;  // sorted by start, then depth
+  double merged_below_ns = 0;  // calls shorter than this were merged (timeline.hpp)
 };
 
 struct CallGraph {
@@ -146,12 +167,15 @@ struct CallGraph {
   std::vector<GraphFunction> functions;
   std::vector<GraphArc> arcs;
   std::vector<ContextNode> contexts;  // [0] is the root; filled only with `tree`
+  std::vector<ThreadView> thread_views;  // filled only with GraphOptions::threads
   std::vector<std::string> warnings;
 };
 
 struct GraphOptions {
   bool compensate = true;
   bool tree = false;             // build the calling-context tree too
+  bool threads = false;          // and each thread's own tree and time-ordered calls
+  size_t timeline_budget = 200000;  // time-ordered boxes kept, all threads together
   const FilterSet* filters = nullptr;  // may be null
   ProgressFn progress;           // may be empty
 };

@@ -3,7 +3,8 @@
 // to show its first view and to react (bench/html_bench.sh). Each figure is the best of
 // three: page load to first view (wall, from goto to the page's ready mark, and the page's
 // own performance.now() at that mark, and its parts), a function section with the most
-// callers, sorting the flat table by calls, a flame graph zoom.
+// callers, sorting the flat table by calls, a flame graph zoom, the time order and a zoom
+// in it.
 //
 //   node html_bench.js NODE_MODULES_DIR PAGE.html
 'use strict';
@@ -61,6 +62,20 @@ async function main() {
       await page.waitForSelector('#flame-focus-name');
       keep('flame graph zoom, wall ms', Date.now() - t);
       keep('flame boxes drawn', await page.$$eval('#flame .fg', (els) => els.length));
+      // The time order of the busiest thread, then a zoom on its first wide box.
+      t = Date.now();
+      await page.check('#view-time');
+      await page.waitForSelector('#timeline .fg');
+      keep('time order shown, wall ms', Date.now() - t);
+      keep('time order boxes in the page (thread 0)',
+        await page.evaluate(() => window.callmonData.threads[0].timeline.length / 6));
+      keep('time order boxes drawn', await page.$$eval('#timeline .fg', (els) => els.length));
+      t = Date.now();
+      const wide = await page.$$eval('#timeline .fg', (els) => els.filter((e) => e.offsetWidth > 50).map((e) => e.dataset.i)[1]);
+      if (wide !== undefined) {
+        await page.click('#timeline .fg[data-i="' + wide + '"]');
+        keep('time order zoom, wall ms', Date.now() - t);
+      }
       await page.close();
     }
   } finally {

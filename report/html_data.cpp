@@ -19,11 +19,12 @@ using analysis::CallGraph;
 using analysis::ContextNode;
 
 // Children of a context, larger time first, then by name (stable output for the tests).
-std::vector<uint32_t> sorted_children(const CallGraph& g, const ContextNode& c) {
+std::vector<uint32_t> sorted_children(const CallGraph& g, const std::vector<ContextNode>& contexts,
+                                      const ContextNode& c) {
   std::vector<uint32_t> kids = c.children;
   std::sort(kids.begin(), kids.end(), [&](uint32_t a, uint32_t b) {
-    const ContextNode& x = g.contexts[a];
-    const ContextNode& y = g.contexts[b];
+    const ContextNode& x = contexts[a];
+    const ContextNode& y = contexts[b];
     if (x.time_ns != y.time_ns) return x.time_ns > y.time_ns;
     const auto& fx = g.functions[x.func];
     const auto& fy = g.functions[y.func];
@@ -74,24 +75,33 @@ json summary_json(const CallGraph& g, const HtmlPageInfo& info) {
   return s;
 }
 
+json tree_json(const CallGraph& g, const std::vector<ContextNode>& contexts,
+               const HtmlOptions& options);
+
 }  // namespace
 
 FlameTree prune_context_tree(const CallGraph& g, double fraction, uint32_t max_depth) {
+  return prune_context_tree(g, g.contexts, fraction, max_depth);
+}
+
+FlameTree prune_context_tree(const CallGraph& g, const std::vector<ContextNode>& contexts,
+                             double fraction, uint32_t max_depth) {
   FlameTree t;
   t.nodes.push_back(FlameNode{});
-  if (g.contexts.empty()) return t;
+  if (contexts.empty()) return t;
   // Subtree sizes, to say how many contexts an "other" node or a cut stands for. A child
   // always comes after its parent in CallGraph::contexts, so one backward pass does it.
-  std::vector<uint64_t> size(g.contexts.size(), 1);
-  for (size_t i = g.contexts.size(); i-- > 1;) size[g.contexts[i].parent] += size[i];
+  std::vector<uint64_t> size(contexts.size(), 1);
+  for (size_t i = contexts.size(); i-- > 1;) size[contexts[i].parent] += size[i];
   t.contexts = size[0] - 1;
 
   FlameNode& root = t.nodes[0];
-  for (uint32_t k : g.contexts[0].children) {
-    root.calls += g.contexts[k].calls;
-    root.time_ns += g.contexts[k].time_ns;
-    root.time_range.lo += g.contexts[k].time_range.lo;
-    root.time_range.hi += g.contexts[k].time_range.hi;
+  for (uint32_t k : contexts[0].children) {
+    root.calls += contexts[k].calls;
+    root.time_ns += contexts[k].time_ns;
+    root.time_range.lo += contexts[k].time_range.lo;
+    root.time_range.hi += contexts[k].time_range.hi;
+    root.offcpu_ns += contexts[k].offcpu_ns;
   }
   t.threshold_ns = root.time_ns * fraction;
 
@@ -104,7 +114,7 @@ FlameTree prune_context_tree(const CallGraph& g, double fraction, uint32_t max_d
   while (!stack.empty()) {
     Item it = stack.back();
     stack.pop_back();
-    const ContextNode& c = g.contexts[it.context];
+    const ContextNode& c = contexts[it.context];
     if (c.children.empty()) continue;
     if (it.depth >= max_depth) {
       t.cut += size[it.context] - 1;
@@ -113,17 +123,19 @@ FlameTree prune_context_tree(const CallGraph& g, double fraction, uint32_t max_d
     FlameNode other;
     other.parent = it.out;
     std::vector<Item> kept;
-    for (uint32_t k : sorted_children(g, c)) {
-      const ContextNode& child = g.contexts[k];
+    for (uint32_t k : sorted_children(g, contexts, c)) {
+      const ContextNode& child = contexts[k];
       if (child.time_ns > 0 && child.time_ns >= t.threshold_ns) {
         kept.push_back({k, static_cast<int64_t>(t.nodes.size()), it.depth + 1});
         t.nodes.push_back(FlameNode{it.out, child.func, child.calls, child.time_ns,
-                                    child.self_ns, 0, child.time_range, child.self_range});
+                                    child.self_ns, 0, child.time_range, child.self_range,
+                                    child.offcpu_ns});
       } else {
         other.calls += child.calls;
         other.time_ns += child.time_ns;
         other.time_range.lo += child.time_range.lo;
         other.time_range.hi += child.time_range.hi;
+        other.offcpu_ns += child.offcpu_ns;
         other.merged += size[k];
       }
     }
@@ -137,6 +149,30 @@ FlameTree prune_context_tree(const CallGraph& g, double fraction, uint32_t max_d
   }
   return t;
 }
+
+namespace {
+
+// A pruned tree as the page reads it (docs/html.md: "tree").
+json tree_json(const CallGraph& g, const std::vector<ContextNode>& contexts,
+               const HtmlOptions& options) {
+  FlameTree t = prune_context_tree(g, contexts, options.prune_fraction, options.max_tree_depth);
+  json nodes = json::array();
+  for (const FlameNode& n : t.nodes) {
+    json row = json::array(
+        {n.parent, n.func, n.calls, ns_int(n.time_ns), ns_int(n.self_ns), n.merged});
+    append_optional(row, {range_json(n.time_range), range_json(n.self_range), ns_int(n.offcpu_ns)});
+    nodes.push_back(std::move(row));
+  }
+  return json{{"contexts", t.contexts},
+              {"merged", t.merged},
+              {"cut", t.cut},
+              {"fraction", options.prune_fraction},
+              {"max_depth", options.max_tree_depth},
+              {"threshold_ns", t.threshold_ns},
+              {"nodes", std::move(nodes)}};
+}
+
+}  // namespace
 
 std::string html_data_json(const CallGraph& g, const HtmlPageInfo& info,
                            const HtmlOptions& options) {
@@ -167,21 +203,32 @@ std::string html_data_json(const CallGraph& g, const HtmlPageInfo& info,
   }
   root["arcs"] = std::move(arcs);
 
-  FlameTree t = prune_context_tree(g, options.prune_fraction, options.max_tree_depth);
-  json nodes = json::array();
-  for (const FlameNode& n : t.nodes) {
-    json row = json::array(
-        {n.parent, n.func, n.calls, ns_int(n.time_ns), ns_int(n.self_ns), n.merged});
-    append_optional(row, {range_json(n.time_range), range_json(n.self_range)});
-    nodes.push_back(std::move(row));
+  root["tree"] = tree_json(g, g.contexts, options);
+  if (!g.thread_views.empty()) {
+    json threads = json::array();
+    for (const analysis::ThreadView& v : g.thread_views) {
+      json boxes = json::array();
+      const double origin = v.timeline.empty() ? 0 : v.timeline.front().start_ns;
+      for (const analysis::TimelineEntry& e : v.timeline) {
+        // [start, duration, depth, func, count, busy]: flat, six numbers a box; times in
+        // whole ns from the thread's first call.
+        boxes.push_back(ns_int(e.start_ns - origin));
+        boxes.push_back(ns_int(e.end_ns - e.start_ns));
+        boxes.push_back(e.depth);
+        boxes.push_back(e.func);
+        boxes.push_back(e.count);
+        boxes.push_back(ns_int(e.busy_ns));
+      }
+      threads.push_back(json{{"pid", v.pid},
+                             {"tid", v.tid},
+                             {"name", v.name},
+                             {"calls", v.calls},
+                             {"tree", tree_json(g, v.contexts, options)},
+                             {"merged_below_ns", v.merged_below_ns},
+                             {"timeline", std::move(boxes)}});
+    }
+    root["threads"] = std::move(threads);
   }
-  root["tree"] = json{{"contexts", t.contexts},
-                      {"merged", t.merged},
-                      {"cut", t.cut},
-                      {"fraction", options.prune_fraction},
-                      {"max_depth", options.max_tree_depth},
-                      {"threshold_ns", t.threshold_ns},
-                      {"nodes", std::move(nodes)}};
 
   std::string text = root.dump(-1, ' ', false, json::error_handler_t::replace);
   // No "</script>" or "<!--" can appear inside the <script> element: '<' only occurs in

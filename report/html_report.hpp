@@ -2,8 +2,10 @@
 // template with its CSS and JS inlined at build time (report/html/, embed.cmake) plus one
 // JSON data blob built here from the call graph: the summary, every function with its
 // flat-profile figures and source line, every caller->callee arc, and the calling-context
-// tree pruned for the flame graph. Only aggregates go into the page, never events, so its
-// size grows with the program's structure, not with the number of calls.
+// tree pruned for the flame graph, and per thread its own pruned tree and its calls in time
+// order (analysis/timeline.hpp: bounded, short calls merged). Besides those bounded boxes
+// only aggregates go into the page, so its size grows with the program's structure, not
+// with the number of calls.
 #pragma once
 
 #include <cstdint>
@@ -45,6 +47,7 @@ struct FlameNode {
   double self_ns = 0;
   uint64_t merged = 0;  // "other": how many contexts (with their subtrees) it stands for
   analysis::NsRange time_range, self_range;  // bounds holding the true figures
+  double offcpu_ns = 0;  // time its thread was blocked, inside time_ns
 };
 
 struct FlameTree {
@@ -59,6 +62,10 @@ struct FlameTree {
 // the children whose time is under `fraction` of the root's time (or zero) are merged into
 // one "other" node; levels deeper than `max_depth` are left out. Iterative: any depth.
 FlameTree prune_context_tree(const analysis::CallGraph& g, double fraction, uint32_t max_depth);
+// The same for any context tree over `g`'s functions (a thread's own, ThreadView).
+FlameTree prune_context_tree(const analysis::CallGraph& g,
+                             const std::vector<analysis::ContextNode>& contexts, double fraction,
+                             uint32_t max_depth);
 
 // The data blob of the page as compact JSON, safe inside a <script> element (every '<' is
 // written as \u003c). Layout in docs/html.md.

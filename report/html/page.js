@@ -6,7 +6,10 @@
      rendered on demand from the data, so the page stays quick with 50 000 functions, and
      the browser's back button walks back through them;
    - the flame graph of the pruned calling-context tree: a click on a box zooms on it; a
-     search box highlights the contexts of matching functions and gives their share.
+     search box highlights the contexts of matching functions and gives their share; a
+     thread picker shows all threads merged or one thread's own tree; a tooltip gives a
+     box's figures as the tables print them;
+   - one thread's calls in time order (data.threads[k].timeline), zoomed by a click.
    Every text that comes from the recording goes through esc(): C++ names hold <, > and &. */
 'use strict';
 (function () {
@@ -44,10 +47,12 @@
     // [caller (-1: thread start), callee, calls, time_ns, self_ns, then optionally
     //  time_range, self_range]
     const ARCS = data.arcs;
-    const TREE = data.tree;
+    // The tree shown: the merged one (data.tree) or a thread's own (data.threads[k].tree).
     // [parent, func (-1: root or other), calls, time_ns, self_ns, merged, then optionally
-    //  time_range, self_range]
-    const NODES = TREE.nodes;
+    //  time_range, self_range, offcpu_ns]
+    const THREADS = data.threads || [];
+    let TREE = data.tree;
+    let NODES = TREE.nodes;
     const PAGE_ROWS = 100;
     const MAX_ARC_ROWS = 500;   // callers/callees shown at first and added by "show more"
     const FLAME_ROW = 18;       // px per flame graph level
@@ -374,6 +379,11 @@
           return;
         }
         if (ev.target.id === 'fn-flame') {
+          // The context is shown in the merged view (of the thread picked).
+          if (flame.view !== 'merged') {
+            $('view-merged').checked = true;
+            setView('merged');
+          }
           const m = /^#f(\d+)$/.exec(location.hash);
           if (m) flame.focus = largestContextOf(+m[1]);
         }
@@ -381,7 +391,7 @@
     }
 
     // ---- flame graph ----
-    const flame = { focus: 0, kids: null, drawnWidth: 0, query: '' };
+    const flame = { focus: 0, kids: null, drawnWidth: 0, query: '', thread: -1, view: 'merged' };
     // Whether node n's function matches the search (case-insensitive substring).
     function flameMatch(n) {
       if (!flame.query || n === 0 || NODES[n][1] < 0) return false;
@@ -402,22 +412,21 @@
       return best;
     }
     function color(n) {
+      return colorOf(nodeName(n));
+    }
+    function colorOf(s) {
       let h = 0;
-      const s = nodeName(n);
       for (let k = 0; k < s.length; k++) h = (h * 31 + s.charCodeAt(k)) | 0;
       h = Math.abs(h);
       return 'hsl(' + (8 + (h % 42)) + ',' + (62 + (h % 5) * 4) + '%,' + (62 + (h % 7) * 3) + '%)';
     }
     function flameBox(n, x, w, row, cls) {
       const node = NODES[n];
-      const tip = nodeName(n) + '\n' + fmtCount(node[2]) + ' calls, ' + fmtFigure(node[3], node[6]) +
-        ' (' + (fmtPct(node[3], NODES[0][3]) || '0%') + ' of all), self ' +
-        fmtFigure(node[4], node[7]);
       const kind = (n === 0 ? ' root' : node[1] < 0 ? ' other' : '') + (flameMatch(n) ? ' match' : '');
       const style = 'left:' + x.toFixed(1) + 'px;width:' + w.toFixed(1) + 'px;top:' +
         row * FLAME_ROW + 'px' + (kind ? '' : ';background:' + color(n));
       return '<div class="fg' + kind + (cls ? ' ' + cls : '') + '" data-n="' + n + '" style="' +
-        style + '" title="' + esc(tip) + '">' + (w > 28 ? esc(nodeName(n)) : '') + '</div>';
+        style + '">' + (w > 28 ? esc(nodeName(n)) : '') + '</div>';
     }
     function renderFlame() {
       const box = $('flame');
@@ -492,16 +501,7 @@
           fmtTime(time) + ' (' + (fmtPct(time, NODES[0][3]) || '0%') + ' of all time)'
         : 'no match';
     }
-    function setupFlame() {
-      let pendingSearch = 0;
-      $('flame-search').addEventListener('input', (ev) => {
-        clearTimeout(pendingSearch);
-        pendingSearch = setTimeout(() => {
-          flame.query = ev.target.value.trim().toLowerCase();
-          renderFlame();
-          renderFlameSearch();
-        }, 120);
-      });
+    function renderFlameNote() {
       const pct = TREE.fraction * 100;
       $('flame-note').textContent = 'Calling-context tree: every distinct call path, widths ' +
         'proportional to time, callers above callees. ' + fmtCount(TREE.contexts) + ' contexts; ' +
@@ -509,6 +509,67 @@
         'into one grey \u201cother\u201d box per caller (' + fmtCount(TREE.merged) + ' merged)' +
         (TREE.cut ? '; ' + fmtCount(TREE.cut) + ' deeper than ' + TREE.max_depth +
           ' levels are left out' : '') + '. Boxes under ' + FLAME_MIN_PX + ' px are not drawn.';
+    }
+    // The thread picker: -1 all threads merged, else an index into THREADS.
+    function setThread(k) {
+      flame.thread = k;
+      TREE = k < 0 ? data.tree : THREADS[k].tree;
+      NODES = TREE.nodes;
+      flame.kids = null;
+      flame.focus = 0;
+      renderFlameNote();
+      if (flame.view === 'time') {
+        timeline.load(k);
+        renderTimeline();
+      } else {
+        renderFlame();
+      }
+      renderFlameSearch();
+    }
+    function threadLabel(t) {
+      return 'thread ' + t.tid + (t.name ? ' (' + t.name + ')' : '') + ', pid ' + t.pid +
+        ': ' + fmtCount(t.calls) + ' calls';
+    }
+    function setView(view) {
+      flame.view = view;
+      $('merged-view').hidden = view !== 'merged';
+      $('time-view').hidden = view !== 'time';
+      // The time order is one thread's: "all threads" is not offered there.
+      const all = $('flame-thread').querySelector('option[value="-1"]');
+      if (all) all.disabled = view === 'time';
+      if (view === 'time' && flame.thread < 0 && THREADS.length) {
+        $('flame-thread').value = '0';
+        setThread(0);
+        return;
+      }
+      if (view === 'time') {
+        timeline.load(flame.thread);
+        renderTimeline();
+      } else {
+        renderFlame();
+      }
+    }
+    function setupFlame() {
+      let pendingSearch = 0;
+      $('flame-search').addEventListener('input', (ev) => {
+        clearTimeout(pendingSearch);
+        pendingSearch = setTimeout(() => {
+          flame.query = ev.target.value.trim().toLowerCase();
+          if (flame.view === 'time') renderTimeline();
+          else renderFlame();
+          renderFlameSearch();
+        }, 120);
+      });
+      renderFlameNote();
+      const pick = $('flame-thread');
+      pick.innerHTML = '<option value="-1">All threads, merged (' + fmtCount(THREADS.length) +
+        ')</option>' + THREADS.map((t, k) => '<option value="' + k + '">' + esc(threadLabel(t)) +
+        '</option>').join('');
+      pick.addEventListener('change', () => setThread(+pick.value));
+      for (const r of document.querySelectorAll('input[name="flame-view"]'))
+        r.addEventListener('change', () => { if (r.checked) setView(r.value); });
+      setupTip();
+      setupTimeline();
       $('flame').addEventListener('click', (ev) => {
         const el = ev.target.closest('.fg');
         if (!el) return;
@@ -529,8 +590,178 @@
         queued = true;
         requestAnimationFrame(() => {
           queued = false;
-          if ($('flame').clientWidth !== flame.drawnWidth) renderFlame();
+          if (flame.view === 'time') renderTimeline();
+          else if ($('flame').clientWidth !== flame.drawnWidth) renderFlame();
         });
+      });
+    }
+
+    // ---- tooltip of the flame graph's and the time order's boxes ----
+    function tipRows(rows) {
+      return '<table>' + rows.map(([k, id, v]) => '<tr><th>' + k + '</th><td data-tip="' + id +
+        '">' + esc(v) + '</td></tr>').join('') + '</table>';
+    }
+    // A flame graph box: the figures as the tables print them (fmtFigure: the range where
+    // the figure is uncertain); the share is of the whole tree shown (all threads or one).
+    function nodeTip(n) {
+      const node = NODES[n];
+      const rows = [
+        ['Total', 'total', fmtFigure(node[3], node[6])],
+        ['Self', 'self', fmtFigure(node[4], node[7])],
+        ['Calls', 'calls', fmtCount(node[2])],
+        ['Share of the whole', 'share', fmtPct(node[3], NODES[0][3]) || '0%'],
+      ];
+      if (node[8] > 0) rows.push(['Off-CPU (inside the total)', 'offcpu', fmtTime(node[8])]);
+      return '<div class="tip-name">' + esc(nodeName(n)) + '</div>' + tipRows(rows);
+    }
+    function boxTip(i) {
+      const b = timeline.boxes;
+      const o = 6 * i;
+      const f = b[o + 3];
+      const count = b[o + 4];
+      const name = count > 1
+        ? fmtCount(count) + ' short calls merged' + (f >= 0 ? ' of ' + FN[f][NAME] : ' (several functions)')
+        : FN[f][NAME];
+      const rows = [
+        ['Start', 'start', fmtTime(b[o])],
+        [count > 1 ? 'Span' : 'Duration', 'duration', fmtTime(b[o + 1])],
+        ['Calls', 'calls', fmtCount(count)],
+      ];
+      if (count > 1) rows.push(['Time in the calls', 'busy', fmtTime(b[o + 5])]);
+      rows.push(['Depth', 'depth', String(b[o + 2])]);
+      return '<div class="tip-name">' + esc(name) + '</div>' + tipRows(rows);
+    }
+    // Below and right of the pointer, flipped to the other side where the window ends.
+    function placeTip(tip, x, y) {
+      const w = tip.offsetWidth;
+      const h = tip.offsetHeight;
+      let left = x + 14;
+      if (left + w > window.innerWidth - 8) left = x - w - 14;
+      let top = y + 16;
+      if (top + h > window.innerHeight - 8) top = y - h - 12;
+      tip.style.left = Math.max(8, left) + 'px';
+      tip.style.top = Math.max(8, top) + 'px';
+    }
+    function setupTip() {
+      const tip = $('flame-tip');
+      let shown = null;
+      for (const id of ['flame', 'timeline']) {
+        const box = $(id);
+        box.addEventListener('mousemove', (ev) => {
+          const el = ev.target.closest('.fg');
+          if (!el) {
+            tip.hidden = true;
+            shown = null;
+            return;
+          }
+          if (shown !== el) {
+            shown = el;
+            tip.innerHTML = id === 'flame' ? nodeTip(+el.dataset.n) : boxTip(+el.dataset.i);
+            tip.hidden = false;
+          }
+          placeTip(tip, ev.clientX, ev.clientY);
+        });
+        box.addEventListener('mouseleave', () => {
+          tip.hidden = true;
+          shown = null;
+        });
+      }
+    }
+
+    // ---- time order: one thread's calls along its compensated clock ----
+    // boxes: flat [start, duration, depth, func (-1: several), count, busy] * n, ns from the
+    // thread's first call, sorted by start then depth.
+    const timeline = {
+      thread: -2, boxes: [], span: 0, merged: 0, t0: 0, t1: 0, history: [],
+      load(k) {
+        if (k === this.thread) return;
+        this.thread = k;
+        this.boxes = k >= 0 ? THREADS[k].timeline : [];
+        let span = 0;
+        let merged = 0;
+        for (let o = 0; o < this.boxes.length; o += 6) {
+          span = Math.max(span, this.boxes[o] + this.boxes[o + 1]);
+          if (this.boxes[o + 4] > 1) merged += this.boxes[o + 4];
+        }
+        this.span = span;
+        this.merged = merged;
+        this.t0 = 0;
+        this.t1 = span;
+        this.history = [];
+      },
+    };
+    function renderTimeline() {
+      const box = $('timeline');
+      const W = box.clientWidth;
+      if (!W) return;
+      const b = timeline.boxes;
+      const t0 = timeline.t0;
+      const t1 = Math.max(timeline.t1, t0 + 1e-9);
+      const scale = W / (t1 - t0);
+      const html = [];
+      let maxDepth = 0;
+      let drawn = 0;
+      for (let o = 0, i = 0; o < b.length; o += 6, i++) {
+        const s = b[o];
+        const e = s + b[o + 1];
+        if (e < t0 || s > t1) continue;
+        const x0 = Math.max(0, (s - t0) * scale);
+        const x1 = Math.min(W, (e - t0) * scale);
+        if (x1 - x0 < FLAME_MIN_PX) continue;
+        const depth = b[o + 2];
+        const f = b[o + 3];
+        const count = b[o + 4];
+        const name = f >= 0 ? FN[f][NAME] : '';
+        const label = count > 1 ? fmtCount(count) + ' calls' + (f >= 0 ? ': ' + name : '') : name;
+        const match = flame.query && f >= 0 && name.toLowerCase().includes(flame.query);
+        if (depth > maxDepth) maxDepth = depth;
+        drawn++;
+        html.push('<div class="fg' + (count > 1 ? ' merged' : '') + (match ? ' match' : '') +
+          '" data-i="' + i + '" data-start="' + s + '" data-end="' + e + '" data-depth="' + depth +
+          '" style="left:' + x0.toFixed(1) + 'px;width:' + (x1 - x0).toFixed(1) + 'px;top:' +
+          depth * FLAME_ROW + 'px;background-color:' + (f >= 0 ? colorOf(name) : '#c9ccd1') + '">' +
+          (x1 - x0 > 28 ? esc(label) : '') + '</div>');
+      }
+      box.style.height = (maxDepth + 1) * FLAME_ROW + 'px';
+      box.classList.toggle('searching', flame.query !== '');
+      box.innerHTML = html.join('');
+      const t = THREADS[timeline.thread];
+      const n = b.length / 6;
+      $('timeline-note').textContent = !t ? 'No thread recorded a call.'
+        : 'Thread ' + t.tid + (t.name ? ' (' + t.name + ')' : '') + ': its calls in the order they ran, ' +
+          'placed on its compensated clock (as the chrome export places them), callers above ' +
+          'callees. ' + fmtCount(n) + ' boxes' + (timeline.merged > 0
+            ? '; ' + fmtCount(timeline.merged) + ' calls shorter than ' +
+              fmtTime(t.merged_below_ns) + ' are merged with their neighbours under the same ' +
+              'caller into hatched boxes, one per depth, their callees left out (so that the ' +
+              'page stays small)' : '') +
+          '. Click a box to zoom on it.';
+      $('timeline-window').textContent = 'Showing ' + fmtTime(t0) + ' to ' + fmtTime(t1) +
+        ' of ' + fmtTime(timeline.span) + ' (' + fmtCount(drawn) + ' boxes drawn)';
+      $('timeline-out').disabled = timeline.history.length === 0;
+    }
+    function setupTimeline() {
+      $('timeline').addEventListener('click', (ev) => {
+        const el = ev.target.closest('.fg');
+        if (!el) return;
+        const s = +el.dataset.start;
+        const e = +el.dataset.end;
+        if (e <= s) return;
+        timeline.history.push([timeline.t0, timeline.t1]);
+        timeline.t0 = s;
+        timeline.t1 = e;
+        renderTimeline();
+      });
+      $('timeline-out').addEventListener('click', () => {
+        const last = timeline.history.pop();
+        if (last) [timeline.t0, timeline.t1] = last;
+        renderTimeline();
+      });
+      $('timeline-reset').addEventListener('click', () => {
+        timeline.history = [];
+        timeline.t0 = 0;
+        timeline.t1 = timeline.span;
+        renderTimeline();
       });
     }
 
@@ -556,6 +787,8 @@
         t = performance.now();
         renderFlame();
         timings.flame = performance.now() - t;
+      } else if (flame.view === 'time') {
+        renderTimeline();
       } else {
         renderFlame();
       }

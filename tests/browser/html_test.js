@@ -6,7 +6,10 @@
 // link, the back button, and the flame graph's zoom; then the same page with its data
 // gzipped (--compress=always, as large pages are); last a function with 600 callers, whose
 // table grows by "show more"; the flame graph's search and its cut labels' ellipsis; pages
-// with long names at 1400 and 1024 px, no wider than the window; then the golden traces with uncertain figures and scheduler
+// with long names at 1400 and 1024 px, no wider than the window; the flame graph's thread
+// picker (the boxes shown change), its tooltip (the flat table's figures, inside the
+// window) and the time order of both threads (known times, in order, nested, zoom); then
+// the golden traces with uncertain figures and scheduler
 // time (calibration, clocked, scheduler), whose Total and Self cells must read as
 // `callmon report`'s where report shows a range, with report's Off-CPU and Preempted columns
 // and notes. Also: no script error, no request
@@ -201,6 +204,8 @@ async function main() {
     expectEqual(await page.$eval('#flame .fg', (el) => getComputedStyle(el).textOverflow),
       'ellipsis', 'cut labels end in an ellipsis');
 
+    await checkThreadsAndTimeOrder(page, boxes, text);
+
     // The same page with its data gzipped (as large pages are): inflated by the browser.
     await page.goto('file://' + path.join(work, 'packed.html') + '#f2');
     await page.waitForSelector('html[data-ready="1"]');
@@ -272,6 +277,115 @@ async function checkWidths(browser, work) {
   }
 }
 
+// Moves the mouse onto `selector`'s middle; returns the tooltip's name and figures (by
+// their data-tip keys) and whether it lies inside the window.
+async function hoverTip(page, selector) {
+  await page.locator(selector).first().scrollIntoViewIfNeeded();
+  const box = await page.locator(selector).first().boundingBox();
+  await page.mouse.move(box.x + box.width / 2, box.y + box.height / 2);
+  await page.waitForFunction(() => !document.getElementById('flame-tip').hidden);
+  return page.evaluate(() => {
+    const tip = document.getElementById('flame-tip');
+    const out = { name: tip.querySelector('.tip-name').textContent };
+    for (const td of tip.querySelectorAll('td[data-tip]')) out[td.dataset.tip] = td.textContent;
+    const r = tip.getBoundingClientRect();
+    out.inside = r.left >= 0 && r.top >= 0 && r.right <= window.innerWidth &&
+      r.bottom <= window.innerHeight;
+    return out;
+  });
+}
+
+// The flame graph's thread picker, tooltip and time order on html.txt (thread 300: main
+// 0-200 ns calling push 10-40 and 50-70 and walk 80-180, walk 90-150 in it, leaf 100-120
+// in that and leaf 160-170 in the outer walk; thread 301: worker 0-50, leaf 10-30; no
+// compensation to take out).
+async function checkThreadsAndTimeOrder(page, boxes, text) {
+  const names = async () => [...new Set((await boxes()).map((b) => b.name))].sort();
+  expectEqual(await page.$$eval('#flame-thread option', (o) => o.map((x) => x.textContent)),
+    ['All threads, merged (2)', 'thread 300 (main), pid 300: 7 calls',
+      'thread 301 (worker), pid 300: 2 calls'], 'thread picker entries');
+  expectEqual(await names(), ['Stack<int>::push(int const&)', 'all', 'leaf', 'main', 'walk<a&b>',
+    'worker'], 'all threads merged');
+  await page.selectOption('#flame-thread', '1');
+  expectEqual(await names(), ['all', 'leaf', 'worker'], 'thread 301 alone');
+  const width = await page.$eval('#flame', (el) => el.clientWidth);
+  const worker = (await boxes()).find((b) => b.name === 'worker');
+  expectNear(worker.width, width, 2, 'worker fills thread 301');
+  await page.selectOption('#flame-thread', '0');
+  expectEqual(await names(), ['Stack<int>::push(int const&)', 'all', 'leaf', 'main', 'walk<a&b>'],
+    'thread 300 alone');
+  // The tooltip: the flat table's figures for main (one context), inside the window even
+  // at the right edge.
+  const row = await page.$$eval('#flat tbody tr', (rows) => rows.map((r) =>
+    Array.from(r.cells, (c) => c.textContent.trim())).find((c) => c[1] === 'main'));
+  const mainBox = (await boxes()).find((b) => b.name === 'main');
+  let tip = await hoverTip(page, '#flame .fg[data-n="' + mainBox.n + '"]');
+  expectEqual([tip.name, tip.calls, tip.total, tip.self, tip.share],
+    ['main', row[2], row[3], row[5], '100.0%'], 'tooltip of main in thread 300 (share of it)');
+  await page.selectOption('#flame-thread', '-1');
+  tip = await hoverTip(page, '#flame .fg[data-n="' + (await boxes()).find((b) => b.name === 'main').n + '"]');
+  expectEqual([tip.total, tip.self, tip.share], [row[3], row[5], row[4]], 'tooltip of main, merged');
+  const right = await page.$eval('#flame', (el) => el.getBoundingClientRect().right);
+  const last = (await boxes()).filter((b) => b.name === 'worker')[0];
+  await page.mouse.move(right - 3, (await page.locator('#flame .fg[data-n="' + last.n + '"]')
+    .boundingBox()).y + 5);
+  tip = await page.evaluate(() => {
+    const r = document.getElementById('flame-tip').getBoundingClientRect();
+    return r.right <= window.innerWidth && r.left >= 0;
+  });
+  expectEqual(tip, true, 'tooltip at the right edge stays in the window');
+
+  // Time order: thread 300 is picked (the view is per thread), boxes at their times.
+  await page.check('#view-time');
+  expectEqual(await page.$eval('#flame-thread', (s) => s.value), '0', 'time order picks a thread');
+  const tw = await page.$eval('#timeline', (el) => el.clientWidth);
+  const timed = () => page.$$eval('#timeline .fg', (els) => els.map((e) => ({
+    name: e.textContent, start: +e.dataset.start, end: +e.dataset.end, depth: +e.dataset.depth,
+    left: e.offsetLeft, width: e.offsetWidth, top: e.offsetTop, i: e.dataset.i })));
+  let t = await timed();
+  expectEqual(t.map((b) => [b.name, b.start, b.end, b.depth]), [
+    ['main', 0, 200, 0], ['Stack<int>::push(int const&)', 10, 40, 1],
+    ['Stack<int>::push(int const&)', 50, 70, 1], ['walk<a&b>', 80, 180, 1],
+    ['walk<a&b>', 90, 150, 2], ['leaf', 100, 120, 3], ['leaf', 160, 170, 2]],
+  'time order of thread 300');
+  for (let k = 1; k < t.length; k++) {
+    expectEqual(t[k].start >= t[k - 1].start, true, 'boxes in time order (' + k + ')');
+    if (t[k].depth === 0) continue;
+    const parents = t.filter((p) => p.depth === t[k].depth - 1 && p.start <= t[k].start && p.end >= t[k].end);
+    expectEqual(parents.length, 1, 'box ' + k + ' nested in one caller');
+    expectEqual(t[k].top > parents[0].top, true, 'box ' + k + ' below its caller');
+  }
+  expectNear(t[3].left, tw * 80 / 200, 2, 'walk placed at 80 of 200 ns');
+  expectNear(t[3].width, tw * 100 / 200, 2, 'walk 100 of 200 ns wide');
+  tip = await hoverTip(page, '#timeline .fg[data-i="' + t[5].i + '"]');
+  expectEqual([tip.name, tip.start, tip.duration, tip.calls], ['leaf', '100 ns', '20 ns', '1'],
+    'time order tooltip');
+  // Zoom on the outer walk: it fills the width; zoom out goes back.
+  await page.click('#timeline .fg[data-i="' + t[3].i + '"]');
+  t = await timed();
+  const walk = t.find((b) => b.start === 80 && b.depth === 1);
+  expectNear(walk.width, tw, 2, 'zoomed walk fills the width');
+  expectNear(t.find((b) => b.start === 100).left, tw * 20 / 100, 2, 'leaf at 20 of 100 ns');
+  expectEqual((await text('#timeline-window')).startsWith('Showing 80 ns to 180 ns of 200 ns'), true,
+    'zoom window said');
+  await page.click('#timeline-out');
+  expectEqual((await timed()).length, 7, 'zoomed out');
+  await page.selectOption('#flame-thread', '1');
+  expectEqual((await timed()).map((b) => [b.name, b.start, b.end, b.depth]),
+    [['worker', 0, 50, 0], ['leaf', 10, 30, 1]], 'time order of thread 301');
+  // From a function's page, its largest context is shown in the merged view.
+  await page.selectOption('#flame-thread', '0');
+  await page.evaluate(() => { location.hash = '#f2'; });
+  await page.waitForFunction(() => document.getElementById('fn-name')?.textContent === 'walk<a&b>');
+  await page.click('#fn-flame');
+  await page.waitForFunction(() => !document.getElementById('overview').hidden);
+  expectEqual([await page.$eval('#time-view', (el) => el.hidden), await text('#flame-focus-name')],
+    [true, 'walk<a&b>'], 'largest context of walk shown merged');
+  await page.click('#flame-reset');
+  await page.selectOption('#flame-thread', '-1');
+  expectEqual(await page.$eval('#merged-view', (el) => el.hidden), false, 'back to the merged view');
+}
+
 // The page of golden trace `name` against `callmon report`'s text: a Total or Self shown
 // as a range there is the same text on the page, in the flat table and the function's
 // section; the Off-CPU and Preempted columns are there exactly when report has them, with
@@ -330,12 +444,16 @@ async function compareWithReport(page, name, work, cells) {
   // its ranges the same way.
   const uncertain = rows.find((r) => r.Total.includes('..'));
   if (uncertain) {
-    const tips = await page.$$eval('#flame .fg', (els) => els.map((e) => e.title));
-    const mine = tips.filter((t) => t.split('\n')[0] === uncertain.Function);
-    if (mine.length === 1)
-      expectEqual(mine[0].includes(', ' + uncertain.Total + ' (') &&
-        mine[0].endsWith('self ' + uncertain.Self), true,
-        name + ': flame tooltip of ' + uncertain.Function + ': ' + mine[0]);
+    // The tooltip of each of its flame graph boxes: when it has one context, the box's
+    // figures are the function's, and must read as the table's cells.
+    const mine = await page.$$eval('#flame .fg', (els, n) =>
+      els.filter((e) => e.textContent === n).map((e) => e.dataset.n), uncertain.Function);
+    if (mine.length === 1) {
+      const tip = await hoverTip(page, '#flame .fg[data-n="' + mine[0] + '"]');
+      expectEqual([tip.name, tip.total, tip.self, tip.calls],
+        [uncertain.Function, uncertain.Total, uncertain.Self, flat[uncertain.Function][heads.indexOf('Calls')]],
+        name + ': flame tooltip of ' + uncertain.Function + ' as the table');
+    }
     await page.locator('#flat tbody a', { hasText: new RegExp('^' + uncertain.Function + '$') }).click();
     await page.waitForFunction((n) => document.getElementById('fn-name')?.textContent === n,
       uncertain.Function);
@@ -345,6 +463,21 @@ async function compareWithReport(page, name, work, cells) {
       name + ': section self of ' + uncertain.Function);
     expectEqual(await page.locator('#fn-uncertain').count(), 1, name + ': range explained');
     await page.click('a[href="#"]');
+  }
+  if (sched) {
+    // Off-CPU in a box's tooltip: the table's figure, for a function with one context.
+    for (const r of rows) {
+      if (seconds(r['Off-CPU']) > 0) {
+        const ns = await page.$$eval('#flame .fg', (els, n) =>
+          els.filter((e) => e.textContent === n).map((e) => e.dataset.n), r.Function);
+        if (ns.length !== 1) continue;
+        const tip = await hoverTip(page, '#flame .fg[data-n="' + ns[0] + '"]');
+        expectEqual(tip.offcpu, flat[r.Function][heads.indexOf('Off-CPU')],
+          name + ': tooltip off-CPU of ' + r.Function);
+        break;
+      }
+    }
+    await page.mouse.move(0, 0);
   }
   const warnings = await page.$$eval('#warnings li', (li) => li.map((l) => l.textContent));
   expectEqual(warnings.filter((w) => w.startsWith('Note: ')), notes, name + ': notes');

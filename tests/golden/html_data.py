@@ -27,6 +27,18 @@ def readable(data):
             rest = {k: v for k, v in value.items() if k != "nodes"}
             out.append(f"tree: {json.dumps(rest)}")
             out += [f"  node {i}: {json.dumps(n)}" for i, n in enumerate(value["nodes"])]
+        elif key == "threads":
+            # Each thread's own tree, then its time-ordered boxes, six numbers each.
+            out.append("threads:")
+            for t in value:
+                head = {k: v for k, v in t.items() if k not in ("tree", "timeline")}
+                out.append(f"  thread: {json.dumps(head, ensure_ascii=False)}")
+                rest = {k: v for k, v in t["tree"].items() if k != "nodes"}
+                out.append(f"    tree: {json.dumps(rest)}")
+                out += [f"    node {i}: {json.dumps(n)}" for i, n in enumerate(t["tree"]["nodes"])]
+                boxes = t["timeline"]
+                out += [f"    box {i // 6}: {json.dumps(boxes[i:i + 6])}"
+                        for i in range(0, len(boxes), 6)]
         elif isinstance(value, list):
             out.append(f"{key}:")
             out += [f"  {i}: {json.dumps(row, ensure_ascii=False)}" for i, row in enumerate(value)]

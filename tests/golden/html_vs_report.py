@@ -7,7 +7,9 @@ fib's times. Then on the golden traces whose figures are uncertain or hold sched
 (tests/traces: calibration, clocked, scheduler), every function's ranges (report's
 total_ns_range/self_ns_range, present exactly where the figure is uncertain), offcpu_ns,
 preempted_ns and clocked_calls must be the page's too, and the page must carry report's
-notes. Exit 0 passed, 1 failed.
+notes. On all of them, each thread's time-ordered boxes (the page's "time order") must be
+calls of `callmon export --format=chrome` at the same place and length, every call when
+none was merged. Exit 0 passed, 1 failed.
 
   html_vs_report.py CALLMON CC WORK MAKE_TRACE TRACE_DIR
 """
@@ -42,6 +44,46 @@ def column(row, k, default):
     return row[k] if len(row) > k else default
 
 
+def compare_timeline(callmon, data_dir, mode, label, work):
+    """The page's time-ordered boxes against the chrome export's events; failures."""
+    failed = 0
+    run([callmon, "html", "--compress=never", "-d", data_dir, "-o", "timeline.html"] + mode, work)
+    data = page_data(os.path.join(work, "timeline.html"))
+    chrome = json.loads(run([callmon, "export", "--format=chrome", "-d", data_dir, "-o", "-"]
+                            + mode, work))
+    events = {}
+    for e in chrome["traceEvents"]:
+        if e["ph"] == "X":
+            events.setdefault(e["tid"], []).append(
+                (round(e["ts"] * 1000), round(e["dur"] * 1000), e["name"]))
+    names = [f[0] for f in data["functions"]]
+    for t in data.get("threads", []):
+        calls = events.get(t["tid"], [])
+        origin = min((c[0] for c in calls), default=0)
+        have = set(calls)
+        boxes = t["timeline"]
+        singles = 0
+        for i in range(0, len(boxes), 6):
+            start, dur, _, func, count, _ = boxes[i:i + 6]
+            if count != 1:
+                continue
+            singles += 1
+            found = any((origin + start + a, dur + b, names[func]) in have
+                        for a in (-1, 0, 1) for b in (-1, 0, 1))
+            if not found:
+                failed += 1
+                print(f"FAIL {label}: thread {t['tid']}: box {names[func]} at {start} for {dur} "
+                      f"ns is no call of the chrome export")
+                break
+        if singles == len(boxes) // 6 and singles != len(calls):
+            failed += 1
+            print(f"FAIL {label}: thread {t['tid']}: {singles} boxes, {len(calls)} chrome calls")
+    if not data.get("threads"):
+        failed += 1
+        print(f"FAIL {label}: no threads in the page")
+    return failed
+
+
 def compare_trace(callmon, make_trace, trace_dir, name, work):
     """The figures of one golden trace in html and report; the number of failures."""
     failed = 0
@@ -66,6 +108,7 @@ def compare_trace(callmon, make_trace, trace_dir, name, work):
         if have != want:
             failed += 1
             print(f"FAIL {name}: {f['name']}: html {have}, report {want}")
+    failed += compare_timeline(callmon, name + ".data", [], name, work)
     notes = []  # a long note wraps onto lines that begin "#   "
     for line in text.splitlines():
         if line.startswith("# note: "):
@@ -112,6 +155,7 @@ def main():
                 failed += 1
                 print(f"FAIL {label}: {f['name']}: html {got and got[4:7]}, report {want}")
         fib_total[label] = rows["fib"][5]
+        failed += compare_timeline(callmon, "rec", mode, "fib " + label, work)
     for name in TRACES:
         failed += compare_trace(callmon, make_trace, trace_dir, name, work)
     if not fib_total["compensated"] < fib_total["--no-compensation"]:

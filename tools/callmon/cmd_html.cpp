@@ -1,5 +1,6 @@
 // `callmon html`: one self-contained HTML page of a recording (docs/html.md): summary, flat
-// profile, a section per function with its callers and callees, a flame graph. Built from
+// profile, a section per function with its callers and callees, a flame graph (all threads
+// merged or one), each thread's calls in time order. Built from
 // the call graph and calling-context tree of `callmon graph`, with the same filters and
 // compensation. A file left half-written by an error is removed.
 #include <cstdio>
@@ -68,6 +69,7 @@ int run_html(const HtmlCmdOptions& o) {
   analysis::GraphOptions go;
   go.compensate = !o.no_compensation;
   go.tree = true;
+  go.threads = true;  // the thread picker and the time-ordered view
   go.filters = &*filters;
   Progress progress(cmd);
   go.progress = progress.callback();
@@ -105,7 +107,8 @@ void setup_html(CLI::App& app, int& status) {
   auto o = std::make_shared<HtmlCmdOptions>();
   CLI::App* sub = app.add_subcommand(
       "html", "One self-contained HTML page: summary, sortable flat profile, a section per "
-              "function with callers and callees, flame graph");
+              "function with callers and callees, flame graph (all threads or one), each "
+              "thread's calls in time order");
   add_recording_option(sub, o->dir);
   sub->add_option("-o,--output", o->output,
                   "file to write ('-' for standard output; default: DIR's name with .html, "

@@ -1,0 +1,122 @@
+// One thread's calls in time order, bounded (timeline.hpp).
+#include "analysis/timeline.hpp"
+
+#include <algorithm>
+
+namespace callmon::analysis {
+
+void compact_timeline(std::vector<TimelineBox>& boxes, double min_ns) {
+  std::sort(boxes.begin(), boxes.end(), [](const TimelineBox& a, const TimelineBox& b) {
+    if (a.start_ns != b.start_ns) return a.start_ns < b.start_ns;
+    if (a.depth != b.depth) return a.depth < b.depth;
+    return a.end_ns > b.end_ns;
+  });
+  // The last box seen at each depth: a box's caller is the one at the depth above that
+  // encloses it (one thread's calls at one depth never overlap).
+  struct Seen {
+    long index;  // in `boxes`
+    double start, end;
+    bool narrow;  // merged or dropped: its callees go
+  };
+  struct Group {
+    long out = -1;     // the merged box in `out`
+    long parent = -2;  // index of the caller in `boxes`, -1 when it is not in the list
+  };
+  std::vector<Seen> seen;
+  std::vector<Group> groups;
+  std::vector<TimelineBox> out;
+  out.reserve(boxes.size());
+  constexpr double kSlack = 0.5;  // ns: rounding of the tick-to-ns conversion
+  for (size_t i = 0; i < boxes.size(); ++i) {
+    const TimelineBox& b = boxes[i];
+    const uint32_t d = b.depth;
+    long parent = -1;
+    bool parent_narrow = false;
+    if (d > 0 && seen.size() >= d) {
+      const Seen& p = seen[d - 1];
+      if (p.start <= b.start_ns + kSlack && p.end + kSlack >= b.end_ns) {
+        parent = p.index;
+        parent_narrow = p.narrow;
+      }
+    }
+    if (groups.size() <= d) groups.resize(d + 1);
+    seen.resize(d + 1);
+    const bool narrow = parent_narrow || b.count > 1 || b.end_ns - b.start_ns < min_ns;
+    seen[d] = Seen{static_cast<long>(i), b.start_ns, b.end_ns, narrow};
+    if (parent_narrow) continue;  // inside a merged call: left out
+    Group& g = groups[d];
+    if (!narrow) {
+      out.push_back(b);
+      g = Group{};
+      continue;
+    }
+    if (g.out >= 0 && g.parent == parent && b.start_ns - out[g.out].end_ns < min_ns) {
+      TimelineBox& m = out[g.out];
+      m.end_ns = std::max(m.end_ns, b.end_ns);
+      m.mixed = m.mixed || b.mixed || b.addr != m.addr;
+      m.count += b.count;
+      m.busy_ns += b.busy_ns;
+      continue;
+    }
+    out.push_back(b);
+    g = Group{static_cast<long>(out.size() - 1), parent};
+  }
+  boxes = std::move(out);
+}
+
+uint32_t TimelineSink::on_enter(uint64_t, uint64_t, uint32_t depth, bool) {
+  if (open_serial_.size() <= depth) open_serial_.resize(depth + 1);
+  open_serial_[depth] = ++serial_;
+  return 0;
+}
+
+void TimelineSink::on_call(const FinishedCall& call) {
+  if (call.inherited) return;  // a call of the parent process, shown there
+  TimelineBox b;
+  b.start_ns = meta_.ticks_to_ns(call.vstart);
+  b.busy_ns = meta_.ticks_to_ns(call.time);
+  b.end_ns = b.start_ns + b.busy_ns;
+  b.depth = call.depth;
+  b.addr = call.addr;
+  if (!seen_any_) first_ns_ = b.start_ns, last_ns_ = b.end_ns, seen_any_ = true;
+  first_ns_ = std::min(first_ns_, b.start_ns);
+  last_ns_ = std::max(last_ns_, b.end_ns);
+  const uint32_t d = call.depth;
+  const uint64_t parent = d > 0 && d - 1 < open_serial_.size() ? open_serial_[d - 1] : 0;
+  if (groups_.size() <= d) groups_.resize(d + 1);
+  OpenGroup& g = groups_[d];
+  const bool narrow = b.end_ns - b.start_ns < min_ns_;
+  if (narrow && g.box >= 0 && g.parent == parent && b.start_ns - boxes_[g.box].end_ns < min_ns_) {
+    TimelineBox& m = boxes_[g.box];  // as compact_timeline would merge them
+    m.end_ns = std::max(m.end_ns, b.end_ns);
+    m.mixed = m.mixed || b.addr != m.addr;
+    m.count += 1;
+    m.busy_ns += b.busy_ns;
+    return;
+  }
+  boxes_.push_back(b);
+  g = narrow ? OpenGroup{static_cast<long>(boxes_.size() - 1), parent} : OpenGroup{};
+  if (boxes_.size() >= next_compact_) {
+    compact();
+    // Compacting again once the list has doubled keeps the sorting linear overall.
+    next_compact_ = std::min(2 * budget_ + 1024, std::max<size_t>(4096, 2 * boxes_.size()));
+  }
+}
+
+void TimelineSink::compact() {
+  groups_.clear();  // the boxes move: no open group survives
+  min_ns_ = std::max(min_ns_, (last_ns_ - first_ns_) / kTimelinePixels);
+  compact_timeline(boxes_, min_ns_);
+  while (boxes_.size() > std::max<size_t>(budget_, 16)) {
+    min_ns_ = min_ns_ > 0 ? min_ns_ * 2 : 1;
+    compact_timeline(boxes_, min_ns_);
+  }
+}
+
+std::vector<TimelineBox> TimelineSink::finish(double& merged_below_ns) {
+  compact();
+  merged_below_ns = min_ns_;
+  return std::move(boxes_);
+}
+
+}  // namespace callmon::analysis

@@ -1,0 +1,73 @@
+// One thread's calls in time order (the HTML page's "time order" view, docs/html.md):
+// every call as a box on the thread's compensated clock (FinishedCall::vstart and time, the
+// placement `callmon export --format=chrome` uses), bounded in number whatever the length of
+// the run. Calls narrower than a resolution (the thread's span over kTimelinePixels, a pixel
+// when the whole thread fills a wide window) are merged, with the siblings next to them
+// under the same caller, into one box per depth; their callees are left out. While the walk
+// runs the box list is compacted as it grows, so memory stays bounded too.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "analysis/call_walk.hpp"
+#include "format/process_meta.hpp"
+
+namespace callmon::analysis {
+
+inline constexpr double kTimelinePixels = 2000;  // resolution: the span over this many "pixels"
+
+struct TimelineBox {
+  double start_ns = 0;  // on the thread's compensated clock
+  double end_ns = 0;    // >= start_ns
+  uint32_t depth = 0;   // 0 = the thread's outermost calls
+  uint64_t addr = 0;    // the function's address; for merged boxes that of the first call
+  bool mixed = false;   // merged calls of more than one function
+  uint64_t count = 1;   // calls it stands for (1: one call as it was)
+  double busy_ns = 0;   // sum of the calls' own inclusive times
+};
+
+// Merges, in place, the boxes narrower than `min_ns` (and the boxes already merged, whose
+// callees are gone) with their neighbours at the same depth under the same caller when the
+// gap between them is under `min_ns`; boxes inside a merged or narrow box are dropped. A box
+// whose caller is not in the list (still open) counts as under one caller per depth. The
+// result is sorted by start, then depth. Nesting is kept: a merged box lies inside its caller.
+void compact_timeline(std::vector<TimelineBox>& boxes, double min_ns);
+
+// A call-walk sink gathering one thread's boxes (call_walk.hpp). `budget`: the number of
+// boxes to keep at most (the resolution is coarsened, doubling, until they fit).
+class TimelineSink {
+ public:
+  TimelineSink(const format::ProcessMeta& meta, size_t budget) : meta_(meta), budget_(budget) {}
+
+  uint32_t on_enter(uint64_t addr, uint64_t ticks, uint32_t depth, bool inherited);
+  void on_call(const FinishedCall& call);
+  void on_special(const format::Event&, uint32_t) {}
+
+  // After the walk: the boxes, sorted by start then depth, and the width under which calls
+  // were merged (ns).
+  std::vector<TimelineBox> finish(double& merged_below_ns);
+
+ private:
+  void compact();
+
+  // The last merged box at a depth, while its caller is open: a narrow call that follows
+  // it closely under the same caller joins it at once, so the list grows slowly.
+  struct OpenGroup {
+    long box = -1;        // index in boxes_, -1 for none
+    uint64_t parent = 0;  // entry serial of the caller
+  };
+
+  const format::ProcessMeta& meta_;
+  size_t budget_;
+  std::vector<TimelineBox> boxes_;
+  size_t next_compact_ = 4096;
+  double min_ns_ = 0;
+  double first_ns_ = 0, last_ns_ = 0;  // the span seen so far
+  bool seen_any_ = false;
+  uint64_t serial_ = 0;
+  std::vector<uint64_t> open_serial_;  // entry serial of the open call at each depth
+  std::vector<OpenGroup> groups_;
+};
+
+}  // namespace callmon::analysis

@@ -1,0 +1,143 @@
+// The time-ordered boxes of the HTML page (analysis/timeline.hpp): narrow calls merged per
+// depth and caller, their callees dropped, nesting kept, the count bounded.
+#include <gtest/gtest.h>
+
+#include <vector>
+
+#include "analysis/timeline.hpp"
+
+namespace callmon::analysis {
+namespace {
+
+TimelineBox box(double start, double end, uint32_t depth, uint64_t addr) {
+  TimelineBox b;
+  b.start_ns = start;
+  b.end_ns = end;
+  b.depth = depth;
+  b.addr = addr;
+  b.busy_ns = end - start;
+  return b;
+}
+
+TEST(Timeline, WideCallsKeptInTimeOrder) {
+  // Post-order, as the call walk gives them.
+  std::vector<TimelineBox> v{box(10, 40, 1, 2), box(50, 90, 1, 3), box(0, 100, 0, 1)};
+  compact_timeline(v, 5);
+  ASSERT_EQ(v.size(), 3u);
+  EXPECT_EQ(v[0].addr, 1u);
+  EXPECT_EQ(v[1].addr, 2u);
+  EXPECT_EQ(v[2].addr, 3u);
+  EXPECT_EQ(v[1].count, 1u);
+}
+
+TEST(Timeline, NarrowSiblingsMergedUnderTheirCaller) {
+  std::vector<TimelineBox> v{box(0, 100, 0, 1), box(200, 300, 0, 1)};
+  // Under the first caller: three short calls close together, one of them with a callee;
+  // under the second: one short call. They must not merge across callers.
+  v.push_back(box(10, 12, 1, 5));
+  v.push_back(box(10.5, 11, 2, 9));  // inside a narrow call: dropped
+  v.push_back(box(13, 15, 1, 5));
+  v.push_back(box(16, 18, 1, 6));
+  v.push_back(box(98, 99, 1, 5));
+  v.push_back(box(201, 202, 1, 5));
+  compact_timeline(v, 5);
+  ASSERT_EQ(v.size(), 5u);
+  EXPECT_EQ(v[1].start_ns, 10);
+  EXPECT_EQ(v[1].end_ns, 18);
+  EXPECT_EQ(v[1].count, 3u);
+  EXPECT_TRUE(v[1].mixed);
+  EXPECT_DOUBLE_EQ(v[1].busy_ns, 6);
+  EXPECT_EQ(v[2].start_ns, 98);  // gap of 80 ns from the group: its own box
+  EXPECT_EQ(v[2].count, 1u);
+  EXPECT_EQ(v[3].start_ns, 200);
+  EXPECT_EQ(v[4].start_ns, 201);
+  EXPECT_FALSE(v[4].mixed);
+  for (const TimelineBox& b : v) EXPECT_NE(b.depth, 2u);
+}
+
+TEST(Timeline, SinkBoundsTheBoxes) {
+  format::ProcessMeta meta;
+  meta.ticks_per_second = 1e9;
+  TimelineSink sink(meta, 500);
+  // 100 000 outer calls of 10 ns each with 5 ns gaps, each with one 2 ns callee.
+  for (uint64_t k = 0; k < 100000; ++k) {
+    FinishedCall child;
+    child.addr = 2;
+    child.vstart = 15 * k + 2;
+    child.time = 2;
+    child.depth = 1;
+    sink.on_call(child);
+    FinishedCall outer;
+    outer.addr = 1;
+    outer.vstart = 15 * k;
+    outer.time = 10;
+    outer.depth = 0;
+    sink.on_call(outer);
+  }
+  double merged_below = 0;
+  std::vector<TimelineBox> boxes = sink.finish(merged_below);
+  EXPECT_LE(boxes.size(), 500u);
+  EXPECT_GE(merged_below, (15.0 * 99999 + 10) / kTimelinePixels);  // the span over the pixels
+  uint64_t outer_calls = 0;
+  for (const TimelineBox& b : boxes) {
+    EXPECT_EQ(b.depth, 0u);  // the callees of merged calls are gone
+    outer_calls += b.count;
+  }
+  EXPECT_EQ(outer_calls, 100000u);
+  for (size_t k = 1; k < boxes.size(); ++k) EXPECT_GE(boxes[k].start_ns, boxes[k - 1].end_ns);
+}
+
+TEST(Timeline, SinkMergesAsCallsComeUnderTheirOwnCaller) {
+  format::ProcessMeta meta;
+  meta.ticks_per_second = 1e9;
+  TimelineSink sink(meta, 100000);
+  // main over 1 000 callers of 300 ns (10 ns apart; wider than the span over the pixels),
+  // each with ten 2 ns callees 28 ns apart (38 ns across two callers): past the first
+  // compaction (4 096 boxes) the callees merge as they come, one box per caller, never
+  // across two callers.
+  sink.on_enter(1, 0, 0, false);
+  const uint64_t callers = 1000;
+  for (uint64_t k = 0; k < callers; ++k) {
+    const uint64_t at = 310 * k;
+    sink.on_enter(2, at, 1, false);
+    for (uint64_t j = 0; j < 10; ++j) {
+      sink.on_enter(3, at + 1 + 30 * j, 2, false);
+      FinishedCall c;
+      c.addr = 3;
+      c.vstart = at + 1 + 30 * j;
+      c.time = 2;
+      c.depth = 2;
+      sink.on_call(c);
+    }
+    FinishedCall p;
+    p.addr = 2;
+    p.vstart = at;
+    p.time = 300;
+    p.depth = 1;
+    sink.on_call(p);
+  }
+  FinishedCall m;
+  m.addr = 1;
+  m.vstart = 0;
+  m.time = 310 * callers;
+  sink.on_call(m);
+  double merged_below = 0;
+  std::vector<TimelineBox> boxes = sink.finish(merged_below);
+  std::vector<const TimelineBox*> parents;
+  uint64_t callees = 0;
+  for (const TimelineBox& b : boxes)
+    if (b.depth == 1) parents.push_back(&b);
+  EXPECT_EQ(parents.size(), callers);
+  for (const TimelineBox& b : boxes) {
+    if (b.depth != 2) continue;
+    callees += b.count;
+    int inside = 0;
+    for (const TimelineBox* p : parents) inside += p->start_ns <= b.start_ns && b.end_ns <= p->end_ns;
+    EXPECT_EQ(inside, 1) << "a merged box crosses its caller's end at " << b.start_ns;
+  }
+  EXPECT_EQ(callees, callers * 10);
+  EXPECT_EQ(boxes.size(), 1 + 2 * callers);  // main, and per caller: it and one merged box
+}
+
+}  // namespace
+}  // namespace callmon::analysis
