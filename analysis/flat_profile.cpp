@@ -13,6 +13,10 @@ void FuncTicks::merge(const FuncTicks& o) {
   incl += o.incl;
   min = std::min(min, o.min);
   max = std::max(max, o.max);
+  min_lo = std::min(min_lo, o.min_lo);
+  min_hi = std::min(min_hi, o.min_hi);
+  max_lo = std::max(max_lo, o.max_lo);
+  max_hi = std::max(max_hi, o.max_hi);
   total_lo += o.total_lo;
   total_hi += o.total_hi;
   self_lo += o.self_lo;
@@ -25,7 +29,11 @@ void FuncTicks::merge(const FuncTicks& o) {
 void FunctionRow::merge(const FunctionRow& o) {
   if (o.calls == 0) return;
   min_ns = calls == 0 ? o.min_ns : std::min(min_ns, o.min_ns);
+  min_lo_ns = calls == 0 ? o.min_lo_ns : std::min(min_lo_ns, o.min_lo_ns);
+  min_hi_ns = calls == 0 ? o.min_hi_ns : std::min(min_hi_ns, o.min_hi_ns);
   max_ns = std::max(max_ns, o.max_ns);
+  max_lo_ns = std::max(max_lo_ns, o.max_lo_ns);
+  max_hi_ns = std::max(max_hi_ns, o.max_hi_ns);
   calls += o.calls;
   total_ns += o.total_ns;
   self_ns += o.self_ns;

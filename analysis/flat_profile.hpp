@@ -22,6 +22,10 @@ struct FuncTicks {
   uint64_t incl = 0;   // sum of every call's inclusive duration (for the average)
   uint64_t min = UINT64_MAX;
   uint64_t max = 0;
+  // Bounds of the true minimum and maximum: the least and the greatest of the calls' lower
+  // and upper bounds (FinishedCall::time_lo/time_hi).
+  uint64_t min_lo = UINT64_MAX, min_hi = UINT64_MAX;
+  uint64_t max_lo = 0, max_hi = 0;
   // Ranges holding the true total and self (FinishedCall), summed like total and self.
   uint64_t total_lo = 0, total_hi = 0;
   uint64_t self_lo = 0, self_hi = 0;
@@ -70,6 +74,10 @@ class ProfileSink {
     f.incl += d;
     if (d < f.min) f.min = d;
     if (d > f.max) f.max = d;
+    f.min_lo = std::min(f.min_lo, call.time_lo);
+    f.min_hi = std::min(f.min_hi, call.time_hi);
+    f.max_lo = std::max(f.max_lo, call.time_lo);
+    f.max_hi = std::max(f.max_hi, call.time_hi);
     ++calls_;
   }
 
@@ -100,6 +108,9 @@ struct FunctionRow {
   double incl_ns = 0;  // sum of inclusive durations
   double min_ns = 0;
   double max_ns = 0;
+  // Ranges holding the true minimum and maximum call time (FuncTicks).
+  double min_lo_ns = 0, min_hi_ns = 0;
+  double max_lo_ns = 0, max_hi_ns = 0;
   // Ranges holding the true total and self; equal to them when exact (figure_range.hpp).
   double total_lo_ns = 0, total_hi_ns = 0;
   double self_lo_ns = 0, self_hi_ns = 0;

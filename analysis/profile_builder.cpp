@@ -69,6 +69,10 @@ std::vector<FunctionRow> to_rows(const std::vector<FuncTicks>& funcs,
     row.incl_ns = meta.ticks_to_ns(f.incl);
     row.min_ns = meta.ticks_to_ns(f.min);
     row.max_ns = meta.ticks_to_ns(f.max);
+    row.min_lo_ns = meta.ticks_to_ns(f.min_lo);
+    row.min_hi_ns = meta.ticks_to_ns(f.min_hi);
+    row.max_lo_ns = meta.ticks_to_ns(f.max_lo);
+    row.max_hi_ns = meta.ticks_to_ns(f.max_hi);
     merger.add(std::move(row));
   }
   return merger.take();

@@ -34,6 +34,10 @@ json rows_json(const std::vector<analysis::FunctionRow>& rows) {
       j["total_ns_range"] = json::array({ns_int(r.total_lo_ns), ns_int(r.total_hi_ns)});
     if (analysis::is_uncertain(r.self_lo_ns, r.self_hi_ns))
       j["self_ns_range"] = json::array({ns_int(r.self_lo_ns), ns_int(r.self_hi_ns)});
+    if (analysis::is_uncertain(r.min_lo_ns, r.min_hi_ns))
+      j["min_ns_range"] = json::array({ns_int(r.min_lo_ns), ns_int(r.min_hi_ns)});
+    if (analysis::is_uncertain(r.max_lo_ns, r.max_hi_ns))
+      j["max_ns_range"] = json::array({ns_int(r.max_lo_ns), ns_int(r.max_hi_ns)});
     if (r.clocked_calls) j["clocked_calls"] = r.clocked_calls;
     arr.push_back(std::move(j));
   }

@@ -36,7 +36,8 @@ void append_table(std::string& out, const std::vector<FunctionRow>& rows, bool c
     std::vector<std::string> line = {
         human_figure(r.total_ns, r.total_lo_ns, r.total_hi_ns),
         human_figure(r.self_ns, r.self_lo_ns, r.self_hi_ns), std::to_string(r.calls),
-        human_duration(r.avg_ns()), human_duration(r.min_ns), human_duration(r.max_ns)};
+        human_duration(r.avg_ns()), human_figure(r.min_ns, r.min_lo_ns, r.min_hi_ns),
+        human_figure(r.max_ns, r.max_lo_ns, r.max_hi_ns)};
     if (scheduler) {
       line.push_back(human_duration(r.offcpu_ns));
       line.push_back(human_duration(r.preempted_ns));

@@ -15,7 +15,7 @@ namespace {
 
 constexpr size_t kFigure = 13;  // "1.20..3.45 ms" fits
 constexpr size_t kCalls = 9;
-constexpr size_t kShort = 9;    // avg, min, max: never a range
+constexpr size_t kShort = 9;    // avg: never a range
 constexpr uint32_t kMaxIndent = 40;  // deeper rows say their depth instead
 
 std::string figure(double ns, const analysis::NsRange& r) {
@@ -71,7 +71,7 @@ std::string App::header() const {
       return fmt::format("{:>{}}  {:>{}}  {:>{}}  {:>{}}  {:>{}}  {:>{}}  {}",
                          head(SortKey::kTotal), kFigure, head(SortKey::kSelf), kFigure,
                          head(SortKey::kCalls), kCalls, head(SortKey::kAvg), kShort,
-                         head(SortKey::kMin), kShort, head(SortKey::kMax), kShort,
+                         head(SortKey::kMin), kFigure, head(SortKey::kMax), kFigure,
                          head(SortKey::kName));
     }
     case Mode::kXref:
@@ -103,8 +103,9 @@ std::string App::row_text(size_t row) const {
           "{:>{}}  {:>{}}  {:>{}}  {:>{}}  {:>{}}  {:>{}}  {}",
           report::human_figure(r.total_ns, r.total_lo_ns, r.total_hi_ns), kFigure,
           report::human_figure(r.self_ns, r.self_lo_ns, r.self_hi_ns), kFigure, r.calls, kCalls,
-          report::human_duration(r.avg_ns()), kShort, report::human_duration(r.min_ns), kShort,
-          report::human_duration(r.max_ns), kShort, r.name);
+          report::human_duration(r.avg_ns()), kShort,
+          report::human_figure(r.min_ns, r.min_lo_ns, r.min_hi_ns), kFigure,
+          report::human_figure(r.max_ns, r.max_lo_ns, r.max_hi_ns), kFigure, r.name);
     }
     case Mode::kXref: {
       const XrefLine& l = xref_.lines()[row];
