@@ -122,8 +122,8 @@ void measure_overlap(ThreadState* s, uint8_t* buf, Frame* frames, ProbeCost& cos
 // Measures cost.hidden: the same rounds with the leaves below the recorded depth (the
 // state's depth filter), so their probes take the path a filtered-out function's do, and
 // the parent's interval less its own inner part is what they cost it (docs/runtime.md,
-// "Probes that record nothing"). The name filter's lookup is not in it: the probes are in
-// no module the filter knows (a cached lookup, a few ticks).
+// "Probes that record nothing"). With the name filter on, its lookups are in it, on the
+// decisions seed_probe_functions cached.
 void measure_hidden(ThreadState* s, uint8_t* buf, Frame* frames, ProbeCost& cost, bool pg,
                     uint64_t* samples) {
   s->cur = buf;
