@@ -28,7 +28,7 @@ TEST(ProfileDiff, CertainFiguresCompareAsPoints) {
   Profile a, b;
   a.functions = {row("f", 100, 100, 100)};
   b.functions = {row("f", 130, 130, 130)};
-  const DiffFigure& t = diff_profiles(a, b).rows[0].total;
+  const DiffFigure t = diff_profiles(a, b).rows[0].total;
   EXPECT_FALSE(t.uncertain());
   EXPECT_FALSE(t.within_uncertainty());
   EXPECT_DOUBLE_EQ(t.claimed_change(), 30);
@@ -38,7 +38,7 @@ TEST(ProfileDiff, OverlappingRangesClaimNoChange) {
   Profile a, b;
   a.functions = {row("leaf", 5, 0, 22)};
   b.functions = {row("leaf", 12, 1, 24)};  // the estimate more than doubled
-  const DiffFigure& t = diff_profiles(a, b).rows[0].total;
+  const DiffFigure t = diff_profiles(a, b).rows[0].total;
   EXPECT_TRUE(t.uncertain());
   EXPECT_TRUE(t.within_uncertainty());
   EXPECT_DOUBLE_EQ(t.claimed_change(), 0);
@@ -50,10 +50,10 @@ TEST(ProfileDiff, DisjointRangesClaimTheChangeOutsideTheOverlap) {
   Profile a, b;
   a.functions = {row("grow", 7, 1, 13)};
   b.functions = {row("grow", 295, 295, 295)};
-  const DiffFigure& up = diff_profiles(a, b).rows[0].total;
+  const DiffFigure up = diff_profiles(a, b).rows[0].total;
   EXPECT_FALSE(up.within_uncertainty());
   EXPECT_DOUBLE_EQ(up.claimed_change(), 295 - 13);
-  const DiffFigure& down = diff_profiles(b, a).rows[0].total;
+  const DiffFigure down = diff_profiles(b, a).rows[0].total;
   EXPECT_DOUBLE_EQ(down.claimed_change(), 13 - 295);
 }
 
@@ -71,7 +71,7 @@ TEST(ProfileDiff, SortedByClaimedChange) {
 TEST(ProfileDiff, OneSideOnlyIsZeroThere) {
   Profile a, b;
   b.functions = {row("fresh", 10, 0, 40)};
-  const DiffRow& r = diff_profiles(a, b).rows[0];
+  const DiffRow r = diff_profiles(a, b).rows[0];
   EXPECT_TRUE(r.in_new);
   EXPECT_FALSE(r.in_old);
   EXPECT_TRUE(r.total.within_uncertainty());  // it may have cost nothing
