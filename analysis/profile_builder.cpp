@@ -69,10 +69,13 @@ std::vector<FunctionRow> to_rows(const std::vector<FuncTicks>& funcs,
     row.incl_ns = meta.ticks_to_ns(f.incl);
     row.min_ns = meta.ticks_to_ns(f.min);
     row.max_ns = meta.ticks_to_ns(f.max);
-    row.min_lo_ns = meta.ticks_to_ns(f.min_lo);
-    row.min_hi_ns = meta.ticks_to_ns(f.min_hi);
-    row.max_lo_ns = meta.ticks_to_ns(f.max_lo);
-    row.max_hi_ns = meta.ticks_to_ns(f.max_hi);
+    // The shortest call is no longer than an outermost one, so than the total; a function
+    // called once has its total for its shortest and longest call, and the total's bounds.
+    const bool once = f.calls == 1;
+    row.min_lo_ns = meta.ticks_to_ns(once ? b.total_lo : std::min(f.min_lo, b.total_hi));
+    row.min_hi_ns = meta.ticks_to_ns(once ? b.total_hi : std::min(f.min_hi, b.total_hi));
+    row.max_lo_ns = meta.ticks_to_ns(once ? b.total_lo : f.max_lo);
+    row.max_hi_ns = meta.ticks_to_ns(once ? b.total_hi : f.max_hi);
     merger.add(std::move(row));
   }
   return merger.take();
