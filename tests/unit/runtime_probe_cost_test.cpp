@@ -1,6 +1,6 @@
-// The calibration's decoding (runtime/probe_cost.hpp) on records made by hand: which deltas
+// The calibration's decoding (runtime/calibration/probe_cost.hpp) on records made by hand: which deltas
 // are a call's inner and outer cost, and which block of rounds the costs come from.
-#include "runtime/probe_cost.hpp"
+#include "runtime/calibration/probe_cost.hpp"
 
 #include <gtest/gtest.h>
 

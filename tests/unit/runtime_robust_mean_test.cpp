@@ -1,6 +1,6 @@
-// The calibration's estimator (runtime/robust_mean.hpp) on samples shaped like a VM's
+// The calibration's estimator (runtime/calibration/robust_mean.hpp) on samples shaped like a VM's
 // coarse clock: every value a multiple of 21 ticks, plus rare interrupted samples.
-#include "runtime/robust_mean.hpp"
+#include "runtime/calibration/robust_mean.hpp"
 
 #include <gtest/gtest.h>
 

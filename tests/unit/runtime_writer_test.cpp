@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "format/thread_reader.hpp"
-#include "runtime/event_writer.hpp"
+#include "runtime/recording/event_writer.hpp"
 
 namespace callmon::rt {
 // The writer's only dependency outside event_writer.cpp. A test that sets g_switch_pause

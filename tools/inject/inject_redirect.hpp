@@ -4,7 +4,7 @@
 // to the stub, which runs once the hook has returned. What the stub needs is kept in a
 // thread-local until then (one at a time: nothing instrumented runs in between).
 //
-// The slots, from the runtime's frame layout (runtime/thread_state.hpp, Frame::sp; the
+// The slots, from the runtime's frame layout (runtime/recording/thread_state.hpp, Frame::sp; the
 // CallInfo::frame of the monitor API):
 //  - -finstrument-functions: frame = the hook's frame address, frame + 8 holds the hook's
 //    return address into the instrumented function (at entry and, the stack pointer being

@@ -24,7 +24,7 @@
  * the caller's to lose across a hook, as across any call; the instrumented function keeps
  * its return value in callee-saved registers or memory across its exit hook.
  */
-#include "runtime/hook_burst.h"
+#include "runtime/hooks/hook_burst.h"
 #include "runtime/arch/x86_64/relocated.inc"
 
 /* The marker RETURN_IF_UNRELOCATED compares with its own address (relocated.inc). */

@@ -1,0 +1,35 @@
+// Overhead calibration: what recording costs per call, measured at start-up through the
+// real hook path, so analysis can subtract it (docs/runtime.md, "Overhead compensation").
+#pragma once
+
+#include "runtime/calibration/probe_cost.hpp"
+
+namespace callmon::rt {
+
+// Calls an instrumented parent and its instrumented leaf (calibration_probe.cpp) on a scratch
+// thread state (no file, signals blocked) a few thousand times, decodes the records they
+// wrote, and returns the typical costs. Call on a thread that is inside no hook; it
+// restores the calling thread's state. `pg`: measure the -pg hooks (trampolines and return
+// redirection, calibration_probe_pg.cpp) instead of the -finstrument-functions ones.
+ProbeCost calibrate_probe_cost(bool pg = false);
+
+// The calibration in the run (docs/runtime.md, "Calibrations in the run"): a short one
+// (about 2 000 probe pairs) on a scratch buffer the process keeps, through the process's
+// hooks (g_pg_hooks). For a slow path of a thread's hook, with nothing half-written in its
+// trace. False when another thread is calibrating (this one skips its turn) or the
+// calibration took a slow path.
+bool calibrate_in_run(ProbeCost* out);
+
+// calibration_probe.cpp, compiled with -finstrument-functions: an empty leaf and a parent
+// that calls it kCalibrationLeaves times in a loop. calibration_probe_pg.cpp: the same,
+// compiled with -pg -mfentry.
+void calibration_leaf();
+void calibration_parent();
+void calibration_pg_leaf();
+void calibration_pg_parent();
+
+// Set by the -pg hooks before the process's first set-up: the process uses them, so the
+// calibration measures them.
+extern bool g_pg_hooks;
+
+}  // namespace callmon::rt

@@ -1,0 +1,110 @@
+// Async-signal-safe helpers of the runtime (see sys.hpp).
+#include "runtime/core/sys.hpp"
+
+#include "runtime/core/start_env.hpp"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <string.h>
+#include <unistd.h>
+
+extern char** environ;
+
+namespace callmon::rt {
+
+LineBuf& LineBuf::str(const char* s) {
+  while (*s && len_ + 1 < cap_) buf_[len_++] = *s++;
+  buf_[len_] = 0;
+  return *this;
+}
+
+LineBuf& LineBuf::ch(char c) {
+  if (len_ + 1 < cap_) buf_[len_++] = c;
+  buf_[len_] = 0;
+  return *this;
+}
+
+LineBuf& LineBuf::dec(uint64_t v) {
+  char tmp[24];
+  int n = 0;
+  do {
+    tmp[n++] = static_cast<char>('0' + v % 10);
+    v /= 10;
+  } while (v);
+  while (n) ch(tmp[--n]);
+  return *this;
+}
+
+LineBuf& LineBuf::hex(uint64_t v) {
+  char tmp[20];
+  int n = 0;
+  do {
+    tmp[n++] = "0123456789abcdef"[v & 15];
+    v >>= 4;
+  } while (v);
+  while (n) ch(tmp[--n]);
+  return *this;
+}
+
+LineBuf& LineBuf::milli(double v) {
+  if (v < 0) v = 0;
+  uint64_t scaled = static_cast<uint64_t>(v * 1000.0 + 0.5);
+  dec(scaled / 1000).ch('.');
+  uint64_t frac = scaled % 1000;
+  ch(static_cast<char>('0' + frac / 100)).ch(static_cast<char>('0' + frac / 10 % 10));
+  return ch(static_cast<char>('0' + frac % 10));
+}
+
+bool append_to_file(const char* path, const char* data, size_t len) {
+  int saved = errno;
+  bool ok = false;
+  int fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0600);  // private, as a recording
+  if (fd >= 0) {
+    ok = write(fd, data, len) == static_cast<ssize_t>(len);
+    close(fd);
+  }
+  errno = saved;
+  return ok;
+}
+
+bool copy_str(char* dst, size_t cap, const char* src) {
+  size_t i = 0;
+  for (; src[i] && i + 1 < cap; ++i) dst[i] = src[i];
+  dst[i] = 0;
+  return src[i] == 0;
+}
+
+const char* env_get(const char* name) {
+  // libc sets `environ` in its own initialisation: a hook in .preinit_array code (or an
+  // ifunc resolver) runs before it, and finds the variables on the initial stack.
+  if (!environ) return start_env_get(name);
+  start_env_capture();  // the first reader keeps them before the program can change them
+  size_t n = strlen(name);
+  for (char** e = environ; e && *e; ++e) {
+    if (strncmp(*e, name, n) == 0 && (*e)[n] == '=') return *e + n + 1;
+  }
+  return nullptr;
+}
+
+SignalBlock::SignalBlock() {
+  sigset_t all;
+  sigfillset(&all);
+  pthread_sigmask(SIG_SETMASK, &all, &old_);
+}
+
+SignalBlock::~SignalBlock() { pthread_sigmask(SIG_SETMASK, &old_, nullptr); }
+
+ErrnoSaver::ErrnoSaver() : saved_(errno) {}
+ErrnoSaver::~ErrnoSaver() { errno = saved_; }
+
+void diag(const char* msg) {
+  int saved = errno;
+  char line[512];
+  LineBuf b(line, sizeof line);
+  b.str("callmon: ").str(msg).ch('\n');
+  ssize_t r = write(2, b.c_str(), b.size());
+  (void)r;
+  errno = saved;
+}
+
+}  // namespace callmon::rt

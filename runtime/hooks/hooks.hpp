@@ -1,0 +1,128 @@
+// Slow paths shared by the hook entry points (hooks_cyg.cpp) and the interposers of
+// exceptions, longjmp, fork and exec: everything that is not the common call and return.
+#pragma once
+
+#include <cstdint>
+
+#include "callmon/format/records.hpp"
+#include "runtime/core/clock.hpp"
+#include "runtime/recording/event_writer.hpp"
+#include "runtime/selection/filter_select.hpp"
+#include "runtime/core/runtime_scope.hpp"
+#include "runtime/recording/thread_state.hpp"
+
+namespace callmon::rt {
+
+// Enters a guarded section of a slow path: returns whether another hook of this thread is
+// active below us (we interrupted it from a signal handler).
+inline bool guard_enter(ThreadState* s) {
+  bool nested = (s->guard & kGuardBusyMask) != 0;
+  s->guard += 1;
+  signal_fence();
+  return nested;
+}
+
+inline void guard_leave(ThreadState* s) {
+  signal_fence();
+  s->guard -= 1;
+}
+
+// Record writers of the slow paths: a nested hook writes self-contained SPECIAL records.
+// Each first writes the HIDDEN record of what the recorder did unseen since the record
+// before (put_hidden), so that analysis takes its cost out of the call it happened in.
+void put_hidden(ThreadState* s, bool nested, uint64_t t);
+void put_enter(ThreadState* s, bool nested, uint64_t t, uintptr_t fn);
+void put_exit(ThreadState* s, bool nested, uint64_t t);
+void put_unwind(ThreadState* s, bool nested, uint64_t t, uint64_t count,
+                format::UnwindReason r);
+
+// A call whose probes ran but which a filter keeps out of the trace ended (name, depth
+// or overflow filter): counted for the next HIDDEN record. Not from a nested hook, whose
+// count could be lost to the interrupted one's read-modify-write (and whose cost is a
+// signal handler's, rare).
+inline void note_filtered(ThreadState* s, bool nested) {
+  if (!nested) s->hidden_filtered++;
+}
+// The recorder captured values (arg_capture.hpp) from the clock reading `from` until now:
+// counted for the next HIDDEN record. The capture lies in the stretch up to the next
+// record, in the call open then, and is measured rather than calibrated: it depends on
+// the spec and on the values (a string is read up to its end).
+inline void note_capture(ThreadState* s, bool nested, uint64_t from) {
+  uint64_t to = read_ticks();
+  if (!nested && to > from) s->hidden_capture += to - from;
+}
+
+// The record-time duration filter. put_enter_kept writes the ENTER of frame `f` and, when
+// the filter is on, remembers where; take_back_short, at the frame's normal exit, removes
+// that ENTER again (turning it into PAD and moving the cursor back) when the call was
+// shorter than the threshold and nothing was written after it — its callees were all
+// short and taken back too. Returns whether it did; the exit is then not written.
+void put_enter_kept(ThreadState* s, bool nested, uint64_t t, uintptr_t fn, Frame* f);
+bool take_back_short(ThreadState* s, bool nested, Frame* f, uint64_t t);
+
+// The record-time name filter: decides once, at its entry, whether the new frame `f`'s
+// function is recorded (filter_select.hpp). A nested hook cannot rescan the modules.
+inline constexpr uint8_t kSelectedRetval = 2;  // ThreadState::selected: record the return value
+// Never a rescan from the calibration's scratch state (it has no file header): its
+// functions are in no module the filter knows.
+inline void note_selection(ThreadState* s, Frame* f, bool nested) {
+  if (s->selected)
+    s->selected[f - s->stack_base] = function_selected(f->fn, !nested && s->header);
+}
+
+// Arguments and return values (-A/-R/--auto-args, arg_capture.hpp) of a recorded frame `f`
+// just entered with spec `spec`: writes its ARGS record after its ENTER (the duration
+// filter then takes both back together) and marks the frame for a RETVAL at its return.
+void note_args(ThreadState* s, bool nested, uint64_t t, Frame* f, const select::SpecEntry& spec,
+               const uint64_t* saved, const uintptr_t* ret_slot);
+// Whether note_args marked `f` for a RETVAL record.
+inline bool wants_retval(const ThreadState* s, const Frame* f) {
+  return s->selected && (s->selected[f - s->stack_base] & kSelectedRetval);
+}
+
+// Writes the module lines a dlopen asked for (not from a nested hook); the time that takes
+// is written as a PAUSE.
+void handle_rescan(ThreadState* s, bool nested);
+
+// A hook's enter/exit when the fast path cannot take it: no thread state yet, a hook
+// interrupted by a signal (nested), an exception propagating, shadow stack full, a return
+// that does not match the innermost frame, monitor mode. `fn` is the function, `sp` the
+// hook's frame address, `site` the call site (for a monitor).
+void enter_slow(ThreadState* s, uintptr_t fn, uintptr_t sp, uintptr_t site);
+void exit_slow(ThreadState* s, uintptr_t fn, uintptr_t sp);
+
+// Ends every open call whose frame is deeper than `sp` (the frame address of code that is
+// about to run in an outer frame: a catch block, a longjmp target) with an UNWIND record.
+void unwind_below(uintptr_t sp, format::UnwindReason reason);
+
+// Notes that a C++ exception starts propagating on this thread: exits the compiler's
+// cleanups report for frames open at the throw are exception exits.
+// `in_flight`: C++ exceptions thrown and not yet caught on this thread, this one included
+// (the Itanium ABI's uncaughtExceptions; 0 if unknown).
+void note_throw(unsigned in_flight);
+// Notes that a handler caught it in the frame whose frame address is `sp`; `in_flight` as
+// for note_throw, this one still included: more than one means this one was thrown and
+// caught in a destructor that another one's cleanup runs, and the other still propagates.
+void note_catch(uintptr_t sp, unsigned in_flight);
+// Notes that the unwinder is about to run a landing pad (a cleanup or a handler) in the
+// frame whose stack pointer there, minus 16, is `sp` (the frame address convention of
+// note_catch): the frames deeper than it are gone.
+void note_landing(uintptr_t sp);
+// Notes that a cleanup's landing pad resumes the unwinding (_Unwind_Resume).
+void note_resume();
+
+// The -pg modes (hooks_pg.cpp). The return addresses the entry trampolines replaced are
+// put back in their stack slots before something walks the stack (an exception's unwinder,
+// backtrace()) and replaced again afterwards, for every open frame of the calling thread.
+void pg_restore_returns();
+void pg_hijack_returns();
+
+// Writes a SPECIAL record for the calling thread (FORK, EXEC), from ordinary code.
+void note_special(format::SpecialCode code, const uint64_t* fields, unsigned nfields);
+
+// The recorder's work from `from` to `to` (read_ticks) outside any hook, done on a thread
+// that records (the sled pass a dlsym runs): a PAUSE, as handle_rescan writes for its own.
+// Nothing from inside a hook (a signal handler's dlsym) or on a thread without records.
+void note_pause(uint64_t from, uint64_t to);
+
+}  // namespace callmon::rt

@@ -1,0 +1,306 @@
+// The C side of the -pg (`mcount`) and -pg -mfentry (`__fentry__`) modes. The trampolines
+// in arch/x86_64/pg_entry.S save the argument registers and call callmon_pg_enter with the
+// instrumented function's call site and the stack slot holding the address it will return
+// to; the call is recorded like an -finstrument-functions enter, the real return address
+// is kept in the shadow-stack frame and the slot gets the address of callmon_pg_return
+// (arch/x86_64/pg_return.S). When the function returns there, callmon_pg_exit records the
+// exit, pops the frame and hands the real return address back.
+//
+// Frames are identified by their slot (Frame::sp = slot - 16, see thread_state.hpp): a
+// function reached by a tail call finds its slot already redirected and shares it with the
+// caller that jumped to it; both end at the one return.
+#include <cstdint>
+
+#include "runtime/recording/arg_capture.hpp"
+#include "runtime/calibration/calibration.hpp"
+#include "runtime/core/clock.hpp"
+#include "runtime/recording/event_writer.hpp"
+#include "runtime/hooks/hooks.hpp"
+#include "runtime/monitor/monitor_dispatch.hpp"
+#include "runtime/core/sys.hpp"
+
+using namespace callmon::rt;
+using callmon::format::UnwindReason;
+
+extern "C" {
+// The exit trampoline (pg_return.S).
+void callmon_pg_return();
+// Set at start-up when nothing is recorded: the entry trampolines jump straight to glibc's
+// own mcount / __fentry__, so a -pg program linked with the runtime still writes a complete
+// gmon.out. Read by the trampolines only.
+uintptr_t callmon_pg_forward_mcount = 0;
+uintptr_t callmon_pg_forward_fentry = 0;
+}
+
+namespace {
+
+inline uintptr_t return_trampoline() { return reinterpret_cast<uintptr_t>(&callmon_pg_return); }
+
+inline uintptr_t slot_sp(uintptr_t* slot) { return reinterpret_cast<uintptr_t>(slot) - 16; }
+inline uintptr_t* sp_slot(uintptr_t sp) { return reinterpret_cast<uintptr_t*>(sp + 16); }
+
+// The address recorded for the function: its call of mcount/__fentry__. `child` is where
+// that call returns to; the call is `call rel32` (e8, 5 bytes) or, in position-independent
+// code built by GCC, `call *sym@GOTPCREL(%rip)` (ff 15, 6 bytes). With -mfentry that is the
+// function's first instruction (after an endbr64, if any); with mcount it is inside the
+// prologue. Either way the symbolizer maps it to its function.
+inline uintptr_t call_site(uintptr_t child) {
+  return child - (*reinterpret_cast<const uint8_t*>(child - 5) == 0xe8 ? 5 : 6);
+}
+
+[[noreturn]] void lost_return(const char* what) {
+  diag(what);
+  __builtin_trap();
+}
+
+// The innermost frame whose slot is `sp`'s, or nullptr.
+Frame* find_slot_frame(ThreadState* s, uintptr_t sp) {
+  for (Frame* f = s->top; f-- > s->stack_base;)
+    if (f->sp == sp) return f;
+  return nullptr;
+}
+
+void pg_enter_slow(ThreadState* s, uintptr_t fn, uintptr_t* slot, const uint64_t* saved) {
+  // Called for the runtime (runtime_scope.hpp): no frame, the return address left alone.
+  if (in_runtime()) return;
+  ErrnoSaver es;
+  if (!s) {
+    g_pg_hooks = true;  // the process set-up calibrates these hooks, not the cyg ones
+    if (!(s = thread_setup())) return;
+  }
+  bool monitored = (s->guard & kGuardMonitor) != 0;
+  if (monitored && ((s->guard & kGuardBusyMask) || s->top == s->stack_limit)) {
+    // A call from a monitor callback is not reported (nor redirected); neither is one the
+    // shadow stack has no room for.
+    return;
+  }
+  if ((s->guard & kGuardStopped) || s->top == s->stack_limit) {
+    // Without a frame there would be no way back from the trampoline: the call is neither
+    // redirected nor recorded, only counted.
+    __atomic_fetch_add(&s->header->lost_events, 1, __ATOMIC_RELAXED);
+    return;
+  }
+  uintptr_t sp = slot_sp(slot);
+  uintptr_t ret = *slot;
+  bool shared = ret == return_trampoline();
+  if (shared) {
+    // A tail call: the function that jumped here already redirected this slot.
+    Frame* owner = find_slot_frame(s, sp);
+    if (!owner) {
+      __atomic_fetch_add(&s->header->lost_events, 1, __ATOMIC_RELAXED);
+      return;
+    }
+    ret = owner->ret;
+  } else if (s->guard & kGuardUnwinding) {
+    // A call from a landing pad (a destructor) while an exception is unwound. Its slot
+    // held its own return address, so a frame still on the shadow stack with the same
+    // slot is gone, and so is every frame pushed after it: left open, the exit would take
+    // that frame for a tail call's sharing the slot and return to its caller. The landing
+    // pad (_Unwind_SetIP) has normally closed them already; this covers a personality
+    // routine whose _Unwind_SetIP call does not go through the dynamic linker (a copy of
+    // libgcc_eh linked into its module, -Bsymbolic). Only an exact match is trusted: on
+    // an alternate signal stack the addresses are not ordered.
+    Frame* f = s->top;
+    while (f > s->stack_base && f[-1].sp < sp) --f;
+    if (f > s->stack_base && f[-1].sp == sp) unwind_below(sp + 1, UnwindReason::kException);
+  }
+  bool nested = guard_enter(s);
+  handle_rescan(s, nested);
+  // Read again: before the process's set-up the clock may not have been chosen yet (the
+  // first call's time would be in the wrong unit), and set-up itself takes a while.
+  uint64_t t = entry_ticks();
+  Frame* f = push_frame(s, fn, sp, ret);
+  note_selection(s, f, nested);
+  signal_fence();
+  if (!shared) *slot = return_trampoline();
+  if (monitored) {
+    monitor_entered(s, f, ret, t);
+  } else if (frame_recorded(s, f)) {
+    put_enter_kept(s, nested, t, fn, f);
+    if (const callmon::select::SpecEntry* spec = function_spec(fn))
+      note_args(s, nested, t, f, *spec, saved, slot);
+  }
+  guard_leave(s);
+  entry_done();
+}
+
+// A return through the trampoline that is not the plain case: nested in another hook,
+// recording stopped, frames left above this one (a non-local exit we did not see, or the
+// frames of an exception still being unwound), or a slot shared by a tail call.
+uintptr_t pg_exit_slow(ThreadState* s, uintptr_t* slot, uint64_t t, const uint64_t* saved) {
+  if (!s) lost_return("a hijacked return found no thread state; cannot continue");
+  ErrnoSaver es;
+  uintptr_t sp = slot_sp(slot);
+  Frame* match = find_slot_frame(s, sp);
+  if (!match) lost_return("a hijacked return address is missing from the shadow stack");
+  Frame* low = match;
+  while (low > s->stack_base && low[-1].sp == sp) --low;
+  uintptr_t ret = low->ret;
+  *slot = ret;  // first: from here on an unwinder sees the real caller
+  uint32_t g = s->guard;
+  bool nested = guard_enter(s);
+  if ((g & kGuardMonitor) && !nested) {
+    monitor_end_frames(s, match + 1, t, (g & kGuardUnwinding) ? kExitException : kExitUnknown);
+    monitor_end_frames(s, low, t, kExitNormal);  // several when tail calls share the slot
+    guard_leave(s);
+    return ret;
+  }
+  uint64_t skipped = frames_recorded(s, match + 1, s->top);
+  uint64_t ended = frames_recorded(s, low, match + 1);
+  pop_frames(s, low);
+  if (g & (kGuardStopped | kGuardMonitor)) {
+    if (s->header) __atomic_fetch_add(&s->header->lost_events, skipped + ended, __ATOMIC_RELAXED);
+  } else {
+    handle_rescan(s, nested);
+    if (skipped)
+      put_unwind(s, nested, t, skipped,
+                 (g & kGuardUnwinding) ? callmon::format::UnwindReason::kException
+                                       : callmon::format::UnwindReason::kUnknown);
+    // Innermost first: taking back a tail-called frame's ENTER may make its caller's
+    // the last record again.
+    for (Frame* e = match + 1; e-- > low;) {
+      if (!frame_recorded(s, e)) {
+        note_filtered(s, nested);
+      } else if (skipped || !take_back_short(s, nested, e, t)) {
+        put_exit(s, nested, t);
+        if (wants_retval(s, e))  // a tail call's frames all return the one value
+          if (const callmon::select::SpecEntry* spec = function_spec(e->fn)) {
+            uint64_t from = read_ticks();
+            put_retval(s, nested, t, spec->ret_format, saved);
+            note_capture(s, nested, from);
+          }
+      }
+    }
+  }
+  guard_leave(s);
+  return ret;
+}
+
+inline void pg_enter(uintptr_t fn, uintptr_t* slot, const uint64_t* saved) {
+  uint64_t t = read_ticks();
+  ThreadState* s = t_state;
+  if (__builtin_expect(s == nullptr || s->guard != 0 || s->top == s->stack_limit, 0)) {
+    pg_enter_slow(s, fn, slot, saved);
+    return;
+  }
+  uintptr_t ret = *slot;
+  if (__builtin_expect(ret == return_trampoline(), 0)) {
+    pg_enter_slow(s, fn, slot, saved);
+    return;
+  }
+  guard_acquire(s);
+  signal_fence();
+  push_frame(s, fn, slot_sp(slot), ret);
+  signal_fence();  // the frame is complete before the return can reach the trampoline
+  *slot = return_trampoline();
+  write_hook_enter(s, t, fn);
+  signal_fence();
+  guard_release(s);
+  entry_done();
+}
+
+}  // namespace
+
+// Called by the mcount trampoline with all argument registers saved at `saved`; `slot` is
+// 8(%rbp) of the instrumented function, `above` the word just above the trampoline's
+// return address.
+//
+// gcc 12 -pg -fsplit-stack at -O2 calls mcount only on the path that went through
+// __morestack, before the function has pushed %rbp: `call __morestack; ret; call mcount;
+// jmp body`. __morestack called the function again (at the call after that `ret`) on the
+// new stack segment, so %rbp is still the caller's and 8(%rbp) the caller's slot; the
+// function's own return (into __morestack) is just above the trampoline's return address.
+// Recognised by the `ret` (c3) just before the call, the `call rel32` (e8) before it and
+// the `jmp` (eb or e9) after it: in every other shape the bytes before the call are the
+// prologue (`mov %rsp,%rbp` ends in e5, a push in 5x, `sub $n,%rsp` in an immediate that
+// is a multiple of 8) and the function's body follows. The byte 5 before the `ret` is
+// read only once the `ret` is seen, when it is part of the same function.
+extern "C" __attribute__((no_instrument_function)) void callmon_pg_enter(
+    uintptr_t child, uintptr_t* slot, const uint64_t* saved, uintptr_t* above) {
+  uintptr_t site = call_site(child);
+  const auto* before = reinterpret_cast<const uint8_t*>(site);
+  const auto* code = reinterpret_cast<const uint8_t*>(child);
+  if (before[-1] == 0xc3 && (code[0] == 0xeb || code[0] == 0xe9) && before[-6] == 0xe8)
+    slot = above;
+  pg_enter(site, slot, saved);
+}
+
+// Called by the __fentry__ trampoline, which passes the word just above its return
+// address as the slot. That is the function's return address when `call __fentry__` is
+// its first instruction (after an endbr64), the shape clang always emits and GCC for every
+// function but one: a function taking a static chain in r10 (a GCC nested function) is
+// entered through `push %r10; call __fentry__; pop %r10` (41 52, the call, 41 5a), so the
+// word above is the saved r10 and the return address is one word further up. Hijacking the
+// saved r10 instead would hand the function a return address for its static chain. Both
+// byte pairs are checked: the two bytes before a first-instruction call belong to the
+// previous function or its padding, and no function starts with `pop %r10` after its entry
+// hook. Reading them is safe: the two bytes after the call are the function's own, and
+// the two before it are read only when the pop follows, so the push is the function's too.
+// Every other prologue gcc and clang emit before __fentry__ and mcount leaves the slot
+// where the trampolines look (docs/runtime.md, "Prologue shapes").
+extern "C" __attribute__((no_instrument_function)) void callmon_pg_enter_fentry(
+    uintptr_t child, uintptr_t* slot, const uint64_t* saved, uintptr_t*) {
+  uintptr_t site = call_site(child);
+  const auto* code = reinterpret_cast<const uint8_t*>(child);
+  const auto* before = reinterpret_cast<const uint8_t*>(site);
+  if (code[0] == 0x41 && code[1] == 0x5a && before[-2] == 0x41 && before[-1] == 0x52) ++slot;
+  pg_enter(site, slot, saved);
+}
+
+// Called by callmon_pg_return with the return values saved at `saved`; `slot` is where the
+// returning function's return address was. Puts the real one back there and returns it.
+extern "C" __attribute__((no_instrument_function)) uintptr_t callmon_pg_exit(
+    uintptr_t* slot, const uint64_t* saved) {
+  uint64_t t = exit_ticks();
+  ThreadState* s = t_state;
+  if (__builtin_expect(s != nullptr && s->guard == 0, 1)) {
+    uintptr_t sp = slot_sp(slot);
+    Frame* f = s->top - 1;
+    if (__builtin_expect(f >= s->stack_base && f->sp == sp &&
+                         (f == s->stack_base || f[-1].sp != sp), 1)) {
+      uintptr_t ret = f->ret;
+      *slot = ret;
+      guard_acquire(s);
+      signal_fence();
+      pop_frame(s, f);
+      write_hook_exit(s, t);
+      signal_fence();
+      guard_release(s);
+      return ret;
+    }
+  }
+  return pg_exit_slow(s, slot, t, saved);
+}
+
+namespace callmon::rt {
+
+bool g_pg_hooks = false;
+
+// Oldest first, so that where an abandoned frame and a live one name the same slot, the
+// live (newer) frame's address is the one left there. Only slots that still hold the
+// trampoline are touched: a frame's stack may have been reused since.
+void pg_restore_returns() {
+  ThreadState* s = t_state;
+  if (!s) return;
+  uintptr_t tramp = return_trampoline();
+  for (Frame* f = s->stack_base; f < s->top; ++f) {
+    if (!f->ret) continue;
+    uintptr_t* slot = sp_slot(f->sp);
+    if (*slot == tramp) *slot = f->ret;
+  }
+  signal_fence();
+}
+
+void pg_hijack_returns() {
+  ThreadState* s = t_state;
+  if (!s) return;
+  uintptr_t tramp = return_trampoline();
+  signal_fence();
+  for (Frame* f = s->stack_base; f < s->top; ++f) {
+    if (!f->ret) continue;
+    uintptr_t* slot = sp_slot(f->sp);
+    if (*slot == f->ret) *slot = tramp;
+  }
+}
+
+}  // namespace callmon::rt

@@ -1,0 +1,137 @@
+// Builds the environment of a program this one starts (see child_env.hpp). Runs in exec
+// wrappers, which may be called from a signal handler or a vfork child: fixed buffers,
+// no allocation, and no string functions of libc's (the program may interpose them; a
+// vfork child shares the parent's memory and must touch nothing but its own stack).
+#include "runtime/interposers/child_env.hpp"
+
+#include <dlfcn.h>
+
+#include "runtime/recording/process.hpp"
+#include "runtime/core/runtime_scope.hpp"
+#include "runtime/core/start_env.hpp"
+#include "runtime/core/sys.hpp"
+
+namespace callmon::rt {
+
+namespace {
+
+// The variable's name is `name` ("LD_PRELOAD=..." has the name "LD_PRELOAD").
+bool has_name(const char* entry, const char* name) {
+  while (*name && *entry == *name) ++entry, ++name;
+  return !*name && *entry == '=';
+}
+
+bool has_prefix(const char* s, const char* prefix) {
+  while (*prefix && *s == *prefix) ++s, ++prefix;
+  return !*prefix;
+}
+
+// Length of the name part of "NAME=value".
+size_t name_len(const char* entry) {
+  size_t n = 0;
+  while (entry[n] && entry[n] != '=') ++n;
+  return n;
+}
+
+bool same_name(const char* a, const char* b) {
+  size_t n = name_len(a);
+  if (n != name_len(b)) return false;
+  for (size_t i = 0; i < n; ++i)
+    if (a[i] != b[i]) return false;
+  return true;
+}
+
+bool contains(const char* hay, const char* needle) {
+  for (; *hay; ++hay) {
+    const char* h = hay;
+    const char* n = needle;
+    while (*n && *h == *n) ++h, ++n;
+    if (!*n) return true;
+  }
+  return false;
+}
+
+bool lookup(char* const envp[], const char* entry) {
+  for (char* const* e = envp; e && *e; ++e)
+    if (same_name(*e, entry)) return true;
+  return false;
+}
+
+// libcallmon.so's path: the recording's (set up with the process), else found once with
+// dladdr (a monitored process). Empty when unknown.
+char g_self[4096];
+const char* self_path() {
+  if (g_proc.self_path[0]) return g_proc.self_path;
+  if (!__atomic_load_n(&g_self[0], __ATOMIC_ACQUIRE)) {
+    RuntimeScope rs;
+    Dl_info info;
+    char tmp[sizeof g_self];
+    if (dladdr(reinterpret_cast<void*>(&child_env), &info) && info.dli_fname &&
+        info.dli_fname[0] == '/' && copy_str(tmp, sizeof tmp, info.dli_fname)) {
+      copy_str(g_self + 1, sizeof g_self - 1, tmp + 1);
+      __atomic_store_n(&g_self[0], tmp[0], __ATOMIC_RELEASE);
+    }
+  }
+  return g_self;
+}
+
+}  // namespace
+
+void child_env_prepare() { self_path(); }
+
+size_t env_count(char* const envp[]) {
+  size_t n = 0;
+  while (envp && envp[n]) ++n;
+  return n;
+}
+
+bool child_env_wanted() {
+  return start_env_get("CALLMON_DIR") || start_env_get("CALLMON_MONITOR");
+}
+
+char** child_env(char* const envp[], char** out, char* scratch) {
+  size_t n = 0;
+  const char* self = self_path();
+  // Halves of the scratch: LD_PRELOAD, CALLMON_DIR.
+  char* preload_buf = scratch;
+  char* dir_buf = scratch + kChildEnvScratch / 2;
+  bool has_preload = false;
+  for (char* const* e = envp; e && *e; ++e) {
+    if (has_name(*e, "LD_PRELOAD") && self[0] && !has_preload) {
+      has_preload = true;
+      if (!contains(*e + 11, self)) {
+        // Ours first, then the program's own preloads.
+        LineBuf b(preload_buf, kChildEnvScratch / 2);
+        b.str("LD_PRELOAD=").str(self).ch(':').str(*e + 11);
+        out[n++] = preload_buf;
+        continue;
+      }
+    }
+    out[n++] = *e;
+  }
+  if (!has_preload && self[0]) {
+    LineBuf b(preload_buf, kChildEnvScratch / 2);
+    b.str("LD_PRELOAD=").str(self);
+    out[n++] = preload_buf;
+  }
+  size_t kept_count;
+  const char* const* kept = start_env_entries(&kept_count);
+  size_t added = 1;
+  for (size_t i = 0; i < kept_count && added < kChildEnvExtra; ++i) {
+    const char* e = kept[i];
+    if (!has_prefix(e, "CALLMON_") || lookup(envp, e)) continue;
+    if (has_name(e, "CALLMON_DIR") && g_proc.dir[0]) {
+      // Absolute (the process set it up so): the child may start in another directory.
+      LineBuf b(dir_buf, kChildEnvScratch / 2);
+      b.str("CALLMON_DIR=").str(g_proc.dir);
+      out[n++] = dir_buf;
+    } else {
+      out[n++] = const_cast<char*>(e);
+    }
+    ++added;
+  }
+  out[n] = nullptr;
+  return out;
+}
+
+}  // namespace callmon::rt

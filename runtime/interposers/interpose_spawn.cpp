@@ -1,0 +1,228 @@
+// Starting programs without fork + exec of the program's own: posix_spawn, posix_spawnp,
+// execveat, system, popen. glibc runs these children through its internal exec (not our execve
+// wrapper), so each is interposed here to hand the child callmon's variables
+// (child_env.hpp) the way execve's wrapper does. The program's environment is never
+// changed; only the child's copy gets the variables it lacks.
+#include <alloca.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <sched.h>
+#include <signal.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "runtime/interposers/child_env.hpp"
+#include "runtime/interposers/interpose.hpp"
+#include "runtime/core/runtime_scope.hpp"
+
+using namespace callmon::rt;
+
+extern char** environ;
+
+#define CALLMON_EXPORT extern "C" __attribute__((visibility("default")))
+
+CALLMON_EXPORT int posix_spawn(pid_t* pid, const char* path,
+                               const posix_spawn_file_actions_t* actions,
+                               const posix_spawnattr_t* attr, char* const argv[],
+                               char* const envp[]) {
+  resolve_real_functions();
+  CALLMON_CHILD_ENV(envp, env);
+  return g_real.posix_spawn_(pid, path, actions, attr, argv, env);
+}
+
+CALLMON_EXPORT int posix_spawnp(pid_t* pid, const char* file,
+                                const posix_spawn_file_actions_t* actions,
+                                const posix_spawnattr_t* attr, char* const argv[],
+                                char* const envp[]) {
+  resolve_real_functions();
+  CALLMON_CHILD_ENV(envp, env);
+  return g_real.posix_spawnp_(pid, file, actions, attr, argv, env);
+}
+
+// No EXEC record: execveat's wrapper is the rarely used sibling of execve's, and the new
+// image's meta file names its parent all the same. (fexecve, interposed with execve,
+// writes one.)
+CALLMON_EXPORT int execveat(int dirfd, const char* path, char* const argv[],
+                            char* const envp[], int flags) {
+  resolve_real_functions();
+  CALLMON_CHILD_ENV(envp, env);
+  return g_real.execveat_(dirfd, path, argv, env, flags);
+}
+
+namespace {
+
+// Whether `environ` already holds everything child_env would add: then glibc's own
+// system() passes it on unchanged.
+bool environ_complete() {
+  if (!child_env_wanted()) return true;
+  size_t n = env_count(environ);
+  char** out = static_cast<char**>(alloca((n + kChildEnvExtra + 1) * sizeof(char*)));
+  char* scratch = static_cast<char*>(alloca(kChildEnvScratch));
+  child_env(environ, out, scratch);
+  if (env_count(out) != n) return false;
+  for (size_t i = 0; i < n; ++i)
+    if (out[i] != environ[i]) return false;
+  return true;
+}
+
+// system() for a program that took callmon's variables out of its environment: what POSIX
+// asks of it (SIGINT and SIGQUIT ignored and SIGCHLD blocked in the caller while the
+// command runs; the child starts with the caller's dispositions and mask), through
+// posix_spawn with the child's environment.
+int system_with_env(const char* command) {
+  struct sigaction ignore = {}, old_int, old_quit;
+  ignore.sa_handler = SIG_IGN;
+  sigemptyset(&ignore.sa_mask);
+  sigaction(SIGINT, &ignore, &old_int);
+  sigaction(SIGQUIT, &ignore, &old_quit);
+  sigset_t chld, old_mask;
+  sigemptyset(&chld);
+  sigaddset(&chld, SIGCHLD);
+  sigprocmask(SIG_BLOCK, &chld, &old_mask);
+
+  posix_spawnattr_t attr;
+  posix_spawnattr_init(&attr);
+  sigset_t defaults;
+  sigemptyset(&defaults);
+  if (old_int.sa_handler != SIG_IGN) sigaddset(&defaults, SIGINT);
+  if (old_quit.sa_handler != SIG_IGN) sigaddset(&defaults, SIGQUIT);
+  posix_spawnattr_setsigdefault(&attr, &defaults);
+  posix_spawnattr_setsigmask(&attr, &old_mask);
+  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK);
+  char sh[] = "sh", dash_c[] = "-c", dashes[] = "--";
+  char* argv[] = {sh, dash_c, dashes, const_cast<char*>(command), nullptr};
+  CALLMON_CHILD_ENV(environ, env);
+  pid_t pid;
+  int status;
+  int err = g_real.posix_spawn_(&pid, "/bin/sh", nullptr, &attr, argv, env);
+  posix_spawnattr_destroy(&attr);
+  if (err == 0) {
+    while (waitpid(pid, &status, 0) < 0) {
+      if (errno != EINTR) {
+        status = -1;
+        break;
+      }
+    }
+  } else {
+    status = 127 << 8;  // as glibc's: the shell could not be run
+  }
+  sigaction(SIGINT, &old_int, nullptr);
+  sigaction(SIGQUIT, &old_quit, nullptr);
+  sigprocmask(SIG_SETMASK, &old_mask, nullptr);
+  if (err != 0) errno = err;
+  return status;
+}
+
+}  // namespace
+
+CALLMON_EXPORT int system(const char* command) {
+  resolve_real_functions();
+  if (!command || environ_complete()) return g_real.system_(command);
+  return system_with_env(command);
+}
+
+namespace {
+
+// The streams popen_with_env opened, with their children, for pclose (glibc's pclose only
+// knows its own). Fixed size, no allocation; a spin lock, as popen is not async-signal-safe
+// anyway.
+struct OwnPopen {
+  FILE* stream;
+  pid_t pid;
+};
+constexpr int kOwnPopens = 64;
+OwnPopen g_popens[kOwnPopens];
+int g_popen_lock = 0;
+
+void lock_popens() {
+  while (__atomic_exchange_n(&g_popen_lock, 1, __ATOMIC_ACQUIRE)) sched_yield();
+}
+void unlock_popens() { __atomic_store_n(&g_popen_lock, 0, __ATOMIC_RELEASE); }
+
+// popen() for a program that took callmon's variables out of its environment: `sh -c` with
+// the command's end of a pipe as its stdout ("r") or stdin ("w"), the streams of earlier
+// popen calls closed in the child (POSIX), through posix_spawn with the child's
+// environment. `e` in the mode: close-on-exec, as glibc's.
+FILE* popen_with_env(const char* command, const char* mode) {
+  bool reading = mode[0] == 'r';
+  if ((mode[0] != 'r' && mode[0] != 'w')) {
+    errno = EINVAL;
+    return nullptr;
+  }
+  bool cloexec = false;
+  for (const char* m = mode + 1; *m; ++m) cloexec |= *m == 'e';
+  int fds[2];
+  if (pipe2(fds, O_CLOEXEC) != 0) return nullptr;
+  int mine = reading ? fds[0] : fds[1];
+  int theirs = reading ? fds[1] : fds[0];
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  // dup2 onto the fd it already is clears close-on-exec (glibc 2.29 on).
+  posix_spawn_file_actions_adddup2(&actions, theirs, reading ? 1 : 0);
+  lock_popens();
+  for (const OwnPopen& p : g_popens)
+    if (p.stream) posix_spawn_file_actions_addclose(&actions, fileno(p.stream));
+  unlock_popens();
+  char sh[] = "sh", dash_c[] = "-c", dashes[] = "--";
+  char* argv[] = {sh, dash_c, dashes, const_cast<char*>(command), nullptr};
+  CALLMON_CHILD_ENV(environ, env);
+  pid_t pid;
+  int err = g_real.posix_spawn_(&pid, "/bin/sh", &actions, nullptr, argv, env);
+  posix_spawn_file_actions_destroy(&actions);
+  close(theirs);
+  if (err != 0) {
+    close(mine);
+    errno = err;
+    return nullptr;
+  }
+  if (!cloexec) fcntl(mine, F_SETFD, 0);
+  FILE* f = fdopen(mine, reading ? "r" : "w");
+  if (!f) {
+    int e = errno;
+    close(mine);
+    while (waitpid(pid, nullptr, 0) < 0 && errno == EINTR) {
+    }
+    errno = e;
+    return nullptr;
+  }
+  lock_popens();
+  for (OwnPopen& p : g_popens) {
+    if (!p.stream) {
+      p = {f, pid};
+      break;
+    }
+  }
+  unlock_popens();
+  return f;
+}
+
+}  // namespace
+
+CALLMON_EXPORT FILE* popen(const char* command, const char* mode) {
+  resolve_real_functions();
+  if (environ_complete()) return static_cast<FILE*>(g_real.popen_(command, mode));
+  return popen_with_env(command, mode);
+}
+
+CALLMON_EXPORT int pclose(FILE* stream) {
+  resolve_real_functions();
+  pid_t pid = 0;
+  lock_popens();
+  for (OwnPopen& p : g_popens) {
+    if (stream && p.stream == stream) {
+      pid = p.pid;
+      p = {nullptr, 0};
+      break;
+    }
+  }
+  unlock_popens();
+  if (!pid) return g_real.pclose_(stream);
+  fclose(stream);
+  int status;
+  while (waitpid(pid, &status, 0) < 0) {
+    if (errno != EINTR) return -1;
+  }
+  return status;
+}

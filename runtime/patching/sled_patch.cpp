@@ -1,0 +1,307 @@
+// The nop-sled patcher (see sled_patch.hpp): finds each module's sled list (sled_elf.hpp),
+// checks every site, and writes `call rel32` to the -pg entry trampoline __fentry__
+// (arch/x86_64/pg_entry.S), through a stub page (sled_stub.hpp) when the trampoline is out
+// of rel32 reach.
+//
+// Concurrency. A 5-byte nop becoming a 5-byte call is not one atomic change for a CPU
+// that may be executing it: a thread fetching the site while it is rewritten could see
+// half of each; worse, gcc's -fpatchable-function-entry sled is five 1-byte nops, and a
+// thread stopped between two of them would resume in the middle of the call's
+// displacement. The one pass at start-up runs in libcallmon's constructor, before the
+// executable's constructors and main, so before the program has threads (unless a shared
+// library's constructor, which the loader runs before ours, started one): nothing
+// executes the sites. After a dlopen the new module's sites are patched before the first dlsym
+// returns (or at the next hook of the thread that called dlopen); its code has normally
+// not run yet, except its own constructors (they ran inside dlopen, unpatched and
+// unrecorded) and any thread they started. To narrow that window a site inside one
+// aligned 8-byte word is written with a single 8-byte store, which instruction fetch sees
+// whole on the CPUs we know (the SDM's cross-modifying-code protocol, which would stop the
+// other threads, is not followed); the others are written byte by byte. The segment is made writable *and*
+// executable while it is patched so code on the same pages keeps running.
+#include "runtime/patching/sled_patch.hpp"
+
+#include <errno.h>
+#include <limits.h>
+#include <link.h>
+#include <pthread.h>
+#include <sched.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "runtime/calibration/calibration.hpp"
+#include "runtime/core/options.hpp"
+#include "runtime/recording/process.hpp"
+#include "runtime/patching/sled_elf.hpp"
+#include "runtime/patching/sled_entry_check.hpp"
+#include "runtime/patching/sled_select.hpp"
+#include "runtime/patching/sled_stub.hpp"
+#include "runtime/core/sys.hpp"
+
+extern "C" void __fentry__();  // pg_entry.S
+
+namespace callmon::rt {
+
+namespace {
+
+int g_lock = 0;
+bool g_any = false;
+bool g_startup = true;  // the first pass: no other thread yet
+
+// Modules handled already, by load bias and program header address. A dlclose clears the
+// table (dlpi_subs changes): a module loaded again at the same place has fresh nops, and
+// sites patched before are recognised as such (SiteKind::kOurs) by the next pass.
+struct Done {
+  uintptr_t bias;
+  const void* phdr;
+};
+Done g_done[1024];
+unsigned g_done_count = 0;
+unsigned long long g_subs = 0;
+
+struct Stats {
+  unsigned patched, ours, refused, unselected, outside, misplaced;
+  uintptr_t first_refused, first_misplaced;
+  uint8_t refused_bytes[5];
+  const char* failure;  // why nothing could be patched, or nullptr
+};
+
+enum class SiteKind { kNop, kOurs, kOther };
+
+uintptr_t trampoline() { return reinterpret_cast<uintptr_t>(&__fentry__); }
+
+SiteKind classify(const uint8_t* b, uintptr_t site) {
+  // 0f 1f 44 00 xx: nopl disp8(%rax,%rax,1), any displacement (clang writes 08).
+  if (b[0] == 0x0f && b[1] == 0x1f && b[2] == 0x44 && b[3] == 0x00) return SiteKind::kNop;
+  if (b[0] == 0x90 && b[1] == 0x90 && b[2] == 0x90 && b[3] == 0x90 && b[4] == 0x90)
+    return SiteKind::kNop;  // gcc's -fpatchable-function-entry=5
+  if (b[0] == 0xe8) {
+    int32_t rel;
+    memcpy(&rel, b + 1, 4);
+    uintptr_t to = site + 5 + static_cast<intptr_t>(rel);
+    if (to == trampoline() || sled_is_stub(to)) return SiteKind::kOurs;
+  }
+  return SiteKind::kOther;
+}
+
+const ExecSegment* segment_of(const SledModule& m, uintptr_t site) {
+  for (int i = 0; i < m.exec_count; ++i)
+    if (site >= m.exec[i].start && site + 5 <= m.exec[i].end) return &m.exec[i];
+  return nullptr;
+}
+
+// The function's first byte: the site, or the endbr64 in front of it (-fcf-protection).
+uintptr_t function_start(const SledModule& m, uintptr_t site) {
+  static const uint8_t endbr64[4] = {0xf3, 0x0f, 0x1e, 0xfa};
+  const ExecSegment* seg = segment_of(m, site);
+  if (seg && site >= seg->start + 4 && memcmp(reinterpret_cast<void*>(site - 4), endbr64, 4) == 0)
+    return site - 4;
+  return site;
+}
+
+void write_call(uintptr_t site, uintptr_t to) {
+  uint8_t insn[5] = {0xe8, 0, 0, 0, 0};
+  int32_t rel = static_cast<int32_t>(static_cast<intptr_t>(to - (site + 5)));
+  memcpy(insn + 1, &rel, 4);
+  if ((site & 7) <= 3) {
+    // One aligned 8-byte store: a concurrent fetch sees the old or the new instruction.
+    auto* word = reinterpret_cast<uint64_t*>(site & ~uintptr_t{7});
+    uint64_t v = __atomic_load_n(word, __ATOMIC_RELAXED);
+    memcpy(reinterpret_cast<uint8_t*>(&v) + (site & 7), insn, 5);
+    __atomic_store_n(word, v, __ATOMIC_RELEASE);
+  } else {
+    memcpy(reinterpret_cast<void*>(site), insn, 5);
+  }
+}
+
+// Makes the executable segments writable (and still executable; plain RW only in the
+// start-up pass, where nothing else runs) or puts the original protection back.
+bool set_writable(const SledModule& m, bool on) {
+  for (int i = 0; i < m.exec_count; ++i) {
+    void* a = reinterpret_cast<void*>(m.exec[i].start);
+    size_t len = m.exec[i].end - m.exec[i].start;
+    if (!on) {
+      mprotect(a, len, m.exec[i].prot);
+      continue;
+    }
+    if (mprotect(a, len, m.exec[i].prot | PROT_WRITE) == 0) continue;
+    if (!g_startup || mprotect(a, len, (m.exec[i].prot & ~PROT_EXEC) | PROT_WRITE) != 0) {
+      for (int k = 0; k < i; ++k)
+        mprotect(reinterpret_cast<void*>(m.exec[k].start), m.exec[k].end - m.exec[k].start,
+                 m.exec[k].prot);
+      return false;
+    }
+  }
+  return true;
+}
+
+void patch_list(const SledModule& m, const SledList& list, uintptr_t bias,
+                const EntryCheck& entries, Stats* st, bool* writable, uintptr_t* stub) {
+  for (size_t i = 0; i < list.count && !st->failure; ++i) {
+    uintptr_t site = list.entries[i];
+    // Run-time addresses once relocated; an entry the loader did not relocate (a PIE
+    // module's list without dynamic relocations) is a link-time one. 0: a discarded
+    // function (linker garbage collection, a dropped COMDAT copy).
+    if (!segment_of(m, site)) site += bias;
+    if (list.entries[i] == 0 || !segment_of(m, site)) {
+      ++st->outside;
+      continue;
+    }
+    auto* bytes = reinterpret_cast<const uint8_t*>(site);
+    SiteKind kind = classify(bytes, site);
+    if (kind == SiteKind::kOurs) {
+      ++st->ours;
+      continue;
+    }
+    if (kind == SiteKind::kOther) {
+      if (st->refused++ == 0) {
+        st->first_refused = site;
+        memcpy(st->refused_bytes, bytes, 5);
+      }
+      continue;
+    }
+    uintptr_t fn = function_start(m, site);
+    if (!entries.known() || entries.where(fn) != EntryCheck::Where::kStart) {
+      // Nops, but not at an entry (-fpatchable-function-entry=N,M with M > 0), or nothing
+      // to confirm it (code without unwind tables): a call there could run into the
+      // function's first instruction.
+      if (st->misplaced++ == 0) st->first_misplaced = site;
+      continue;
+    }
+    if (!sled_select(fn)) {
+      ++st->unselected;
+      continue;
+    }
+    uintptr_t to = trampoline();
+    if (!rel32_reaches(site + 5, to)) {
+      if (!*stub) *stub = sled_stub_near(m.exec[0].start, m.exec[m.exec_count - 1].end, to);
+      if (!*stub) {
+        st->failure = "no page for a stub within 2 GiB of the module could be mapped";
+        return;
+      }
+      to = *stub;
+    }
+    if (!*writable) {
+      if (!set_writable(m, true)) {
+        st->failure = "its code cannot be made writable (mprotect refused)";
+        return;
+      }
+      *writable = true;
+    }
+    write_call(site, to);
+    ++st->patched;
+  }
+}
+
+void report(const char* path, const Stats& st) {
+  char msg[PATH_MAX + 256];
+  LineBuf b(msg, sizeof msg);
+  b.str(path).str(": ");
+  if (st.failure) {
+    b.str("nop sleds not patched, ").str(st.failure).str("; its functions are not recorded");
+  } else {
+    if (st.refused) {
+      b.dec(st.refused).str(" sled site(s) do not hold the expected nop (first at ");
+      b.str("0x").hex(st.first_refused).str(":");
+      static const char kHex[] = "0123456789abcdef";
+      for (uint8_t v : st.refused_bytes) b.ch(' ').ch(kHex[v >> 4]).ch(kHex[v & 15]);
+      b.str(")");
+    }
+    if (st.misplaced) {
+      b.str(st.refused ? ", " : "").dec(st.misplaced);
+      b.str(" sled site(s) are not function entries by the unwind tables (first at 0x");
+      b.hex(st.first_misplaced).str("; -fpatchable-function-entry=N,M needs M = 0, and the");
+      b.str(" code unwind tables)");
+    }
+    b.str("; left unpatched, those functions are not recorded");
+  }
+  diag(msg);
+}
+
+bool seen(const dl_phdr_info* info) {
+  for (unsigned i = 0; i < g_done_count; ++i)
+    if (g_done[i].bias == info->dlpi_addr && g_done[i].phdr == info->dlpi_phdr) return true;
+  if (g_done_count < sizeof g_done / sizeof g_done[0])
+    g_done[g_done_count++] = {info->dlpi_addr, info->dlpi_phdr};
+  return false;
+}
+
+int module_callback(dl_phdr_info* info, size_t, void*) {
+  if (seen(info)) return 0;
+  const char* path = info->dlpi_name && info->dlpi_name[0] ? info->dlpi_name : "/proc/self/exe";
+  SledModule m;
+  if (!sled_read_module(info, path, &m) || m.list_count == 0 || m.imports_pg || m.exec_count == 0)
+    return 0;
+  uintptr_t self = reinterpret_cast<uintptr_t>(&sled_patch_modules);
+  for (int i = 0; i < m.exec_count; ++i)
+    if (self >= m.exec[i].start && self < m.exec[i].end) return 0;  // libcallmon itself
+  sled_select_module(info);
+  Stats st{};
+  bool writable = false;
+  uintptr_t stub = 0;
+  EntryCheck entries(info);
+  for (int i = 0; i < m.list_count; ++i)
+    patch_list(m, m.lists[i], info->dlpi_addr, entries, &st, &writable, &stub);
+  if (writable) set_writable(m, false);
+  if (st.patched) g_any = true;
+  if (st.refused || st.misplaced || st.failure) {
+    char exe[PATH_MAX];
+    ssize_t n = path == info->dlpi_name ? -1 : readlink(path, exe, sizeof exe - 1);
+    if (n > 0) exe[n] = 0;
+    report(n > 0 ? exe : path, st);
+  }
+  return 0;
+}
+
+}  // namespace
+
+void sled_patch_modules() {
+  const char* dir = read_options().dir;
+  if (!dir || !dir[0]) return;  // not recording: the nops stay, the program runs natively
+  // A recording directory that cannot be written: the set-up will say so and leave the
+  // program untraced, so it should keep its native speed too.
+  if (access(dir, W_OK | X_OK) != 0) {
+    // The set-up fails the same way and says so, once: a process whose only hooks are
+    // sleds would otherwise never get to it.
+    if (g_startup) process_setup();
+    g_startup = false;
+    return;
+  }
+  ErrnoSaver es;
+  while (__atomic_exchange_n(&g_lock, 1, __ATOMIC_ACQUIRE)) sched_yield();
+  static bool atfork_set = false;
+  if (!atfork_set) {
+    // A fork while another thread holds the lock: that thread does not exist in the child,
+    // which would wait forever at its next pass.
+    atfork_set = true;
+    pthread_atfork(nullptr, nullptr, [] { __atomic_store_n(&g_lock, 0, __ATOMIC_RELAXED); });
+  }
+  // A dlclose since the last pass: module addresses may be reused (see Done).
+  unsigned long long subs = 0;
+  dl_iterate_phdr([](dl_phdr_info* info, size_t, void* p) {
+    *static_cast<unsigned long long*>(p) = info->dlpi_subs;
+    return 1;
+  }, &subs);
+  if (subs != g_subs) {
+    g_done_count = 0;
+    g_subs = subs;
+  }
+  dl_iterate_phdr(module_callback, nullptr);
+  if (g_any) g_pg_hooks = true;  // the first hook will be a -pg one: calibrate those
+  g_startup = false;
+  __atomic_store_n(&g_lock, 0, __ATOMIC_RELEASE);
+}
+
+bool sled_patched_any() { return g_any; }
+
+int g_sled_pass_pending = 0;
+
+void sled_request_pass() { __atomic_store_n(&g_sled_pass_pending, 1, __ATOMIC_RELEASE); }
+
+void sled_patch_pending() {
+  if (__atomic_load_n(&g_sled_pass_pending, __ATOMIC_ACQUIRE) &&
+      __atomic_exchange_n(&g_sled_pass_pending, 0, __ATOMIC_ACQ_REL))
+    sled_patch_modules();
+}
+
+}  // namespace callmon::rt

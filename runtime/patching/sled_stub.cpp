@@ -1,0 +1,83 @@
+// Stub pages for far sled sites (see sled_stub.hpp).
+#include "runtime/patching/sled_stub.hpp"
+
+#include <string.h>
+#include <sys/mman.h>
+
+#ifndef MAP_FIXED_NOREPLACE
+#define MAP_FIXED_NOREPLACE 0x100000
+#endif
+
+namespace callmon::rt {
+
+namespace {
+
+constexpr uintptr_t kPage = 4096;
+constexpr int kMaxStubs = 64;
+constexpr int kTries = 256;
+constexpr uintptr_t kStep = 1u << 20;  // candidate addresses 1 MiB apart
+
+struct Stub {
+  uintptr_t addr;
+  uintptr_t target;
+};
+Stub g_stubs[kMaxStubs];
+int g_stub_count = 0;
+
+bool reaches_all(uintptr_t lo, uintptr_t hi, uintptr_t stub) {
+  return rel32_reaches(lo + 5, stub) && rel32_reaches(hi + 5, stub);
+}
+
+// Maps one page at exactly `hint` (never over an existing mapping: MAP_FIXED_NOREPLACE;
+// a kernel older than 4.17 takes it as a hint only, hence the check) and writes the stub.
+uintptr_t map_stub(uintptr_t hint, uintptr_t target) {
+  void* p = mmap(reinterpret_cast<void*>(hint), kPage, PROT_READ | PROT_WRITE,
+                 MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
+  if (p == MAP_FAILED) return 0;
+  if (reinterpret_cast<uintptr_t>(p) != hint) {
+    munmap(p, kPage);
+    return 0;
+  }
+  // jmp *0(%rip); .quad target
+  auto* code = static_cast<uint8_t*>(p);
+  static const uint8_t jmp[6] = {0xff, 0x25, 0, 0, 0, 0};
+  memcpy(code, jmp, sizeof jmp);
+  memcpy(code + sizeof jmp, &target, sizeof target);
+  if (mprotect(p, kPage, PROT_READ | PROT_EXEC) != 0) {
+    munmap(p, kPage);
+    return 0;
+  }
+  return hint;
+}
+
+}  // namespace
+
+uintptr_t sled_stub_near(uintptr_t lo, uintptr_t hi, uintptr_t target) {
+  for (int i = 0; i < g_stub_count; ++i)
+    if (g_stubs[i].target == target && reaches_all(lo, hi, g_stubs[i].addr)) return g_stubs[i].addr;
+  if (g_stub_count == kMaxStubs) return 0;
+  // Below the module first: above an executable is where its brk heap grows.
+  lo &= ~(kPage - 1);
+  hi = (hi + kPage - 1) & ~(kPage - 1);
+  for (int k = 1; k <= kTries; ++k) {
+    uintptr_t below = lo - static_cast<uintptr_t>(k) * kStep;
+    uintptr_t above = hi + static_cast<uintptr_t>(k - 1) * kStep + 64 * kStep;
+    const uintptr_t hints[2] = {below, above};
+    for (uintptr_t hint : hints) {
+      if (hint < 0x10000 || !reaches_all(lo, hi, hint)) continue;
+      if (uintptr_t stub = map_stub(hint, target)) {
+        g_stubs[g_stub_count++] = {stub, target};
+        return stub;
+      }
+    }
+  }
+  return 0;
+}
+
+bool sled_is_stub(uintptr_t addr) {
+  for (int i = 0; i < g_stub_count; ++i)
+    if (g_stubs[i].addr == addr) return true;
+  return false;
+}
+
+}  // namespace callmon::rt

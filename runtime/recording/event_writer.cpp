@@ -1,0 +1,153 @@
+// The writer's slow paths: records that do not fit the 8-byte word or the chunk, SPECIAL
+// records, nested records, and the repair after a signal interrupted a speculative store.
+#include "runtime/recording/event_writer.hpp"
+
+#include <string.h>
+
+#include <algorithm>
+
+namespace callmon::rt {
+
+using namespace format;
+
+namespace {
+
+// Reserves n bytes for a depth-0 record of any length, switching chunks as needed.
+// Returns false when recording stopped. `encode` is called again after a chunk switch,
+// because the encoding state (time base, last address) restarts there.
+// Longest record the runtime writes: INHERIT with kInheritBatch addresses, or ARGS with its
+// payload.
+constexpr unsigned kMaxSpecialBytes = std::max(10 * (3 + kInheritBatch), 32 + kMaxPayloadBytes);
+
+template <class Encode>
+bool put_depth0(ThreadState* s, Encode&& encode) {
+  for (;;) {
+    uint8_t buf[kMaxSpecialBytes];
+    unsigned n = encode(buf);
+    uint8_t* p = bump(&s->cur, n);
+    if (p + n <= s->limit) {
+      memcpy(p, buf, n);
+      return true;
+    }
+    if (!switch_chunk(s, p, n)) return false;
+  }
+}
+
+}  // namespace
+
+void write_word_interrupted(ThreadState* s, uint8_t* stored_at, uint8_t* got, uint64_t word,
+                            unsigned n) {
+  (void)s;
+  // A nested hook reserved space at `stored_at` between our load of the cursor and our
+  // xadd; it begins with kNestedPad PAD bytes, which is all our 8-byte store can have hit.
+  memset(stored_at, kPadByte, kNestedPad);
+  // Our record goes where the xadd put it, byte-exact (a later nested record may follow).
+  memcpy(got, &word, n);
+}
+
+// After a depth-0 record whose write switched chunks: the PAUSE record for the time the
+// switch took. After the record, not before: its time was read before the switch, so the
+// pause belongs to the calls open after it (an ENTER's call too). If writing the PAUSE
+// switches again (a full chunk), write_special writes that one's PAUSE after it in turn.
+// A calibration made in the switch (thread_state.cpp, calibrate_if_due) goes first, in a
+// CALIB record at the same time.
+static void write_pending_pause(ThreadState* s) {
+  uint64_t ticks = s->pause_ticks;
+  s->pause_ticks = 0;
+  if (s->calib_outer) {
+    uint64_t costs[2] = {s->calib_inner, s->calib_outer};
+    s->calib_inner = s->calib_outer = 0;
+    write_special(s, false, kCodeCalib, s->pause_end, costs, 2);
+  }
+  write_special(s, false, kCodePause, s->pause_end, &ticks, 1);
+}
+
+uint64_t write_hook_pause(ThreadState* s, uint64_t from, uint64_t to) {
+  // The calibration's scratch state has no file: its decoder expects ENTER and EXIT only,
+  // and its robust mean leaves a disturbed sample out anyway.
+  if (!s->header) return 0;
+  // A chunk switch inside the hook's record write has its own PAUSE: count only what came
+  // after it, or the switch would be taken out twice.
+  if (s->pause_end > from) from = s->pause_end;
+  if (to <= from + kHookBurstTicks) return 0;
+  // A signal handler whose instrumented calls ran inside the hook (nested records): that
+  // time is the program's. (A handler without instrumented calls leaves no such trace; its
+  // time inside a hook is taken as a pause.)
+  if (s->nested_ticks >= from) return 0;
+  uint64_t ticks = to - from;
+  write_special(s, false, kCodePause, to, &ticks, 1);
+  // Counted apart from the recorder's own pauses: what the host took shows in `callmon info`.
+  s->header->burst_ticks += ticks;
+  s->header->burst_count++;
+  return ticks;
+}
+
+void write_exit_burst_pause(ThreadState* s, uint64_t from, uint64_t to) {
+  if (s->last_ticks == from) check_hook_burst(s, from, to, s->covered_exit);
+}
+
+void write_enter_slow(ThreadState* s, uint64_t t, uintptr_t fn) {
+  if (put_depth0(s, [&](uint8_t* buf) {
+        if (t < s->last_ticks) t = s->last_ticks;
+        uint64_t v = ((t - s->last_ticks) << 2) | kKindEnter;
+        uint64_t z = zigzag(static_cast<int64_t>(fn - s->last_addr));
+        return static_cast<unsigned>(leb128_put(leb128_put(buf, v), z) - buf);
+      })) {
+    s->last_ticks = t;
+    s->last_addr = fn;
+    if (s->pause_ticks) write_pending_pause(s);
+  }
+}
+
+void write_exit_slow(ThreadState* s, uint64_t t) {
+  if (put_depth0(s, [&](uint8_t* buf) {
+        if (t < s->last_ticks) t = s->last_ticks;
+        uint64_t v = ((t - s->last_ticks) << 2) | kKindExit;
+        return static_cast<unsigned>(leb128_put(buf, v) - buf);
+      })) {
+    s->last_ticks = t;
+    if (s->pause_ticks) write_pending_pause(s);
+  }
+}
+
+void write_special(ThreadState* s, bool nested, SpecialCode code, uint64_t t,
+                   const uint64_t* fields, unsigned nfields, const uint8_t* bytes,
+                   unsigned nbytes) {
+  if (nbytes > kMaxPayloadBytes) nbytes = kMaxPayloadBytes;  // callers stay below it
+  auto encode = [&](uint8_t* buf) {
+    if (!nested && t < s->last_ticks) t = s->last_ticks;
+    uint8_t* p = leb128_put(buf, special_head(code, nested));
+    p = leb128_put(p, nested ? t : t - s->last_ticks);
+    for (unsigned i = 0; i < nfields; ++i) p = leb128_put(p, fields[i]);
+    if (nbytes) memcpy(p, bytes, nbytes);
+    return static_cast<unsigned>(p + nbytes - buf);
+  };
+  if (!nested) {
+    if (put_depth0(s, encode)) {
+      s->last_ticks = t;
+      // END and EXEC close the open calls only as the last record (docs/format.md): no
+      // PAUSE after them; the calls closed at their time, before the pause.
+      if (code == kCodeEnd || code == kCodeExec) s->pause_ticks = 0;
+      if (s->pause_ticks) write_pending_pause(s);
+    }
+    return;
+  }
+  // Nested: PAD first (see event_writer.hpp), never a chunk switch under the interrupted
+  // hook; past the margin the event is counted as lost.
+  s->nested_ticks = t;
+  uint8_t buf[kMaxSpecialBytes];
+  unsigned n = encode(buf);
+  uint8_t* p = bump(&s->cur, kNestedPad + n);
+  uint8_t* limit = s->limit + kNestedMargin;
+  if (p + kNestedPad + n <= limit) {
+    memset(p, kPadByte, kNestedPad);
+    memcpy(p + kNestedPad, buf, n);
+    return;
+  }
+  // What it reserved inside the allocated part is padded so the records after it stay
+  // readable.
+  if (p < limit) memset(p, kPadByte, static_cast<size_t>(limit - p));
+  if (s->header) __atomic_fetch_add(&s->header->lost_events, 1, __ATOMIC_RELAXED);
+}
+
+}  // namespace callmon::rt

@@ -1,0 +1,252 @@
+// The hot path's record writer.
+//
+// A depth-0 hook (one that did not interrupt another hook of its thread) encodes its record
+// branch-free into one 64-bit word, stores all 8 bytes at the cursor, and only then
+// reserves the record's real length with one non-locked `xadd`. The single instruction
+// cannot be split by a signal, and:
+//  - the zero bytes stored past the record are overwritten by whatever comes next (and
+//    read as "end of data" if nothing does: a crash right there loses nothing);
+//  - a signal handler's hooks that run inside a hook are *nested*: they reserve 8 bytes of
+//    PAD in front of each record (write_special), so an interrupted speculative store can
+//    only land on PAD. The interrupted hook sees `xadd` return another position than the
+//    one it stored at, puts the PAD back and writes its record at the position it got.
+// Nested records are self-contained (absolute time and address, docs/format.md); they
+// never touch the encoding state nor switch chunks, and may use kNestedMargin bytes past
+// the usable part of the chunk.
+//
+// Why the word: the LEB128 length of a time delta or address delta varies from call to
+// call, and a byte loop or a switch on it mispredicts often enough to cost ~10 ns per call.
+#pragma once
+
+#include <cstdint>
+#include <cstring>
+
+#include "callmon/format/records.hpp"
+#include "runtime/core/clock.hpp"
+#include "runtime/hooks/hook_burst.h"
+#include "runtime/recording/thread_state.hpp"
+
+namespace callmon::rt {
+
+inline constexpr unsigned kNestedMargin = 4096;
+inline constexpr unsigned kNestedPad = 8;  // PAD bytes in front of every nested record
+inline constexpr unsigned kInheritBatch = 64;  // addresses per INHERIT record
+
+// Orders the compiler's view of memory against a signal handler on the same thread.
+inline void signal_fence() { __atomic_signal_fence(__ATOMIC_SEQ_CST); }
+
+// The fast path's busy mark on ThreadState::guard. Single read-modify-write instructions,
+// not `guard = 1` / `guard = 0`: a signal handler (or a failing chunk switch inside this
+// hook) may set a lasting bit such as kGuardStopped meanwhile, and a plain store would wipe
+// it (a full disk then retried the file at every later hook).
+inline void guard_acquire(ThreadState* s) {
+  asm volatile("addl $1, %0" : "+m"(s->guard) : : "memory");
+}
+inline void guard_release(ThreadState* s) {
+  asm volatile("subl $1, %0" : "+m"(s->guard) : : "memory");
+}
+
+// Pushes a shadow-stack frame and returns it. The slot is published (top raised) before it
+// is filled, so that a signal's hooks push above it, not over it; until the fill its `sp`
+// is 0, as pop_frames leaves every slot above the top. (Monitored threads pop their own way:
+// their signal handlers' hooks push no frames.)
+inline Frame* push_frame(ThreadState* s, uintptr_t fn, uintptr_t sp, uintptr_t ret) {
+  Frame* f = s->top;
+  s->top = f + 1;
+  signal_fence();
+  f->fn = fn;
+  f->sp = sp;
+  f->ret = ret;
+  return f;
+}
+
+// Pops the frames from `f` up. Their `sp` is cleared first, while they are still below the
+// top: a slot keeps what its last frame left, and a push publishes the slot before filling
+// it. A signal's exit hook that looked below its own frame (pg_exit_slow: frames sharing its
+// slot after a tail call) found there the `sp` of an earlier handler's frame at the same
+// stack depth, took the half-pushed frame for one and popped it with its own; the
+// trampoline then found no frame for a live call ("a hijacked return address is missing").
+inline void pop_frames(ThreadState* s, Frame* f) {
+  for (Frame* p = s->top; p-- > f;) p->sp = 0;
+  signal_fence();
+  s->top = f;
+}
+
+// The same for the innermost frame `f` alone (the fast paths).
+inline void pop_frame(ThreadState* s, Frame* f) {
+  f->sp = 0;
+  signal_fence();
+  s->top = f;
+}
+
+// Reserves n bytes at *cur and returns where they start. Not `lock`-prefixed: atomic with
+// respect to this thread's signal handlers, which is all that may touch this cursor.
+inline uint8_t* bump(uint8_t** cur, uintptr_t n) {
+  asm volatile("xaddq %0, %1" : "+r"(n), "+m"(*cur) : : "memory");
+  return reinterpret_cast<uint8_t*>(n);
+}
+
+// Unsigned LEB128 of v as little-endian bytes of a word, given its length n (1..8, so
+// v < 2^56): the 7-bit groups spread one per byte, continuation bits on all but the last.
+inline uint64_t leb128_word(uint64_t v, unsigned n) {
+  uint64_t w = (v & 0x7f) | ((v << 1) & 0x7f00) | ((v << 2) & 0x7f0000) |
+               ((v << 3) & 0x7f000000) | ((v << 4) & 0x7f00000000) |
+               ((v << 5) & 0x7f0000000000) | ((v << 6) & 0x7f000000000000) |
+               ((v << 7) & 0x7f00000000000000);
+  return w | (0x8080808080808080ull & ((uint64_t{1} << (8 * (n - 1))) - 1));
+}
+
+// Out of line: a nested hook interfered with a speculative store, or the chunk is full.
+void write_word_interrupted(ThreadState* s, uint8_t* stored_at, uint8_t* got, uint64_t word,
+                            unsigned n);
+
+// The two halves of write_word, apart so a test can run a nested hook between them.
+// speculative_store returns where it stored, or nullptr when the usable part of the chunk
+// is full.
+inline uint8_t* speculative_store(ThreadState* s, uint64_t word, unsigned n) {
+  uint8_t* c = s->cur;
+  if (__builtin_expect(c + n > s->limit, 0)) return nullptr;
+  std::memcpy(c, &word, 8);  // c + 8 <= limit + kNestedMargin: the file has blocks there
+  return c;
+}
+
+inline void commit_store(ThreadState* s, uint8_t* stored_at, uint64_t word, unsigned n) {
+  uint8_t* p = bump(&s->cur, n);
+  if (__builtin_expect(p != stored_at, 0)) write_word_interrupted(s, stored_at, p, word, n);
+}
+
+// Stores `word` (n <= 8 bytes of record) at the cursor. Returns false when the usable part
+// of the chunk is full: the caller then takes the slow path.
+inline bool write_word(ThreadState* s, uint64_t word, unsigned n) {
+  uint8_t* c = speculative_store(s, word, n);
+  if (__builtin_expect(c == nullptr, 0)) return false;
+  commit_store(s, c, word, n);
+  return true;
+}
+
+// Slow path of write_enter/write_exit: full chunk, or a record longer than 8 bytes.
+void write_enter_slow(ThreadState* s, uint64_t t, uintptr_t fn);
+void write_exit_slow(ThreadState* s, uint64_t t);
+
+// Depth-0 ENTER. The hot path of every call.
+inline void write_enter(ThreadState* s, uint64_t t, uintptr_t fn) {
+  using namespace format;
+  if (t < s->last_ticks) t = s->last_ticks;  // never encode time stepping back
+  uint64_t v = ((t - s->last_ticks) << 2) | kKindEnter;
+  uint64_t z = zigzag(static_cast<int64_t>(fn - s->last_addr));
+  unsigned nv = leb128_size(v), nz = leb128_size(z);
+  if (__builtin_expect(nv + nz <= 8, 1) &&
+      __builtin_expect(write_word(s, leb128_word(v, nv) | (leb128_word(z, nz) << (8 * nv)),
+                                  nv + nz), 1)) {
+    s->last_ticks = t;
+    s->last_addr = fn;
+    return;
+  }
+  write_enter_slow(s, t, fn);
+}
+
+// Depth-0 EXIT.
+inline void write_exit(ThreadState* s, uint64_t t) {
+  using namespace format;
+  if (t < s->last_ticks) t = s->last_ticks;
+  uint64_t v = ((t - s->last_ticks) << 2) | kKindExit;
+  unsigned nv = leb128_size(v);
+  if (__builtin_expect(nv <= 8, 1) && __builtin_expect(write_word(s, leb128_word(v, nv), nv), 1)) {
+    s->last_ticks = t;
+    return;
+  }
+  write_exit_slow(s, t);
+}
+
+// A gap this long between two clock reads of one hook is not the hook's work (hook_burst.h).
+inline constexpr uint64_t kHookBurstTicks = CALLMON_HOOK_BURST_TICKS;
+
+// Out of line: writes the PAUSE of a burst check_hook_burst found; returns its ticks (0 when
+// it was none after all, or in the calibration's state).
+uint64_t write_hook_pause(ThreadState* s, uint64_t from, uint64_t to);
+
+// Depth-0 hooks under --clock=tsc-fenced, which read the clock at both ends of their work:
+// a burst between the reads `from` and `to` is time the program would not have lost
+// without the probes (they are most of a parent's measured time), so it is recorded as a
+// PAUSE ending at `to` that compensation takes out; returns its ticks. A shorter gap is the
+// hook's own work and adds to `covered` (a ThreadState::covered_* counter): the ticks in
+// which a burst would have been caught. The calibration measures from them what no check
+// covers, and the analysis applies the rate of bursts per checked tick there
+// (docs/runtime.md, "Bursts between the checks"). A `to` before `from` (a thread moved to a
+// CPU whose TSC lags) is neither.
+inline uint64_t check_hook_burst(ThreadState* s, uint64_t from, uint64_t to, uint64_t& covered) {
+  uint64_t d = to - from;
+  if (__builtin_expect(d > kHookBurstTicks, 0)) return to > from ? write_hook_pause(s, from, to) : 0;
+  covered += d;
+  return 0;
+}
+
+// A burst counts at most this many ticks towards the burst rate of the entry's first stretch
+// (ThreadState::burst_before; about 125 us at 2.1 GHz). The host's usual bursts are 30-60 us;
+// a rare one of milliseconds (35 ms seen once in ten recordings on this project's VM) is
+// still a PAUSE of its full length, but as a sample of the rate it would outweigh all the
+// others: the analysis applied a rate of 0.97 to every call, and every compensated time
+// came out 0.
+inline constexpr uint64_t kBurstRateCapTicks = 1u << 18;
+
+// The fenced clock's ENTER from its reads: `early` (the hook's first), `t` (the ordered one
+// the record carries) and `late()` after the write. A burst before `t` is the caller's time:
+// its PAUSE comes before the ENTER. One during the write is the new call's: after it.
+// The bursts of the first stretch are counted apart: it stores nothing to the trace, like
+// the stretches no check covers, and on this project's VM the host took the CPU there at a
+// third of the rate it did in the stretches that store the records (docs/runtime.md).
+template <class Clock>
+inline void write_fenced_enter(ThreadState* s, uint64_t early, uint64_t t, uintptr_t fn,
+                               Clock late) {
+  if (uint64_t burst = check_hook_burst(s, early, t, s->covered_before); burst != 0)
+    s->burst_before += burst < kBurstRateCapTicks ? burst : kBurstRateCapTicks;
+  write_enter(s, t, fn);
+  check_hook_burst(s, t, late(), s->covered_after);
+}
+
+// The fenced clock's EXIT at `t`: a burst between `t` and `late()` after the write is a
+// PAUSE after the EXIT (the caller's time).
+template <class Clock>
+inline void write_fenced_exit(ThreadState* s, uint64_t t, Clock late) {
+  write_exit(s, t);
+  check_hook_burst(s, t, late(), s->covered_exit);
+}
+
+// The fast paths' ENTER; `early` is the hook's first clock read. Fenced: stamped with an
+// ordered read taken now (clock.hpp), bursts checked around it. The default clock costs one
+// branch here. The late reads need no lfence: an interruption stops the hook at an
+// instruction before them in program order, and a read executed early is squashed and taken
+// again after it.
+inline void write_hook_enter(ThreadState* s, uint64_t early, uintptr_t fn) {
+  if (__builtin_expect(g_clock_fenced, 0)) {
+    write_fenced_enter(s, early, fenced_ticks(), fn, [] { return __rdtsc(); });
+    return;
+  }
+  write_enter(s, early, fn);
+}
+
+// The -pg fast path's EXIT at `t` (the -finstrument-functions exit reads the clock after
+// its body returns instead: arch/x86_64/cyg_hooks.S and write_exit_burst_pause).
+inline void write_hook_exit(ThreadState* s, uint64_t t) {
+  if (__builtin_expect(g_clock_fenced, 0)) {
+    write_fenced_exit(s, t, [] { return __rdtsc(); });
+    return;
+  }
+  write_exit(s, t);
+}
+
+// A burst from an EXIT at `from` to a clock read `to` taken after the hook released its
+// guard: a PAUSE unless something was written since (a signal handler's calls: the gap was
+// then, at least partly, the program's time). The caller holds the guard again.
+void write_exit_burst_pause(ThreadState* s, uint64_t from, uint64_t to);
+
+// Bytes a SPECIAL record may carry after its LEB128 fields (the payload of ARGS/RETVAL).
+inline constexpr unsigned kMaxPayloadBytes = 1024;
+
+// Any SPECIAL record (and nested ENTER/EXIT), depth 0 or nested: its LEB128 fields, then
+// `nbytes` raw bytes (at most kMaxPayloadBytes). Not on the fast path.
+void write_special(ThreadState* s, bool nested, format::SpecialCode code, uint64_t t,
+                   const uint64_t* fields, unsigned nfields, const uint8_t* bytes = nullptr,
+                   unsigned nbytes = 0);
+
+}  // namespace callmon::rt

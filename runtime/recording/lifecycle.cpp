@@ -1,0 +1,97 @@
+// The library's constructor and destructor: resolve the interposed functions early, and
+// finish the recording when the process exits through exit().
+#include <dlfcn.h>
+#include <pthread.h>
+
+#include "runtime/interposers/interpose.hpp"
+#include "runtime/interposers/child_env.hpp"
+#include "runtime/core/clock.hpp"
+#include "runtime/recording/process.hpp"
+#include "runtime/core/start_env.hpp"
+#include "runtime/core/runtime_scope.hpp"
+#include "runtime/patching/sled_patch.hpp"
+
+namespace callmon::rt {
+
+RealFunctions g_real;
+unsigned g_dl_generation = 0;
+
+template <class T>
+static void resolve(T& slot, const char* name) {
+  if (!slot) slot = reinterpret_cast<T>(dlsym(RTLD_NEXT, name));
+}
+
+// The loader generation the last pass looked up in (dl_generation, bumped by dlopen):
+// the interposers call resolve_real_functions on every fork, exec, throw and longjmp, and
+// a function missing at start-up (a C program has no _Unwind_RaiseException) can only
+// appear with a new library.
+static unsigned g_resolved_generation = ~0u;
+
+void resolve_real_functions(bool again) {
+  unsigned gen = __atomic_load_n(&g_dl_generation, __ATOMIC_ACQUIRE);
+  if (!again && __atomic_load_n(&g_resolved_generation, __ATOMIC_ACQUIRE) == gen) return;
+  // dlsym allocates (and a failed look-up formats an error) with the program's malloc, if it
+  // has one: that is the runtime's work, not the program's.
+  RuntimeScope rs;
+  resolve(g_real.raise_exception, "_Unwind_RaiseException");
+  resolve(g_real.resume_or_rethrow, "_Unwind_Resume_or_Rethrow");
+  resolve(g_real.forced_unwind, "_Unwind_ForcedUnwind");
+  resolve(g_real.begin_catch, "__cxa_begin_catch");
+  resolve(g_real.set_ip, "_Unwind_SetIP");
+  resolve(g_real.get_cfa, "_Unwind_GetCFA");
+  resolve(g_real.resume, "_Unwind_Resume");
+  resolve(g_real.cxa_get_globals, "__cxa_get_globals");
+  resolve(g_real.longjmp_, "longjmp");
+  resolve(g_real.under_longjmp, "_longjmp");
+  resolve(g_real.siglongjmp_, "siglongjmp");
+  resolve(g_real.longjmp_chk, "__longjmp_chk");
+  resolve(g_real.fork_, "fork");
+  resolve(g_real.execve_, "execve");
+  resolve(g_real.execvpe_, "execvpe");
+  resolve(g_real.fexecve_, "fexecve");
+  resolve(g_real.execveat_, "execveat");
+  resolve(g_real.posix_spawn_, "posix_spawn");
+  resolve(g_real.posix_spawnp_, "posix_spawnp");
+  resolve(g_real.system_, "system");
+  resolve(g_real.popen_, "popen");
+  resolve(g_real.pclose_, "pclose");
+  resolve(g_real.dlopen_, "dlopen");
+  resolve(g_real.dlmopen_, "dlmopen");
+  resolve(g_real.backtrace_, "backtrace");
+  resolve(g_real.unwind_backtrace, "_Unwind_Backtrace");
+  resolve(g_real.monstartup_, "__monstartup");
+  resolve(g_real.mcleanup_, "_mcleanup");
+  if (!g_real.mcount_) g_real.mcount_ = reinterpret_cast<uintptr_t>(dlsym(RTLD_NEXT, "mcount"));
+  if (!g_real.fentry_) g_real.fentry_ = reinterpret_cast<uintptr_t>(dlsym(RTLD_NEXT, "__fentry__"));
+  resolve(g_real.gettimeofday_, "gettimeofday");
+  resolve(g_real.time_, "time");
+  resolve(g_real.clock_, "clock");
+  // Read by every hook under --clock=monotonic (clock.hpp): stored atomically.
+  if (!__atomic_load_n(&g_real_clock_gettime, __ATOMIC_RELAXED))
+    __atomic_store_n(&g_real_clock_gettime,
+                     reinterpret_cast<int (*)(clockid_t, timespec*)>(dlsym(RTLD_NEXT, "clock_gettime")),
+                     __ATOMIC_RELAXED);
+  __atomic_store_n(&g_resolved_generation, gen, __ATOMIC_RELEASE);
+}
+
+// Priority 101: before ordinary constructors, so even their hooks find the functions.
+__attribute__((constructor(101))) static void callmon_runtime_init() {
+  RuntimeScope rs;
+  start_env_capture();  // before the program's constructors can change its environment
+  child_env_prepare();  // libcallmon.so's path, found now rather than in a vfork child
+  exec_wrappers_init();
+  resolve_real_functions();
+  pg_setup_forwarding();
+  // Nop sleds (-mnop-mcount, -fpatchable-function-entry) become calls now, before the
+  // program's constructors run and before it has threads (sled_patch.cpp).
+  sled_patch_modules();
+  pthread_atfork(nullptr, nullptr, fork_child_handler);
+}
+
+// Runs late in exit(): the program's atexit handlers and static destructors have run.
+__attribute__((destructor(101))) static void callmon_runtime_fini() {
+  RuntimeScope rs;
+  process_finish();
+}
+
+}  // namespace callmon::rt

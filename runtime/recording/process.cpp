@@ -1,0 +1,420 @@
+// Process set-up, the meta file, modules, fork and exit handling (see process.hpp).
+#include "runtime/recording/process.hpp"
+
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <link.h>
+#include <pthread.h>
+#include <sched.h>
+#include <sys/stat.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "runtime/calibration/calibration.hpp"
+#include "runtime/selection/filter_select.hpp"
+#include "runtime/core/clock.hpp"
+#include "runtime/monitor/monitor_dispatch.hpp"
+#include "runtime/core/runtime_scope.hpp"
+#include "runtime/patching/sled_patch.hpp"
+#include "runtime/core/sys.hpp"
+#include "runtime/recording/thread_state.hpp"
+
+namespace callmon::rt {
+
+ProcessState g_proc;
+
+namespace {
+
+enum : int { kUnset = 0, kSettingUp = 1, kOn = 2, kOff = 3 };
+int g_state = kUnset;
+int g_rescan = 0;
+int g_scan_lock = 0;
+pthread_key_t g_thread_key;
+// The thread running setup_locked: a hook it reaches meanwhile (a monitor's constructor,
+// code that loading the monitor runs) must not wait for itself.
+__thread bool t_in_setup __attribute__((tls_model("initial-exec"))) = false;
+
+// Module lines already written, by start address and path hash, so rescans add only new
+// objects. Fixed size: no allocation in the runtime.
+struct ModuleSeen {
+  uintptr_t start;
+  uint64_t path_hash;
+  bool present;  // found by the current presence check (modules_after_unload)
+};
+ModuleSeen g_modules[4096];
+unsigned g_module_count = 0;
+
+uint64_t hash_str(const char* s) {
+  uint64_t h = 1469598103934665603ull;
+  for (; *s; ++s) h = (h ^ static_cast<uint8_t>(*s)) * 1099511628211ull;
+  return h;
+}
+
+void thread_key_destructor(void* p) {
+  auto* s = static_cast<ThreadState*>(p);
+  RuntimeScope rs;
+  if (s && s == t_state) thread_finish(s);
+}
+
+// The `overhead` line of a calibration, and with the fenced clock its `overhead-exposed`.
+void put_overhead(LineBuf& b, const ProbeCost& cost) {
+  b.str("overhead ").milli(cost.inner).ch(' ').milli(cost.outer).ch('\n');
+  if (g_clock_fenced)
+    b.str("overhead-exposed ").milli(cost.exposed_in).ch(' ').milli(cost.exposed_out).ch('\n');
+  if (cost.overlap_up >= 0)
+    b.str("overhead-overlap ").milli(cost.overlap_up).ch(' ').milli(cost.overlap_down).ch('\n');
+  if (cost.hidden >= 0) b.str("overhead-hidden ").milli(cost.hidden).ch('\n');
+  if (cost.taken_back >= 0) b.str("overhead-taken-back ").milli(cost.taken_back).ch('\n');
+}
+
+// The start-up calibration (calibration.hpp), with its CPU time (recalibrate_at_exit).
+void calibrate_at_start() {
+  uint64_t calibration_start = thread_cpu_ns();
+  g_proc.probe = calibrate_probe_cost(g_pg_hooks);
+  g_proc.calibration_cpu_ns = thread_cpu_ns() - calibration_start;
+}
+
+// Creates `<dir>/<pid>.<gen>.meta` with the smallest free generation, writes the header.
+bool create_meta(const char* parent_key) {
+  for (unsigned gen = 0; gen < 100000; ++gen) {
+    LineBuf key(g_proc.key, sizeof g_proc.key);
+    key.dec(static_cast<uint64_t>(g_proc.pid)).ch('.').dec(gen);
+    LineBuf path(g_proc.meta_path, sizeof g_proc.meta_path);
+    path.str(g_proc.dir).ch('/').str(g_proc.key).str(".meta");
+    int fd = open(g_proc.meta_path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, g_proc.file_mode);
+    if (fd < 0 && errno == EEXIST) continue;
+    if (fd < 0) return false;
+    close(fd);
+    char buf[8192];
+    LineBuf b(buf, sizeof buf);
+    b.str("callmon-process 1\nkey ").str(g_proc.key).str("\npid ").dec(g_proc.pid);
+    b.str("\nppid ").dec(static_cast<uint64_t>(getppid())).ch('\n');
+    if (parent_key) b.str("parent ").str(parent_key).ch('\n');
+    char exe[PATH_MAX];
+    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    exe[n > 0 ? n : 0] = 0;
+    b.str("exe ").str(exe).ch('\n');
+    b.str("clock ").str(g_clock_fenced ? "tsc-fenced " : g_clock_tsc ? "tsc " : "monotonic ").milli(g_proc.ticks_per_second);
+    b.str("\nsync ").dec(read_ticks()).ch(' ').dec(monotonic_ns()).ch('\n');
+    if (!filter_on()) put_overhead(b, g_proc.probe);
+    g_proc.start_ns = monotonic_ns();
+    meta_append(b.c_str(), static_cast<unsigned>(b.size()));
+    return true;
+  }
+  return false;
+}
+
+int module_callback(dl_phdr_info* info, size_t, void*) {
+  char path[PATH_MAX];
+  uintptr_t lo = 0, hi = 0;
+  if (!module_identity(info, path, sizeof path, &lo, &hi)) return 0;
+  uint64_t h = hash_str(path);
+  for (unsigned i = 0; i < g_module_count; ++i)
+    if (g_modules[i].start == lo && g_modules[i].path_hash == h) return 0;
+  if (g_module_count < sizeof g_modules / sizeof g_modules[0]) g_modules[g_module_count++] = {lo, h, true};
+  char line[PATH_MAX + 256];
+  LineBuf b(line, sizeof line);
+  b.str("module ").hex(lo).ch(' ').hex(hi).ch(' ').hex(info->dlpi_addr).ch(' ').str(path).ch('\n');
+  // Which file it was: the analysis reads the file later, and a library rebuilt or replaced
+  // in between (or between two loads) must be noticed. One write with the module line.
+  struct stat st;
+  if (stat(path, &st) == 0) {
+    b.str("module-file ").dec(st.st_dev).ch(' ').dec(st.st_ino).ch(' ').dec(static_cast<uint64_t>(st.st_size));
+    b.ch(' ').dec(static_cast<uint64_t>(st.st_mtim.tv_sec) * 1000000000ull + static_cast<uint64_t>(st.st_mtim.tv_nsec)).ch('\n');
+  }
+  meta_append(b.c_str(), static_cast<unsigned>(b.size()));
+  filter_module_found(path, lo, hi, info->dlpi_addr);
+  return 0;
+}
+
+}  // namespace
+
+void fork_child_handler() {
+  RuntimeScope rs;
+  int st = __atomic_load_n(&g_state, __ATOMIC_ACQUIRE);
+  // Forked while another thread was setting the process up: that thread does not exist in
+  // the child, so nobody would ever finish; the child's first hook starts over.
+  if (st == kSettingUp) __atomic_store_n(&g_state, kUnset, __ATOMIC_RELEASE);
+  if (st != kOn) return;
+  retired_after_fork_child();
+  if (monitor_mode()) {  // the child goes on with its copy of the monitor, as itself
+    if (ThreadState* s = t_state) monitor_after_fork_child(s);
+    return;
+  }
+  process_after_fork_child();
+  if (ThreadState* s = t_state) thread_after_fork_child(s);
+}
+
+namespace {
+
+// No recording: a monitor if one was asked for (callmon run, or linked in), else nothing
+// at all and the program runs untouched.
+bool setup_monitor_locked() {
+  if (!monitor_requested()) return false;
+  const Options& o = g_proc.options;
+  g_proc.pid = getpid();
+  g_proc.ticks_per_second = setup_clock(o.clock, parse_double(o.tsc_hz));
+  g_proc.max_depth = parse_u64(o.max_depth, 8u << 20);
+  if (g_proc.max_depth < 1024) g_proc.max_depth = 1024;
+  if (pthread_key_create(&g_thread_key, thread_key_destructor) != 0) return false;
+  return monitor_load();
+}
+
+bool setup_locked() {
+  g_proc.options = read_options();
+  const Options& o = g_proc.options;
+  if (!o.dir[0]) return setup_monitor_locked();  // not under `callmon record`
+  // Absolute, so a program that changes directory keeps writing to the same place.
+  char abs_dir[PATH_MAX];
+  if (!realpath(o.dir, abs_dir)) {
+    char msg[4300];
+    LineBuf b(msg, sizeof msg);
+    b.str("recording directory ").str(o.dir).str(": ").str(strerror(errno));
+    b.str("; the program runs untraced");
+    diag(msg);
+    return false;
+  }
+  copy_str(g_proc.dir, sizeof g_proc.dir, abs_dir);
+  // Files are as private as their directory (format/file_mode.hpp, docs/security.md):
+  // owner read-write, plus the read bits `record --shared` gave the directory.
+  struct stat dir_st;
+  g_proc.file_mode = 0600u | (stat(g_proc.dir, &dir_st) == 0 ? (dir_st.st_mode & 044u) : 0u);
+  g_proc.pid = getpid();
+  g_proc.ticks_per_second = setup_clock(o.clock, parse_double(o.tsc_hz));
+  uint64_t kib = parse_u64(o.chunk_kib, 4096);
+  if (kib < format::kMinChunkSize / 1024) kib = format::kMinChunkSize / 1024;
+  if (kib > format::kMaxChunkSize / 1024) kib = format::kMaxChunkSize / 1024;
+  g_proc.chunk_size = static_cast<uint32_t>(kib * 1024) & ~4095u;
+  g_proc.max_depth = parse_u64(o.max_depth, 8u << 20);
+  if (g_proc.max_depth < 1024) g_proc.max_depth = 1024;
+  g_proc.record_depth = parse_u64(o.record_depth, 0);
+  g_proc.min_ticks = static_cast<uint64_t>(static_cast<double>(parse_u64(o.min_duration_ns, 0)) *
+                                           g_proc.ticks_per_second / 1e9);
+  g_proc.calib_interval = static_cast<uint64_t>(static_cast<double>(parse_u64(o.calib_ms, 20)) *
+                                                g_proc.ticks_per_second / 1e3);
+  filter_setup(o.select, nullptr);  // before the calibration, which measures filtered hooks
+  // With the name filter, the calibration waits for the filter's table (the first module
+  // scan, below): its probes' lookups must cost what the program's do.
+  const bool calibrate_after_scan = filter_on();
+  if (!calibrate_after_scan) calibrate_at_start();
+  Dl_info self;
+  if (dladdr(reinterpret_cast<void*>(&process_setup), &self) && self.dli_fname)
+    copy_str(g_proc.self_path, sizeof g_proc.self_path, self.dli_fname);
+  if (!create_meta(nullptr)) {
+    char msg[4300];
+    LineBuf b(msg, sizeof msg);
+    b.str("cannot create files in ").str(g_proc.dir).str(": ").str(strerror(errno));
+    b.str("; the program runs untraced");
+    diag(msg);
+    return false;
+  }
+  if (pthread_key_create(&g_thread_key, thread_key_destructor) != 0) return false;
+  filter_setup(o.select, g_proc.self_path);
+  modules_rescan();
+  if (calibrate_after_scan) {
+    calibrate_at_start();
+    char line[256];
+    LineBuf b(line, sizeof line);
+    put_overhead(b, g_proc.probe);
+    meta_append(b.c_str(), static_cast<unsigned>(b.size()));
+  }
+  return true;
+}
+
+}  // namespace
+
+bool process_setup() {
+  int st = __atomic_load_n(&g_state, __ATOMIC_ACQUIRE);
+  if (st == kOn) return true;
+  if (st == kOff) return false;
+  if (t_in_setup) return false;
+  int expected = kUnset;
+  if (__atomic_compare_exchange_n(&g_state, &expected, kSettingUp, false, __ATOMIC_ACQ_REL,
+                                  __ATOMIC_ACQUIRE)) {
+    ErrnoSaver es;
+    RuntimeScope rs;
+    t_in_setup = true;
+    bool on = setup_locked();
+    t_in_setup = false;
+    __atomic_store_n(&g_state, on ? kOn : kOff, __ATOMIC_RELEASE);
+    return on;
+  }
+  // Another thread is setting up; it takes a few microseconds (no calibration when
+  // `callmon record` passed the TSC rate).
+  while ((st = __atomic_load_n(&g_state, __ATOMIC_ACQUIRE)) == kSettingUp) sched_yield();
+  return st == kOn;
+}
+
+pthread_key_t thread_key() { return g_thread_key; }
+
+void meta_append(const char* line, unsigned len) { append_to_file(g_proc.meta_path, line, len); }
+
+bool module_identity(const dl_phdr_info* info, char* path, size_t path_size, uintptr_t* lo,
+                     uintptr_t* hi) {
+  const char* name = info->dlpi_name;
+  if (!name || !*name) {
+    ssize_t n = readlink("/proc/self/exe", path, path_size - 1);
+    if (n <= 0) return false;
+    path[n] = 0;
+  } else if (name[0] != '/') {
+    if (path_size < PATH_MAX || !realpath(name, path)) return false;  // the vDSO, or gone
+  } else {
+    copy_str(path, path_size, name);
+  }
+  *lo = UINTPTR_MAX;
+  *hi = 0;
+  for (int i = 0; i < info->dlpi_phnum; ++i) {
+    const ElfW(Phdr)& ph = info->dlpi_phdr[i];
+    if (ph.p_type != PT_LOAD) continue;
+    uintptr_t a = info->dlpi_addr + ph.p_vaddr;
+    if (a < *lo) *lo = a;
+    if (a + ph.p_memsz > *hi) *hi = a + ph.p_memsz;
+  }
+  return *hi > *lo;
+}
+
+void modules_rescan() {
+  ErrnoSaver es;
+  RuntimeScope rs;  // realpath, dl_iterate_phdr
+  // One scan at a time: the loader serialises the callbacks of concurrent scans, but the
+  // name filter publishes what a scan found after it (filter_scan_done). Never taken from a
+  // signal handler (rescans are not done by nested hooks).
+  while (__atomic_exchange_n(&g_scan_lock, 1, __ATOMIC_ACQUIRE)) sched_yield();
+  dl_iterate_phdr(module_callback, nullptr);
+  filter_scan_done();
+  __atomic_store_n(&g_scan_lock, 0, __ATOMIC_RELEASE);
+}
+
+namespace {
+
+int presence_callback(dl_phdr_info* info, size_t, void*) {
+  char path[PATH_MAX];
+  uintptr_t lo = 0, hi = 0;
+  bool named = module_identity(info, path, sizeof path, &lo, &hi);
+  if (!named) {
+    // A relative name whose file is gone (realpath fails): still loaded, matched by its
+    // start alone rather than taken for unmapped.
+    lo = UINTPTR_MAX;
+    for (int i = 0; i < info->dlpi_phnum; ++i)
+      if (info->dlpi_phdr[i].p_type == PT_LOAD && info->dlpi_addr + info->dlpi_phdr[i].p_vaddr < lo)
+        lo = info->dlpi_addr + info->dlpi_phdr[i].p_vaddr;
+  }
+  uint64_t h = named ? hash_str(path) : 0;
+  for (unsigned i = 0; i < g_module_count; ++i)
+    if (g_modules[i].start == lo && (!named || g_modules[i].path_hash == h))
+      g_modules[i].present = true;
+  return 0;
+}
+
+}  // namespace
+
+void modules_before_unload() {
+  if (__atomic_load_n(&g_state, __ATOMIC_ACQUIRE) != kOn || monitor_mode()) return;
+  // A module opened since the last scan and not called yet would otherwise leave no line,
+  // and calls made in its destructors no name. As handle_rescan (hooks.cpp), which this
+  // takes the request from: the new module's sleds first.
+  if (take_rescan_request()) {
+    sled_patch_modules();
+    modules_rescan();
+  }
+}
+
+void modules_after_unload() {
+  if (__atomic_load_n(&g_state, __ATOMIC_ACQUIRE) != kOn || monitor_mode()) return;
+  ErrnoSaver es;
+  while (__atomic_exchange_n(&g_scan_lock, 1, __ATOMIC_ACQUIRE)) sched_yield();
+  for (unsigned i = 0; i < g_module_count; ++i) g_modules[i].present = false;
+  dl_iterate_phdr(presence_callback, nullptr);
+  // Read after the module is gone: every call into it (its destructors included) came
+  // before, and a module loaded at its place later gets its own line, written after.
+  uint64_t now = read_ticks();
+  for (unsigned i = 0; i < g_module_count;) {
+    if (g_modules[i].present) {
+      ++i;
+      continue;
+    }
+    char line[96];
+    LineBuf b(line, sizeof line);
+    b.str("module-unmapped ").dec(now).ch(' ').hex(g_modules[i].start).ch('\n');
+    meta_append(b.c_str(), static_cast<unsigned>(b.size()));
+    filter_module_gone(g_modules[i].start);
+    // Forgotten, so that the same file loaded at the same place again gets a new line.
+    g_modules[i] = g_modules[--g_module_count];
+  }
+  filter_scan_done();
+  __atomic_store_n(&g_scan_lock, 0, __ATOMIC_RELEASE);
+}
+
+void request_rescan() { __atomic_store_n(&g_rescan, 1, __ATOMIC_RELEASE); }
+
+bool take_rescan_request() {
+  return __atomic_load_n(&g_rescan, __ATOMIC_RELAXED) &&
+         __atomic_exchange_n(&g_rescan, 0, __ATOMIC_ACQ_REL);
+}
+
+void process_after_fork_child() {
+  char parent[sizeof g_proc.key];
+  copy_str(parent, sizeof parent, g_proc.key);
+  g_proc.pid = getpid();
+  g_module_count = 0;
+  // A thread that was scanning at the fork does not exist here: its lock and half-gathered
+  // modules are void.
+  g_scan_lock = 0;
+  filter_after_fork_child();
+  if (!create_meta(parent)) {
+    __atomic_store_n(&g_state, kOff, __ATOMIC_RELEASE);
+    return;
+  }
+  modules_rescan();
+}
+
+namespace {
+
+// The start-up calibration sometimes runs in one of the host's slow phases (on this
+// project's VM about 1 process in 14: all four of its blocks 20% slow), and then every
+// compensated time comes out too low. A process that ran long enough for a second
+// calibration's cost not to matter (its CPU time, taken as the start-up one's, under
+// 1/kExitCalibrationShare of the process's wall time) measures again at exit and appends
+// the result; readers take the cheapest of a meta file's
+// calibrations (docs/runtime.md, "Overhead compensation"). After the thread's END, so the
+// thread's and the process's recorded ends do not include it.
+constexpr uint64_t kExitCalibrationShare = 40;
+
+void recalibrate_at_exit() {
+  // The calibration's CPU time, not its wall time: on a loaded machine that includes other
+  // processes' turns, which cost this one nothing.
+  uint64_t ran = monotonic_ns() - g_proc.start_ns;
+  if (g_proc.calibration_cpu_ns == 0 || ran / kExitCalibrationShare < g_proc.calibration_cpu_ns)
+    return;
+  ProbeCost cost = calibrate_probe_cost(g_pg_hooks);
+  if (cost.outer <= 0) return;  // a slow path was taken: no usable records
+  char line[256];
+  LineBuf b(line, sizeof line);
+  put_overhead(b, cost);
+  meta_append(b.c_str(), static_cast<unsigned>(b.size()));
+}
+
+}  // namespace
+
+void process_finish() {
+  if (__atomic_load_n(&g_state, __ATOMIC_ACQUIRE) != kOn) return;
+  if (monitor_mode()) {
+    monitor_process_finish();
+    return;
+  }
+  ErrnoSaver es;
+  RuntimeScope rs;
+  modules_rescan();
+  char line[128];
+  LineBuf b(line, sizeof line);
+  uint64_t t = read_ticks(), ns = monotonic_ns();
+  b.str("sync ").dec(t).ch(' ').dec(ns).str("\nexit ").dec(t).ch(' ').dec(ns).ch('\n');
+  meta_append(b.c_str(), static_cast<unsigned>(b.size()));
+  if (ThreadState* s = t_state) thread_finish(s, true);
+  recalibrate_at_exit();
+}
+
+}  // namespace callmon::rt

@@ -1,0 +1,83 @@
+// Process-wide recording state: the options, the process image's key and meta file, the
+// clock, the module map. Set up once per process image on the first hook; set up again in
+// a fork child.
+#pragma once
+
+#include <link.h>
+
+#include <pthread.h>
+#include <sys/types.h>
+
+#include <cstdint>
+
+#include "runtime/core/options.hpp"
+#include "runtime/calibration/probe_cost.hpp"
+
+namespace callmon::rt {
+
+struct ProcessState {
+  Options options;
+  char dir[4096];        // recording directory (absolute)
+  unsigned file_mode;    // of the files created in it: 0600 + the directory's read bits
+  char key[32];          // "<pid>.<generation>"
+  char meta_path[4200];
+  double ticks_per_second;
+  uint32_t chunk_size;
+  uint64_t max_depth;    // shadow stack frames reserved per thread
+  uint64_t record_depth; // record-time depth filter (0: none), see ThreadState
+  uint64_t min_ticks;    // record-time duration filter in ticks (0: none)
+  pid_t pid;
+  char self_path[4096];  // path of libcallmon.so, kept in LD_PRELOAD across exec
+  ProbeCost probe;       // measured cost per recorded call, ticks (calibration.hpp)
+  uint64_t calibration_cpu_ns;  // the start-up calibration's CPU time (thread CPU clock)
+  uint64_t calib_interval;  // ticks between a thread's calibrations in the run (0: none)
+  uint64_t start_ns;     // CLOCK_MONOTONIC when this process's meta file was created
+};
+
+extern ProcessState g_proc;
+
+// Sets up recording for this process image if not done yet. Thread-safe; returns true
+// when recording is on. Never throws, never exits; on failure it prints one diagnostic and
+// leaves recording off so the program runs on untraced.
+bool process_setup();
+
+// The pthread key whose destructor finishes a thread's recording at thread exit.
+pthread_key_t thread_key();
+
+// Appends one line (which must end with '\n') to the meta file.
+void meta_append(const char* line, unsigned len);
+
+// Writes `module` lines for every loaded ELF object not written yet. Takes the dynamic
+// loader's lock: not from a signal handler.
+void modules_rescan();
+
+// A loaded module's file (the executable's through /proc/self/exe, relative names made
+// absolute) and the extent [lo, hi) of its PT_LOAD segments. False for the vDSO or a
+// module without segments. `path_size` must be at least PATH_MAX.
+bool module_identity(const dl_phdr_info* info, char* path, size_t path_size, uintptr_t* lo,
+                     uintptr_t* hi);
+
+// Around dlclose (interpose_dlclose.cpp), recording only; not from a signal handler.
+// Before: writes the lines of modules loaded since the last scan. After: a
+// `module-unmapped` line for each module written before and no longer loaded, and forgets
+// it (a module loaded at its place later gets a line of its own; docs/format.md).
+void modules_before_unload();
+void modules_after_unload();
+
+// Asks for a module rescan at the next slow path of any thread (after dlopen).
+void request_rescan();
+bool take_rescan_request();
+
+// The pthread_atfork child handler, registered by the library's constructor (so it covers a
+// fork that happens while another thread is still setting the process up).
+void fork_child_handler();
+
+// In a fork child: new key, new meta file naming the parent, modules. Called from the
+// pthread_atfork child handler before the child's thread state is re-created.
+void process_after_fork_child();
+
+// At process exit (library destructor): `exit` and `sync` lines, END for this thread, and
+// in a process that ran long enough a second calibration (recalibrate_at_exit).
+void process_finish();
+
+}  // namespace callmon::rt
