@@ -12,10 +12,20 @@
 namespace callmon::format {
 namespace {
 
+// The tests' files, in one directory of this process's, removed when the tests end.
+struct ScratchDir {
+  std::filesystem::path dir = std::filesystem::temp_directory_path() /
+                              ("callmon_session_test_" + std::to_string(::getpid()));
+  ~ScratchDir() {
+    std::error_code ec;
+    std::filesystem::remove_all(dir, ec);
+  }
+};
+
 std::string scratch(const char* name) {
-  auto dir = std::filesystem::temp_directory_path() / ("callmon_session_test_" + std::to_string(::getpid()));
-  std::filesystem::create_directories(dir);
-  return (dir / name).string();
+  static ScratchDir scratch_dir;
+  std::filesystem::create_directories(scratch_dir.dir);
+  return (scratch_dir.dir / name).string();
 }
 
 TEST(Session, MachineAndUsageRoundTrip) {
