@@ -69,6 +69,27 @@ bool read_usage(const json& j, RunUsage& u) {
 
 }  // namespace
 
+json machine_json(const MachineFacts& m) {
+  return {{"cpu_model", m.cpu_model},
+          {"cpus_online", m.cpus_online},
+          {"cpus_total", m.cpus_total},
+          {"mem_total_kib", m.mem_total_kib},
+          {"mem_available_kib", m.mem_available_kib},
+          {"load_average", {m.load[0], m.load[1], m.load[2]}},
+          {"kernel", m.kernel},
+          {"hostname", m.hostname}};
+}
+
+json usage_json(const RunUsage& u) {
+  return {{"user_s", u.user_s},
+          {"system_s", u.system_s},
+          {"max_rss_kib", u.max_rss_kib},
+          {"minor_faults", u.minor_faults},
+          {"major_faults", u.major_faults},
+          {"voluntary_switches", u.voluntary_switches},
+          {"involuntary_switches", u.involuntary_switches}};
+}
+
 Result<Session> read_session(const std::string& path) {
   Result<std::string> read = read_input_file(path, "session file");
   if (!read) return std::move(read).take_error();
@@ -157,27 +178,8 @@ Status write_session(const std::string& path, const Session& s) {
   if (s.exit_status) j["exit_status"] = *s.exit_status;
   if (s.exit_signal) j["exit_signal"] = *s.exit_signal;
   if (s.pid) j["pid"] = *s.pid;
-  if (s.machine) {
-    const MachineFacts& m = *s.machine;
-    j["machine"] = {{"cpu_model", m.cpu_model},
-                    {"cpus_online", m.cpus_online},
-                    {"cpus_total", m.cpus_total},
-                    {"mem_total_kib", m.mem_total_kib},
-                    {"mem_available_kib", m.mem_available_kib},
-                    {"load_average", {m.load[0], m.load[1], m.load[2]}},
-                    {"kernel", m.kernel},
-                    {"hostname", m.hostname}};
-  }
-  if (s.usage) {
-    const RunUsage& u = *s.usage;
-    j["usage"] = {{"user_s", u.user_s},
-                  {"system_s", u.system_s},
-                  {"max_rss_kib", u.max_rss_kib},
-                  {"minor_faults", u.minor_faults},
-                  {"major_faults", u.major_faults},
-                  {"voluntary_switches", u.voluntary_switches},
-                  {"involuntary_switches", u.involuntary_switches}};
-  }
+  if (s.machine) j["machine"] = machine_json(*s.machine);
+  if (s.usage) j["usage"] = usage_json(*s.usage);
   // Invalid UTF-8 in an argument is replaced rather than failing the whole record.
   const std::string text = j.dump(1, ' ', false, json::error_handler_t::replace) + "\n";
 

@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json_fwd.hpp>
+
 #include "format/result.hpp"
 
 namespace callmon::format {
@@ -44,6 +46,11 @@ struct Session {
   std::optional<MachineFacts> machine;
   std::optional<RunUsage> usage;
 };
+
+// The facts as session.json holds them (and `info --format=json` shows them): objects of
+// the fields above under their names, the load average as an array of three.
+nlohmann::json machine_json(const MachineFacts& m);
+nlohmann::json usage_json(const RunUsage& u);
 
 Result<Session> read_session(const std::string& path);
 // Writes atomically (temporary file + rename).

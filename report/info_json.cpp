@@ -37,27 +37,8 @@ std::string render_info_json(const analysis::RecordingInfo& info) {
   // Machine and run facts (recordings made before callmon kept them: null).
   root["machine"] = nullptr;
   root["usage"] = nullptr;
-  if (s && s->machine) {
-    const format::MachineFacts& m = *s->machine;
-    root["machine"] = json{{"cpu_model", m.cpu_model},
-                           {"cpus_online", m.cpus_online},
-                           {"cpus_total", m.cpus_total},
-                           {"mem_total_kib", m.mem_total_kib},
-                           {"mem_available_kib", m.mem_available_kib},
-                           {"load_average", {m.load[0], m.load[1], m.load[2]}},
-                           {"kernel", m.kernel},
-                           {"hostname", m.hostname}};
-  }
-  if (s && s->usage) {
-    const format::RunUsage& u = *s->usage;
-    root["usage"] = json{{"user_s", u.user_s},
-                         {"system_s", u.system_s},
-                         {"max_rss_kib", u.max_rss_kib},
-                         {"minor_faults", u.minor_faults},
-                         {"major_faults", u.major_faults},
-                         {"voluntary_switches", u.voluntary_switches},
-                         {"involuntary_switches", u.involuntary_switches}};
-  }
+  if (s && s->machine) root["machine"] = format::machine_json(*s->machine);
+  if (s && s->usage) root["usage"] = format::usage_json(*s->usage);
   if (!info.processes.empty()) {
     root["clock"] = json{{"kind", info.processes.front().clock_kind},
                          {"ticks_per_second", info.processes.front().ticks_per_second}};
