@@ -32,4 +32,10 @@ inline SummedBounds bound_self_by_total(SummedBounds b) {
           std::min(b.self_lo, b.total_hi), std::min(b.self_hi, b.total_hi)};
 }
 
+// A function's summed self time in ticks as the outputs show it: compensation can take a
+// sum below 0 or above the total, the figure shown is kept within [0, total].
+inline uint64_t clamped_self(int64_t self, uint64_t total) {
+  return static_cast<uint64_t>(std::clamp<int64_t>(self, 0, static_cast<int64_t>(total)));
+}
+
 }  // namespace callmon::analysis

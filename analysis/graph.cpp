@@ -79,6 +79,21 @@ void GraphSink::on_call(const FinishedCall& call) {
 
 namespace {
 
+// One process's tick figures as the graph adds them up, in ns.
+struct NsFigures {
+  const format::ProcessMeta& meta;
+  double ns(uint64_t ticks) const { return meta.ticks_to_ns(ticks); }
+  double self_ns(int64_t self, uint64_t total) const { return ns(clamped_self(self, total)); }
+  // A figure's bounds, and a self time's bounded by its total's, as report's rows are.
+  void add_ranges(NsRange& total, NsRange& self, const TicksRange& t, const TicksRange& s) const {
+    const SummedBounds b = bound_self_by_total({t.lo, t.hi, s.lo, s.hi});
+    total.lo += ns(b.total_lo);
+    total.hi += ns(b.total_hi);
+    self.lo += ns(b.self_lo);
+    self.hi += ns(b.self_hi);
+  }
+};
+
 // Function, arc and context tables of the whole recording, keyed by name and module.
 class GraphMerger {
  public:
@@ -88,31 +103,18 @@ class GraphMerger {
 
   void add_process(const GraphSink& sink, const format::ProcessMeta& meta,
                    ProcessSymbolizer& sym, bool tree) {
-    auto ns = [&](uint64_t ticks) { return meta.ticks_to_ns(ticks); };
-    auto self_ns = [&](int64_t self, uint64_t bound) {
-      return meta.ticks_to_ns(
-          static_cast<uint64_t>(std::clamp<int64_t>(self, 0, static_cast<int64_t>(bound))));
-    };
-    // A figure's bounds, and a self time's bounded by its total's, as report's rows are.
-    auto add_ranges = [&](NsRange& total, NsRange& self, const TicksRange& t,
-                          const TicksRange& s) {
-      const SummedBounds b = bound_self_by_total({t.lo, t.hi, s.lo, s.hi});
-      total.lo += ns(b.total_lo);
-      total.hi += ns(b.total_hi);
-      self.lo += ns(b.self_lo);
-      self.hi += ns(b.self_hi);
-    };
+    const NsFigures fig{meta};
     std::vector<uint32_t> ids;
     for (const GraphSink::Func& f : sink.functions()) {
       uint32_t id = function_id(sym.lookup(f.addr));
       ids.push_back(id);
       GraphFunction& gf = g_.functions[id];
       gf.calls += f.calls;
-      gf.total_ns += ns(f.total);
-      gf.self_ns += self_ns(f.self, f.total);
-      add_ranges(gf.total_range, gf.self_range, f.total_range, f.self_range);
-      gf.preempted_ns += ns(f.preempted);
-      gf.offcpu_ns += ns(f.offcpu);
+      gf.total_ns += fig.ns(f.total);
+      gf.self_ns += fig.self_ns(f.self, f.total);
+      fig.add_ranges(gf.total_range, gf.self_range, f.total_range, f.self_range);
+      gf.preempted_ns += fig.ns(f.preempted);
+      gf.offcpu_ns += fig.ns(f.offcpu);
       gf.clocked_calls += f.clocked;
     }
     for (const GraphSink::Arc& a : sink.arcs()) {
@@ -123,9 +125,9 @@ class GraphMerger {
       if (inserted) g_.arcs.push_back(GraphArc{caller, ids[a.callee], 0, 0, 0, {}, {}});
       GraphArc& ga = g_.arcs[it->second];
       ga.calls += a.calls;
-      ga.time_ns += ns(a.time);
-      ga.self_ns += self_ns(a.self, a.time);
-      add_ranges(ga.time_range, ga.self_range, a.time_range, a.self_range);
+      ga.time_ns += fig.ns(a.time);
+      ga.self_ns += fig.self_ns(a.self, a.time);
+      fig.add_ranges(ga.time_range, ga.self_range, a.time_range, a.self_range);
     }
     if (!tree) return;
     merge_tree(sink, meta, ids, g_.contexts, node_index_);
@@ -157,19 +159,7 @@ class GraphMerger {
   void merge_tree(const GraphSink& sink, const format::ProcessMeta& meta,
                   const std::vector<uint32_t>& ids, std::vector<ContextNode>& contexts,
                   std::unordered_map<uint64_t, uint32_t>& node_index) {
-    auto ns = [&](uint64_t ticks) { return meta.ticks_to_ns(ticks); };
-    auto self_ns = [&](int64_t self, uint64_t bound) {
-      return meta.ticks_to_ns(
-          static_cast<uint64_t>(std::clamp<int64_t>(self, 0, static_cast<int64_t>(bound))));
-    };
-    auto add_ranges = [&](NsRange& total, NsRange& self, const TicksRange& t,
-                          const TicksRange& s) {
-      const SummedBounds b = bound_self_by_total({t.lo, t.hi, s.lo, s.hi});
-      total.lo += ns(b.total_lo);
-      total.hi += ns(b.total_hi);
-      self.lo += ns(b.self_lo);
-      self.hi += ns(b.self_hi);
-    };
+    const NsFigures fig{meta};
     // Nodes come after their parents in the sink, so one pass maps them all.
     const auto& nodes = sink.nodes();
     std::vector<uint32_t> map(nodes.size(), 0);
@@ -190,10 +180,10 @@ class GraphMerger {
       map[i] = it->second;
       ContextNode& c = contexts[it->second];
       c.calls += n.calls;
-      c.time_ns += ns(n.time);
-      c.self_ns += self_ns(n.self, n.time);
-      add_ranges(c.time_range, c.self_range, n.time_range, n.self_range);
-      c.offcpu_ns += ns(n.offcpu);
+      c.time_ns += fig.ns(n.time);
+      c.self_ns += fig.self_ns(n.self, n.time);
+      fig.add_ranges(c.time_range, c.self_range, n.time_range, n.self_range);
+      c.offcpu_ns += fig.ns(n.offcpu);
     }
   }
 

@@ -55,8 +55,7 @@ std::vector<FunctionRow> to_rows(const std::vector<FuncTicks>& funcs,
     row.line = s.line;
     row.calls = f.calls;
     row.total_ns = meta.ticks_to_ns(f.total);
-    row.self_ns = meta.ticks_to_ns(
-        static_cast<uint64_t>(std::clamp<int64_t>(f.self, 0, static_cast<int64_t>(f.total))));
+    row.self_ns = meta.ticks_to_ns(clamped_self(f.self, f.total));
     const SummedBounds b =
         bound_self_by_total({f.total_lo, f.total_hi, f.self_lo, f.self_hi});
     row.total_lo_ns = meta.ticks_to_ns(b.total_lo);
