@@ -20,7 +20,9 @@ import shutil
 import subprocess
 import sys
 
-FAILURES = []
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from checks import check, summary  # noqa: E402
+
 
 ARGS_C = r"""
 #include <stdio.h>
@@ -31,14 +33,6 @@ int main(int argc, char** argv) {
   return 0;
 }
 """
-
-
-def check(name, ok, detail=""):
-    print(("ok  " if ok else "FAIL") + " " + name, flush=True)
-    if not ok:
-        FAILURES.append(name)
-        if detail:
-            print("     " + detail.replace("\n", "\n     "), flush=True)
 
 
 def run(cmd, cwd):
@@ -161,8 +155,7 @@ def main():
           (info.get("machine") or {}).get("cpus_online", 0) >= 1 and
           (info.get("usage") or {}).get("max_rss_kib", 0) > 0, r.stdout[:600])
 
-    print(f"{len(FAILURES)} failed" if FAILURES else "all passed")
-    return 1 if FAILURES else 0
+    return summary()
 
 
 if __name__ == "__main__":

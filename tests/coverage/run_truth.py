@@ -18,16 +18,10 @@ import shutil
 import subprocess
 import sys
 
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from checks import check, summary  # noqa: E402
+
 HERE = os.path.dirname(os.path.abspath(__file__))
-FAILURES = []
-
-
-def check(name, ok, detail=""):
-    print(("ok  " if ok else "FAIL") + " " + name, flush=True)
-    if not ok:
-        FAILURES.append(name)
-        if detail:
-            print("     " + str(detail).replace("\n", "\n     "), flush=True)
 
 
 def run(cmd, cwd):
@@ -101,8 +95,7 @@ def main():
     r = run([a.callmon, "coverage", "-d", "pg.data", "--fail-under", f"{pct - 0.05:.2f}"], w)
     check("--fail-under just below the judged percentage passes", r.returncode == 0, r.stderr)
 
-    print(f"{len(FAILURES)} failed" if FAILURES else "all passed")
-    return 1 if FAILURES else 0
+    return summary()
 
 
 if __name__ == "__main__":
