@@ -40,6 +40,11 @@ struct RecordCensus {
   }
 };
 
+// The forms in the order `info` lists them: ENTER's, EXIT, the rest.
+inline constexpr std::array<RecordForm, kRecordForms> kCensusOrder = {
+    kFormEnterGuessed, kFormEnterCached, kFormEnterNew, kFormEnterV5,
+    kFormExit,         kFormNested,      kFormValues,   kFormOther};
+
 // Short names of the forms for JSON ("enter_guessed", ...) and their descriptions for text.
 const char* record_form_key(RecordForm form);
 const char* record_form_text(RecordForm form);

@@ -27,10 +27,10 @@ json probe_cost_json(const analysis::ProbeCostInfo& c) {
 // Where the records' bytes go (format/record_census.hpp): forms with at least one record.
 json census_json(const format::RecordCensus& c, uint64_t calls) {
   json forms = json::array();
-  for (size_t i = 0; i < c.forms.size(); ++i) {
+  for (format::RecordForm i : format::kCensusOrder) {
     const format::RecordCensus::Form& f = c.forms[i];
     if (f.records == 0) continue;
-    forms.push_back(json{{"form", format::record_form_key(static_cast<format::RecordForm>(i))},
+    forms.push_back(json{{"form", format::record_form_key(i)},
                          {"records", f.records},
                          {"bytes", f.bytes},
                          {"address_bytes", f.addr_bytes}});

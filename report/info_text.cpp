@@ -93,11 +93,11 @@ std::string census_lines(const format::RecordCensus& c, uint64_t calls) {
   std::string out = fmt::format("bytes:     {:.2f} per call ({} bytes of records), by record "
                                 "form:\n",
                                 static_cast<double>(bytes) / n, bytes);
-  for (size_t i = 0; i < c.forms.size(); ++i) {
+  for (format::RecordForm i : format::kCensusOrder) {
     const format::RecordCensus::Form& f = c.forms[i];
     if (f.records == 0) continue;
     out += fmt::format("  {:<24} {:>6.2f} per call  {:>14} records, {:.2f} bytes each",
-                       format::record_form_text(static_cast<format::RecordForm>(i)),
+                       format::record_form_text(i),
                        static_cast<double>(f.bytes) / n, f.records,
                        static_cast<double>(f.bytes) / static_cast<double>(f.records));
     if (f.addr_bytes)
