@@ -4,14 +4,15 @@
 # hand, not in CI (a first run builds everything: several minutes):
 #
 #   bench/real_programs.sh [--callmon build/bin/callmon] [--src /work/realprog] [--runs 5]
-#                          [--rows 250000] [--only sqlite|yaml]
+#                          [--rows 250000] [--only sqlite|yaml] [--clock cpu|wall]
+#                          [--no-uftrace]
 #
 # --src is a directory outside the repository where `apt-get source sqlite3 yaml-cpp` was
 # run (deb-src lines needed); the builds go to SRC/bench-build. Prints, per program and hook
 # mode, in one run: the plain (uninstrumented) time, the recorded time, the calls, the added
 # ns per call, the cost of one clock read measured in the same run (bench/clock_read.c),
 # and the bytes per call of the trace; uftrace's the same (on the -pg build) when it is
-# installed. Times are medians of --runs runs (wall clock).
+# installed (and not --no-uftrace). Times are medians of --runs runs, CPU time by default.
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -20,6 +21,8 @@ SRC=/work/realprog
 RUNS=5
 ROWS=250000
 ONLY=all
+CLOCK=cpu
+UFTRACE=1
 while [ $# -gt 0 ]; do
   case $1 in
     --callmon) CALLMON=$(realpath "$2"); shift 2 ;;
@@ -27,7 +30,10 @@ while [ $# -gt 0 ]; do
     --runs) RUNS=$2; shift 2 ;;
     --rows) ROWS=$2; shift 2 ;;
     --only) ONLY=$2; shift 2 ;;
-    *) echo "usage: $0 [--callmon PATH] [--src DIR] [--runs N] [--rows N] [--only sqlite|yaml]" >&2
+    --clock) CLOCK=$2; shift 2 ;;
+    --no-uftrace) UFTRACE=0; shift ;;
+    *) echo "usage: $0 [--callmon PATH] [--src DIR] [--runs N] [--rows N] [--only sqlite|yaml]" \
+            "[--clock cpu|wall] [--no-uftrace]" >&2
        exit 2 ;;
   esac
 done
@@ -37,17 +43,23 @@ mkdir -p "$OUT"
 WORK=$(mktemp -d /tmp/callmon-realprog.XXXXXX)
 trap 'rm -rf "$WORK"' EXIT
 
-# Median wall time in seconds of RUNS runs of "$@" (stdin from $STDIN, stdout discarded);
+# Median time in seconds of RUNS runs of "$@" (stdin from $STDIN, stdout discarded): CPU
+# time (user + system of the process and the children it waited for, as run_fib.py
+# --clock=cpu: steadier than wall time on a loaded machine), or wall time with --clock wall.
 # $BEFORE (a command) runs untimed before each run.
 median_time() {
   local times=()
   for _ in $(seq "$RUNS"); do
     ${BEFORE:-true}
-    local t0 t1
-    t0=$(date +%s.%N)
-    "$@" < "${STDIN:-/dev/null}" > /dev/null 2>&1
-    t1=$(date +%s.%N)
-    times+=("$(echo "$t1 - $t0" | bc -l)")
+    times+=("$(python3 -c '
+import os, subprocess, sys, time
+clock, stdin = sys.argv[1], sys.argv[2]
+t0 = time.perf_counter()
+p = subprocess.Popen(sys.argv[3:], stdin=open(stdin), stdout=subprocess.DEVNULL,
+                     stderr=subprocess.DEVNULL)
+_, status, ru = os.wait4(p.pid, 0)
+print(ru.ru_utime + ru.ru_stime if clock == "cpu" else time.perf_counter() - t0)' \
+      "$CLOCK" "${STDIN:-/dev/null}" "$@")")
   done
   printf '%s\n' "${times[@]}" | sort -g | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'
 }
@@ -77,7 +89,7 @@ print(f"| {prog} | {mode} | {plain:.3f} s | {rec:.3f} s | {calls/1e6:.1f} M | {a
       f"{clock:.1f} | {added / clock:.2f} | {nbytes / calls:.2f} |")' "$@" "$CLOCK_NS"
 }
 
-echo "callmon: $CALLMON ($("$CALLMON" --version)), runs: $RUNS, clock read: $CLOCK_NS ns"
+echo "callmon: $CALLMON ($("$CALLMON" --version)), runs: $RUNS, $CLOCK time, clock read: $CLOCK_NS ns"
 echo
 echo "| program | tool, mode | plain | recorded | calls | added ns/call | clock read ns | added / clock read | bytes/call |"
 echo "|---|---|---|---|---|---|---|---|---|"
@@ -96,7 +108,7 @@ bench_callmon() {
 # count for the same program and workload ($1 of the caller).
 bench_uftrace() {
   local prog=$1 plain=$2 calls=$3; shift 3
-  command -v uftrace > /dev/null || return 0
+  [ "$UFTRACE" = 1 ] && command -v uftrace > /dev/null || return 0
   local data=$WORK/uf.data
   local rec
   rec=$(BEFORE="rm -rf $data" median_time uftrace record -d "$data" "$@")
@@ -158,7 +170,7 @@ if [ "$ONLY" = all ] || [ "$ONLY" = yaml ]; then
   YT=test/yaml-cpp-tests
   plain=$(cd "$OUT/yaml-plain" && median_time "./$YT")
   (cd "$OUT/yaml-fi" && bench_callmon "yaml-cpp tests" "-finstrument-functions" "$plain" "./$YT")
-  if command -v uftrace > /dev/null; then
+  if [ "$UFTRACE" = 1 ] && command -v uftrace > /dev/null; then
     build_yaml pg "-pg"
     (cd "$OUT/yaml-pg" && bench_uftrace "yaml-cpp tests" "$plain" "$(
        "$CALLMON" record -o "$WORK/c.data" -- "$OUT/yaml-fi/$YT" > /dev/null 2>&1;
