@@ -99,9 +99,16 @@ Result<RecordingInfo> gather_info(const format::Recording& rec, const ProgressFn
       CallWalker<InfoSink> walker(sink);
       walker.set_offcpu(&tf.offcpu);
       ThreadInfo ti;
-      ti.events = walk_thread(reader, walker, [&](uint64_t bytes) {
-        if (progress) progress(done_bytes + bytes, total_bytes);
-      });
+      // walk_thread's loop, with the bytes census of each record.
+      format::Event ev;
+      uint64_t before = 0;
+      while (reader.next(ev)) {
+        ti.census.add(ev, reader.bytes_read() - before);
+        before = reader.bytes_read();
+        walker.feed(ev);
+        if ((++ti.events & 0xFFFFF) == 0 && progress) progress(done_bytes + before, total_bytes);
+      }
+      walker.finish();
       done_bytes += reader.file_size();
       const format::ThreadFileHeader& h = reader.header();
       ti.tid = tf.tid;
@@ -160,6 +167,7 @@ Result<RecordingInfo> gather_info(const format::Recording& rec, const ProgressFn
       }
       info.events += ti.events;
       info.calls += ti.calls;
+      info.census.merge(ti.census);
       pi.threads.push_back(std::move(ti));
     }
     info.processes.push_back(std::move(pi));

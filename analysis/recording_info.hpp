@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "analysis/thread_problems.hpp"
+#include "format/record_census.hpp"
 #include "format/recording.hpp"
 #include "format/result.hpp"
 
@@ -53,6 +54,7 @@ struct ThreadInfo {
   uint64_t unmatched_exits = 0;  // header counter + exits the walk could not match
   uint64_t lost_events = 0;      // max(header counter, sum of LOST records)
   bool stopped = false;          // the runtime stopped recording it (the file could not grow)
+  format::RecordCensus census;   // where its bytes go, by record form
 };
 
 // What compensation subtracts per recorded call in a process (compensation.hpp): the
@@ -94,6 +96,7 @@ struct RecordingInfo {
   std::vector<ProcessInfo> processes;
   uint64_t events = 0;
   uint64_t calls = 0;
+  format::RecordCensus census;  // all threads' bytes by record form
   double duration_ns = 0;  // latest thread end - earliest thread start
   std::vector<std::string> problems;  // one sentence each
   std::vector<std::string> warnings;  // the damage part of `problems`, for stderr

@@ -1,6 +1,6 @@
-// ThreadReader's record decoder (docs/format.md, "Chunks and records"). next() is the hot
-// loop of every analysis: one switch on the record kind, LEB128 decoded inline, no
-// allocation. Anything undecodable abandons the rest of its chunk (see abandon_chunk).
+// ThreadReader's record decoder (docs/format.md, "Chunks and records"): versions 1-5 and
+// the compact ENTER and EXIT of version 6. next() is the hot loop of every analysis: one
+// switch on the record kind, LEB128 decoded inline, no allocation. Anything undecodable abandons the rest of its chunk (see abandon_chunk).
 #include <algorithm>
 #include <cstring>
 
@@ -34,9 +34,12 @@ inline uint64_t load64(const uint8_t* p) {
 }
 
 inline void set_event(Event& ev, Event::Type type, bool nested, uint64_t ticks, uint64_t addr,
-                      uint64_t count, uint32_t reason) {
+                      uint64_t count, uint32_t reason, RecordForm form = kFormOther,
+                      unsigned addr_bytes = 0) {
   ev.type = type;
   ev.nested = nested;
+  ev.form = form;
+  ev.addr_bytes = static_cast<uint8_t>(addr_bytes);
   ev.reason = reason;
   ev.ticks = ticks;
   ev.addr = addr;
@@ -56,7 +59,7 @@ bool ThreadReader::decode(Event& ev) {
     // chunk: both are decoded the same way, without a branch on the kind (which varies at
     // random). For an EXIT the second value is decoded from the next record's bytes and
     // discarded.
-    if (end_ - p >= 16) [[likely]] {
+    if (!compact_ && end_ - p >= 16) [[likely]] {
       uint64_t v, z;
       const unsigned len1 = leb128_word(load64(p), v);
       const uint64_t kind = v & 3;
@@ -71,7 +74,8 @@ bool ThreadReader::decode(Event& ev) {
           calls_read_ += enter;
           const unsigned n = len1 + (len2 & static_cast<unsigned>(mask));
           set_event(ev, enter ? Event::kEnter : Event::kExit, false, last_ticks_,
-                    last_addr_ & mask, 0, 0);
+                    last_addr_ & mask, 0, 0, enter ? kFormEnterV5 : kFormExit,
+                    len2 & static_cast<unsigned>(mask));
           bytes_read_ += n;
           pos_ = p + n;
           return true;
@@ -88,9 +92,16 @@ bool ThreadReader::decode(Event& ev) {
       abandon_chunk(pos_, leb_problem(st), st == LebStatus::kPastEnd);
       continue;
     }
+    if (compact_ && (v & 3) != kKindSpecial) {
+      if (!decode_compact_record(v, p, ev)) continue;
+      bytes_read_ += static_cast<uint64_t>(p - pos_);
+      pos_ = p;
+      return true;
+    }
     switch (v & 3) {
       case kKindEnter: {
         uint64_t z;
+        const uint8_t* at = p;
         st = leb128_get(p, end_, z);
         if (st != LebStatus::kOk) [[unlikely]] {
           abandon_chunk(pos_, leb_problem(st), st == LebStatus::kPastEnd);
@@ -99,14 +110,15 @@ bool ThreadReader::decode(Event& ev) {
         time_base_ += v >> 2;
         last_addr_ += static_cast<uint64_t>(unzigzag(z));
         last_ticks_ = std::max(last_ticks_, time_base_);
-        set_event(ev, Event::kEnter, false, last_ticks_, last_addr_, 0, 0);
+        set_event(ev, Event::kEnter, false, last_ticks_, last_addr_, 0, 0, kFormEnterV5,
+                  static_cast<unsigned>(p - at));
         ++calls_read_;
         break;
       }
       case kKindExit:
         time_base_ += v >> 2;
         last_ticks_ = std::max(last_ticks_, time_base_);
-        set_event(ev, Event::kExit, false, last_ticks_, 0, 0, 0);
+        set_event(ev, Event::kExit, false, last_ticks_, 0, 0, 0, kFormExit);
         break;
       case kKindSpecial:
         if (v == kPadByte) {  // filler of one byte, no time field: skipped
@@ -124,6 +136,43 @@ bool ThreadReader::decode(Event& ev) {
     pos_ = p;
     return true;
   }
+}
+
+bool ThreadReader::decode_compact_record(uint64_t v, const uint8_t*& p, Event& ev) {
+  if ((v & 1) == 0) {
+    time_base_ += v >> 1;
+    last_ticks_ = std::max(last_ticks_, time_base_);
+    set_event(ev, Event::kExit, false, last_ticks_, 0, 0, 0, kFormExit);
+    return true;
+  }
+  uint64_t addr;
+  RecordForm form;
+  const uint8_t* at = p;
+  if ((v & 7) == kV6NewTag) {
+    form = kFormEnterNew;
+    uint64_t z;
+    LebStatus st = leb128_get(p, end_, z);
+    if (st != LebStatus::kOk) [[unlikely]] {
+      abandon_chunk(pos_, leb_problem(st), st == LebStatus::kPastEnd);
+      return false;
+    }
+    addr = last_addr_ + static_cast<uint64_t>(unzigzag(z));
+    time_base_ += v >> kV6NewShift;
+  } else if ((v & 15) == kV6CachedTag) {
+    form = kFormEnterCached;
+    addr = tables_->cache[(v >> 4) & (kAddrSlots - 1)];
+    time_base_ += v >> kV6CachedShift;
+  } else {
+    form = kFormEnterGuessed;
+    addr = tables_->next[addr_slot(last_addr_)];
+    time_base_ += v >> kV6GuessedShift;
+  }
+  note_enter_v6(*tables_, last_addr_, addr);
+  last_ticks_ = std::max(last_ticks_, time_base_);
+  set_event(ev, Event::kEnter, false, last_ticks_, addr, 0, 0, form,
+            static_cast<unsigned>(p - at));
+  ++calls_read_;
+  return true;
 }
 
 bool ThreadReader::decode_special(uint64_t v, const uint8_t*& p, Event& ev) {
@@ -274,10 +323,12 @@ bool ThreadReader::decode_special(uint64_t v, const uint8_t*& p, Event& ev) {
   } else {
     time_base_ += t;
     ticks = time_base_;
-    if (code == kCodeEnter) last_addr_ = addr;
+    if (code == kCodeEnter) note_enter_v6(*tables_, last_addr_, addr);
   }
   last_ticks_ = std::max(last_ticks_, ticks);
-  set_event(ev, type, nested, last_ticks_, addr, count, reason);
+  const bool call = code == kCodeEnter || code == kCodeExit;
+  set_event(ev, type, nested, last_ticks_, addr, count, reason,
+            call ? kFormNested : payload ? kFormValues : kFormOther);
   ev.capture = capture;
   if (payload) {
     ev.data = payload;

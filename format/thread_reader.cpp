@@ -81,6 +81,9 @@ Result<ThreadReader> ThreadReader::open(const std::string& path) {
   // Force the fixed-size strings to end inside their fields, whatever the file holds.
   r.header_.thread_name[sizeof r.header_.thread_name - 1] = '\0';
   r.header_.process_key[sizeof r.header_.process_key - 1] = '\0';
+  r.compact_ = r.header_.version >= kCompactVersion;
+  r.tables_ = std::make_unique<AddrTables>();
+  r.tables_->clear();
 
   const uint64_t data = r.file_size_ - kHeaderSize;
   const uint64_t chunk = r.header_.chunk_size;
@@ -119,6 +122,8 @@ ThreadReader& ThreadReader::operator=(ThreadReader&& o) noexcept {
   time_base_ = o.time_base_;
   last_addr_ = o.last_addr_;
   last_ticks_ = o.last_ticks_;
+  compact_ = o.compact_;
+  tables_ = std::move(o.tables_);
   inherit_left_ = std::exchange(o.inherit_left_, 0);
   inherit_nested_ = o.inherit_nested_;
   bytes_read_ = o.bytes_read_;
@@ -176,6 +181,7 @@ bool ThreadReader::advance_chunk() {
   ++chunk_index_;
   time_base_ = 0;
   last_addr_ = 0;
+  tables_->clear();
   return true;
 }
 

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <cstring>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -14,6 +15,19 @@
 #include "format/result.hpp"
 
 namespace callmon::format {
+
+// The form of the record an event came from, for the bytes census (record_census.hpp).
+enum RecordForm : uint8_t {
+  kFormOther,          // any other SPECIAL record (PAUSE, UNWIND, INHERIT, ...)
+  kFormExit,           // a depth-0 EXIT
+  kFormEnterV5,        // a depth-0 ENTER of versions 1-5
+  kFormEnterNew,       // version 6: a new address (its delta follows)
+  kFormEnterCached,    // version 6: an address of the cache
+  kFormEnterGuessed,   // version 6: the guessed next callee
+  kFormNested,         // a nested ENTER or EXIT (SPECIAL)
+  kFormValues,         // ARGS or RETVAL
+};
+inline constexpr size_t kRecordForms = 8;
 
 // One decoded record. Times are absolute ticks of the process clock.
 struct Event {
@@ -40,6 +54,8 @@ struct Event {
   };
   Type type = kEnter;
   bool nested = false;  // written by a hook interrupted by a signal
+  RecordForm form = kFormOther;  // the record's form (for the bytes census only)
+  uint8_t addr_bytes = 0;        // a depth-0 ENTER's address field bytes (0: none)
   uint32_t reason = 0;  // UnwindReason for kUnwind
   uint64_t ticks = 0;
   uint64_t addr = 0;
@@ -78,7 +94,11 @@ class ThreadReader {
   // Never fails: damage is recorded in damage() and reading stops or resumes at the next
   // chunk.
   bool next(Event& ev) {
-    if (!decode_plain(ev) && !decode(ev)) return false;
+    if (compact_) {
+      if (!decode_compact(ev) && !decode(ev)) return false;
+    } else if (!decode_plain(ev) && !decode(ev)) {
+      return false;
+    }
     if (lifetimes_ != nullptr && (ev.type == Event::kEnter || ev.type == Event::kInherit))
         [[unlikely]]
       ev.addr = lifetimes_->tag(ev.addr, ev.ticks);
@@ -126,6 +146,8 @@ class ThreadReader {
     const unsigned n = len1 + (len2 & static_cast<unsigned>(mask));
     ev.type = enter ? Event::kEnter : Event::kExit;
     ev.nested = false;
+    ev.form = enter ? kFormEnterV5 : kFormExit;
+    ev.addr_bytes = static_cast<uint8_t>(len2 & static_cast<unsigned>(mask));
     ev.reason = 0;
     ev.ticks = last_ticks_;
     ev.addr = last_addr_ & mask;
@@ -136,6 +158,62 @@ class ThreadReader {
     pos_ = p + n;
     return true;
   }
+  // decode_plain for version 6 (callmon/format/records.hpp): the four forms of ENTER and
+  // EXIT decoded alike, without a branch on the form. The address is chosen among the
+  // guess, the cached slot and the delta; the tables are stored back unconditionally (for
+  // an EXIT the stores write what they hold: cache[slot(A)] is A after any record).
+  bool decode_compact(Event& ev) {
+    const uint8_t* p = pos_;
+    if (inherit_left_ != 0 || end_ - p < 16) [[unlikely]]
+      return false;
+    const uint64_t w = load_word(p);
+    uint64_t v, z;
+    const unsigned len1 = leb128_word(w, v);
+    if (len1 == 0 || (w & 0xff) == 0 || (v & 3) == kKindSpecial) [[unlikely]]
+      return false;
+    const unsigned len2 = leb128_word(load_word(p + len1), z);
+    const bool is_new = (v & 7) == kV6NewTag;
+    if (len2 == 0 && is_new) [[unlikely]]
+      return false;
+    const bool enter = (v & 1) != 0;
+    const bool cached = (v & 15) == kV6CachedTag;
+    time_base_ += v >> kCompactShift[v & 15];
+    if (time_base_ > last_ticks_) last_ticks_ = time_base_;
+    const uint64_t last = last_addr_;
+    AddrTables& t = *tables_;
+    uint64_t* next = &t.next[addr_slot(last)];
+    const uint64_t guess = *next;
+    const uint64_t from_cache = t.cache[(v >> 4) & (kAddrSlots - 1)];
+    uint64_t addr = is_new ? last + static_cast<uint64_t>(unzigzag(z)) : from_cache;
+    addr = (is_new | cached) ? addr : guess;
+    addr = enter ? addr : last;
+    *next = enter ? addr : guess;
+    t.cache[addr_slot(addr)] = addr;
+    last_addr_ = addr;
+    calls_read_ += enter;
+    const unsigned n = len1 + (is_new ? len2 : 0);
+    ev.type = enter ? Event::kEnter : Event::kExit;
+    ev.nested = false;
+    ev.form = kCompactForm[v & 15];
+    ev.addr_bytes = static_cast<uint8_t>(is_new ? len2 : 0);
+    ev.reason = 0;
+    ev.ticks = last_ticks_;
+    ev.addr = enter ? addr : 0;
+    ev.count = 0;
+    ev.data = nullptr;
+    ev.size = 0;
+    bytes_read_ += n;
+    pos_ = p + n;
+    return true;
+  }
+  // The shift of a v6 head's time by its low 4 bits (SPECIAL heads: unused).
+  static constexpr uint8_t kCompactShift[16] = {1, kV6GuessedShift, 1, 0, 1, kV6NewShift, 1, 0,
+                                                1, kV6CachedShift, 1, 0, 1, kV6NewShift, 1, 0};
+  // The form of a v6 ENTER or EXIT by its head's low 4 bits (SPECIAL heads: unused).
+  static constexpr RecordForm kCompactForm[16] = {
+      kFormExit, kFormEnterGuessed, kFormExit, kFormOther, kFormExit, kFormEnterNew,
+      kFormExit, kFormOther, kFormExit, kFormEnterCached, kFormExit, kFormOther,
+      kFormExit, kFormEnterNew, kFormExit, kFormOther};
   static uint64_t load_word(const uint8_t* p) {
     uint64_t w;
     std::memcpy(&w, p, sizeof w);
@@ -147,6 +225,9 @@ class ThreadReader {
   void unmap();
   // Maps the next chunk and resets the encoding state; false (and finish()) at the end.
   bool advance_chunk();
+  // Decodes the version 6 ENTER or EXIT whose head V was read; p points after V and is
+  // advanced. False when the record is bad (the chunk was abandoned).
+  bool decode_compact_record(uint64_t v, const uint8_t*& p, Event& ev);
   // Decodes the SPECIAL record whose head V was read; p points after V and is advanced.
   // False when the record is bad (the chunk was abandoned).
   bool decode_special(uint64_t v, const uint8_t*& p, Event& ev);
@@ -172,6 +253,8 @@ class ThreadReader {
   uint64_t time_base_ = 0;
   uint64_t last_addr_ = 0;
   uint64_t last_ticks_ = 0;      // for clamping time that steps back
+  bool compact_ = false;         // version 6 records (kCompactVersion)
+  std::unique_ptr<AddrTables> tables_;  // their encoding state, cleared at each chunk
   uint64_t inherit_left_ = 0;    // addresses still to read of an INHERIT record
   bool inherit_nested_ = false;  // the nested flag of that INHERIT record
   uint64_t bytes_read_ = 0;

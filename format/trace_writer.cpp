@@ -32,7 +32,7 @@ void copy_string(char* dst, size_t size, const std::string& s) {
 
 Result<ThreadWriter> ThreadWriter::create(const std::string& path, uint32_t pid, uint32_t tid,
                                           const std::string& process_key, uint32_t chunk_size,
-                                          ClockKind clock) {
+                                          ClockKind clock, uint16_t version) {
   if (chunk_size % 4096 != 0 || chunk_size < kMinChunkSize || chunk_size > kMaxChunkSize)
     return Error{fmt::format("{}: chunk size {} is not a multiple of 4096 from {} to {}", path,
                              chunk_size, kMinChunkSize, kMaxChunkSize)};
@@ -44,7 +44,9 @@ Result<ThreadWriter> ThreadWriter::create(const std::string& path, uint32_t pid,
   w.fd_ = fd;
   ThreadFileHeader& h = w.header_;
   std::memcpy(h.magic, kThreadMagic, sizeof h.magic);
-  h.version = kTraceVersion;
+  h.version = version == 5 ? 5 : kTraceVersion;
+  w.tables_ = std::make_unique<AddrTables>();
+  w.tables_->clear();
   h.header_size = kHeaderSize;
   h.chunk_size = chunk_size;
   h.pid = pid;
@@ -71,6 +73,7 @@ ThreadWriter& ThreadWriter::operator=(ThreadWriter&& o) noexcept {
   chunk_used_ = o.chunk_used_;
   time_base_ = o.time_base_;
   last_addr_ = o.last_addr_;
+  tables_ = std::move(o.tables_);
   started_ = o.started_;
   error_ = std::move(o.error_);
   closed_ = std::exchange(o.closed_, true);
@@ -110,6 +113,7 @@ bool ThreadWriter::put_record(const uint8_t* bytes, size_t n) {
     chunk_used_ = 0;
     time_base_ = 0;
     last_addr_ = 0;
+    tables_->clear();
     // As the runtime does: everything before the new chunk is complete.
     header_.committed_end = kHeaderSize + (chunks_ - 1) * header_.chunk_size;
     return false;
@@ -131,12 +135,17 @@ void ThreadWriter::enter(uint64_t ticks, uint64_t addr) {
   size_t n;
   do {
     dt = delta(ticks);
-    uint8_t* e = leb128_put(buf, dt << 2 | kKindEnter);
-    e = leb128_put(e, zigzag(static_cast<int64_t>(addr - last_addr_)));
+    uint8_t* e;
+    if (header_.version < kCompactVersion) {
+      e = leb128_put(buf, dt << 2 | kKindEnter);
+      e = leb128_put(e, zigzag(static_cast<int64_t>(addr - last_addr_)));
+    } else {
+      e = put_enter_v6(buf, choose_enter_v6(*tables_, last_addr_, addr, dt));
+    }
     n = static_cast<size_t>(e - buf);
   } while (!put_record(buf, n));
   time_base_ += dt;
-  last_addr_ = addr;
+  note_enter_v6(*tables_, last_addr_, addr);
 }
 
 void ThreadWriter::exit(uint64_t ticks) {
@@ -146,7 +155,9 @@ void ThreadWriter::exit(uint64_t ticks) {
   size_t n;
   do {
     dt = delta(ticks);
-    n = static_cast<size_t>(leb128_put(buf, dt << 2 | kKindExit) - buf);
+    uint8_t* e = header_.version < kCompactVersion ? leb128_put(buf, dt << 2 | kKindExit)
+                                                   : put_exit_v6(buf, dt);
+    n = static_cast<size_t>(e - buf);
   } while (!put_record(buf, n));
   time_base_ += dt;
 }
@@ -167,7 +178,7 @@ void ThreadWriter::special(SpecialCode code, bool nested, uint64_t ticks,
   // A nested record moves neither the time base nor the last address.
   if (!nested) {
     time_base_ += t;
-    if (code == kCodeEnter) last_addr_ = fields[0];
+    if (code == kCodeEnter) note_enter_v6(*tables_, last_addr_, fields[0]);
   }
 }
 

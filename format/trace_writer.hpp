@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -15,11 +16,14 @@ namespace callmon::format {
 
 class ThreadWriter {
  public:
-  // Creates `path` with a header for (pid, tid) of process `process_key`.
+  // Creates `path` with a header for (pid, tid) of process `process_key`. `version` 5
+  // writes the ENTER and EXIT records of versions 1 to 5 (tests of old recordings); any
+  // other value is taken as kTraceVersion.
   static Result<ThreadWriter> create(const std::string& path, uint32_t pid, uint32_t tid,
                                      const std::string& process_key,
                                      uint32_t chunk_size = kMinChunkSize,
-                                     ClockKind clock = ClockKind::kTsc);
+                                     ClockKind clock = ClockKind::kTsc,
+                                     uint16_t version = kTraceVersion);
   ThreadWriter(ThreadWriter&&) noexcept;
   ThreadWriter& operator=(ThreadWriter&&) noexcept;
   ~ThreadWriter();
@@ -80,6 +84,7 @@ class ThreadWriter {
   uint64_t chunk_used_ = 0;    // bytes used in the current (last) chunk
   uint64_t time_base_ = 0;
   uint64_t last_addr_ = 0;
+  std::unique_ptr<AddrTables> tables_;  // version 6 encoding state (cleared per chunk)
   bool started_ = false;       // a record was written (start_ticks is set)
   std::string error_;          // the first write error, reported by close()
   bool closed_ = false;

@@ -24,6 +24,24 @@ json probe_cost_json(const analysis::ProbeCostInfo& c) {
   return j;
 }
 
+// Where the records' bytes go (format/record_census.hpp): forms with at least one record.
+json census_json(const format::RecordCensus& c, uint64_t calls) {
+  json forms = json::array();
+  for (format::RecordForm i : format::kCensusOrder) {
+    const format::RecordCensus::Form& f = c.forms[i];
+    if (f.records == 0) continue;
+    forms.push_back(json{{"form", format::record_form_key(i)},
+                         {"records", f.records},
+                         {"bytes", f.bytes},
+                         {"address_bytes", f.addr_bytes}});
+  }
+  const uint64_t bytes = c.bytes();
+  return json{{"bytes", bytes},
+              {"per_call", calls ? json(static_cast<double>(bytes) / static_cast<double>(calls))
+                                 : json(nullptr)},
+              {"forms", std::move(forms)}};
+}
+
 }  // namespace
 
 std::string render_info_json(const analysis::RecordingInfo& info) {
@@ -75,7 +93,8 @@ std::string render_info_json(const analysis::RecordingInfo& info) {
                              {"duration_ns", ns_int(t.duration_ns)},
                              {"unmatched_exits", t.unmatched_exits},
                              {"lost_events", t.lost_events},
-                             {"stopped", t.stopped}});
+                             {"stopped", t.stopped},
+                             {"record_bytes", census_json(t.census, t.calls)}});
     }
     procs.push_back(json{{"key", p.key},
                          {"pid", p.pid},
@@ -90,6 +109,7 @@ std::string render_info_json(const analysis::RecordingInfo& info) {
   root["processes"] = std::move(procs);
   root["events"] = info.events;
   root["calls"] = info.calls;
+  root["record_bytes"] = census_json(info.census, info.calls);
   root["duration_ns"] = ns_int(info.duration_ns);
   root["problems"] = info.problems;
   return root.dump(2, ' ', false, json::error_handler_t::replace) + "\n";

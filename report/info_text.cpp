@@ -85,6 +85,29 @@ std::string bytes_per_call(uint64_t bytes, uint64_t calls) {
   return fmt::format("{:.1f}", static_cast<double>(bytes) / static_cast<double>(calls));
 }
 
+// "bytes:" and a line per record form: where the records' bytes go, per call.
+std::string census_lines(const format::RecordCensus& c, uint64_t calls) {
+  const uint64_t bytes = c.bytes();
+  if (bytes == 0 || calls == 0) return {};
+  const double n = static_cast<double>(calls);
+  std::string out = fmt::format("bytes:     {:.2f} per call ({} bytes of records), by record "
+                                "form:\n",
+                                static_cast<double>(bytes) / n, bytes);
+  for (format::RecordForm i : format::kCensusOrder) {
+    const format::RecordCensus::Form& f = c.forms[i];
+    if (f.records == 0) continue;
+    out += fmt::format("  {:<24} {:>6.2f} per call  {:>14} records, {:.2f} bytes each",
+                       format::record_form_text(i),
+                       static_cast<double>(f.bytes) / n, f.records,
+                       static_cast<double>(f.bytes) / static_cast<double>(f.records));
+    if (f.addr_bytes)
+      out += fmt::format(" (address {:.2f})",
+                         static_cast<double>(f.addr_bytes) / static_cast<double>(f.records));
+    out += "\n";
+  }
+  return out;
+}
+
 }  // namespace
 
 std::string render_info_text(const analysis::RecordingInfo& info) {
@@ -173,6 +196,7 @@ std::string render_info_text(const analysis::RecordingInfo& info) {
   }
   out += fmt::format("totals:    {}, {}, duration {}\n", count_of(info.events, "event", "events"),
                      count_of(info.calls, "call", "calls"), human_duration(info.duration_ns));
+  out += census_lines(info.census, info.calls);
   if (info.problems.empty()) {
     out += "problems:  none\n";
   } else {

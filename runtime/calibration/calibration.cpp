@@ -84,6 +84,7 @@ double time_probed(ThreadState* s, uint8_t* buf, Frame* frames, uint64_t (*paren
   s->cur = buf;
   s->last_ticks = 0;
   s->last_addr = 0;
+  s->tables.clear();
   uint64_t x = 1;
   for (int r = 0; r < kOverlapRounds; ++r) {
     x = parent(x);
@@ -129,6 +130,7 @@ void measure_hidden(ThreadState* s, uint8_t* buf, Frame* frames, ProbeCost& cost
   s->cur = buf;
   s->last_ticks = 0;
   s->last_addr = 0;
+  s->tables.clear();
   uint64_t saved_depth = s->record_depth;
   s->record_depth = 1;
   int done = 0;
@@ -154,6 +156,7 @@ void measure_taken_back(ThreadState* s, uint8_t* buf, FrameRecord* records, Prob
   s->cur = buf;
   s->last_ticks = 0;
   s->last_addr = 0;
+  s->tables.clear();
   s->records = records;
   s->min_ticks = UINT64_MAX;
   uint64_t* empty = samples + kHiddenRounds;
@@ -195,6 +198,7 @@ bool seed_probe_functions(ThreadState* s, uint8_t* buf, Frame* frames, bool pg) 
   s->cur = buf;
   s->last_ticks = 0;
   s->last_addr = 0;
+  s->tables.clear();
   return ok && filter_seed(parent) && filter_seed(leaf);
 }
 

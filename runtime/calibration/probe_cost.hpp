@@ -54,20 +54,30 @@ inline uint64_t get_leb(const uint8_t*& p) {
   }
 }
 
-// The tick delta of the record at `p` (any kind: the delta is the value's upper bits);
-// moves `p` past the value and, for an ENTER, past its address.
+// The tick delta of the ENTER or EXIT record at `p` (version 6, format/records.hpp); moves
+// `p` past it, for a new address past its delta too.
 inline uint64_t next_delta(const uint8_t*& p) {
   auto get = [&p] { return get_leb(p); };
   uint64_t v = get();
-  if ((v & 3) == format::kKindEnter) get();
-  return v >> 2;
+  if ((v & 1) == 0) return v >> 1;  // EXIT
+  if ((v & 7) == format::kV6NewTag) {
+    get();
+    return v >> format::kV6NewShift;
+  }
+  return (v & 15) == format::kV6CachedTag ? v >> format::kV6CachedShift
+                                          : v >> format::kV6GuessedShift;
 }
 
-// Decodes the ENTER record at `p` whose address is relative to `last`: its address into
-// `addr`; moves `p` past it. False when the record at `p` is no ENTER.
+// Whether the record at `p` is an ENTER (any form) or an EXIT.
+inline bool is_enter(const uint8_t* p) { return (*p & 3) == 1; }
+inline bool is_exit(const uint8_t* p) { return (*p & 1) == 0 && *p != 0; }
+
+// Decodes the ENTER record at `p` whose address is new (the first ENTERs of a fresh state
+// are), relative to `last`: its address into `addr`; moves `p` past it. False when the
+// record at `p` is no such ENTER.
 inline bool enter_address(const uint8_t*& p, uintptr_t last, uintptr_t* addr) {
   auto get = [&p] { return get_leb(p); };
-  if ((get() & 3) != format::kKindEnter) return false;
+  if ((get() & 7) != format::kV6NewTag) return false;
   *addr = last + static_cast<uintptr_t>(format::unzigzag(get()));
   return true;
 }
@@ -81,7 +91,7 @@ inline bool rounds_have_their_shape(const uint8_t* buf, int rounds) {
   for (int r = 0; r < rounds; ++r)
     for (int k = 0; k < 2 * kCalibrationLeaves + 2; ++k) {
       const bool enter = k == 0 || (k < 2 * kCalibrationLeaves + 1 && k % 2 == 1);
-      if ((*p & 3) != (enter ? format::kKindEnter : format::kKindExit)) return false;
+      if (!(enter ? detail::is_enter(p) : detail::is_exit(p))) return false;
       detail::next_delta(p);
     }
   return true;
@@ -145,15 +155,14 @@ inline bool hidden_intervals_from_records(const uint8_t* buf, int rounds, uint64
   auto get = [&p] { return detail::get_leb(p); };
   constexpr uint64_t kHiddenHead = (uint64_t{format::kCodeHidden} << 3) | format::kKindSpecial;
   for (int r = 0; r < rounds; ++r) {
-    if ((get() & 3) != format::kKindEnter) return false;
-    get();  // its address
+    if (!detail::is_enter(p)) return false;
+    detail::next_delta(p);
     if (get() != kHiddenHead) return false;
     uint64_t sum = get();  // the HIDDEN's time delta
     if (get() != kCalibrationLeaves) return false;
     get(), get();  // taken back, capture ticks
-    uint64_t v = get();
-    if ((v & 3) != format::kKindExit) return false;
-    out[r] = sum + (v >> 2);
+    if (!detail::is_exit(p)) return false;
+    out[r] = sum + detail::next_delta(p);
   }
   return true;
 }

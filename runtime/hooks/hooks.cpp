@@ -71,8 +71,9 @@ void put_enter_kept(ThreadState* s, bool nested, uint64_t t, uintptr_t fn, Frame
     put_hidden(s, false, t);
   }
   uint64_t dt = hidden_size ? 0 : tt - prev_ticks;  // a HIDDEN moved the time base to tt
-  unsigned size = format::leb128_size((dt << 2) | format::kKindEnter) +
-                  format::leb128_size(format::zigzag(static_cast<int64_t>(fn - prev_addr)));
+  unsigned size = format::enter_v6_size(format::choose_enter_v6(s->tables, prev_addr, fn, dt));
+  const uint64_t prev_next = s->tables.next[format::addr_slot(prev_addr)];
+  const uint64_t prev_cached = s->tables.cache[format::addr_slot(fn)];
   write_enter(s, t, fn);
   if (s->chunk_index != chunk || s->cur != start + hidden_size + size) return;
   r->before = start;
@@ -80,6 +81,8 @@ void put_enter_kept(ThreadState* s, bool nested, uint64_t t, uintptr_t fn, Frame
   r->enter_ticks = t;
   r->prev_ticks = prev_ticks;
   r->prev_addr = prev_addr;
+  r->prev_next = prev_next;
+  r->prev_cached = prev_cached;
   for (int i = 0; i < 3; ++i) r->hidden[i] = hidden_size ? hidden[i] : 0;
   signal_fence();
   r->after = s->cur;
@@ -101,6 +104,10 @@ bool take_back_short(ThreadState* s, bool nested, Frame* f, uint64_t t) {
   uint8_t* expected = after;
   asm volatile("cmpxchgq %2, %1" : "+a"(expected), "+m"(s->cur) : "r"(r->before) : "memory", "cc");
   s->last_ticks = r->prev_ticks;
+  // The address tables as before the ENTER (the records after it, if any, were taken back
+  // already and put theirs back).
+  s->tables.cache[format::addr_slot(s->last_addr)] = r->prev_cached;
+  s->tables.next[format::addr_slot(r->prev_addr)] = r->prev_next;
   s->last_addr = r->prev_addr;
   s->hidden_filtered += r->hidden[0];
   s->hidden_taken += r->hidden[1] + 1;

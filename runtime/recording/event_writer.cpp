@@ -89,12 +89,13 @@ void write_exit_burst_pause(ThreadState* s, uint64_t from, uint64_t to) {
 void write_enter_slow(ThreadState* s, uint64_t t, uintptr_t fn) {
   if (put_depth0(s, [&](uint8_t* buf) {
         if (t < s->last_ticks) t = s->last_ticks;
-        uint64_t v = ((t - s->last_ticks) << 2) | kKindEnter;
-        uint64_t z = zigzag(static_cast<int64_t>(fn - s->last_addr));
-        return static_cast<unsigned>(leb128_put(leb128_put(buf, v), z) - buf);
+        EnterV6 e = choose_enter_v6(s->tables, s->last_addr, fn, t - s->last_ticks);
+        return static_cast<unsigned>(put_enter_v6(buf, e) - buf);
       })) {
     s->last_ticks = t;
-    s->last_addr = fn;
+    uint64_t last = s->last_addr;
+    note_enter_v6(s->tables, last, fn);
+    s->last_addr = last;
     if (s->pause_ticks) write_pending_pause(s);
   }
 }
@@ -102,8 +103,7 @@ void write_enter_slow(ThreadState* s, uint64_t t, uintptr_t fn) {
 void write_exit_slow(ThreadState* s, uint64_t t) {
   if (put_depth0(s, [&](uint8_t* buf) {
         if (t < s->last_ticks) t = s->last_ticks;
-        uint64_t v = ((t - s->last_ticks) << 2) | kKindExit;
-        return static_cast<unsigned>(leb128_put(buf, v) - buf);
+        return static_cast<unsigned>(put_exit_v6(buf, t - s->last_ticks) - buf);
       })) {
     s->last_ticks = t;
     if (s->pause_ticks) write_pending_pause(s);

@@ -128,29 +128,47 @@ inline bool write_word(ThreadState* s, uint64_t word, unsigned n) {
 void write_enter_slow(ThreadState* s, uint64_t t, uintptr_t fn);
 void write_exit_slow(ThreadState* s, uint64_t t);
 
-// Depth-0 ENTER. The hot path of every call.
+// Depth-0 ENTER. The hot path of every call. The v6 form (format/records.hpp) is chosen
+// without branches: the guessed next callee, else the cached address, else a new one with
+// its delta; the tables are updated unconditionally after the store.
 inline void write_enter(ThreadState* s, uint64_t t, uintptr_t fn) {
   using namespace format;
   if (t < s->last_ticks) t = s->last_ticks;  // never encode time stepping back
-  uint64_t v = ((t - s->last_ticks) << 2) | kKindEnter;
-  uint64_t z = zigzag(static_cast<int64_t>(fn - s->last_addr));
-  unsigned nv = leb128_size(v), nz = leb128_size(z);
-  if (__builtin_expect(nv + nz <= 8, 1) &&
-      __builtin_expect(write_word(s, leb128_word(v, nv) | (leb128_word(z, nz) << (8 * nv)),
-                                  nv + nz), 1)) {
-    s->last_ticks = t;
-    s->last_addr = fn;
-    return;
+  const uint64_t dt = t - s->last_ticks;
+  const uintptr_t last = s->last_addr;
+  uint64_t* next = &s->tables.next[addr_slot(last)];
+  const unsigned slot = addr_slot(fn);
+  const bool guessed = *next == fn;
+  const bool cached = s->tables.cache[slot] == fn;
+  uint64_t v = (dt << kV6NewShift) | kV6NewTag;
+  v = cached ? (dt << kV6CachedShift) | (uint64_t{slot} << 4) | kV6CachedTag : v;
+  v = guessed ? (dt << kV6GuessedShift) | kV6GuessedTag : v;
+  const bool known = guessed | cached;
+  const uint64_t z = zigzag(static_cast<int64_t>(fn - last));
+  const unsigned nzz = leb128_size(z);
+  const unsigned nv = leb128_size(v), nz = known ? 0 : nzz;
+  // dt < 2^42: no form's shift lost bits (a chunk's first record, with the absolute time,
+  // takes the slow path).
+  if (__builtin_expect((dt >> 42) == 0 && nv + nz <= 8, 1)) {
+    const uint64_t zw = known ? 0 : leb128_word(z, nzz);
+    if (__builtin_expect(write_word(s, leb128_word(v, nv) | (zw << ((8 * nv) & 63)), nv + nz),
+                         1)) {
+      s->last_ticks = t;
+      *next = fn;
+      s->tables.cache[slot] = fn;
+      s->last_addr = fn;
+      return;
+    }
   }
   write_enter_slow(s, t, fn);
 }
 
-// Depth-0 EXIT.
+// Depth-0 EXIT: V = dt << 1, and dt = 0 in two bytes (0x80 0x00), never a byte 0.
 inline void write_exit(ThreadState* s, uint64_t t) {
   using namespace format;
   if (t < s->last_ticks) t = s->last_ticks;
-  uint64_t v = ((t - s->last_ticks) << 2) | kKindExit;
-  unsigned nv = leb128_size(v);
+  uint64_t v = (t - s->last_ticks) << 1;
+  unsigned nv = leb128_size(v) + (v == 0);
   if (__builtin_expect(nv <= 8, 1) && __builtin_expect(write_word(s, leb128_word(v, nv), nv), 1)) {
     s->last_ticks = t;
     return;

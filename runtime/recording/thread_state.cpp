@@ -129,6 +129,7 @@ bool map_chunk(ThreadState* s, uint64_t index) {
   if (old) munmap(old, s->chunk_size);
   s->last_ticks = 0;
   s->last_addr = 0;
+  s->tables.clear();
   signal_fence();
   s->cur = s->chunk_base;  // last: a nested hook sees either the old chunk or this one
   if (s->header) s->header->committed_end = off;

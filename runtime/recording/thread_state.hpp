@@ -35,6 +35,8 @@ struct FrameRecord {
   uint64_t enter_ticks;
   uint64_t prev_ticks;   // encoding state before the ENTER
   uintptr_t prev_addr;
+  uint64_t prev_next;    // the address-table slots the ENTER overwrote (records.hpp, v6):
+  uint64_t prev_cached;  // next[addr_slot(prev_addr)] and cache[addr_slot(fn)]
   uint64_t hidden[3];    // the counts of the HIDDEN record written with the ENTER (hooks.cpp,
                          // put_enter_kept), pending again if it is taken back; 0: none
 };
@@ -123,6 +125,9 @@ struct ThreadState {
   ThreadState* retired_next;  // in the retired list once the thread has finished
   MonitorThread* monitor;     // monitor mode only: the monitor's view of the thread
   char path[4096];       // the thread's event file
+  // Encoding state of the v6 ENTER records with last_addr (format/records.hpp): read by
+  // every ENTER, cleared with last_addr at every chunk start (reset_encoding).
+  format::AddrTables tables;
 };
 
 // Copies the fenced entry hooks' checked and burst ticks before their record's time to the

@@ -22,23 +22,36 @@ void put_leb128(std::vector<uint8_t>& out, uint64_t v) {
   } while (v);
 }
 
+// The three v6 forms of ENTER (format/records.hpp): a new address, a cached one, the
+// guessed next callee. The calibration's decoder reads the time of each.
 void put_enter(std::vector<uint8_t>& out, uint64_t dt, int64_t addr_delta) {
-  put_leb128(out, dt << 2 | format::kKindEnter);
+  put_leb128(out, dt << format::kV6NewShift | format::kV6NewTag);
   put_leb128(out, format::zigzag(addr_delta));
 }
 
+void put_enter_cached(std::vector<uint8_t>& out, uint64_t dt, unsigned slot) {
+  put_leb128(out, dt << format::kV6CachedShift | uint64_t{slot} << 4 | format::kV6CachedTag);
+}
+
+void put_enter_guessed(std::vector<uint8_t>& out, uint64_t dt) {
+  put_leb128(out, dt << format::kV6GuessedShift | format::kV6GuessedTag);
+}
+
 void put_exit(std::vector<uint8_t>& out, uint64_t dt) {
-  put_leb128(out, dt << 2 | format::kKindExit);
+  std::vector<uint8_t> buf(12);
+  out.insert(out.end(), buf.data(), format::put_exit_v6(buf.data(), dt));
 }
 
 // One round as the hooks write it: the parent's ENTER, `start` ticks to its first leaf,
 // each leaf `inner` ticks long with `gap` ticks between two leaves, `end` ticks from the
-// last leaf to the parent's EXIT.
+// last leaf to the parent's EXIT. The parent's address is cached, the first leaf's new,
+// the others guessed (each the same leaf after the same leaf).
 void put_round(std::vector<uint8_t>& out, uint64_t start, uint64_t inner, uint64_t gap,
                uint64_t end) {
-  put_enter(out, 5000, -64);  // from the previous round: not part of any cost
+  put_enter_cached(out, 5000, 7);  // from the previous round: not part of any cost
   for (int k = 0; k < kCalibrationLeaves; ++k) {
-    put_enter(out, k ? gap : start, k ? 0 : 64);
+    if (k) put_enter_guessed(out, gap);
+    else put_enter(out, start, 64);
     put_exit(out, inner);
   }
   put_exit(out, end);

@@ -135,7 +135,7 @@ TEST(RuntimeWriter, EnterAndExitRoundTrip) {
 TEST(RuntimeWriter, NestedRecordBetweenStoreAndReservationSurvives) {
   Chunk c;
   rt::write_enter(&c.s, 100, 0x1000);
-  uint64_t word = rt::leb128_word((10 << 2) | format::kKindExit, 1);
+  uint64_t word = rt::leb128_word(10 << 1, 1);  // EXIT, dt 10 (version 6)
   uint8_t* at = rt::speculative_store(&c.s, word, 1);
   ASSERT_NE(at, nullptr);
   uint64_t nested_addr = 0x2000;
@@ -167,7 +167,7 @@ TEST(RuntimeWriter, StoreOverNestedPadIsRepaired) {
   uint64_t nested_addr = 0x3000;
   rt::write_special(&c.s, true, format::kCodeEnter, 101, &nested_addr, 1);
   // The interrupted hook had read the cursor before the signal: it stores at the old one.
-  uint64_t word = rt::leb128_word((7 << 2) | format::kKindExit, 1);
+  uint64_t word = rt::leb128_word(7 << 1, 1);  // EXIT, dt 7
   std::memcpy(predicted, &word, 8);
   rt::commit_store(&c.s, predicted, word, 1);
   auto events = c.decode();

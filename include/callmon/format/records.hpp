@@ -13,9 +13,12 @@ namespace callmon::format {
 inline constexpr char kThreadMagic[8] = {'C', 'M', 'T', 'H', 'R', 'E', 'A', 'D'};
 // Version 2 added the ARGS and RETVAL records (kCodeArgs, kCodeRetval), version 3 the PAUSE
 // record (kCodePause), version 4 the CALIB and CLOCK records (kCodeCalib, kCodeClock),
-// version 5 the HIDDEN record (kCodeHidden); readers accept every version from
+// version 5 the HIDDEN record (kCodeHidden), version 6 the compact ENTER and EXIT records
+// (kV6*: an address cache and a next-callee guess); readers accept every version from
 // kMinTraceVersion on.
-inline constexpr uint16_t kTraceVersion = 5;
+inline constexpr uint16_t kTraceVersion = 6;
+// First version with the compact ENTER and EXIT records (docs/format.md, "Version 6").
+inline constexpr uint16_t kCompactVersion = 6;
 inline constexpr uint16_t kMinTraceVersion = 1;
 // The header occupies the first page; chunks of events follow it.
 inline constexpr uint32_t kHeaderSize = 4096;
@@ -67,6 +70,40 @@ enum RecordKind : uint32_t {
   kKindEnter = 1,    // V = dt<<2|1, then zigzag LEB128 (addr - last_addr)
   kKindExit = 2,     // V = dt<<2|2
   kKindSpecial = 3,  // V = ((code<<1 | nested)<<2)|3, then LEB128 time, then fields
+};
+
+// ---- version 6: ENTER and EXIT ---------------------------------------------------
+// SPECIAL records keep their v5 form (V & 3 == 3, kPadByte). ENTER and EXIT take the rest of
+// the head's values, by its low bits:
+//   ...0  EXIT:           V = dt << 1 (dt = 0 is written 0x80 0x00: a byte 0 ends a chunk)
+//   0001  ENTER guessed:  V = dt << 4 | 1; the address is next[slot(A)]
+//   1001  ENTER cached:   V = dt << 14 | s << 4 | 9; the address is cache[s]
+//   .101  ENTER new:      V = dt << 3 | 5, then zigzag LEB128 of (addr - A)
+// After every ENTER of `addr` (and a depth-0 SPECIAL ENTER): next[slot(A)] = addr,
+// cache[slot(addr)] = addr, A = addr. Both tables hold kAddrSlots addresses, all 0 at the
+// start of a chunk, like A. Any form that fits decodes right; writers pick the first that
+// fits, in that order (choose_enter_v6).
+inline constexpr unsigned kAddrSlotBits = 10;
+inline constexpr unsigned kAddrSlots = 1u << kAddrSlotBits;
+inline constexpr uint64_t kV6GuessedTag = 1;   // V & 15
+inline constexpr uint64_t kV6CachedTag = 9;    // V & 15
+inline constexpr uint64_t kV6NewTag = 5;       // V & 7
+inline constexpr unsigned kV6GuessedShift = 4;
+inline constexpr unsigned kV6CachedShift = 4 + kAddrSlotBits;
+inline constexpr unsigned kV6NewShift = 3;
+
+// The table slot of a function address: functions are usually 16-byte aligned, and the
+// bits above the slot's fold in so that functions 16 KiB apart do not always collide.
+inline constexpr unsigned addr_slot(uint64_t addr) {
+  return static_cast<unsigned>((addr >> 4) ^ (addr >> 14)) & (kAddrSlots - 1);
+}
+
+// The v6 encoding state shared by writers and readers: the last entered address and the
+// two tables. `reset` at every chunk start.
+struct AddrTables {
+  uint64_t cache[kAddrSlots];
+  uint64_t next[kAddrSlots];
+  void clear() { __builtin_memset(this, 0, sizeof *this); }
 };
 
 // Codes of special records. When `nested` is set the record was written by a hook that
@@ -150,5 +187,54 @@ inline uint8_t* leb128_put(uint8_t* p, uint64_t v) {
 inline constexpr uint64_t special_head(SpecialCode code, bool nested) {
   return ((static_cast<uint64_t>(code) << 1 | (nested ? 1 : 0)) << 2) | kKindSpecial;
 }
+
+// ---- version 6 encoders (the runtime's slow paths, TraceWriter, tests) ----------------
+
+// A v6 ENTER as chosen from the state: its head value V, and for a new address the zigzag
+// delta that follows it. The forms are tried in the order guessed, cached, new; each only
+// while dt << shift fits in 64 bits (a chunk's first record carries the absolute time).
+struct EnterV6 {
+  uint64_t v;
+  uint64_t z;
+  bool has_delta;
+};
+inline EnterV6 choose_enter_v6(const AddrTables& t, uint64_t last, uint64_t addr, uint64_t dt) {
+  if (t.next[addr_slot(last)] == addr && (dt >> (64 - kV6GuessedShift)) == 0)
+    return {dt << kV6GuessedShift | kV6GuessedTag, 0, false};
+  const unsigned slot = addr_slot(addr);
+  if (t.cache[slot] == addr && (dt >> (64 - kV6CachedShift)) == 0)
+    return {dt << kV6CachedShift | uint64_t{slot} << 4 | kV6CachedTag, 0, false};
+  return {dt << kV6NewShift | kV6NewTag, zigzag(static_cast<int64_t>(addr - last)), true};
+}
+
+// Moves the state past an ENTER of `addr` (`last` is the state's last address).
+inline void note_enter_v6(AddrTables& t, uint64_t& last, uint64_t addr) {
+  t.next[addr_slot(last)] = addr;
+  t.cache[addr_slot(addr)] = addr;
+  last = addr;
+}
+
+// Bytes of a v6 ENTER.
+inline unsigned enter_v6_size(const EnterV6& e) {
+  return leb128_size(e.v) + (e.has_delta ? leb128_size(e.z) : 0);
+}
+
+// Writes a v6 ENTER at p; returns the byte after it.
+inline uint8_t* put_enter_v6(uint8_t* p, const EnterV6& e) {
+  p = leb128_put(p, e.v);
+  return e.has_delta ? leb128_put(p, e.z) : p;
+}
+
+// A v6 EXIT after dt ticks (dt < 2^63) at p; returns the byte after it. dt = 0 takes two
+// bytes, 0x80 0x00: a record never starts with a byte 0.
+inline uint8_t* put_exit_v6(uint8_t* p, uint64_t dt) {
+  if (dt == 0) {
+    p[0] = 0x80;
+    p[1] = 0;
+    return p + 2;
+  }
+  return leb128_put(p, dt << 1);
+}
+inline unsigned exit_v6_size(uint64_t dt) { return dt == 0 ? 2 : leb128_size(dt << 1); }
 
 }  // namespace callmon::format
