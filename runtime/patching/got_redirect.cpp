@@ -8,8 +8,8 @@
 // pointer equality across modules.
 //
 // Lazy binding: a slot not yet bound holds the address of its own PLT stub (inside the
-// module). The pass binds it itself, as the loader would at the first call, through dlvsym
-// with the version the module asks for; a name that does not resolve is left alone, so a
+// module). The pass binds it itself, as the loader would at the first call (bind_like_loader,
+// with the version the module asks for); a name that does not resolve is left alone, so a
 // program with an unresolvable but never-called symbol starts as before.
 #include "runtime/patching/got_redirect.hpp"
 
@@ -131,14 +131,27 @@ int collect(dl_phdr_info* info, size_t, void*) {
   return 0;
 }
 
-using DlsymFn = void* (*)(void*, const char*);
-
-// The real dlsym (the runtime interposes its own, see interpose_dlsym.cpp), through dlvsym.
-DlsymFn real_dlsym() {
-  static DlsymFn f = nullptr;
-  if (!f) f = reinterpret_cast<DlsymFn>(dlvsym(RTLD_NEXT, "dlsym", "GLIBC_2.34"));
-  if (!f) f = reinterpret_cast<DlsymFn>(dlvsym(RTLD_NEXT, "dlsym", "GLIBC_2.2.5"));
-  return f;
+// Binds `name` (with `version`) as the dynamic linker would for a module of the main
+// namespace: the first module in load order (the global scope's order: the executable,
+// LD_PRELOAD, then the libraries breadth-first, then those dlopen'ed) that defines a
+// matching symbol. Not dlvsym: it treats an unversioned definition (an LD_PRELOAD
+// interposer's, the runtime's own) differently from the loader. An ifunc is resolved by
+// calling its resolver, as the loader does. Returns the target and its module, or 0.
+uintptr_t bind_like_loader(const char* name, const char* version, const link_map** def,
+                           const Elf64_Sym** def_sym) {
+  for (const link_map* lm = _r_debug.r_map; lm; lm = lm->l_next) {
+    if (lm->l_name && strstr(lm->l_name, "linux-vdso")) continue;  // not in the scope
+    DynTables t = dyn_tables(lm->l_addr, lm->l_ld);
+    const Elf64_Sym* sym = dyn_lookup_version(t, name, version);
+    if (!sym) continue;
+    *def = lm;
+    *def_sym = sym;
+    uintptr_t at = lm->l_addr + sym->st_value;
+    if (ELF64_ST_TYPE(sym->st_info) == STT_GNU_IFUNC)
+      at = reinterpret_cast<uintptr_t (*)()>(at)();
+    return at;
+  }
+  return 0;
 }
 
 // The runtime's own link_map (its interposers are not library calls to record).
@@ -192,30 +205,31 @@ void redirect(const GotSlot& s, void* p) {
   uintptr_t cur = __atomic_load_n(s.slot, __ATOMIC_RELAXED);
   if (cur == 0 || got_is_stub(cur)) return;
   uintptr_t target = cur;
+  const link_map* lm = nullptr;
+  const Elf64_Sym* sym = nullptr;
   if (cur >= c->m->lo && cur < c->m->hi) {
     // Not bound yet (its PLT stub), or bound to the module's own definition.
-    const char* ver = dyn_needed_version(c->own, s.name);
-    void* t = ver ? dlvsym(RTLD_DEFAULT, s.name, ver) : (real_dlsym() ? real_dlsym()(RTLD_DEFAULT, s.name) : nullptr);
-    if (!t) {
+    target = bind_like_loader(s.name, dyn_needed_version(c->own, s.name), &lm, &sym);
+    if (!target) {
       ++g_refused;  // unresolvable now: the loader's lazy binding decides at the call
       return;
     }
-    target = reinterpret_cast<uintptr_t>(t);
     if (target >= c->m->lo && target < c->m->hi) return;  // its own function
-  }
-  Dl_info di;
-  link_map* lm = nullptr;
-  if (!dladdr1(reinterpret_cast<void*>(target), &di, reinterpret_cast<void**>(&lm), RTLD_DL_LINKMAP) ||
-      !lm) {
-    ++g_refused;  // not in any module (generated code?): nothing to name it by
-    return;
+  } else {
+    Dl_info di;
+    void* found = nullptr;
+    if (!dladdr1(reinterpret_cast<void*>(target), &di, &found, RTLD_DL_LINKMAP) || !found) {
+      ++g_refused;  // not in any module (generated code?): nothing to name it by
+      return;
+    }
+    lm = static_cast<const link_map*>(found);
+    sym = dyn_lookup(dyn_tables(lm->l_addr, lm->l_ld), s.name);
   }
   if (in_loader_or_runtime(lm)) return;
   // The address recorded: the symbol's definition in its module's .dynsym, so that an
   // ifunc's call is named by the name users know (memcpy), not by the variant chosen.
   uintptr_t fn = target;
-  DynTables def = dyn_tables(lm->l_addr, lm->l_ld);
-  if (const Elf64_Sym* sym = dyn_lookup(def, s.name)) {
+  if (sym) {
     uintptr_t at = lm->l_addr + sym->st_value;
     if (ELF64_ST_TYPE(sym->st_info) == STT_GNU_IFUNC || at == target) fn = at;
   }
@@ -228,10 +242,7 @@ void redirect(const GotSlot& s, void* p) {
   if (g_pending_count == sizeof g_pending / sizeof g_pending[0]) flush_pending();
 }
 
-bool enabled() {
-  const char* v = env_get("CALLMON_LIBCALL");
-  return !(v && v[0] == '0');
-}
+bool enabled() { return read_options().libcall[0] != '0'; }
 
 }  // namespace
 
@@ -249,7 +260,7 @@ void libcall_patch_modules() {
   }
   g_found_count = 0;
   dl_iterate_phdr(collect, nullptr);
-  // Outside dl_iterate_phdr: dlvsym and dladdr1 take the loader's other lock.
+  // Outside dl_iterate_phdr: dladdr1 takes the loader's other lock.
   for (unsigned i = 0; i < g_found_count; ++i) {
     PassCtx c{&g_found[i], dyn_tables(g_found[i].bias, g_found[i].dyn)};
     for_each_got_slot(g_found[i].bias, g_found[i].dyn, redirect, &c);

@@ -475,7 +475,10 @@ def main():
     data = os.path.join(args.work, "callmon.data")
     # A fixture with DEFAULT_DIR records without -o: callmon must use ./callmon.data.
     out_opt = [] if getattr(fx, "DEFAULT_DIR", False) else ["-o", data]
-    record_args = args.record_arg + list(getattr(fx, "RECORD_ARGS", []))
+    # Library calls (docs/patching.md) only where the fixture expects them (LIBCALL = True):
+    # the other fixtures' expectations are the program's own functions.
+    libcall = [] if getattr(fx, "LIBCALL", False) else ["--no-libcall"]
+    record_args = libcall + args.record_arg + list(getattr(fx, "RECORD_ARGS", []))
     rec_cmd = [args.callmon, "record"] + out_opt + record_args + ["--"] + argv
     rec_start = time.monotonic()
     rec = run_and_kill(rec_cmd, args.work, kill_line, True) if kill_line else run(rec_cmd, args.work)
