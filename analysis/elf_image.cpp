@@ -271,9 +271,14 @@ void ElfImage::read_symbols() {
     const char* name = elf_strptr(elf, shdr.sh_link, sym.st_name);
     if (name == nullptr || *name == '\0') continue;
     FuncSymbol fs{sym.st_value, sym.st_size, name};
-    // .symtab spells versioned definitions "fopen@@GLIBC_2.2.5"; the version is noise here.
-    if (size_t at = fs.name.find('@'); at != std::string::npos && at > 0) fs.name.resize(at);
-    int rank = alias_rank(GELF_ST_BIND(sym.st_info), fs.name);
+    // .symtab spells versioned definitions "fopen@@GLIBC_2.2.5"; the version is noise here,
+    // except that a single '@' marks a compatibility alias (cfree beside free), ranked last.
+    bool compat = false;
+    if (size_t at = fs.name.find('@'); at != std::string::npos && at > 0) {
+      compat = fs.name.compare(at, 2, "@@") != 0;
+      fs.name.resize(at);
+    }
+    int rank = alias_rank(GELF_ST_BIND(sym.st_info), fs.name) + (compat ? 16 : 0);
     GElf_Versym ver;
     if (versym != nullptr && gelf_getversym(versym, static_cast<int>(i), &ver) != nullptr &&
         (ver & 0x8000))

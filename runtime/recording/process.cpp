@@ -18,6 +18,7 @@
 #include "runtime/core/clock.hpp"
 #include "runtime/monitor/monitor_dispatch.hpp"
 #include "runtime/core/runtime_scope.hpp"
+#include "runtime/patching/got_redirect.hpp"
 #include "runtime/patching/sled_patch.hpp"
 #include "runtime/core/sys.hpp"
 #include "runtime/recording/thread_state.hpp"
@@ -105,6 +106,19 @@ bool create_meta(const char* parent_key) {
     return true;
   }
   return false;
+}
+
+// The `libcall-slots` line (got_redirect.hpp) when the pass redirected or refused slots
+// since the last one: after the start-up pass and after each dlopen.
+void put_libcall_line() {
+  static unsigned written = ~0u;
+  unsigned n = libcall_slot_count(), r = libcall_refused_count();
+  if (n + r == 0 || n + r == written) return;
+  written = n + r;
+  char line[64];
+  LineBuf b(line, sizeof line);
+  b.str("libcall-slots ").dec(n).ch(' ').dec(r).ch('\n');
+  meta_append(b.c_str(), static_cast<unsigned>(b.size()));
 }
 
 int module_callback(dl_phdr_info* info, size_t, void*) {
@@ -285,6 +299,7 @@ void modules_rescan() {
   while (__atomic_exchange_n(&g_scan_lock, 1, __ATOMIC_ACQUIRE)) sched_yield();
   dl_iterate_phdr(module_callback, nullptr);
   filter_scan_done();
+  put_libcall_line();
   __atomic_store_n(&g_scan_lock, 0, __ATOMIC_RELEASE);
 }
 
