@@ -34,16 +34,42 @@ def run(cmd, cwd, env=None):
                           timeout=120, env=env)
 
 
+def check_throw(a, flags):
+    """A C++ exception thrown by qsort's comparator and caught above qsort: the program runs
+    as without callmon and each qsort call is recorded, closed by the exception."""
+    w = a.work
+    cmd = [a.cxx] + flags + ["-o", "throw", os.path.join(PROGRAMS, "libcall_throw.cpp")]
+    if "clang" in os.path.basename(a.cxx):
+        cmd += ["-lstdc++"]
+    r = run(cmd, w)
+    if r.returncode != 0:
+        return ["building libcall_throw failed: " + r.stderr]
+    plain = run(["./throw"], w)
+    rec = run([a.callmon, "record", "-o", "throw.rec", "--", "./throw"], w)
+    if rec.stdout != plain.stdout or rec.returncode != plain.returncode:
+        return [f"callmon changed libcall_throw: {rec.stdout!r} {rec.returncode} (plain "
+                f"{plain.stdout!r} {plain.returncode})\nstderr: {rec.stderr}"]
+    if a.link == "noplt":
+        return []
+    replay = run([a.callmon, "replay", "--no-pager", "-d", "throw.rec"], w).stdout
+    closed = len(re.findall(r"\} /\* qsort\(\) \*/ \[exception\]", replay))
+    if closed != 3:
+        return [f"libcall_throw: expected 3 qsort() calls closed by the exception, got "
+                f"{closed}\n{replay[:3000]}"]
+    return []
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--callmon", required=True)
     ap.add_argument("--cc", required=True)
+    ap.add_argument("--cxx", required=True)
     ap.add_argument("--mode", default="cyg", choices=sorted(MODES))
     ap.add_argument("--link", default="plt", choices=sorted(LINKS))
     ap.add_argument("--opt", default="O2")
     ap.add_argument("--work", required=True)
     a = ap.parse_args()
-    if not a.cc or a.cc.endswith("NOTFOUND") or not shutil.which(a.cc):
+    if any(not c or c.endswith("NOTFOUND") or not shutil.which(c) for c in (a.cc, a.cxx)):
         print("compiler not found: skipped")
         return 77
     shutil.rmtree(a.work, ignore_errors=True)
@@ -106,6 +132,7 @@ def main():
     leaked = [f["name"] for f in report_off["functions"] if f["name"] in NAMES]
     if leaked:
         failures.append(f"--no-libcall still recorded {leaked}")
+    failures += check_throw(a, flags)
     for f in failures:
         print("FAIL:", f, "\n")
     return 1 if failures else 0
