@@ -3,9 +3,10 @@
 // Per instrumented module: each JUMP_SLOT is redirected to a stub of its own unless its
 // name is one whose return must not be hijacked (never returns, returns twice, switches
 // stacks, reads its return address), its target is in the runtime or the dynamic linker,
-// or its target is in the module itself (a call to its own exported function). GLOB_DAT
-// slots are refused: they also serve `&function`, and another value there would break
-// pointer equality across modules.
+// or its target is in the module itself (a call to its own exported function). A GLOB_DAT
+// slot (-fno-plt's `call *f@GOTPCREL(%rip)`) also serves `&f`, and another value there
+// would break pointer equality across modules: it is redirected only when a scan of the
+// module's code finds calls and jumps through it and nothing else (got_refs.hpp).
 //
 // Lazy binding: a slot not yet bound holds the address of its own PLT stub (inside the
 // module). The pass binds it itself, as the loader would at the first call (bind_like_loader,
@@ -20,6 +21,7 @@
 
 #include "runtime/core/options.hpp"
 #include "runtime/core/sys.hpp"
+#include "runtime/patching/got_refs.hpp"
 #include "runtime/patching/got_slots.hpp"
 #include "runtime/patching/got_stub.hpp"
 #include "runtime/patching/got_symbols.hpp"
@@ -39,19 +41,42 @@ struct Module {
   const void* dyn;
   uintptr_t lo, hi;
   bool instrumented;
+  uintptr_t exec_lo[4], exec_hi[4];  // executable PT_LOAD segments (the code scan)
+  int exec_count;
 };
 Module g_found[kMaxModules];
 unsigned g_found_count = 0;
 
+// Every module seen (instrumented or not), so that a slot whose target is in an
+// instrumented module is left alone: that function's own hooks record the call.
 struct Done {
   uintptr_t bias;
   const void* phdr;
+  uintptr_t lo, hi;
+  bool instrumented;
 };
 Done g_done[kMaxModules];
 unsigned g_done_count = 0;
 unsigned long long g_subs = 0;
 
 unsigned g_slots = 0, g_refused = 0;
+
+// Distinct recorded addresses and their names (libcall_name).
+struct Named {
+  uintptr_t fn;
+  const char* name;
+};
+Named g_named[4096];
+unsigned g_named_count = 0;
+
+void remember_name(uintptr_t fn, const char* name) {
+  for (unsigned i = g_named_count; i-- > 0;)
+    if (g_named[i].fn == fn) return;
+  if (g_named_count < sizeof g_named / sizeof g_named[0]) {
+    g_named[g_named_count] = {fn, name};
+    __atomic_store_n(&g_named_count, g_named_count + 1, __ATOMIC_RELEASE);
+  }
+}
 
 // Calls that never return, return twice, switch stacks or look at their own return
 // address (dlsym's RTLD_NEXT, dlopen's caller): their return is not hijacked, so they are
@@ -69,6 +94,9 @@ const char* const kExcluded[] = {
     "_Unwind_*", "__tls_get_addr", "__libc_start_main", "__libc_start_call_main",
     "_dl_*", "dl*", "__cyg_profile_func_*", "mcount", "_mcount", "__fentry__",
     "__gmon_start__", "__cxa_finalize",
+    // Called by the unwinder through a pointer (a non-PIE executable's canonical PLT entry),
+    // not by the program: not a call of the program's, and in the middle of an unwinding.
+    "__gxx_personality_v0", "__gcc_personality_v0", "__gxx_personality_sj0",
 };
 
 bool excluded(const char* name) {
@@ -82,7 +110,16 @@ bool excluded(const char* name) {
 bool seen(uintptr_t bias, const void* phdr) {
   for (unsigned i = 0; i < g_done_count; ++i)
     if (g_done[i].bias == bias && g_done[i].phdr == phdr) return true;
-  if (g_done_count < kMaxModules) g_done[g_done_count++] = {bias, phdr};
+  return false;
+}
+
+void note_done(const Module& m) {
+  if (g_done_count < kMaxModules) g_done[g_done_count++] = {m.bias, m.phdr, m.lo, m.hi, m.instrumented};
+}
+
+bool in_instrumented_module(uintptr_t addr) {
+  for (unsigned i = 0; i < g_done_count; ++i)
+    if (addr >= g_done[i].lo && addr < g_done[i].hi) return g_done[i].instrumented;
   return false;
 }
 
@@ -100,7 +137,7 @@ void note_import(const GotSlot& s, void* ctx) {
 
 int collect(dl_phdr_info* info, size_t, void*) {
   if (g_found_count == kMaxModules) return 1;
-  Module m{info->dlpi_addr, info->dlpi_phdr, nullptr, UINTPTR_MAX, 0, false};
+  Module m{info->dlpi_addr, info->dlpi_phdr, nullptr, UINTPTR_MAX, 0, false, {}, {}, 0};
   for (int i = 0; i < info->dlpi_phnum; ++i) {
     const auto& ph = info->dlpi_phdr[i];
     if (ph.p_type == PT_DYNAMIC) m.dyn = reinterpret_cast<const void*>(info->dlpi_addr + ph.p_vaddr);
@@ -108,6 +145,10 @@ int collect(dl_phdr_info* info, size_t, void*) {
       uintptr_t lo = info->dlpi_addr + ph.p_vaddr;
       if (lo < m.lo) m.lo = lo;
       if (lo + ph.p_memsz > m.hi) m.hi = lo + ph.p_memsz;
+      if ((ph.p_flags & PF_X) && m.exec_count < 4) {
+        m.exec_lo[m.exec_count] = lo;
+        m.exec_hi[m.exec_count++] = lo + ph.p_filesz;
+      }
     }
   }
   if (!m.dyn || m.lo >= m.hi) return 0;
@@ -127,6 +168,7 @@ int collect(dl_phdr_info* info, size_t, void*) {
     SledModule sm;
     if (sled_read_module(info, path, &sm) && sm.list_count > 0) m.instrumented = true;
   }
+  note_done(m);
   if (m.instrumented) g_found[g_found_count++] = m;
   return 0;
 }
@@ -189,6 +231,37 @@ void flush_pending() {
   g_pending_count = 0;
 }
 
+// The module's GLOB_DAT slots with their references in its code (got_refs.hpp).
+SlotRefs g_refs[4096];
+size_t g_ref_count = 0;
+
+void note_glob_dat(const GotSlot& s, void*) {
+  if (s.type == R_X86_64_GLOB_DAT && g_ref_count < sizeof g_refs / sizeof g_refs[0])
+    g_refs[g_ref_count++] = {reinterpret_cast<uintptr_t>(s.slot), 0, 0};
+}
+
+void classify_glob_dat(const Module& m) {
+  g_ref_count = 0;
+  for_each_got_slot(m.bias, m.dyn, note_glob_dat, nullptr);
+  // Insertion sort: a module has a few dozen GLOB_DAT slots, already nearly in order.
+  for (size_t i = 1; i < g_ref_count; ++i)
+    for (size_t k = i; k > 0 && g_refs[k - 1].slot > g_refs[k].slot; --k) {
+      SlotRefs t = g_refs[k];
+      g_refs[k] = g_refs[k - 1];
+      g_refs[k - 1] = t;
+    }
+  for (int i = 0; i < m.exec_count; ++i)
+    got_classify_refs(m.exec_lo[i], m.exec_hi[i], g_refs, g_ref_count);
+}
+
+// Whether the module's code only calls through this GLOB_DAT slot (never reads it).
+bool only_called(uintptr_t* slot) {
+  for (size_t i = 0; i < g_ref_count; ++i)
+    if (g_refs[i].slot == reinterpret_cast<uintptr_t>(slot))
+      return g_refs[i].calls > 0 && g_refs[i].others == 0;
+  return false;
+}
+
 struct PassCtx {
   const Module* m;
   DynTables own;
@@ -196,17 +269,21 @@ struct PassCtx {
 
 void redirect(const GotSlot& s, void* p) {
   auto* c = static_cast<PassCtx*>(p);
-  if (s.type != R_X86_64_JUMP_SLOT) {
-    // GLOB_DAT: also what `&function` reads; see the top of the file.
-    ++g_refused;
+  if (excluded(s.name)) return;
+  bool glob_dat = s.type == R_X86_64_GLOB_DAT;
+  if (glob_dat && !only_called(s.slot)) {
+    // Also (or only) what `&function` or a data access reads; see the top of the file.
+    // Counted when the code uses it at all (a data object's slot is no library call).
+    for (size_t i = 0; i < g_ref_count; ++i)
+      if (g_refs[i].slot == reinterpret_cast<uintptr_t>(s.slot) && g_refs[i].calls) ++g_refused;
     return;
   }
-  if (excluded(s.name)) return;
   uintptr_t cur = __atomic_load_n(s.slot, __ATOMIC_RELAXED);
   if (cur == 0 || got_is_stub(cur)) return;
   uintptr_t target = cur;
   const link_map* lm = nullptr;
   const Elf64_Sym* sym = nullptr;
+  if (glob_dat && cur >= c->m->lo && cur < c->m->hi) return;  // bound to its own function
   if (cur >= c->m->lo && cur < c->m->hi) {
     // Not bound yet (its PLT stub), or bound to the module's own definition.
     target = bind_like_loader(s.name, dyn_needed_version(c->own, s.name), &lm, &sym);
@@ -226,8 +303,14 @@ void redirect(const GotSlot& s, void* p) {
     sym = dyn_lookup(dyn_tables(lm->l_addr, lm->l_ld), s.name);
   }
   if (in_loader_or_runtime(lm)) return;
+  if (in_instrumented_module(target)) return;  // its own hooks record it
   // The address recorded: the symbol's definition in its module's .dynsym, so that an
   // ifunc's call is named by the name users know (memcpy), not by the variant chosen.
+  if (glob_dat && (!sym || (ELF64_ST_TYPE(sym->st_info) != STT_FUNC &&
+                            ELF64_ST_TYPE(sym->st_info) != STT_GNU_IFUNC))) {
+    ++g_refused;  // called through, but no function definition to name: left alone
+    return;
+  }
   uintptr_t fn = target;
   if (sym) {
     uintptr_t at = lm->l_addr + sym->st_value;
@@ -238,6 +321,7 @@ void redirect(const GotSlot& s, void* p) {
     ++g_refused;
     return;
   }
+  remember_name(fn, s.name);
   g_pending[g_pending_count++] = {s.slot, stub};
   if (g_pending_count == sizeof g_pending / sizeof g_pending[0]) flush_pending();
 }
@@ -262,6 +346,7 @@ void libcall_patch_modules() {
   dl_iterate_phdr(collect, nullptr);
   // Outside dl_iterate_phdr: dladdr1 takes the loader's other lock.
   for (unsigned i = 0; i < g_found_count; ++i) {
+    classify_glob_dat(g_found[i]);
     PassCtx c{&g_found[i], dyn_tables(g_found[i].bias, g_found[i].dyn)};
     for_each_got_slot(g_found[i].bias, g_found[i].dyn, redirect, &c);
   }
@@ -269,6 +354,15 @@ void libcall_patch_modules() {
 }
 
 unsigned libcall_slot_count() { return g_slots; }
+
+unsigned libcall_name_count() { return __atomic_load_n(&g_named_count, __ATOMIC_ACQUIRE); }
+
+bool libcall_name(unsigned i, uintptr_t* fn, const char** name) {
+  if (i >= libcall_name_count()) return false;
+  *fn = g_named[i].fn;
+  *name = g_named[i].name;
+  return true;
+}
 unsigned libcall_refused_count() { return g_refused; }
 
 }  // namespace callmon::rt

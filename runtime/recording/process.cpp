@@ -108,10 +108,23 @@ bool create_meta(const char* parent_key) {
   return false;
 }
 
-// The `libcall-slots` line (got_redirect.hpp) when the pass redirected or refused slots
-// since the last one: after the start-up pass and after each dlopen.
+// The `symbol` lines of library calls not named yet and the `libcall-slots` line
+// (got_redirect.hpp) when the pass redirected or refused slots since the last one: after
+// the start-up pass and after each dlopen.
+unsigned g_libcall_written = ~0u;  // slots counted by the last libcall-slots line
+unsigned g_libcall_named = 0;       // library-call names written as symbol lines
+
 void put_libcall_line() {
-  static unsigned written = ~0u;
+  unsigned& written = g_libcall_written;
+  unsigned& named = g_libcall_named;
+  for (uintptr_t fn; named < libcall_name_count(); ++named) {
+    const char* name;
+    if (!libcall_name(named, &fn, &name)) break;
+    char line[512];
+    LineBuf b(line, sizeof line);
+    b.str("symbol ").hex(fn).ch(' ').str(name).ch('\n');
+    meta_append(b.c_str(), static_cast<unsigned>(b.size()));
+  }
   unsigned n = libcall_slot_count(), r = libcall_refused_count();
   if (n + r == 0 || n + r == written) return;
   written = n + r;
@@ -375,6 +388,8 @@ void process_after_fork_child() {
   copy_str(parent, sizeof parent, g_proc.key);
   g_proc.pid = getpid();
   g_module_count = 0;
+  g_libcall_written = ~0u;  // the child's meta file says it all again
+  g_libcall_named = 0;
   // A thread that was scanning at the fork does not exist here: its lock and half-gathered
   // modules are void.
   g_scan_lock = 0;

@@ -645,7 +645,9 @@ def check_analysis_filter(fx, args, argv, filtered_tree, filtered_counts, failur
     without the fixture's RECORD_ARGS, then `replay` and `report` given ANALYSIS_FILTER must
     show the same normalised tree and the same calls per function."""
     data = os.path.join(args.work, "unfiltered.data")
-    rec = run([args.callmon, "record", "-o", data] + args.record_arg + ["--"] + argv, args.work)
+    libcall = [] if getattr(fx, "LIBCALL", False) else ["--no-libcall"]
+    rec = run([args.callmon, "record", "-o", data] + libcall + args.record_arg + ["--"] + argv,
+              args.work)
     if rec.returncode != callmon_status(fx.STATUS):
         failures.add("unfiltered record: exit status", describe(rec))
         return

@@ -3,7 +3,10 @@
 // (libcall_counter.c) and once by `callmon record`. malloc, memcpy, strlen, free, qsort
 // (whose comparator is the program's, nested inside), pthread_mutex_lock/unlock in two
 // threads, a dlopen'ed plugin calling libc itself, a longjmp out of a comparator and an
-// exit() from inside a call chain. Sizes come from argc so no call is folded away.
+// exit() from inside a call chain. Sizes come from argc so no call is folded away. The
+// address of atoi taken here must equal the one libc's dlsym gives (pointer equality across
+// modules: a GOT slot read as `&atoi` is never redirected).
+#define _GNU_SOURCE
 #include <dlfcn.h>
 #include <pthread.h>
 #include <setjmp.h>
@@ -95,7 +98,9 @@ int main(int argc, char** argv) {
   if (slash) *slash = 0;
   else strcpy(dir, ".");
   int plugin = plugin_round(dir, n);
-  printf("copied %zu compares %d escaped %d counter %ld plugin %d\n", total, compares, escaped,
-         counter, plugin);
+  int (*volatile atoi_here)(const char*) = atoi;
+  int same = (void*)atoi_here == dlsym(RTLD_DEFAULT, "atoi");
+  printf("copied %zu compares %d escaped %d counter %ld plugin %d atoi-same %d\n", total, compares,
+         escaped, counter, plugin, same);
   leave(3);
 }
