@@ -196,6 +196,28 @@ uintptr_t bind_like_loader(const char* name, const char* version, const link_map
   return 0;
 }
 
+// bind_like_loader under the loader's list lock: dl_iterate_phdr holds the lock a dlopen on
+// another thread takes to add its module to the list we walk. (Nothing in it may take the
+// loader's other lock, as dladdr does: a dlopen holding that one waits for this one.)
+uintptr_t bind_locked(const char* name, const char* version, const link_map** def,
+                      const Elf64_Sym** def_sym) {
+  struct Req {
+    const char* name;
+    const char* version;
+    const link_map* def;
+    const Elf64_Sym* sym;
+    uintptr_t target;
+  } req{name, version, nullptr, nullptr, 0};
+  dl_iterate_phdr([](dl_phdr_info*, size_t, void* p) {
+    auto* r = static_cast<Req*>(p);
+    r->target = bind_like_loader(r->name, r->version, &r->def, &r->sym);
+    return 1;
+  }, &req);
+  *def = req.def;
+  *def_sym = req.sym;
+  return req.target;
+}
+
 // The runtime's own link_map (its interposers are not library calls to record).
 const link_map* self_map() {
   static const link_map* self = nullptr;
@@ -286,7 +308,7 @@ void redirect(const GotSlot& s, void* p) {
   if (glob_dat && cur >= c->m->lo && cur < c->m->hi) return;  // bound to its own function
   if (cur >= c->m->lo && cur < c->m->hi) {
     // Not bound yet (its PLT stub), or bound to the module's own definition.
-    target = bind_like_loader(s.name, dyn_needed_version(c->own, s.name), &lm, &sym);
+    target = bind_locked(s.name, dyn_needed_version(c->own, s.name), &lm, &sym);
     if (!target) {
       ++g_refused;  // unresolvable now: the loader's lazy binding decides at the call
       return;
