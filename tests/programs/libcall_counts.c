@@ -2,14 +2,15 @@
 // counted exactly by tests/e2e/run_libcall.py, once by a counting LD_PRELOAD wrapper
 // (libcall_counter.c) and once by `callmon record`. malloc, memcpy, strlen, free, qsort
 // (whose comparator is the program's, nested inside), pthread_mutex_lock/unlock in two
-// threads, a dlopen'ed plugin calling libc itself, a longjmp out of a comparator and an
-// exit() from inside a call chain. Sizes come from argc so no call is folded away. The
+// threads, a dlopen'ed plugin calling libc itself, a signal handler calling libc inside
+// raise(), a longjmp out of a comparator and an exit() from inside a call chain. Sizes come from argc so no call is folded away. The
 // address of atoi taken here must equal the one libc's dlsym gives (pointer equality across
 // modules: a GOT slot read as `&atoi` is never redirected).
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <pthread.h>
 #include <setjmp.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -78,6 +79,15 @@ static int plugin_round(const char* dir, int n) {
   return r;
 }
 
+// A signal handler's library calls are the program's too: raise() runs it inside.
+static volatile size_t handled;
+static void on_signal(int sig) {
+  static const char msg[] = "signal";
+  char copy[sizeof msg];
+  memcpy(copy, msg, (size_t)sig % 1 + sizeof msg);
+  handled += strlen(copy);
+}
+
 static void leave(int status) {
   fflush(stdout);
   exit(status);
@@ -98,9 +108,11 @@ int main(int argc, char** argv) {
   if (slash) *slash = 0;
   else strcpy(dir, ".");
   int plugin = plugin_round(dir, n);
+  signal(SIGUSR1, on_signal);
+  for (int i = 0; i < 3; ++i) raise(SIGUSR1);
   int (*volatile atoi_here)(const char*) = atoi;
   int same = (void*)atoi_here == dlsym(RTLD_DEFAULT, "atoi");
-  printf("copied %zu compares %d escaped %d counter %ld plugin %d atoi-same %d\n", total, compares,
-         escaped, counter, plugin, same);
+  printf("copied %zu compares %d escaped %d counter %ld plugin %d atoi-same %d handled %zu\n",
+         total, compares, escaped, counter, plugin, same, (size_t)handled);
   leave(3);
 }
