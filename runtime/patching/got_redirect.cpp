@@ -87,7 +87,8 @@ const char* const kExcluded[] = {
     "__fortify_fail", "__chk_fail", "err", "errx", "verr", "verrx",
     "longjmp", "_longjmp", "siglongjmp", "__longjmp_chk", "setjmp", "_setjmp",
     "sigsetjmp", "__sigsetjmp", "savectx", "getcontext", "setcontext", "swapcontext",
-    "makecontext", "vfork", "clone", "clone3", "__clone", "fork", "_Fork",
+    "makecontext", "jump_fcontext", "ontop_fcontext", "make_fcontext",  // Boost.Context
+    "vfork", "clone", "clone3", "__clone", "fork", "_Fork",
     "execve", "execv", "execvp", "execvpe", "execl", "execlp", "execle", "fexecve",
     "execveat", "__cxa_throw", "__cxa_rethrow", "__cxa_call_unexpected",
     "_ZSt9terminatev", "_ZSt17rethrow_exceptionNSt15__exception_ptr13exception_ptrE",
