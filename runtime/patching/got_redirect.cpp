@@ -327,13 +327,13 @@ void redirect(const GotSlot& s, void* p) {
   }
   if (in_loader_or_runtime(lm)) return;
   if (in_instrumented_module(target)) return;  // its own hooks record it
-  // The address recorded: the symbol's definition in its module's .dynsym, so that an
-  // ifunc's call is named by the name users know (memcpy), not by the variant chosen.
   if (glob_dat && (!sym || (ELF64_ST_TYPE(sym->st_info) != STT_FUNC &&
                             ELF64_ST_TYPE(sym->st_info) != STT_GNU_IFUNC))) {
     ++g_refused;  // called through, but no function definition to name: left alone
     return;
   }
+  // The address recorded: the symbol's definition in its module's .dynsym, so that an
+  // ifunc's call is named by the name users know (memcpy), not by the variant chosen.
   uintptr_t fn = target;
   if (sym) {
     uintptr_t at = lm->l_addr + sym->st_value;
