@@ -26,7 +26,11 @@ PROGRAMS = os.path.join(os.path.dirname(HERE), "programs")
 NAMES = ["malloc", "free", "memcpy", "strlen", "qsort", "pthread_mutex_lock",
          "pthread_mutex_unlock"]
 MODES = {"cyg": ["-finstrument-functions"], "fentry": ["-pg", "-mfentry"],
-         "patchable": ["-fpatchable-function-entry=5"]}
+         "patchable": ["-fpatchable-function-entry=5"],
+         # gcc only, position-dependent only (no -mnop-mcount for PIC): its plugin is built
+         # with -fpatchable-function-entry=5, as run_fixture.py does.
+         "sled-fentry": ["-pg", "-mfentry", "-mnop-mcount", "-mrecord-mcount", "-fno-pie",
+                         "-no-pie"]}
 LINKS = {"plt": [], "noplt": ["-fno-plt"], "now": ["-Wl,-z,now", "-Wl,-z,relro"]}
 
 
@@ -75,11 +79,13 @@ def main():
     os.makedirs(a.work)
     w = a.work
     flags = [f"-{a.opt}", "-g", "-fno-builtin", "-Wall"] + MODES[a.mode] + LINKS[a.link]
+    plugin_mode = "patchable" if a.mode == "sled-fentry" else a.mode
+    plugin_flags = [f"-{a.opt}", "-g", "-fno-builtin", "-Wall"] + MODES[plugin_mode] + LINKS[a.link]
     builds = [
         [a.cc, "-O2", "-fPIC", "-shared", "-o", "counter.so",
          os.path.join(PROGRAMS, "libcall_counter.c"), "-ldl"],
-        [a.cc] + flags + ["-fPIC", "-shared", "-o", "libcmlibcall.so",
-                          os.path.join(PROGRAMS, "libcall_plugin.c")],
+        [a.cc] + plugin_flags + ["-fPIC", "-shared", "-o", "libcmlibcall.so",
+                                 os.path.join(PROGRAMS, "libcall_plugin.c")],
         [a.cc] + flags + ["-pthread", "-o", "libcall", os.path.join(PROGRAMS, "libcall_counts.c"),
                           "-ldl"],
     ]
