@@ -255,6 +255,11 @@ void ElfImage::read_symbols() {
   constexpr size_t kMaxSymbols = size_t{1} << 24;
   size_t count = std::min<size_t>(shdr.sh_size / shdr.sh_entsize, kMaxSymbols);
 
+  // .dynsym only: the symbol versions. A hidden (non-default) version is a compatibility
+  // alias kept for old binaries (glibc's cfree beside free): never the name to show.
+  Elf_Data* versym = nullptr;
+  if (shdr.sh_type == SHT_DYNSYM)
+    if (Elf_Scn* vs = find_section(elf, SHT_GNU_versym)) versym = elf_getdata(vs, nullptr);
   std::vector<std::pair<int, FuncSymbol>> found;  // alias rank, symbol
   for (size_t i = 0; i < count; ++i) {
     GElf_Sym sym;
@@ -266,9 +271,18 @@ void ElfImage::read_symbols() {
     const char* name = elf_strptr(elf, shdr.sh_link, sym.st_name);
     if (name == nullptr || *name == '\0') continue;
     FuncSymbol fs{sym.st_value, sym.st_size, name};
-    // .symtab spells versioned definitions "fopen@@GLIBC_2.2.5"; the version is noise here.
-    if (size_t at = fs.name.find('@'); at != std::string::npos && at > 0) fs.name.resize(at);
-    int rank = alias_rank(GELF_ST_BIND(sym.st_info), fs.name);
+    // .symtab spells versioned definitions "fopen@@GLIBC_2.2.5"; the version is noise here,
+    // except that a single '@' marks a compatibility alias (cfree beside free), ranked last.
+    bool compat = false;
+    if (size_t at = fs.name.find('@'); at != std::string::npos && at > 0) {
+      compat = fs.name.compare(at, 2, "@@") != 0;
+      fs.name.resize(at);
+    }
+    int rank = alias_rank(GELF_ST_BIND(sym.st_info), fs.name) + (compat ? 16 : 0);
+    GElf_Versym ver;
+    if (versym != nullptr && gelf_getversym(versym, static_cast<int>(i), &ver) != nullptr &&
+        (ver & 0x8000))
+      rank += 16;
     found.emplace_back(rank, std::move(fs));
   }
   std::sort(found.begin(), found.end(), [](const auto& a, const auto& b) {

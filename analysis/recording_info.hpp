@@ -80,6 +80,8 @@ struct ProcessInfo {
   double ticks_per_second = 0;
   std::optional<ProbeCostInfo> probe_cost;  // none without a measured calibration
   size_t calibrations = 0;  // `overhead` lines, failed ones included
+  int64_t libcall_slots = -1;    // GOT slots redirected to library-call probes; -1: none line
+  uint64_t libcall_refused = 0;  // GOT slots refused (GLOB_DAT, unresolved)
   std::vector<ThreadInfo> threads;
 };
 

@@ -64,6 +64,13 @@ struct ProcessSymbolizer::Impl {
 
   // The image of a module's file, warning once per path when it cannot be read or has no
   // function symbols.
+  // Whether the module's file is there (a hand-written trace's `symbol` lines name
+  // addresses in modules that have no file: no warning about those).
+  static bool image_exists(const format::ModuleRecord& module) {
+    struct stat st;
+    return !module.path.empty() && ::stat(module.path.c_str(), &st) == 0;
+  }
+
   ElfImage* image_of(const format::ModuleRecord& module) {
     if (module.path.empty()) return nullptr;
     check_file(module);
@@ -89,8 +96,12 @@ struct ProcessSymbolizer::Impl {
     const uint64_t addr = format::untagged(tagged);
     if (module != nullptr) info.module = module->path;
 
-    if (auto it = synthetic.find(addr); it != synthetic.end()) {
-      info.name = symbol_name(it->second);
+    // A `symbol` line names the address; the module's file, when there is one with a
+    // function there, still gives its source line (the runtime names library calls by the
+    // name the program called, docs/patching.md: `free` where the file also says `cfree`).
+    auto syn = synthetic.find(addr);
+    if (syn != synthetic.end() && module == nullptr) {
+      info.name = symbol_name(syn->second);
       info.known = true;
       return info;
     }
@@ -99,9 +110,9 @@ struct ProcessSymbolizer::Impl {
       return info;
     }
     uint64_t vaddr = addr - module->bias;
-    if (ElfImage* image = image_of(*module)) {
+    if (ElfImage* image = syn != synthetic.end() && !image_exists(*module) ? nullptr : image_of(*module)) {
       if (const FuncSymbol* fn = image->find_function(vaddr)) {
-        info.name = symbol_name(fn->name);
+        info.name = symbol_name(syn != synthetic.end() ? syn->second : fn->name);
         info.offset = vaddr - fn->start;
         info.known = true;
         const SourceLocation& src = image->source_of(fn->start);
@@ -109,6 +120,11 @@ struct ProcessSymbolizer::Impl {
         info.line = src.line;
         return info;
       }
+    }
+    if (syn != synthetic.end()) {
+      info.name = symbol_name(syn->second);
+      info.known = true;
+      return info;
     }
     info.name = basename_of(module->path) + "+" + hex(vaddr);
     return info;

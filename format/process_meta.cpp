@@ -162,6 +162,12 @@ bool parse_record(ProcessMeta& m, std::string_view name, std::string_view rest,
     if (m.calibrations.empty() ||
         !parse_non_negative(rest, m.calibrations.back().taken_back_ticks))
       return false;
+  } else if (name == "libcall-slots") {
+    auto f = split(rest, 3);
+    uint64_t n, r;
+    if (f.size() != 2 || !parse_u64(f[0], n, 10) || !parse_u64(f[1], r, 10)) return false;
+    m.libcall_slots = static_cast<int64_t>(n);
+    m.libcall_refused = r;
   } else if (name == "symbol") {
     // The name is the rest of the line: demangled C++ names contain spaces.
     auto f = split(rest, 2);

@@ -84,6 +84,10 @@ struct ProcessMeta {
   std::vector<std::pair<uint64_t, std::string>> symbols;  // `symbol` lines: address, name
   // Every `overhead` line in file order, each with the `overhead-exposed` line after it.
   std::vector<ProbeCost> calibrations;
+  // The last `libcall-slots` line (docs/format.md): GOT slots the runtime redirected to
+  // library-call probes, and slots it refused; -1 without one (--no-libcall, older runtime).
+  int64_t libcall_slots = -1;
+  uint64_t libcall_refused = 0;
 
   // The calibration compensation uses: the cheapest one (by outer cost; the first of equal
   // ones). A calibration the host slowed down is too high, never too low. One not

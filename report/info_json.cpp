@@ -96,15 +96,20 @@ std::string render_info_json(const analysis::RecordingInfo& info) {
                              {"stopped", t.stopped},
                              {"record_bytes", census_json(t.census, t.calls)}});
     }
-    procs.push_back(json{{"key", p.key},
-                         {"pid", p.pid},
-                         {"ppid", p.ppid},
-                         {"parent", p.parent.empty() ? json(nullptr) : json(p.parent)},
-                         {"exe", p.exe},
-                         {"exec", opt(p.exec)},
-                         {"probe_cost", p.probe_cost ? probe_cost_json(*p.probe_cost)
-                                                     : json(nullptr)},
-                         {"threads", std::move(threads)}});
+    json pj{{"key", p.key},
+            {"pid", p.pid},
+            {"ppid", p.ppid},
+            {"parent", p.parent.empty() ? json(nullptr) : json(p.parent)},
+            {"exe", p.exe},
+            {"exec", opt(p.exec)},
+            {"probe_cost", p.probe_cost ? probe_cost_json(*p.probe_cost)
+                                        : json(nullptr)},
+            {"threads", std::move(threads)}};
+    if (p.libcall_slots >= 0) {  // library calls were on (docs/patching.md)
+      pj["libcall_slots"] = p.libcall_slots;
+      pj["libcall_refused"] = p.libcall_refused;
+    }
+    procs.push_back(std::move(pj));
   }
   root["processes"] = std::move(procs);
   root["events"] = info.events;

@@ -155,6 +155,10 @@ std::string render_info_text(const analysis::RecordingInfo& info) {
     } else if (p.calibrations > 0)
       out += "    recording cost not measured (its calibration failed); times are not "
              "compensated for it\n";
+    if (p.libcall_slots >= 0)
+      out += fmt::format("    library calls: {} GOT slots redirected to probes, {} refused "
+                         "(GLOB_DAT, unresolved; docs/patching.md)\n",
+                         p.libcall_slots, p.libcall_refused);
     for (const analysis::ThreadInfo& t : p.threads) {
       out += fmt::format(
           "    thread {} \"{}\": {}, {}, {}, +{} to +{} (duration {}), {} bytes on disk, {} bytes/call\n",

@@ -16,6 +16,7 @@ namespace callmon::rt {
   X(record_depth, "CALLMON_RECORD_DEPTH", "0", "record calls this deep or less; 0: all")     \
   X(min_duration_ns, "CALLMON_MIN_DURATION_NS", "0", "drop calls shorter than this; 0: none") \
   X(select, "CALLMON_SELECT", "", "name-filter service of callmon record (@abstract socket#key)") \
+  X(libcall, "CALLMON_LIBCALL", "1", "0: do not redirect instrumented modules' GOT slots (callmon record --no-libcall)") \
   X(calib_ms, "CALLMON_CALIB_MS", "20", "a thread calibrates the probes again at its next chunk switch this long after its last calibration; 0: never")
 
 struct Options {

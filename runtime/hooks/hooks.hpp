@@ -116,6 +116,10 @@ void note_resume();
 // backtrace()) and replaced again afterwards, for every open frame of the calling thread.
 void pg_restore_returns();
 void pg_hijack_returns();
+// Records the entry of a call of `fn` whose return address is at `slot` (argument registers
+// at `saved`) and redirects that return to the -pg exit trampoline, as __fentry__ does: the
+// library-call probes' entry (libcall_hooks.cpp).
+void pg_enter_at(uintptr_t fn, uintptr_t* slot, const uint64_t* saved);
 
 // Writes a SPECIAL record for the calling thread (FORK, EXEC), from ordinary code.
 void note_special(format::SpecialCode code, const uint64_t* fields, unsigned nfields);

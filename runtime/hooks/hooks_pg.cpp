@@ -276,6 +276,9 @@ namespace callmon::rt {
 
 bool g_pg_hooks = false;
 
+// The library-call probes (libcall_hooks.cpp) enter like a -pg -mfentry function.
+void pg_enter_at(uintptr_t fn, uintptr_t* slot, const uint64_t* saved) { pg_enter(fn, slot, saved); }
+
 // Oldest first, so that where an abandoned frame and a live one name the same slot, the
 // live (newer) frame's address is the one left there. Only slots that still hold the
 // trampoline are touched: a frame's stack may have been reused since.

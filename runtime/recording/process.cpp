@@ -18,6 +18,7 @@
 #include "runtime/core/clock.hpp"
 #include "runtime/monitor/monitor_dispatch.hpp"
 #include "runtime/core/runtime_scope.hpp"
+#include "runtime/patching/got_redirect.hpp"
 #include "runtime/patching/sled_patch.hpp"
 #include "runtime/core/sys.hpp"
 #include "runtime/recording/thread_state.hpp"
@@ -105,6 +106,32 @@ bool create_meta(const char* parent_key) {
     return true;
   }
   return false;
+}
+
+// The `symbol` lines of library calls not named yet and the `libcall-slots` line
+// (got_redirect.hpp) when the pass redirected or refused slots since the last one: after
+// the start-up pass and after each dlopen.
+unsigned g_libcall_written = ~0u;  // slots counted by the last libcall-slots line
+unsigned g_libcall_named = 0;       // library-call names written as symbol lines
+
+void put_libcall_line() {
+  unsigned& written = g_libcall_written;
+  unsigned& named = g_libcall_named;
+  for (uintptr_t fn; named < libcall_name_count(); ++named) {
+    const char* name;
+    if (!libcall_name(named, &fn, &name)) break;
+    char line[512];
+    LineBuf b(line, sizeof line);
+    b.str("symbol ").hex(fn).ch(' ').str(name).ch('\n');
+    meta_append(b.c_str(), static_cast<unsigned>(b.size()));
+  }
+  unsigned n = libcall_slot_count(), r = libcall_refused_count();
+  if (n + r == 0 || n + r == written) return;
+  written = n + r;
+  char line[64];
+  LineBuf b(line, sizeof line);
+  b.str("libcall-slots ").dec(n).ch(' ').dec(r).ch('\n');
+  meta_append(b.c_str(), static_cast<unsigned>(b.size()));
 }
 
 int module_callback(dl_phdr_info* info, size_t, void*) {
@@ -285,6 +312,7 @@ void modules_rescan() {
   while (__atomic_exchange_n(&g_scan_lock, 1, __ATOMIC_ACQUIRE)) sched_yield();
   dl_iterate_phdr(module_callback, nullptr);
   filter_scan_done();
+  put_libcall_line();
   __atomic_store_n(&g_scan_lock, 0, __ATOMIC_RELEASE);
 }
 
@@ -360,6 +388,8 @@ void process_after_fork_child() {
   copy_str(parent, sizeof parent, g_proc.key);
   g_proc.pid = getpid();
   g_module_count = 0;
+  g_libcall_written = ~0u;  // the child's meta file says it all again
+  g_libcall_named = 0;
   // A thread that was scanning at the fork does not exist here: its lock and half-gathered
   // modules are void.
   g_scan_lock = 0;

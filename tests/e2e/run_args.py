@@ -160,7 +160,7 @@ def main():
     plain = run_fixture.run([program, "1"], work)
 
     def record(data, extra):
-        return run_fixture.run([args.callmon, "record", "-o", data] + extra + ["--", program, "1"],
+        return run_fixture.run([args.callmon, "record", "--no-libcall", "-o", data] + extra + ["--", program, "1"],
                                work)
 
     rules = ["--auto-args"] if args.auto_args else sum(([o, v] for o, v in RULES), [])

@@ -475,7 +475,10 @@ def main():
     data = os.path.join(args.work, "callmon.data")
     # A fixture with DEFAULT_DIR records without -o: callmon must use ./callmon.data.
     out_opt = [] if getattr(fx, "DEFAULT_DIR", False) else ["-o", data]
-    record_args = args.record_arg + list(getattr(fx, "RECORD_ARGS", []))
+    # Library calls (docs/patching.md) only where the fixture expects them (LIBCALL = True):
+    # the other fixtures' expectations are the program's own functions.
+    libcall = [] if getattr(fx, "LIBCALL", False) else ["--no-libcall"]
+    record_args = libcall + args.record_arg + list(getattr(fx, "RECORD_ARGS", []))
     rec_cmd = [args.callmon, "record"] + out_opt + record_args + ["--"] + argv
     rec_start = time.monotonic()
     rec = run_and_kill(rec_cmd, args.work, kill_line, True) if kill_line else run(rec_cmd, args.work)
@@ -642,7 +645,9 @@ def check_analysis_filter(fx, args, argv, filtered_tree, filtered_counts, failur
     without the fixture's RECORD_ARGS, then `replay` and `report` given ANALYSIS_FILTER must
     show the same normalised tree and the same calls per function."""
     data = os.path.join(args.work, "unfiltered.data")
-    rec = run([args.callmon, "record", "-o", data] + args.record_arg + ["--"] + argv, args.work)
+    libcall = [] if getattr(fx, "LIBCALL", False) else ["--no-libcall"]
+    rec = run([args.callmon, "record", "-o", data] + libcall + args.record_arg + ["--"] + argv,
+              args.work)
     if rec.returncode != callmon_status(fx.STATUS):
         failures.add("unfiltered record: exit status", describe(rec))
         return

@@ -90,7 +90,7 @@ def main():
         failures.add("unusable recording directory: stderr", f"  {nodir.stderr!r}")
 
     data = os.path.join(args.work, "callmon.data")
-    rec = run_fixture.run([args.callmon, "record", "-o", data, "--", prog], args.work)
+    rec = run_fixture.run([args.callmon, "record", "--no-libcall", "-o", data, "--", prog], args.work)
     failures.check_equal("record: exit status", 0, rec.returncode)
     if args.misplaced:
         failures.check_equal("record: stdout (nothing patched)", plain.stdout, rec.stdout)
@@ -118,7 +118,7 @@ def main():
 
     # A record-time filter patches only the selected functions: the rest keep their nops.
     sel = os.path.join(args.work, "selected.data")
-    rec = run_fixture.run([args.callmon, "record", "-o", sel, "--include", "^leaf", "--", prog],
+    rec = run_fixture.run([args.callmon, "record", "--no-libcall", "-o", sel, "--include", "^leaf", "--", prog],
                           args.work)
     failures.check_equal("record --include ^leaf: stdout (only leaf patched)",
                          f"{result}sites nop {sites - 1} call 1 other {other}\n", rec.stdout)

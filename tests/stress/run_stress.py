@@ -71,7 +71,7 @@ def main():
     failures.check_equal("plain run: exit status", fx.STATUS, plain.returncode)
 
     data = os.path.join(args.work, "callmon.data")
-    rec = timed("callmon record", [args.callmon, "record", "-o", data] + args.record_arg +
+    rec = timed("callmon record", [args.callmon, "record", "--no-libcall", "-o", data] + args.record_arg +
                 ["--"] + argv, args.work)
     match = pattern.fullmatch(rec.stdout)
     if not match:

@@ -47,6 +47,7 @@ struct RecordOptions {
   bool untraced_ok = false;  // run the program untraced when DIR cannot be used
   bool scheduler = true;     // record the program's context switches (session.sched)
   bool shared = false;       // --shared: a recording everyone may read (0755/0644)
+  bool libcall = true;       // record calls into other modules (runtime CALLMON_LIBCALL)
   std::vector<std::string> command;
 };
 
@@ -123,6 +124,7 @@ std::vector<std::string> program_env(const std::string& lib, const std::string& 
   if (o.min_duration_ns)
     env.push_back("CALLMON_MIN_DURATION_NS=" + std::to_string(o.min_duration_ns));
   if (!select.empty()) env.push_back("CALLMON_SELECT=" + select);
+  if (!o.libcall) env.push_back("CALLMON_LIBCALL=0");
   if (o.clock != "monotonic") {
     double hz = tsc_measure_finish(tsc_start);
     if (hz > 0) env.push_back("CALLMON_TSC_HZ=" + std::to_string(hz));
@@ -275,6 +277,10 @@ CommandRegistration registration_record{"record", [](CLI::App& app, int& status)
   sub->add_flag("!--no-scheduler", o->scheduler,
                 "Do not record when threads were off the CPU (the kernel's context switches); "
                 "times then include the time a thread waited for a CPU");
+  sub->add_flag("!--no-libcall", o->libcall,
+                "Do not record the calls instrumented code makes into other modules (libc, "
+                "libstdc++, uninstrumented libraries) through the PLT/GOT; by default each "
+                "is recorded as a call of that function");
   sub->add_flag("--shared", o->shared,
                 "Let everyone read the recording (directory 0755, files 0644); without it "
                 "only you can (0700, 0600), as it may hold arguments, paths and command lines");

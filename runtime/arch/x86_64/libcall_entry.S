@@ -1,0 +1,73 @@
+/* Common entry of the library-call probes for x86-64 (docs/patching.md, "Library calls").
+ * An instrumented module's call through its GOT (a PLT stub's `jmp *slot`) reaches a
+ * per-slot stub (patching/got_stub.cpp), which points r11 at its LibcallData {fn, target}
+ * and jumps here. The stack is the library function's on entry:
+ *     0(%rsp)  the return address into the caller (the slot the -pg exit hijacks)
+ * We save the argument registers as the -pg entry trampolines do (pg_entry.S), call
+ *     uintptr_t callmon_libcall_enter(const LibcallData* d, uintptr_t* slot, saved)
+ * (hooks/libcall_hooks.cpp), which records the entry and redirects the return address to
+ * callmon_pg_return (pg_return.S) exactly like a -pg -mfentry function's, restore the
+ * registers and jump to the function it returned, with the stack as we found it.
+ * r11 is scratch, as in the PLT stubs themselves.
+ *
+ * Frame: 0(%rbp) saved rbp, 8(%rbp) slot; below, 16-byte aligned, 192 bytes (of 208):
+ *     0..63(%rsp) rdi rsi rdx rcx r8 r9 rax r10, 64..191(%rsp) xmm0..xmm7
+ */
+#include "runtime/arch/x86_64/frame.inc"
+
+	.text
+	.globl	callmon_libcall_entry
+	.hidden	callmon_libcall_entry
+	.type	callmon_libcall_entry, @function
+	.p2align 4
+callmon_libcall_entry:
+	.cfi_startproc
+	FRAME_ENTER
+	subq	$208, %rsp
+	andq	$-16, %rsp
+	movq	%rdi, 0(%rsp)
+	movq	%rsi, 8(%rsp)
+	movq	%rdx, 16(%rsp)
+	movq	%rcx, 24(%rsp)
+	movq	%r8, 32(%rsp)
+	movq	%r9, 40(%rsp)
+	movq	%rax, 48(%rsp)
+	movq	%r10, 56(%rsp)
+	movaps	%xmm0, 64(%rsp)
+	movaps	%xmm1, 80(%rsp)
+	movaps	%xmm2, 96(%rsp)
+	movaps	%xmm3, 112(%rsp)
+	movaps	%xmm4, 128(%rsp)
+	movaps	%xmm5, 144(%rsp)
+	movaps	%xmm6, 160(%rsp)
+	movaps	%xmm7, 176(%rsp)
+	movq	%r11, %rdi
+	leaq	8(%rbp), %rsi
+	movq	%rsp, %rdx
+	call	callmon_libcall_enter
+	movq	%rax, %r11
+	movq	0(%rsp), %rdi
+	movq	8(%rsp), %rsi
+	movq	16(%rsp), %rdx
+	movq	24(%rsp), %rcx
+	movq	32(%rsp), %r8
+	movq	40(%rsp), %r9
+	movq	48(%rsp), %rax
+	movq	56(%rsp), %r10
+	movaps	64(%rsp), %xmm0
+	movaps	80(%rsp), %xmm1
+	movaps	96(%rsp), %xmm2
+	movaps	112(%rsp), %xmm3
+	movaps	128(%rsp), %xmm4
+	movaps	144(%rsp), %xmm5
+	movaps	160(%rsp), %xmm6
+	movaps	176(%rsp), %xmm7
+	movq	%rbp, %rsp
+	popq	%rbp
+	.cfi_def_cfa %rsp, 8
+	.cfi_restore %rbp
+	jmp	*%r11
+	.cfi_endproc
+	.size	callmon_libcall_entry, .-callmon_libcall_entry
+
+	.section .note.GNU-stack,"",@progbits

@@ -1,0 +1,26 @@
+// The C side of the library-call probes (docs/patching.md, "Library calls"): the common
+// entry (arch/x86_64/libcall_entry.S) comes here with its stub's data and the call's
+// return-address slot. The call is recorded like a -pg -mfentry function's (hooks_pg.cpp):
+// an entry now, the return address redirected to callmon_pg_return, whose exit pops the
+// frame; callbacks the library makes into instrumented code nest inside.
+#include <cstdint>
+
+#include "runtime/core/sys.hpp"
+#include "runtime/hooks/hooks.hpp"
+#include "runtime/patching/got_redirect.hpp"
+#include "runtime/patching/got_stub.hpp"
+
+using namespace callmon::rt;
+
+extern "C" __attribute__((visibility("hidden"), no_instrument_function)) uintptr_t
+callmon_libcall_enter(const LibcallData* d, uintptr_t* slot, const uint64_t* saved) {
+  if (__builtin_expect(t_state == nullptr, 0) && g_libcall_cyg_program && !in_runtime()) {
+    // The thread's first probe: set it up here, so that a -finstrument-functions program
+    // whose first recorded call is a library call still calibrates its own hooks (the -pg
+    // entry's set-up would choose the -pg ones).
+    ErrnoSaver es;
+    thread_setup();
+  }
+  pg_enter_at(d->fn, slot, saved);
+  return d->target;
+}

@@ -1,0 +1,32 @@
+// Library calls (docs/patching.md, "Library calls"): the GOT slots through which an
+// instrumented module calls functions of other modules are redirected to probes
+// (got_stub.hpp), so each such call is recorded as a call of that function.
+#pragma once
+
+#include <cstdint>
+
+namespace callmon::rt {
+
+// Redirects the JUMP_SLOT entries of every instrumented module not handled yet. Called from
+// the nop-sled pass (sled_patch.cpp: at start-up before the program's constructors, and
+// after a dlopen), under its lock; never from a hook's fast path or a signal handler (it
+// takes the loader's lock and calls dlvsym). Does nothing under CALLMON_LIBCALL=0.
+void libcall_patch_modules();
+
+// How many slots are redirected in this process, and how many were refused (excluded
+// names, GLOB_DAT slots, unresolvable targets): for `callmon info` (meta file).
+unsigned libcall_slot_count();
+unsigned libcall_refused_count();
+
+// The address recorded for the i-th redirected slot's calls and the name the program
+// called it by (its module's .dynstr, valid while that module is loaded), i < count. The
+// process writes one `symbol` meta line per address (the symbolizer would otherwise pick
+// among the library's aliases: cfree for free, __waitpid for waitpid).
+unsigned libcall_name_count();
+bool libcall_name(unsigned i, uintptr_t* fn, const char** name);
+
+// Whether any redirected module is built with -finstrument-functions: the process set-up
+// calibrates those hooks, not the -pg ones, even when a library call comes first.
+extern bool g_libcall_cyg_program;
+
+}  // namespace callmon::rt
