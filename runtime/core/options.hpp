@@ -16,6 +16,8 @@ namespace callmon::rt {
   X(record_depth, "CALLMON_RECORD_DEPTH", "0", "record calls this deep or less; 0: all")     \
   X(min_duration_ns, "CALLMON_MIN_DURATION_NS", "0", "drop calls shorter than this; 0: none") \
   X(select, "CALLMON_SELECT", "", "name-filter service of callmon record (@abstract socket#key)") \
+  X(patch, "CALLMON_PATCH", "", "record --patch: POSIX ERE of the functions whose entries are patched; unset: none") \
+  X(patch_module, "CALLMON_PATCH_MODULE", "", "record --patch-module: POSIX ERE of the libraries patched too (the executable always)") \
   X(calib_ms, "CALLMON_CALIB_MS", "20", "a thread calibrates the probes again at its next chunk switch this long after its last calibration; 0: never")
 
 struct Options {
