@@ -78,6 +78,7 @@ Result<RecordingInfo> gather_info(const format::Recording& rec, const ProgressFn
     pi.clock_kind = meta.clock_kind;
     pi.ticks_per_second = meta.ticks_per_second;
     pi.calibrations = meta.calibrations.size();
+    pi.patching = meta.patched_modules;
     if (std::optional<format::ProbeCost> c = process_probe_cost(proc)) {
       size_t measured = std::count_if(meta.calibrations.begin(), meta.calibrations.end(),
                                       [](const format::ProbeCost& k) { return k.measured(); });

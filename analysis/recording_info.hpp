@@ -78,6 +78,8 @@ struct ProcessInfo {
   double ticks_per_second = 0;
   std::optional<ProbeCostInfo> probe_cost;  // none without a measured calibration
   size_t calibrations = 0;  // `overhead` lines, failed ones included
+  // Entry patching (record --patch): the modules looked at, what was patched and refused.
+  std::vector<format::PatchedModule> patching;
   std::vector<ThreadInfo> threads;
 };
 

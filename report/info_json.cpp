@@ -96,6 +96,17 @@ std::string render_info_json(const analysis::RecordingInfo& info) {
                              {"lost_events", t.lost_events},
                              {"stopped", t.stopped}});
     }
+    json patching = json::array();
+    for (const format::PatchedModule& m : p.patching) {
+      json refused = json::array();
+      for (const format::PatchRefusal& r : m.refusals)
+        refused.push_back(json{{"address", r.address}, {"name", r.name}, {"reason", r.reason}});
+      patching.push_back(json{{"module", m.path},
+                              {"patched", m.patched},
+                              {"refused", m.refused},
+                              {"note", m.note.empty() ? json(nullptr) : json(m.note)},
+                              {"refused_functions", std::move(refused)}});
+    }
     procs.push_back(json{{"key", p.key},
                          {"pid", p.pid},
                          {"ppid", p.ppid},
@@ -105,6 +116,8 @@ std::string render_info_json(const analysis::RecordingInfo& info) {
                          {"probe_cost", p.probe_cost ? probe_cost_json(*p.probe_cost)
                                                      : json(nullptr)},
                          {"threads", std::move(threads)}});
+    // Only with --patch: the files of other recordings stay as they were.
+    if (!patching.empty()) procs.back()["patching"] = std::move(patching);
   }
   root["processes"] = std::move(procs);
   root["events"] = info.events;

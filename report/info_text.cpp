@@ -132,6 +132,13 @@ std::string render_info_text(const analysis::RecordingInfo& info) {
     } else if (p.calibrations > 0)
       out += "    recording cost not measured (its calibration failed); times are not "
              "compensated for it\n";
+    for (const format::PatchedModule& m : p.patching) {
+      out += fmt::format("    entry patching (--patch) of {}: {} patched, {} refused{}\n",
+                         m.path, count_of(m.patched, "function", "functions"), m.refused,
+                         m.note.empty() ? "" : "; " + m.note);
+      for (const format::PatchRefusal& r : m.refusals)
+        out += fmt::format("      refused {} (0x{:x}): {}\n", r.name, r.address, r.reason);
+    }
     for (const analysis::ThreadInfo& t : p.threads) {
       out += fmt::format(
           "    thread {} \"{}\": {}, {}, {}, +{} to +{} (duration {}), {} bytes on disk, {} bytes/call\n",
