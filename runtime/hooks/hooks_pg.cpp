@@ -320,7 +320,17 @@ void pg_hijack_returns() {
 // Called by the entry-patching trampoline (arch/x86_64/patch_entry.S) with the patched
 // function's own address: the stack is the -mfentry one, so the entry and its exit are
 // the -pg modes' (docs/patching.md, "Entry patching").
+//
+// A branch of the function back to its own first instruction (a loop gcc made of a
+// self tail call, in a function with no prologue) comes through the trampoline again with
+// the same slot, already redirected, and the function's frame on top: the -finstrument-functions
+// build calls its hook once before that loop, so this is no new call.
 extern "C" __attribute__((no_instrument_function)) void callmon_patched_enter(
     uintptr_t fn, uintptr_t* slot, const uint64_t* saved) {
+  ThreadState* s = t_state;
+  if (s && s->top > s->stack_base && is_return_trampoline(*slot)) {
+    const Frame* f = s->top - 1;
+    if (f->fn == fn && f->sp == slot_sp(slot)) return;
+  }
   pg_enter(fn, slot, saved);
 }

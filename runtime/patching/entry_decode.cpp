@@ -5,7 +5,6 @@
 #include <dlfcn.h>
 #include <string.h>
 
-#include "runtime/core/runtime_scope.hpp"
 
 #ifndef CALLMON_CAPSTONE_SONAME
 #define CALLMON_CAPSTONE_SONAME "libcapstone.so.4"
@@ -45,7 +44,6 @@ bool bind(void* lib, const char* name, F& f) {
 
 void load() {
   g_cs.tried = true;
-  RuntimeScope rs;  // dlopen and capstone allocate with the program's malloc: our work
   void* lib = dlopen(CALLMON_CAPSTONE_SONAME, RTLD_NOW | RTLD_LOCAL);
   const char* err = nullptr;
   if (!lib) err = dlerror();

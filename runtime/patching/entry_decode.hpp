@@ -36,8 +36,9 @@ struct Insn {
 };
 
 // nullptr when the decoder is usable, else why not (capstone missing, with dlerror's text).
-// Loads capstone on first call (malloc through the program's allocator, once). Callers
-// serialise (the patcher's lock).
+// Loads capstone on first call (dlopen and capstone allocate through the program's malloc,
+// once: the caller marks that as the runtime's work, RuntimeScope). Callers serialise (the
+// patcher's lock).
 const char* entry_decoder_error();
 
 // Decodes the instruction at `code` (at most `avail` bytes readable), which runs at `addr`.

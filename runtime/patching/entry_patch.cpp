@@ -277,7 +277,12 @@ int module_callback(dl_phdr_info* info, size_t, void*) {
     module_line("patch-module", st, path, note);
     return 0;
   }
-  if (const char* err = entry_decoder_error()) {
+  const char* err;
+  {
+    RuntimeScope rs;
+    err = entry_decoder_error();
+  }
+  if (err) {
     if (!g_decoder_reported) diag(err);
     g_decoder_reported = true;
     module_line("patch-module", st, path, err);

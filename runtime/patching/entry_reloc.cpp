@@ -159,7 +159,10 @@ uintptr_t entry_branch_into(const uint8_t* body, size_t size, uintptr_t fn, uint
       ++off;  // data or padding in the code: resynchronise on the next byte
       continue;
     }
-    if (in.rel_branch && in.target >= lo && in.target < hi) return fn + off;
+    // A call of the function itself is recursion, not a jump into it.
+    if (in.rel_branch && in.target >= lo && in.target < hi &&
+        !(in.kind == InsnKind::kCall && in.target == fn))
+      return fn + off;
     off += in.len;
   }
   return 0;

@@ -31,8 +31,8 @@ const char* entry_relocate(const uint8_t* code, size_t avail, uintptr_t from, ui
                            Relocated* out);
 
 // Scans the function body [fn, fn + size) (linear sweep) for a relative branch or call
-// whose target lies in [lo, hi): a jump into bytes the patch replaces. Returns the address
-// of the first such branch, or 0.
+// whose target lies in [lo, hi): a jump into bytes the patch replaces. A call of `fn`
+// itself (recursion) does not count. Returns the address of the first such branch, or 0.
 uintptr_t entry_branch_into(const uint8_t* body, size_t size, uintptr_t fn, uintptr_t lo,
                             uintptr_t hi);
 

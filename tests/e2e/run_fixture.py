@@ -117,7 +117,13 @@ MODE_FLAGS = {"cyg": ["-finstrument-functions"], "pg": ["-pg"], "fentry": ["-pg"
               # for position-dependent code only.
               "sled-fentry": ["-pg", "-mfentry", "-mnop-mcount", "-mrecord-mcount",
                               "-fno-pie", "-no-pie"],
-              "patchable": ["-fpatchable-function-entry=5"]}
+              "patchable": ["-fpatchable-function-entry=5"],
+              # No flag at all: `record --patch=.` patches the entries in memory
+              # (docs/patching.md); the fixture's libraries and plugins too.
+              "patch": []}
+
+# What `callmon record` needs per mode beyond the fixture's own options.
+MODE_RECORD_ARGS = {"patch": ["--patch=.", "--patch-module=\\.so$"]}
 
 
 def build(fx, args, work):
@@ -437,7 +443,8 @@ def main():
     ap.add_argument("--mode", default="cyg", choices=sorted(MODE_FLAGS),
                     help="hook mode: cyg (-finstrument-functions), pg (-pg), fentry (-pg -mfentry), "
                          "sled-fentry (gcc -pg -mfentry -mnop-mcount -mrecord-mcount), "
-                         "patchable (-fpatchable-function-entry=5)")
+                         "patchable (-fpatchable-function-entry=5), "
+                         "patch (no flag, recorded with --patch=.)")
     ap.add_argument("--work", required=True)
     ap.add_argument("--record-arg", action="append", default=[],
                     help="extra option for callmon record (repeatable), e.g. --clock=monotonic")
@@ -475,7 +482,8 @@ def main():
     data = os.path.join(args.work, "callmon.data")
     # A fixture with DEFAULT_DIR records without -o: callmon must use ./callmon.data.
     out_opt = [] if getattr(fx, "DEFAULT_DIR", False) else ["-o", data]
-    record_args = args.record_arg + list(getattr(fx, "RECORD_ARGS", []))
+    record_args = (args.record_arg + MODE_RECORD_ARGS.get(args.mode, []) +
+                   list(getattr(fx, "RECORD_ARGS", [])))
     rec_cmd = [args.callmon, "record"] + out_opt + record_args + ["--"] + argv
     rec_start = time.monotonic()
     rec = run_and_kill(rec_cmd, args.work, kill_line, True) if kill_line else run(rec_cmd, args.work)
