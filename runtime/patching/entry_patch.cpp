@@ -100,7 +100,15 @@ char* g_log = nullptr;
 size_t g_log_len = 0, g_log_written = 0;
 bool g_log_full = false;
 
+// Modules whose lines are written already (never cleared): the table of modules done is
+// cleared at each dlclose, and a module still loaded is looked at again then; its lines
+// would repeat. (One reloaded at the same place gets its functions patched again, quietly.)
+Done g_logged[1024];
+unsigned g_logged_count = 0;
+bool g_quiet = false;
+
 void log_line(const char* line, size_t len) {
+  if (g_quiet) return;
   if (!g_log) {
     void* p = mmap(nullptr, kLogCap, PROT_READ | PROT_WRITE,
                    MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
@@ -214,6 +222,21 @@ bool in_exec(const SledModule& m, uintptr_t a, uint64_t size) {
   return false;
 }
 
+// Bytes of alignment padding after `f`, up to `want`: nothing starts there (the next
+// function of the list begins at or after `want`) and they hold only the bytes compilers
+// pad code with (nops of every length, int3). 0 when that is not so.
+size_t padding_after(const SledModule& m, const ModuleFunctions& funcs, const EntryFunction& f,
+                     uintptr_t want) {
+  const uintptr_t end = f.addr + f.size;
+  if (want <= end || !in_exec(m, end, want - end)) return 0;
+  const EntryFunction* next = &f + 1;
+  if (next < funcs.end() && next->addr < want) return 0;
+  static const uint8_t kPad[] = {0x90, 0xcc, 0x66, 0x2e, 0x0f, 0x1f, 0x00, 0x40, 0x44, 0x80, 0x84};
+  for (uintptr_t a = end; a < want; ++a)
+    if (!memchr(kPad, *reinterpret_cast<const uint8_t*>(a), sizeof kPad)) return 0;
+  return want - end;
+}
+
 struct Pending {
   uintptr_t site;
   uintptr_t slot;
@@ -258,6 +281,11 @@ int module_callback(dl_phdr_info* info, size_t, void*) {
     path[n > 0 ? n : 0] = 0;
   }
   if (!module_wanted(info, path)) return 0;
+  g_quiet = false;
+  for (unsigned i = 0; i < g_logged_count && !g_quiet; ++i)
+    g_quiet = g_logged[i].bias == info->dlpi_addr && g_logged[i].phdr == info->dlpi_phdr;
+  if (!g_quiet && g_logged_count < sizeof g_logged / sizeof g_logged[0])
+    g_logged[g_logged_count++] = {info->dlpi_addr, info->dlpi_phdr};
   SledModule m;
   if (!sled_read_module(info, file, &m) || m.exec_count == 0) return 0;
   uintptr_t self = reinterpret_cast<uintptr_t>(&entry_patch_modules);
@@ -329,15 +357,16 @@ int module_callback(dl_phdr_info* info, size_t, void*) {
       refuse(st, f, bias, "its size is unknown");
       continue;
     }
-    if (f.size < kPatchJmpLen || !in_exec(m, f.addr, f.size)) {
-      refuse(st, f, bias, f.size < kPatchJmpLen ? "too short: fewer than 5 bytes" : "it lies outside the module's code");
+    if (!in_exec(m, f.addr, f.size)) {
+      refuse(st, f, bias, "it lies outside the module's code");
       continue;
     }
     const auto* code = reinterpret_cast<const uint8_t*>(f.addr);
-    uintptr_t start = f.addr + (f.size >= 9 && is_endbr64(code) ? 4 : 0);
+    uintptr_t start = f.addr + (f.size >= 5 && is_endbr64(code) ? 4 : 0);
     size_t avail = f.size - (start - f.addr);
-    if (avail < kPatchJmpLen) {
-      refuse(st, f, bias, "too short: fewer than 5 bytes after its endbr64");
+    size_t pad = avail < kPatchJmpLen ? padding_after(m, funcs, f, start + kPatchJmpLen) : 0;
+    if (avail + pad < kPatchJmpLen) {
+      refuse(st, f, bias, "too short: fewer than 5 bytes, and no padding after it");
       continue;
     }
     if (patched_already(start)) continue;
@@ -350,7 +379,7 @@ int module_callback(dl_phdr_info* info, size_t, void*) {
     if (!slot) break;
     Relocated r;
     uintptr_t to = reinterpret_cast<uintptr_t>(slot) + kTrampCodeOffset;
-    if (const char* why = entry_relocate(reinterpret_cast<const uint8_t*>(start), avail, start, to, &r)) {
+    if (const char* why = entry_relocate(reinterpret_cast<const uint8_t*>(start), avail, start, to, &r, pad)) {
       pool.used -= kTrampSlot;
       refuse(st, f, bias, why);
       continue;

@@ -41,9 +41,9 @@ class Emitter {
 }  // namespace
 
 const char* entry_relocate(const uint8_t* code, size_t avail, uintptr_t from, uintptr_t to,
-                           Relocated* out) {
+                           Relocated* out, size_t pad) {
   *out = Relocated{};
-  if (avail < kPatchJmpLen) return "too short: fewer than 5 bytes";
+  if (avail + pad < kPatchJmpLen) return "too short: fewer than 5 bytes";
   Emitter e(out, to);
   // A final call's return address, stored after the code: the push reads it there.
   size_t push_fix = 0;
@@ -53,11 +53,18 @@ const char* entry_relocate(const uint8_t* code, size_t avail, uintptr_t from, ui
   int targets = 0;
   size_t n = 0;
   while (n < kPatchJmpLen) {
+    if (n == avail) {
+      // A short function, all of it moved: the jump may take the padding after it, if
+      // control never reaches there (its last instruction returns or jumps away).
+      if (flows_on) return "too short: fewer than 5 bytes, and it runs on into the next";
+      n = kPatchJmpLen;
+      break;
+    }
     Insn in;
     if (!entry_decode(code + n, avail - n, from + n, &in)) return "an instruction in its first bytes cannot be decoded";
     if (n + in.len > avail) return "too short: its first instructions run past its end";
     const uintptr_t at = from + n;
-    const bool last = n + in.len >= kPatchJmpLen;
+    const bool last = n + in.len >= kPatchJmpLen || n + in.len == avail;
     if (in.rel_branch && targets < 8) target[targets++] = in.target;
     if (!e.room(in.len + 16)) return "its first instructions do not fit the trampoline";
     switch (in.kind) {
@@ -128,7 +135,8 @@ const char* entry_relocate(const uint8_t* code, size_t avail, uintptr_t from, ui
         return in.why ? in.why : "an instruction in its first bytes cannot be moved";
     }
     n += in.len;
-    if (!flows_on && n < kPatchJmpLen) return "control leaves it within its first 5 bytes";
+    if (!flows_on && n < kPatchJmpLen && n < avail)
+      return "control leaves it within its first 5 bytes";
   }
   // A branch among them into the others (a loop at the entry): those bytes are gone.
   for (int k = 0; k < targets; ++k)

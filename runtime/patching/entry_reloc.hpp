@@ -24,11 +24,13 @@ struct Relocated {
 };
 
 // Relocates the instructions at `code` (running at `from`; `avail` bytes of the function
-// from there, its symbol's size minus what lies before `from`) to run at `to`. Returns
+// from there, its symbol's size minus what lies before `from`) to run at `to`. `pad`: bytes
+// of padding after the function that belong to no function, which the jump may overwrite
+// when the whole function is shorter than it and ends in a return or a jump. Returns
 // nullptr on success, else why the function cannot be patched (a static string), for
 // `info`.
 const char* entry_relocate(const uint8_t* code, size_t avail, uintptr_t from, uintptr_t to,
-                           Relocated* out);
+                           Relocated* out, size_t pad = 0);
 
 // Scans the function body [fn, fn + size) (linear sweep) for a relative branch or call
 // whose target lies in [lo, hi): a jump into bytes the patch replaces. A call of `fn`

@@ -171,6 +171,27 @@ def build(fx, args, work):
     return program
 
 
+def patch_excludes(fx):
+    """In patch mode, what the -finstrument-functions build leaves uninstrumented is left
+    unpatched too, so the counts compare like for like: the fixture's NOT_INSTRUMENTED
+    functions (found in its sources) and atexit, which libc_nonshared.a links into the
+    program. `record --exclude` keeps them from being patched at all."""
+    names = set()
+    sources = list(fx.SOURCES)
+    for _, srcs in getattr(fx, "PLUGINS", []) + getattr(fx, "SHARED_LIBS", []):
+        sources += srcs
+    for src in sources:
+        with open(os.path.join(PROGRAMS, src)) as f:
+            text = f.read()
+        for m in re.finditer(r"NOT_INSTRUMENTED\s+[^;{(]*?\b(\w+)\s*\(", text):
+            names.add(m.group(1))
+        if re.search(r"\batexit\s*\(", text):
+            names.add("atexit")
+    # (No filter when there is nothing to leave out: a filter changes how the runtime
+    # writes its calibration.)
+    return ["--exclude=^(" + "|".join(sorted(names)) + ")$"] if names else []
+
+
 def callmon_status(plain_status):
     """The status callmon must exit with: the program's, 128+signal if it was killed."""
     return 128 - plain_status if plain_status < 0 else plain_status
@@ -483,6 +504,7 @@ def main():
     # A fixture with DEFAULT_DIR records without -o: callmon must use ./callmon.data.
     out_opt = [] if getattr(fx, "DEFAULT_DIR", False) else ["-o", data]
     record_args = (args.record_arg + MODE_RECORD_ARGS.get(args.mode, []) +
+                   (patch_excludes(fx) if args.mode == "patch" else []) +
                    list(getattr(fx, "RECORD_ARGS", [])))
     rec_cmd = [args.callmon, "record"] + out_opt + record_args + ["--"] + argv
     rec_start = time.monotonic()
@@ -619,7 +641,7 @@ def check_coverage(fx, args, argv, data, failures):
     in fx.COVERAGE ({module basename: {function: calls}}), called or not; with
     fx.LIVE_COVERAGE also live coverage (`callmon coverage -- PROG`). Not in the nop-sled
     modes: coverage does not find their functions yet (docs/reliability.md)."""
-    if args.mode in ("sled-fentry", "patchable"):
+    if args.mode in ("sled-fentry", "patchable", "patch"):
         return
     check_coverage_json(fx, "coverage", run([args.callmon, "coverage", "--format=json", "-d",
                                               data], args.work), failures)
