@@ -603,6 +603,7 @@ def main():
 
     if info is not None:
         check_info(fx, info, pids, fx.PROGRAM, failures)
+        check_patch_refused(fx, info, failures)
     if hasattr(fx, "check_records") and dump.returncode == 0:  # in file order, and the mode
         for problem in fx.check_records(dump_records(dump.stdout), args.mode):
             failures.add("dump: " + problem.split(":")[0], "  " + problem)
@@ -634,6 +635,26 @@ def check_live_trace(fx, args, argv, failures):
     failures.check_equal("trace: calls per function", fx.COUNTS, calls)
     failures.check_equal("trace: program output", sorted(fx.STDOUT.splitlines()),
                          sorted(program_out))
+
+
+def check_patch_refused(fx, info, failures):
+    """fx.PATCH_REFUSED ({function: part of the reason}): `info --format=json` lists each as
+    refused by entry patching, with that reason."""
+    want = getattr(fx, "PATCH_REFUSED", None)
+    if not want:
+        return
+    got = {}
+    for p in info.get("processes", []):
+        for m in p.get("patching", []):
+            for r in m.get("refused_functions", []):
+                got[r.get("name")] = r.get("reason", "")
+    for name, reason in want.items():
+        if name not in got:
+            failures.add("info: patching refused", f"  {name} is not listed as refused; "
+                                                   f"refused: {sorted(got)}")
+        elif reason not in got[name]:
+            failures.add("info: patching refused", f"  {name}: reason {got[name]!r}, "
+                                                   f"expected it to say {reason!r}")
 
 
 def check_coverage(fx, args, argv, data, failures):
