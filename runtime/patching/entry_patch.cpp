@@ -437,16 +437,25 @@ void patch_calibration_probes() {
     const auto* code = reinterpret_cast<const uint8_t*>(fn);
     uintptr_t site = fn + (is_endbr64(code) ? 4 : 0);
     const auto* c = reinterpret_cast<const uint8_t*>(site);
+    const uintptr_t fentry = reinterpret_cast<uintptr_t>(&__fentry__);
     int32_t rel;
-    memcpy(&rel, c + 1, 4);
-    if (c[0] != 0xe8 || site + 5 + static_cast<intptr_t>(rel) != reinterpret_cast<uintptr_t>(&__fentry__))
-      continue;
+    // `call __fentry__` (e8 rel32) or, in the runtime's own PIC code, `call
+    // *__fentry__@GOTPCREL(%rip)` (ff 15 disp32).
+    size_t len = 0;
+    if (c[0] == 0xe8) {
+      memcpy(&rel, c + 1, 4);
+      if (site + 5 + static_cast<intptr_t>(rel) == fentry) len = 5;
+    } else if (c[0] == 0xff && c[1] == 0x15) {
+      memcpy(&rel, c + 2, 4);
+      if (*reinterpret_cast<const uintptr_t*>(site + 6 + static_cast<intptr_t>(rel)) == fentry) len = 6;
+    }
+    if (!len) continue;
     uint8_t* slot = entry_pool_slot(&pool);
     if (!slot) break;
     entry_pool_head(pool, slot, fn);
     uint8_t* j = slot + kTrampCodeOffset;
     j[0] = 0xe9;
-    int32_t back = static_cast<int32_t>(static_cast<intptr_t>(site + 5 - reinterpret_cast<uintptr_t>(j + 5)));
+    int32_t back = static_cast<int32_t>(static_cast<intptr_t>(site + len - reinterpret_cast<uintptr_t>(j + 5)));
     memcpy(j + 1, &back, 4);
     sites[n] = site;
     slots[n++] = reinterpret_cast<uintptr_t>(slot);
