@@ -153,14 +153,27 @@ bool entry_decode(const uint8_t* code, size_t avail, uintptr_t addr, Insn* out) 
     return false;
   }();
   if (rip) {
-    // The 4-byte displacement where capstone says; checked against the value it decoded.
+    // The 4-byte displacement where capstone says, checked against the value it decoded.
+    // capstone 4 misplaces it for some SSE forms (`66 0f 6f 05 disp32`, movdqa x(%rip)):
+    // then the one place after the opcode holding that value, with at most a 4-byte
+    // immediate after it, is taken; none or several: refused.
     int32_t d;
-    if (x.encoding.disp_size != 4 || x.encoding.disp_offset == 0 ||
-        x.encoding.disp_offset + 4u > in.size)
-      return unmovable("a RIP-relative operand of an unknown encoding");
-    memcpy(&d, code + x.encoding.disp_offset, 4);
-    if (d != x.disp) return unmovable("a RIP-relative operand of an unknown encoding");
-    out->disp_offset = x.encoding.disp_offset;
+    size_t at = x.encoding.disp_offset;
+    bool ok = at > 0 && at + 4u <= in.size && (memcpy(&d, code + at, 4), d == x.disp);
+    if (!ok) {
+      size_t found = 0, hits = 0;
+      for (size_t k = i + 1; k + 4 <= in.size; ++k) {
+        memcpy(&d, code + k, 4);
+        if (d == x.disp && in.size - (k + 4) <= 4) {
+          found = k;
+          ++hits;
+        }
+      }
+      if (hits != 1) return unmovable("a RIP-relative operand of an unknown encoding");
+      at = found;
+    }
+    memcpy(&d, code + at, 4);
+    out->disp_offset = static_cast<uint8_t>(at);
     out->target = next + static_cast<intptr_t>(d);
   }
   if (op == 0xff && i + 1 < in.size) {

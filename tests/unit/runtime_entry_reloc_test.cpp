@@ -76,6 +76,15 @@ TEST_F(EntryReloc, RipRelativeCmpWithImmediateAfterTheDisplacement) {
                         rel32(kTo + 12, kFrom + 7)}));
 }
 
+TEST_F(EntryReloc, RipRelativeSseLoad) {
+  // movdqa 0xee54(%rip),%xmm0 (66 0f 6f 05 disp32: capstone 4 misplaces its displacement)
+  std::vector<uint8_t> code = {0x66, 0x0f, 0x6f, 0x05, 0x54, 0xee, 0x00, 0x00, 0xc3};
+  ASSERT_EQ(reloc(code), nullptr);
+  EXPECT_EQ(r_.displaced, 8u);
+  EXPECT_EQ(out(), cat({{0x66, 0x0f, 0x6f, 0x05}, rel32(kTo + 8, kFrom + 8 + 0xee54), {0xe9},
+                        rel32(kTo + 13, kFrom + 8)}));
+}
+
 TEST_F(EntryReloc, ShortConditionalBranchBecomesRel32) {
   // test %edi,%edi; je +0x10; push %rbx
   std::vector<uint8_t> code = {0x85, 0xff, 0x74, 0x10, 0x53, 0xc3};
