@@ -11,7 +11,7 @@ them alike, and prints the median time and the ns each call adds over the plain 
 median: (recorded - plain) / calls, fib(--n) and fib(20) to take start-up out. The goal of
 issue 23: patched within 1.5x of the -pg -mfentry mode. Run by hand, not in CI:
 
-    cmake --build build && python3 bench/run_patch.py [--n 28] [--runs 5] [--callmon build/bin/callmon]
+    cmake --build build && python3 bench/run_patch.py [--n 28] [--runs 5] [--clock wall|cpu] [--callmon build/bin/callmon]
 """
 import argparse
 import os
@@ -53,12 +53,18 @@ def fib_calls(n):
     return 2 * a - 1
 
 
-def run_once(cmd, cwd, before):
+def run_once(cmd, cwd, before, clock):
+    """Seconds of one run: wall time, or with clock="cpu" the user + system time of the
+    process and the children it waited for (steadier on a loaded machine)."""
     if before:
         before()
     t0 = time.perf_counter()
-    subprocess.run(cmd, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=True)
-    return time.perf_counter() - t0
+    proc = subprocess.Popen(cmd, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    _, status, usage = os.wait4(proc.pid, 0)
+    elapsed = time.perf_counter() - t0
+    if os.waitstatus_to_exitcode(status) != 0:
+        raise subprocess.CalledProcessError(os.waitstatus_to_exitcode(status), cmd)
+    return usage.ru_utime + usage.ru_stime if clock == "cpu" else elapsed
 
 
 def main():
@@ -67,6 +73,8 @@ def main():
     ap.add_argument("--runs", type=int, default=5)
     ap.add_argument("--callmon", default=os.path.join(ROOT, "build", "bin", "callmon"))
     ap.add_argument("--cc", default="gcc")
+    ap.add_argument("--clock", choices=["wall", "cpu"], default="wall",
+                    help="wall time, or the CPU time of the run (user + system, children included)")
     args = ap.parse_args()
     work = tempfile.mkdtemp(prefix="callmon-patch-bench-")
     src = os.path.join(ROOT, "bench", "fib.c")
@@ -98,10 +106,10 @@ def main():
         times = [[] for _ in cases]
         for _ in range(args.runs):
             for i, (_, cmd) in enumerate(cases):
-                times[i].append(run_once(cmd + [str(n)], work, clean))
+                times[i].append(run_once(cmd + [str(n)], work, clean, args.clock))
         results[n] = [statistics.median(t) for t in times]
     calls = fib_calls(args.n) - fib_calls(SMALL_N)
-    print(f"fib({args.n}) - fib({SMALL_N}): {calls} calls; median wall time of {args.runs} "
+    print(f"fib({args.n}) - fib({SMALL_N}): {calls} calls; median {args.clock} time of {args.runs} "
           f"interleaved runs; one rdtsc {rdtsc_ns} ns, one clock_gettime {gettime_ns} ns here")
     print(f"{'case':48} {'time':>9} {'ns/call':>8}")
     base = results[args.n][0] - results[SMALL_N][0]
