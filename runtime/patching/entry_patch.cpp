@@ -174,6 +174,25 @@ bool module_wanted(const dl_phdr_info* info, const char* path) {
   return regexec(&g_module_re, path, 0, nullptr, 0) == 0;
 }
 
+// The unwinder and the C++ runtime: an exception runs through their functions while the
+// runtime puts the real return addresses back for the unwinder and closes the frames it
+// abandons (interpose_exceptions.cpp); their own frames redirected on top of that lost
+// track of a return (a program throwing through them stopped with "a hijacked return
+// address is missing"). Left alone, whatever --patch-module says.
+bool is_exception_runtime(const char* path) {
+  const char* b = base_name(path);
+  return !strncmp(b, "libgcc_s", 8) || !strncmp(b, "libstdc++", 9) || !strncmp(b, "libc++", 6) ||
+         !strncmp(b, "libunwind", 9);
+}
+
+// Functions of the same machinery linked into another module (a static libgcc_eh, libsupc++).
+bool is_exception_function(const char* name) {
+  return !strncmp(name, "_Unwind_", 8) || !strncmp(name, "__cxa_", 6) ||
+         !strncmp(name, "__gxx_personality", 17) || !strncmp(name, "__gcc_personality", 17) ||
+         !strncmp(name, "_ZSt9terminate", 14) || !strncmp(name, "__deregister_frame", 18) ||
+         !strncmp(name, "__register_frame", 16);
+}
+
 bool is_endbr64(const uint8_t* p) {
   return p[0] == 0xf3 && p[1] == 0x0f && p[2] == 0x1e && p[3] == 0xfa;
 }
@@ -292,6 +311,11 @@ int module_callback(dl_phdr_info* info, size_t, void*) {
   for (int i = 0; i < m.exec_count; ++i)
     if (self >= m.exec[i].start && self < m.exec[i].end) return 0;  // libcallmon itself
   ModuleStats st;
+  if (info->dlpi_name && info->dlpi_name[0] && is_exception_runtime(path)) {
+    module_line("patch-module", st, path,
+                "the unwinder or the C++ runtime: exceptions run through it, not patched");
+    return 0;
+  }
   ModuleFunctions funcs(info, file);
   if (!funcs.ok()) {
     module_line("patch-module", st, path, funcs.error());
@@ -347,6 +371,10 @@ int module_callback(dl_phdr_info* info, size_t, void*) {
     }
     if (f.addr == funcs.entry_point()) {
       refuse(st, f, bias, "the program's entry point: entered with no return address");
+      continue;
+    }
+    if (f.name && is_exception_function(f.name)) {
+      refuse(st, f, bias, "part of the exception machinery (the unwinder, the C++ runtime)");
       continue;
     }
     if (f.name && is_cold_part(f.name)) {

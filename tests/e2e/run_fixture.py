@@ -503,7 +503,11 @@ def main():
     data = os.path.join(args.work, "callmon.data")
     # A fixture with DEFAULT_DIR records without -o: callmon must use ./callmon.data.
     out_opt = [] if getattr(fx, "DEFAULT_DIR", False) else ["-o", data]
-    record_args = (args.record_arg + MODE_RECORD_ARGS.get(args.mode, []) +
+    # A --patch-module of the test's own replaces the mode's.
+    mode_args = [a for a in MODE_RECORD_ARGS.get(args.mode, [])
+                 if not (a.startswith("--patch-module=") and
+                         any(r.startswith("--patch-module=") for r in args.record_arg))]
+    record_args = (args.record_arg + mode_args +
                    (patch_excludes(fx) if args.mode == "patch" else []) +
                    list(getattr(fx, "RECORD_ARGS", [])))
     rec_cmd = [args.callmon, "record"] + out_opt + record_args + ["--"] + argv
