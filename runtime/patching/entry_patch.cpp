@@ -18,8 +18,9 @@
 // - functions shorter than 5 bytes, of unknown size, with a branch into the bytes the jump
 //   replaces (a loop at the entry), or whose first instructions cannot be moved
 //   (entry_reloc.hpp says which).
-// Never considered: libcallmon.so, capstone, the vDSO; the dynamic loader and libc unless
-// CALLMON_PATCH_MODULE names them (the text "ld-linux" or "libc").
+// Never considered: libcallmon.so, capstone, the vDSO; the dynamic loader and libc are
+// refused with a note when CALLMON_PATCH_MODULE names them (the text "ld-linux" or "libc"),
+// the unwinder and the C++ runtime whenever it matches them.
 #include "runtime/patching/entry_patch.hpp"
 
 #include <limits.h>
@@ -168,6 +169,7 @@ bool module_wanted(const dl_phdr_info* info, const char* path) {
   if (!g_module_re_on || path[0] != '/') return false;        // the vDSO has no file
   const char* b = base_name(path);
   if (!strncmp(b, "libcapstone", 11)) return false;  // the patcher's own decoder
+  // libc and the loader only when named (and then refused with a note, is_own_ground).
   if (!strncmp(b, "ld-linux", 8) && !g_loader_ok) return false;
   if (!strncmp(b, "libc.so", 7) && !g_libc_ok) return false;
   RuntimeScope rs;
@@ -183,6 +185,14 @@ bool is_exception_runtime(const char* path) {
   const char* b = base_name(path);
   return !strncmp(b, "libgcc_s", 8) || !strncmp(b, "libstdc++", 9) || !strncmp(b, "libc++", 6) ||
          !strncmp(b, "libunwind", 9);
+}
+
+// libc and the dynamic loader: the runtime's hooks and interposers run on them (and
+// functions such as clone, vfork, setjmp or the signal-return trampoline must never have
+// their return redirected); patched, programs died silently. Refused even when named.
+bool is_own_ground(const char* path) {
+  const char* b = base_name(path);
+  return !strncmp(b, "libc.so", 7) || !strncmp(b, "ld-linux", 8);
 }
 
 // Functions of the same machinery linked into another module (a static libgcc_eh, libsupc++).
@@ -311,6 +321,11 @@ int module_callback(dl_phdr_info* info, size_t, void*) {
   for (int i = 0; i < m.exec_count; ++i)
     if (self >= m.exec[i].start && self < m.exec[i].end) return 0;  // libcallmon itself
   ModuleStats st;
+  if (info->dlpi_name && info->dlpi_name[0] && is_own_ground(path)) {
+    module_line("patch-module", st, path,
+                "libc and the dynamic loader carry the runtime itself: not patched (yet)");
+    return 0;
+  }
   if (info->dlpi_name && info->dlpi_name[0] && is_exception_runtime(path)) {
     module_line("patch-module", st, path,
                 "the unwinder or the C++ runtime: exceptions run through it, not patched");
