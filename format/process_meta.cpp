@@ -174,6 +174,31 @@ bool parse_record(ProcessMeta& m, std::string_view name, std::string_view rest,
     uint64_t addr;
     if (f.size() != 2 || !parse_u64(f[0], addr, 16) || f[1].empty()) return false;
     m.symbols.emplace_back(addr, std::string(f[1]));
+  } else if (name == "patch-refused") {
+    // address, name, reason (the rest of the line)
+    auto f = split(rest, 3);
+    PatchRefusal r;
+    if (f.size() != 3 || !parse_u64(f[0], r.address, 16) || f[1].empty() || f[2].empty())
+      return false;
+    r.name = f[1];
+    r.reason = f[2];
+    m.pending_refusals.push_back(std::move(r));
+  } else if (name == "patch-module") {
+    // patched, refused, path[ ; note]
+    auto f = split(rest, 3);
+    PatchedModule mod;
+    if (f.size() != 3 || !parse_u64(f[0], mod.patched) || !parse_u64(f[1], mod.refused) ||
+        f[2].empty())
+      return false;
+    std::string_view path = f[2];
+    if (size_t semi = path.find(" ; "); semi != std::string_view::npos) {
+      mod.note = path.substr(semi + 3);
+      path = path.substr(0, semi);
+    }
+    mod.path = path;
+    mod.refusals = std::move(m.pending_refusals);
+    m.pending_refusals.clear();
+    m.patched_modules.push_back(std::move(mod));
   } else {
     known = false;
   }

@@ -66,6 +66,23 @@ struct ProbeCost {
   bool measured() const { return outer_ticks > 0; }
 };
 
+// Entry patching (`record --patch`, docs/patching.md): a function the runtime left alone,
+// and why (`patch-refused` line).
+struct PatchRefusal {
+  uint64_t address = 0;  // run-time address of the function
+  std::string name;      // its symbol, or sub_<link-time address> (no symbol)
+  std::string reason;
+};
+
+// One module entry patching looked at (`patch-module` line, after its refusals).
+struct PatchedModule {
+  std::string path;
+  uint64_t patched = 0;
+  uint64_t refused = 0;
+  std::string note;  // why the whole module was left alone, or empty
+  std::vector<PatchRefusal> refusals;
+};
+
 struct ProcessMeta {
   std::string key;         // "<pid>.<generation>"
   uint32_t pid = 0;
@@ -82,6 +99,10 @@ struct ProcessMeta {
   std::vector<std::pair<uint64_t, uint32_t>> forks;      // ticks, child pid
   std::optional<ClockSync> exit;  // finished through exit()
   std::vector<std::pair<uint64_t, std::string>> symbols;  // `symbol` lines: address, name
+  // Entry patching, in file order; `patch-refused` lines not followed by their module's
+  // line yet (the process died in between) are in pending_refusals.
+  std::vector<PatchedModule> patched_modules;
+  std::vector<PatchRefusal> pending_refusals;
   // Every `overhead` line in file order, each with the `overhead-exposed` line after it.
   std::vector<ProbeCost> calibrations;
   // The last `libcall-slots` line (docs/format.md): GOT slots the runtime redirected to

@@ -96,6 +96,17 @@ std::string render_info_json(const analysis::RecordingInfo& info) {
                              {"stopped", t.stopped},
                              {"record_bytes", census_json(t.census, t.calls)}});
     }
+    json patching = json::array();
+    for (const format::PatchedModule& m : p.patching) {
+      json refused = json::array();
+      for (const format::PatchRefusal& r : m.refusals)
+        refused.push_back(json{{"address", r.address}, {"name", r.name}, {"reason", r.reason}});
+      patching.push_back(json{{"module", m.path},
+                              {"patched", m.patched},
+                              {"refused", m.refused},
+                              {"note", m.note.empty() ? json(nullptr) : json(m.note)},
+                              {"refused_functions", std::move(refused)}});
+    }
     json pj{{"key", p.key},
             {"pid", p.pid},
             {"ppid", p.ppid},
@@ -109,6 +120,8 @@ std::string render_info_json(const analysis::RecordingInfo& info) {
       pj["libcall_slots"] = p.libcall_slots;
       pj["libcall_refused"] = p.libcall_refused;
     }
+    // Only with --patch: the files of other recordings stay as they were.
+    if (!patching.empty()) pj["patching"] = std::move(patching);
     procs.push_back(std::move(pj));
   }
   root["processes"] = std::move(procs);

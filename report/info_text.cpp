@@ -159,6 +159,13 @@ std::string render_info_text(const analysis::RecordingInfo& info) {
       out += fmt::format("    library calls: {} GOT slots redirected to probes, {} refused "
                          "(GLOB_DAT, unresolved; docs/patching.md)\n",
                          p.libcall_slots, p.libcall_refused);
+    for (const format::PatchedModule& m : p.patching) {
+      out += fmt::format("    entry patching (--patch) of {}: {} patched, {} refused{}\n",
+                         m.path, count_of(m.patched, "function", "functions"), m.refused,
+                         m.note.empty() ? "" : "; " + m.note);
+      for (const format::PatchRefusal& r : m.refusals)
+        out += fmt::format("      refused {} (0x{:x}): {}\n", r.name, r.address, r.reason);
+    }
     for (const analysis::ThreadInfo& t : p.threads) {
       out += fmt::format(
           "    thread {} \"{}\": {}, {}, {}, +{} to +{} (duration {}), {} bytes on disk, {} bytes/call\n",

@@ -17,6 +17,8 @@ namespace callmon::rt {
   X(min_duration_ns, "CALLMON_MIN_DURATION_NS", "0", "drop calls shorter than this; 0: none") \
   X(select, "CALLMON_SELECT", "", "name-filter service of callmon record (@abstract socket#key)") \
   X(libcall, "CALLMON_LIBCALL", "1", "0: do not redirect instrumented modules' GOT slots (callmon record --no-libcall)") \
+  X(patch, "CALLMON_PATCH", "", "record --patch: POSIX ERE of the functions whose entries are patched; unset: none") \
+  X(patch_module, "CALLMON_PATCH_MODULE", "", "record --patch-module: POSIX ERE of the libraries patched too (the executable always)") \
   X(calib_ms, "CALLMON_CALIB_MS", "20", "a thread calibrates the probes again at its next chunk switch this long after its last calibration; 0: never")
 
 struct Options {

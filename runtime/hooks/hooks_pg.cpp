@@ -25,6 +25,7 @@ using callmon::format::UnwindReason;
 extern "C" {
 // The exit trampoline (pg_return.S).
 void callmon_pg_return();
+void callmon_patched_return();  // patch_entry.S
 // Set at start-up when nothing is recorded: the entry trampolines jump straight to glibc's
 // own mcount / __fentry__, so a -pg program linked with the runtime still writes a complete
 // gmon.out. Read by the trampolines only.
@@ -34,7 +35,17 @@ uintptr_t callmon_pg_forward_fentry = 0;
 
 namespace {
 
-inline uintptr_t return_trampoline() { return reinterpret_cast<uintptr_t>(&callmon_pg_return); }
+// The exit trampoline new frames get: callmon_pg_return, or, once entry patching patched a
+// function, callmon_patched_return (patch_entry.S), which keeps every call-clobbered
+// register: code built with no instrumentation flag may rely on a callee's actual register
+// use (gcc's -fipa-ra), which the hooks' C code does not respect. Either is recognised.
+void (*g_return_trampoline)() = &callmon_pg_return;
+
+inline uintptr_t return_trampoline() { return reinterpret_cast<uintptr_t>(g_return_trampoline); }
+inline bool is_return_trampoline(uintptr_t a) {
+  return a == reinterpret_cast<uintptr_t>(&callmon_pg_return) ||
+         a == reinterpret_cast<uintptr_t>(&callmon_patched_return);
+}
 
 inline uintptr_t slot_sp(uintptr_t* slot) { return reinterpret_cast<uintptr_t>(slot) - 16; }
 inline uintptr_t* sp_slot(uintptr_t sp) { return reinterpret_cast<uintptr_t*>(sp + 16); }
@@ -82,7 +93,7 @@ void pg_enter_slow(ThreadState* s, uintptr_t fn, uintptr_t* slot, const uint64_t
   }
   uintptr_t sp = slot_sp(slot);
   uintptr_t ret = *slot;
-  bool shared = ret == return_trampoline();
+  bool shared = is_return_trampoline(ret);
   if (shared) {
     // A tail call: the function that jumped here already redirected this slot.
     Frame* owner = find_slot_frame(s, sp);
@@ -184,7 +195,7 @@ inline void pg_enter(uintptr_t fn, uintptr_t* slot, const uint64_t* saved) {
     return;
   }
   uintptr_t ret = *slot;
-  if (__builtin_expect(ret == return_trampoline(), 0)) {
+  if (__builtin_expect(is_return_trampoline(ret), 0)) {
     pg_enter_slow(s, fn, slot, saved);
     return;
   }
@@ -278,6 +289,7 @@ bool g_pg_hooks = false;
 
 // The library-call probes (libcall_hooks.cpp) enter like a -pg -mfentry function.
 void pg_enter_at(uintptr_t fn, uintptr_t* slot, const uint64_t* saved) { pg_enter(fn, slot, saved); }
+void pg_full_save_returns() { g_return_trampoline = &callmon_patched_return; }
 
 // Oldest first, so that where an abandoned frame and a live one name the same slot, the
 // live (newer) frame's address is the one left there. Only slots that still hold the
@@ -285,11 +297,10 @@ void pg_enter_at(uintptr_t fn, uintptr_t* slot, const uint64_t* saved) { pg_ente
 void pg_restore_returns() {
   ThreadState* s = t_state;
   if (!s) return;
-  uintptr_t tramp = return_trampoline();
   for (Frame* f = s->stack_base; f < s->top; ++f) {
     if (!f->ret) continue;
     uintptr_t* slot = sp_slot(f->sp);
-    if (*slot == tramp) *slot = f->ret;
+    if (is_return_trampoline(*slot)) *slot = f->ret;
   }
   signal_fence();
 }
@@ -307,3 +318,21 @@ void pg_hijack_returns() {
 }
 
 }  // namespace callmon::rt
+
+// Called by the entry-patching trampoline (arch/x86_64/patch_entry.S) with the patched
+// function's own address: the stack is the -mfentry one, so the entry and its exit are
+// the -pg modes' (docs/patching.md, "Entry patching").
+//
+// A branch of the function back to its own first instruction (a loop gcc made of a
+// self tail call, in a function with no prologue) comes through the trampoline again with
+// the same slot, already redirected, and the function's frame on top: the -finstrument-functions
+// build calls its hook once before that loop, so this is no new call.
+extern "C" __attribute__((no_instrument_function)) void callmon_patched_enter(
+    uintptr_t fn, uintptr_t* slot, const uint64_t* saved) {
+  ThreadState* s = t_state;
+  if (s && s->top > s->stack_base && is_return_trampoline(*slot)) {
+    const Frame* f = s->top - 1;
+    if (f->fn == fn && f->sp == slot_sp(slot)) return;
+  }
+  pg_enter(fn, slot, saved);
+}

@@ -33,6 +33,7 @@
 #include "runtime/core/options.hpp"
 #include "runtime/recording/process.hpp"
 #include "runtime/patching/got_redirect.hpp"
+#include "runtime/patching/entry_patch.hpp"
 #include "runtime/patching/sled_elf.hpp"
 #include "runtime/patching/sled_entry_check.hpp"
 #include "runtime/patching/sled_select.hpp"
@@ -289,7 +290,8 @@ void sled_patch_modules() {
   }
   dl_iterate_phdr(module_callback, nullptr);
   libcall_patch_modules();  // calls into other modules (got_redirect.hpp), same occasions
-  if (g_any) g_pg_hooks = true;  // the first hook will be a -pg one: calibrate those
+  entry_patch_modules();  // --patch (entry_patch.hpp): same moments, same lock
+  if (g_any || entry_patched_any()) g_pg_hooks = true;  // the first hook will be a -pg one: calibrate those
   g_startup = false;
   __atomic_store_n(&g_lock, 0, __ATOMIC_RELEASE);
 }

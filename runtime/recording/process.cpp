@@ -1,5 +1,6 @@
 // Process set-up, the meta file, modules, fork and exit handling (see process.hpp).
 #include "runtime/recording/process.hpp"
+#include "runtime/patching/entry_patch.hpp"
 
 #include <dlfcn.h>
 #include <errno.h>
@@ -241,6 +242,7 @@ bool setup_locked() {
   if (pthread_key_create(&g_thread_key, thread_key_destructor) != 0) return false;
   filter_setup(o.select, g_proc.self_path);
   modules_rescan();
+  entry_patch_flush_meta();  // what the start-up pass of --patch refused (entry_patch.hpp)
   if (calibrate_after_scan) {
     calibrate_at_start();
     char line[256];

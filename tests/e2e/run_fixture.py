@@ -117,7 +117,13 @@ MODE_FLAGS = {"cyg": ["-finstrument-functions"], "pg": ["-pg"], "fentry": ["-pg"
               # for position-dependent code only.
               "sled-fentry": ["-pg", "-mfentry", "-mnop-mcount", "-mrecord-mcount",
                               "-fno-pie", "-no-pie"],
-              "patchable": ["-fpatchable-function-entry=5"]}
+              "patchable": ["-fpatchable-function-entry=5"],
+              # No flag at all: `record --patch=.` patches the entries in memory
+              # (docs/patching.md); the fixture's libraries and plugins too.
+              "patch": []}
+
+# What `callmon record` needs per mode beyond the fixture's own options.
+MODE_RECORD_ARGS = {"patch": ["--patch=.", "--patch-module=\\.so$"]}
 
 
 def build(fx, args, work):
@@ -163,6 +169,27 @@ def build(fx, args, work):
     if proc.returncode != 0:
         raise RuntimeError("building the fixture failed\n" + describe(proc))
     return program
+
+
+def patch_excludes(fx):
+    """In patch mode, what the -finstrument-functions build leaves uninstrumented is left
+    unpatched too, so the counts compare like for like: the fixture's NOT_INSTRUMENTED
+    functions (found in its sources) and atexit, which libc_nonshared.a links into the
+    program. `record --exclude` keeps them from being patched at all."""
+    names = set()
+    sources = list(fx.SOURCES)
+    for _, srcs in getattr(fx, "PLUGINS", []) + getattr(fx, "SHARED_LIBS", []):
+        sources += srcs
+    for src in sources:
+        with open(os.path.join(PROGRAMS, src)) as f:
+            text = f.read()
+        for m in re.finditer(r"NOT_INSTRUMENTED\s+[^;{(]*?\b(\w+)\s*\(", text):
+            names.add(m.group(1))
+        if re.search(r"\batexit\s*\(", text):
+            names.add("atexit")
+    # (No filter when there is nothing to leave out: a filter changes how the runtime
+    # writes its calibration.)
+    return ["--exclude=^(" + "|".join(sorted(names)) + ")$"] if names else []
 
 
 def callmon_status(plain_status):
@@ -437,7 +464,8 @@ def main():
     ap.add_argument("--mode", default="cyg", choices=sorted(MODE_FLAGS),
                     help="hook mode: cyg (-finstrument-functions), pg (-pg), fentry (-pg -mfentry), "
                          "sled-fentry (gcc -pg -mfentry -mnop-mcount -mrecord-mcount), "
-                         "patchable (-fpatchable-function-entry=5)")
+                         "patchable (-fpatchable-function-entry=5), "
+                         "patch (no flag, recorded with --patch=.)")
     ap.add_argument("--work", required=True)
     ap.add_argument("--record-arg", action="append", default=[],
                     help="extra option for callmon record (repeatable), e.g. --clock=monotonic")
@@ -478,7 +506,13 @@ def main():
     # Library calls (docs/patching.md) only where the fixture expects them (LIBCALL = True):
     # the other fixtures' expectations are the program's own functions.
     libcall = [] if getattr(fx, "LIBCALL", False) else ["--no-libcall"]
-    record_args = libcall + args.record_arg + list(getattr(fx, "RECORD_ARGS", []))
+    # A --patch-module of the test's own replaces the mode's.
+    mode_args = [a for a in MODE_RECORD_ARGS.get(args.mode, [])
+                 if not (a.startswith("--patch-module=") and
+                         any(r.startswith("--patch-module=") for r in args.record_arg))]
+    record_args = (libcall + args.record_arg + mode_args +
+                   (patch_excludes(fx) if args.mode == "patch" else []) +
+                   list(getattr(fx, "RECORD_ARGS", [])))
     rec_cmd = [args.callmon, "record"] + out_opt + record_args + ["--"] + argv
     rec_start = time.monotonic()
     rec = run_and_kill(rec_cmd, args.work, kill_line, True) if kill_line else run(rec_cmd, args.work)
@@ -576,6 +610,7 @@ def main():
 
     if info is not None:
         check_info(fx, info, pids, fx.PROGRAM, failures)
+        check_patch_refused(fx, info, failures)
     if hasattr(fx, "check_records") and dump.returncode == 0:  # in file order, and the mode
         for problem in fx.check_records(dump_records(dump.stdout), args.mode):
             failures.add("dump: " + problem.split(":")[0], "  " + problem)
@@ -609,12 +644,32 @@ def check_live_trace(fx, args, argv, failures):
                          sorted(program_out))
 
 
+def check_patch_refused(fx, info, failures):
+    """fx.PATCH_REFUSED ({function: part of the reason}): `info --format=json` lists each as
+    refused by entry patching, with that reason."""
+    want = getattr(fx, "PATCH_REFUSED", None)
+    if not want:
+        return
+    got = {}
+    for p in info.get("processes", []):
+        for m in p.get("patching", []):
+            for r in m.get("refused_functions", []):
+                got[r.get("name")] = r.get("reason", "")
+    for name, reason in want.items():
+        if name not in got:
+            failures.add("info: patching refused", f"  {name} is not listed as refused; "
+                                                   f"refused: {sorted(got)}")
+        elif reason not in got[name]:
+            failures.add("info: patching refused", f"  {name}: reason {got[name]!r}, "
+                                                   f"expected it to say {reason!r}")
+
+
 def check_coverage(fx, args, argv, data, failures):
     """`callmon coverage` of the recording: the calls of every function of the modules named
     in fx.COVERAGE ({module basename: {function: calls}}), called or not; with
     fx.LIVE_COVERAGE also live coverage (`callmon coverage -- PROG`). Not in the nop-sled
     modes: coverage does not find their functions yet (docs/reliability.md)."""
-    if args.mode in ("sled-fentry", "patchable"):
+    if args.mode in ("sled-fentry", "patchable", "patch"):
         return
     check_coverage_json(fx, "coverage", run([args.callmon, "coverage", "--format=json", "-d",
                                               data], args.work), failures)

@@ -159,6 +159,33 @@ TEST_F(MetaTest, OverheadLine) {
 
 // The fenced clock's exposed parts of the probe cost: each no more than its part of the
 // cost (inner; outer - inner), and only after the `overhead` line they belong to.
+TEST_F(MetaTest, EntryPatchingLines) {
+  std::string head = "callmon-process 1\nkey 1.0\nclock tsc 1000000000\n";
+  auto m = read_process_meta(write(
+      "1.0.meta", head +
+                      "patch-refused 401136 loop_entry a branch jumps into the bytes the patch "
+                      "replaces (at 0x40113f)\n"
+                      "patch-refused 401000 sub_1000 its size is unknown\n"
+                      "patch-module 12 2 /usr/bin/my prog\n"
+                      "patch-module 0 0 /lib/libx.so ; built with nop sleds: the sled mode records it\n"));
+  ASSERT_TRUE(m.ok()) << m.error();
+  ASSERT_EQ(m->patched_modules.size(), 2u);
+  const PatchedModule& a = m->patched_modules[0];
+  EXPECT_EQ(a.path, "/usr/bin/my prog");
+  EXPECT_EQ(a.patched, 12u);
+  EXPECT_EQ(a.refused, 2u);
+  EXPECT_EQ(a.note, "");
+  ASSERT_EQ(a.refusals.size(), 2u);
+  EXPECT_EQ(a.refusals[0].address, 0x401136u);
+  EXPECT_EQ(a.refusals[0].name, "loop_entry");
+  EXPECT_EQ(a.refusals[0].reason, "a branch jumps into the bytes the patch replaces (at 0x40113f)");
+  EXPECT_EQ(m->patched_modules[1].path, "/lib/libx.so");
+  EXPECT_EQ(m->patched_modules[1].note, "built with nop sleds: the sled mode records it");
+  EXPECT_TRUE(m->patched_modules[1].refusals.empty());
+  EXPECT_FALSE(read_process_meta(write("2.0.meta", head + "patch-refused 401136 name\n")).ok());
+  EXPECT_FALSE(read_process_meta(write("3.0.meta", head + "patch-module x 1 /a\n")).ok());
+}
+
 TEST_F(MetaTest, OverheadExposedLine) {
   const std::string head = "callmon-process 1\nkey 1.0\nclock tsc-fenced 1000000000\n";
   const std::string cost = "overhead 70.000 150.000\n";

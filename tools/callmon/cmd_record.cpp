@@ -1,6 +1,7 @@
 // `callmon record [-o DIR] [options] -- PROG [ARGS...]`: runs PROG with libcallmon.so
 // preloaded and records every instrumented call into DIR; exits with PROG's status.
 #include <limits.h>
+#include <regex.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -48,6 +49,8 @@ struct RecordOptions {
   bool scheduler = true;     // record the program's context switches (session.sched)
   bool shared = false;       // --shared: a recording everyone may read (0755/0644)
   bool libcall = true;       // record calls into other modules (runtime CALLMON_LIBCALL)
+  std::string patch;         // --patch: functions of unmodified code to patch (CALLMON_PATCH)
+  std::string patch_module;  // --patch-module: libraries patched too (CALLMON_PATCH_MODULE)
   std::vector<std::string> command;
 };
 
@@ -65,6 +68,21 @@ Result<std::optional<std::regex>> join_patterns(const std::vector<std::string>& 
   auto re = analysis::compile_filter_regex(joined);
   if (!re) return Error{re.error()};
   return std::optional<std::regex>(std::move(re).value());
+}
+
+// The runtime matches --patch and --patch-module with POSIX extended regular expressions
+// (regcomp: it has no C++ library); an expression it would reject is an error here.
+std::optional<std::string> posix_regex_error(const std::string& text, const char* option) {
+  if (text.empty()) return std::nullopt;
+  regex_t re;
+  int rc = regcomp(&re, text.c_str(), REG_EXTENDED | REG_NOSUB);
+  if (rc == 0) {
+    regfree(&re);
+    return std::nullopt;
+  }
+  char msg[256];
+  regerror(rc, &re, msg, sizeof msg);
+  return std::string(option) + " '" + text + "': " + msg + " (POSIX extended syntax)";
 }
 
 bool is_recording_file(const fs::path& p) {
@@ -125,6 +143,8 @@ std::vector<std::string> program_env(const std::string& lib, const std::string& 
     env.push_back("CALLMON_MIN_DURATION_NS=" + std::to_string(o.min_duration_ns));
   if (!select.empty()) env.push_back("CALLMON_SELECT=" + select);
   if (!o.libcall) env.push_back("CALLMON_LIBCALL=0");
+  if (!o.patch.empty()) env.push_back("CALLMON_PATCH=" + o.patch);
+  if (!o.patch_module.empty()) env.push_back("CALLMON_PATCH_MODULE=" + o.patch_module);
   if (o.clock != "monotonic") {
     double hz = tsc_measure_finish(tsc_start);
     if (hz > 0) env.push_back("CALLMON_TSC_HZ=" + std::to_string(hz));
@@ -174,6 +194,11 @@ int run_record(const RecordOptions& o) {
       if (!rule) return fail(cmd, rule.error() + "; " + o.command[0] + " was not run", 2);
       arg_rules.push_back(std::move(rule).value());
     }
+  for (auto [text, option] : {std::pair{&o.patch, "--patch"}, std::pair{&o.patch_module, "--patch-module"}})
+    if (auto bad = posix_regex_error(*text, option))
+      return fail(cmd, *bad + "; " + o.command[0] + " was not run", 2);
+  if (o.patch.empty() && !o.patch_module.empty())
+    return fail(cmd, "--patch-module needs --patch (which functions); " + o.command[0] + " was not run", 2);
   auto program = resolve_program(o.command[0]);
   if (!program) return fail(cmd, program.error(), 127);
   if (auto refused = preload_refusal(*program, o.command[0])) return fail(cmd, *refused);
@@ -281,6 +306,14 @@ CommandRegistration registration_record{"record", [](CLI::App& app, int& status)
                 "Do not record the calls instrumented code makes into other modules (libc, "
                 "libstdc++, uninstrumented libraries) through the PLT/GOT; by default each "
                 "is recorded as a call of that function");
+  sub->add_option("--patch", o->patch,
+                  "Patch the entries of the functions of unmodified code whose symbol name "
+                  "matches REGEX (POSIX ERE, searched; '.': all) to record them (docs/patching.md)")
+      ->type_name("REGEX");
+  sub->add_option("--patch-module", o->patch_module,
+                  "With --patch: also patch the shared libraries (and dlopen'ed modules) whose "
+                  "path matches REGEX; the executable always")
+      ->type_name("REGEX");
   sub->add_flag("--shared", o->shared,
                 "Let everyone read the recording (directory 0755, files 0644); without it "
                 "only you can (0700, 0600), as it may hold arguments, paths and command lines");

@@ -1,0 +1,184 @@
+/* The entry trampoline of entry patching (docs/patching.md, "Entry patching"). A patched
+ * function's first bytes jump to its own trampoline (runtime/patching/entry_tramp.hpp),
+ * whose first instruction calls this. The stack then is the one `call __fentry__` as a
+ * function's first instruction makes (pg_entry.S):
+ *     0(%rsp)  child: the trampoline's code after the call (trampoline + 14)
+ *     8(%rsp)  slot:  the patched function's return address
+ * and the trampoline holds the function's own address 14 bytes before `child`. Like
+ * __fentry__, this saves every register a function may receive an argument in, with the
+ * same layout (the -A argument capture reads it), and calls
+ *     callmon_patched_enter(fn, slot, saved)   (hooks_pg.cpp)
+ * which records the entry and redirects the return to callmon_patched_return (below),
+ * whose C side is the -pg modes' own exit. Only called while recording (nothing is patched
+ * otherwise), so there is no forwarding to glibc.
+ *
+ * Unlike the -pg trampolines, both keep every register a call may clobber by the ABI (rax,
+ * rcx, rdx, rsi, rdi, r8-r11, xmm0-xmm15): the function was compiled with no hook call in
+ * it, and gcc's -fipa-ra lets a caller in the same unit keep values in the registers its
+ * callee leaves alone (bench/fib.c's main keeps `n` in rsi across fib()). The upper halves
+ * of ymm/zmm registers are not saved (the runtime's own code uses no AVX; docs/patching.md).
+ */
+#include "runtime/arch/x86_64/frame.inc"
+
+	.text
+	.globl	callmon_patched_entry
+	.hidden	callmon_patched_entry
+	.type	callmon_patched_entry, @function
+	.p2align 4
+callmon_patched_entry:
+	.cfi_startproc
+	FRAME_ENTER
+	subq	$336, %rsp
+	andq	$-16, %rsp
+	movq	%r11, 192(%rsp)
+	movaps	%xmm8, 208(%rsp)
+	movaps	%xmm9, 224(%rsp)
+	movaps	%xmm10, 240(%rsp)
+	movaps	%xmm11, 256(%rsp)
+	movaps	%xmm12, 272(%rsp)
+	movaps	%xmm13, 288(%rsp)
+	movaps	%xmm14, 304(%rsp)
+	movaps	%xmm15, 320(%rsp)
+	movq	%rdi, 0(%rsp)
+	movq	%rsi, 8(%rsp)
+	movq	%rdx, 16(%rsp)
+	movq	%rcx, 24(%rsp)
+	movq	%r8, 32(%rsp)
+	movq	%r9, 40(%rsp)
+	movq	%rax, 48(%rsp)
+	movq	%r10, 56(%rsp)
+	movaps	%xmm0, 64(%rsp)
+	movaps	%xmm1, 80(%rsp)
+	movaps	%xmm2, 96(%rsp)
+	movaps	%xmm3, 112(%rsp)
+	movaps	%xmm4, 128(%rsp)
+	movaps	%xmm5, 144(%rsp)
+	movaps	%xmm6, 160(%rsp)
+	movaps	%xmm7, 176(%rsp)
+	movq	8(%rbp), %rdi
+	movq	-14(%rdi), %rdi
+	leaq	16(%rbp), %rsi
+	movq	%rsp, %rdx
+	call	callmon_patched_enter
+	movq	0(%rsp), %rdi
+	movq	8(%rsp), %rsi
+	movq	16(%rsp), %rdx
+	movq	24(%rsp), %rcx
+	movq	32(%rsp), %r8
+	movq	40(%rsp), %r9
+	movq	48(%rsp), %rax
+	movq	56(%rsp), %r10
+	movaps	64(%rsp), %xmm0
+	movaps	80(%rsp), %xmm1
+	movaps	96(%rsp), %xmm2
+	movaps	112(%rsp), %xmm3
+	movaps	128(%rsp), %xmm4
+	movaps	144(%rsp), %xmm5
+	movaps	160(%rsp), %xmm6
+	movaps	176(%rsp), %xmm7
+	movq	192(%rsp), %r11
+	movaps	208(%rsp), %xmm8
+	movaps	224(%rsp), %xmm9
+	movaps	240(%rsp), %xmm10
+	movaps	256(%rsp), %xmm11
+	movaps	272(%rsp), %xmm12
+	movaps	288(%rsp), %xmm13
+	movaps	304(%rsp), %xmm14
+	movaps	320(%rsp), %xmm15
+	movq	%rbp, %rsp
+	popq	%rbp
+	.cfi_def_cfa %rsp, 8
+	.cfi_restore %rbp
+	ret
+	.cfi_endproc
+	.size	callmon_patched_entry, .-callmon_patched_entry
+
+/* The exit trampoline of patched functions: callmon_pg_return (pg_return.S) with every
+ * call-clobbered register kept (see above). Its save area starts like RETVALS_SAVE's
+ * (0 rax, 8 rdx, 16 xmm0, 32 xmm1: -R reads return values there), then xmm2-xmm15 and
+ * rcx rsi rdi r8 r9 r10 r11. It leaves through `jmp *-8(%rsp)` rather than through a
+ * register (r11 must be kept too): the kernel never writes a signal frame into the 128
+ * bytes below the stack pointer, so the word stays there until the jump reads it. */
+	.p2align 4
+	.type	callmon_patched_hijacked_return, @function
+callmon_patched_hijacked_return:
+	.cfi_startproc
+	.cfi_def_cfa %rsp, 0
+	.cfi_undefined %rip
+	nop
+	.size	callmon_patched_hijacked_return, .-callmon_patched_hijacked_return
+	.globl	callmon_patched_return
+	.hidden	callmon_patched_return
+	.type	callmon_patched_return, @function
+callmon_patched_return:
+	.cfi_offset %rip, -8
+	subq	$8, %rsp
+	.cfi_adjust_cfa_offset 8
+	FRAME_ENTER
+	subq	$336, %rsp
+	andq	$-16, %rsp
+	movq	%rax, 0(%rsp)
+	movq	%rdx, 8(%rsp)
+	movaps	%xmm0, 16(%rsp)
+	movaps	%xmm1, 32(%rsp)
+	movaps	%xmm2, 48(%rsp)
+	movaps	%xmm3, 64(%rsp)
+	movaps	%xmm4, 80(%rsp)
+	movaps	%xmm5, 96(%rsp)
+	movaps	%xmm6, 112(%rsp)
+	movaps	%xmm7, 128(%rsp)
+	movaps	%xmm8, 144(%rsp)
+	movaps	%xmm9, 160(%rsp)
+	movaps	%xmm10, 176(%rsp)
+	movaps	%xmm11, 192(%rsp)
+	movaps	%xmm12, 208(%rsp)
+	movaps	%xmm13, 224(%rsp)
+	movaps	%xmm14, 240(%rsp)
+	movaps	%xmm15, 256(%rsp)
+	movq	%rcx, 272(%rsp)
+	movq	%rsi, 280(%rsp)
+	movq	%rdi, 288(%rsp)
+	movq	%r8, 296(%rsp)
+	movq	%r9, 304(%rsp)
+	movq	%r10, 312(%rsp)
+	movq	%r11, 320(%rsp)
+	leaq	8(%rbp), %rdi
+	movq	%rsp, %rsi
+	call	callmon_pg_exit
+	movq	0(%rsp), %rax
+	movq	8(%rsp), %rdx
+	movaps	16(%rsp), %xmm0
+	movaps	32(%rsp), %xmm1
+	movaps	48(%rsp), %xmm2
+	movaps	64(%rsp), %xmm3
+	movaps	80(%rsp), %xmm4
+	movaps	96(%rsp), %xmm5
+	movaps	112(%rsp), %xmm6
+	movaps	128(%rsp), %xmm7
+	movaps	144(%rsp), %xmm8
+	movaps	160(%rsp), %xmm9
+	movaps	176(%rsp), %xmm10
+	movaps	192(%rsp), %xmm11
+	movaps	208(%rsp), %xmm12
+	movaps	224(%rsp), %xmm13
+	movaps	240(%rsp), %xmm14
+	movaps	256(%rsp), %xmm15
+	movq	272(%rsp), %rcx
+	movq	280(%rsp), %rsi
+	movq	288(%rsp), %rdi
+	movq	296(%rsp), %r8
+	movq	304(%rsp), %r9
+	movq	312(%rsp), %r10
+	movq	320(%rsp), %r11
+	movq	%rbp, %rsp
+	popq	%rbp
+	.cfi_def_cfa %rsp, 8
+	.cfi_restore %rbp
+	/* The real return address is in the slot now (callmon_pg_exit wrote it back). */
+	leaq	8(%rsp), %rsp
+	.cfi_adjust_cfa_offset -8
+	jmp	*-8(%rsp)
+	.cfi_endproc
+	.size	callmon_patched_return, .-callmon_patched_return
+
+	.section .note.GNU-stack,"",@progbits

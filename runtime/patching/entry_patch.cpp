@@ -1,0 +1,543 @@
+// The entry patcher (see entry_patch.hpp). For each module: its functions
+// (entry_funcs.hpp), the ones whose name matches CALLMON_PATCH and the record-time name
+// filters (sled_select.hpp), the checks that make a patch safe, the trampolines
+// (entry_tramp.hpp) and finally the jumps. A module is written only after every
+// trampoline of it is complete and sealed, so no jump ever leads to a half-written one.
+//
+// Concurrency is the sled patcher's (sled_patch.cpp): the start-up pass runs in the
+// library's constructor before the program's code has run; after a dlopen the new module's
+// code has normally not run yet beyond its constructors. A 5-byte jump inside one aligned
+// 8-byte word is written with one store.
+//
+// Refused (left alone, listed in the meta file with the reason):
+// - the program's entry point and gcc's `.cold` parts (entered by jumps: no return
+//   address to redirect); FDE-only code whose unwind information does not start with the
+//   stack of a function's entry (entry_funcs.cpp);
+// - modules built with instrumentation (they import mcount, __fentry__ or
+//   __cyg_profile_func_enter, or carry nop-sled lists): their own mode records them;
+// - functions shorter than 5 bytes, of unknown size, with a branch into the bytes the jump
+//   replaces (a loop at the entry), or whose first instructions cannot be moved
+//   (entry_reloc.hpp says which).
+// Never considered: libcallmon.so, capstone, the vDSO; the dynamic loader and libc are
+// refused with a note when CALLMON_PATCH_MODULE names them (the text "ld-linux" or "libc"),
+// the unwinder and the C++ runtime whenever it matches them.
+#include "runtime/patching/entry_patch.hpp"
+
+#include <limits.h>
+#include <link.h>
+#include <regex.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "runtime/core/options.hpp"
+#include "runtime/core/runtime_scope.hpp"
+#include "runtime/core/sys.hpp"
+#include "runtime/patching/entry_decode.hpp"
+#include "runtime/patching/entry_funcs.hpp"
+#include "runtime/patching/entry_reloc.hpp"
+#include "runtime/patching/entry_tramp.hpp"
+#include "runtime/patching/sled_elf.hpp"
+#include "runtime/patching/sled_select.hpp"
+#include "runtime/recording/process.hpp"
+
+extern "C" void callmon_patched_entry();  // patch_entry.S
+extern "C" void __fentry__();             // pg_entry.S
+
+namespace callmon::rt {
+
+// hooks_pg.cpp: new frames return through the trampoline that keeps every register.
+void pg_full_save_returns();
+
+// The -pg calibration's probe functions (calibration_probe_pg.cpp).
+void calibration_pg_leaf();
+void calibration_pg_parent();
+uint64_t calibration_pg_chain_leaf(uint64_t);
+uint64_t calibration_pg_serial(uint64_t);
+uint64_t calibration_pg_parallel(uint64_t);
+
+namespace {
+
+bool g_configured = false;
+bool g_on = false;
+bool g_module_re_on = false;
+bool g_loader_ok = false, g_libc_ok = false;
+regex_t g_re, g_module_re;
+bool g_any = false;
+bool g_calibration_done = false;
+bool g_decoder_reported = false;
+
+// The pools made so far: a module visited again (after a dlclose, the table of modules
+// done is cleared) has entries that jump into one of them already.
+constexpr int kMaxPools = 1024;
+TrampPool g_pools[kMaxPools];
+int g_pool_count = 0;
+
+bool patched_already(uintptr_t site) {
+  const auto* c = reinterpret_cast<const uint8_t*>(site);
+  if (c[0] != 0xe9) return false;
+  int32_t rel;
+  memcpy(&rel, c + 1, 4);
+  uintptr_t to = site + 5 + static_cast<intptr_t>(rel);
+  for (int i = 0; i < g_pool_count; ++i)
+    if (to >= reinterpret_cast<uintptr_t>(g_pools[i].base) &&
+        to < reinterpret_cast<uintptr_t>(g_pools[i].base) + g_pools[i].size)
+      return true;
+  return false;
+}
+
+// Modules handled (load bias and program headers, as the sled pass keeps them).
+struct Done {
+  uintptr_t bias;
+  const void* phdr;
+};
+Done g_done[1024];
+unsigned g_done_count = 0;
+unsigned long long g_subs = 0;
+
+// Meta lines not yet in the meta file (the start-up pass runs before it exists).
+constexpr size_t kLogCap = 8u << 20;
+char* g_log = nullptr;
+size_t g_log_len = 0, g_log_written = 0;
+bool g_log_full = false;
+
+// Modules whose lines are written already (never cleared): the table of modules done is
+// cleared at each dlclose, and a module still loaded is looked at again then; its lines
+// would repeat. (One reloaded at the same place gets its functions patched again, quietly.)
+Done g_logged[1024];
+unsigned g_logged_count = 0;
+bool g_quiet = false;
+
+void log_line(const char* line, size_t len) {
+  if (g_quiet) return;
+  if (!g_log) {
+    void* p = mmap(nullptr, kLogCap, PROT_READ | PROT_WRITE,
+                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (p == MAP_FAILED) return;
+    g_log = static_cast<char*>(p);
+  }
+  if (g_log_len + len > kLogCap - 64) {
+    if (!g_log_full) {
+      static const char kMore[] = "patch-refused-truncated\n";
+      memcpy(g_log + g_log_len, kMore, sizeof kMore - 1);
+      g_log_len += sizeof kMore - 1;
+      g_log_full = true;
+    }
+    return;
+  }
+  memcpy(g_log + g_log_len, line, len);
+  g_log_len += len;
+}
+
+void configure() {
+  g_configured = true;
+  Options o = read_options();
+  if (!o.dir[0] || !o.patch[0]) return;
+  RuntimeScope rs;  // regcomp allocates with the program's malloc
+  if (regcomp(&g_re, o.patch, REG_EXTENDED | REG_NOSUB) != 0) {
+    diag("--patch: the regular expression does not compile (POSIX extended syntax); nothing patched");
+    return;
+  }
+  if (o.patch_module[0]) {
+    if (regcomp(&g_module_re, o.patch_module, REG_EXTENDED | REG_NOSUB) != 0) {
+      diag("--patch-module: the regular expression does not compile (POSIX extended syntax); only the executable is patched");
+    } else {
+      g_module_re_on = true;
+      g_loader_ok = strstr(o.patch_module, "ld-linux") != nullptr;
+      g_libc_ok = strstr(o.patch_module, "libc") != nullptr;
+    }
+  }
+  g_on = true;
+}
+
+bool seen(const dl_phdr_info* info) {
+  for (unsigned i = 0; i < g_done_count; ++i)
+    if (g_done[i].bias == info->dlpi_addr && g_done[i].phdr == info->dlpi_phdr) return true;
+  if (g_done_count < sizeof g_done / sizeof g_done[0])
+    g_done[g_done_count++] = {info->dlpi_addr, info->dlpi_phdr};
+  return false;
+}
+
+const char* base_name(const char* path) {
+  const char* s = strrchr(path, '/');
+  return s ? s + 1 : path;
+}
+
+// Whether the module at `path` (empty name: the executable) is one to patch.
+bool module_wanted(const dl_phdr_info* info, const char* path) {
+  if (!info->dlpi_name || !info->dlpi_name[0]) return true;  // the executable
+  if (!g_module_re_on || path[0] != '/') return false;        // the vDSO has no file
+  const char* b = base_name(path);
+  if (!strncmp(b, "libcapstone", 11)) return false;  // the patcher's own decoder
+  // libc and the loader only when named (and then refused with a note, is_own_ground).
+  if (!strncmp(b, "ld-linux", 8) && !g_loader_ok) return false;
+  if (!strncmp(b, "libc.so", 7) && !g_libc_ok) return false;
+  RuntimeScope rs;
+  return regexec(&g_module_re, path, 0, nullptr, 0) == 0;
+}
+
+// The unwinder and the C++ runtime: an exception runs through their functions while the
+// runtime puts the real return addresses back for the unwinder and closes the frames it
+// abandons (interpose_exceptions.cpp); their own frames redirected on top of that lost
+// track of a return (a program throwing through them stopped with "a hijacked return
+// address is missing"). Left alone, whatever --patch-module says.
+bool is_exception_runtime(const char* path) {
+  const char* b = base_name(path);
+  return !strncmp(b, "libgcc_s", 8) || !strncmp(b, "libstdc++", 9) || !strncmp(b, "libc++", 6) ||
+         !strncmp(b, "libunwind", 9);
+}
+
+// libc and the dynamic loader: the runtime's hooks and interposers run on them (and
+// functions such as clone, vfork, setjmp or the signal-return trampoline must never have
+// their return redirected); patched, programs died silently. Refused even when named.
+bool is_own_ground(const char* path) {
+  const char* b = base_name(path);
+  return !strncmp(b, "libc.so", 7) || !strncmp(b, "ld-linux", 8);
+}
+
+// Functions of the same machinery linked into another module (a static libgcc_eh, libsupc++).
+bool is_exception_function(const char* name) {
+  return !strncmp(name, "_Unwind_", 8) || !strncmp(name, "__cxa_", 6) ||
+         !strncmp(name, "__gxx_personality", 17) || !strncmp(name, "__gcc_personality", 17) ||
+         !strncmp(name, "_ZSt9terminate", 14) || !strncmp(name, "__deregister_frame", 18) ||
+         !strncmp(name, "__register_frame", 16);
+}
+
+bool is_endbr64(const uint8_t* p) {
+  return p[0] == 0xf3 && p[1] == 0x0f && p[2] == 0x1e && p[3] == 0xfa;
+}
+
+bool is_sled(const uint8_t* p) {
+  return (p[0] == 0x0f && p[1] == 0x1f && p[2] == 0x44 && p[3] == 0x00) ||
+         (p[0] == 0x90 && p[1] == 0x90 && p[2] == 0x90 && p[3] == 0x90 && p[4] == 0x90);
+}
+
+bool is_cold_part(const char* name) {
+  const char* c = strstr(name, ".cold");
+  return c && (c[5] == 0 || c[5] == '.');
+}
+
+void write_jmp(uintptr_t site, uintptr_t to) {
+  uint8_t insn[5] = {0xe9, 0, 0, 0, 0};
+  int32_t rel = static_cast<int32_t>(static_cast<intptr_t>(to - (site + 5)));
+  memcpy(insn + 1, &rel, 4);
+  if ((site & 7) <= 3) {
+    auto* word = reinterpret_cast<uint64_t*>(site & ~uintptr_t{7});
+    uint64_t v = __atomic_load_n(word, __ATOMIC_RELAXED);
+    memcpy(reinterpret_cast<uint8_t*>(&v) + (site & 7), insn, 5);
+    __atomic_store_n(word, v, __ATOMIC_RELEASE);
+  } else {
+    memcpy(reinterpret_cast<void*>(site), insn, 5);
+  }
+}
+
+bool set_writable(const SledModule& m, bool on) {
+  for (int i = 0; i < m.exec_count; ++i) {
+    void* a = reinterpret_cast<void*>(m.exec[i].start);
+    size_t len = m.exec[i].end - m.exec[i].start;
+    if (mprotect(a, len, on ? (m.exec[i].prot | PROT_WRITE) : m.exec[i].prot) != 0 && on) {
+      for (int k = 0; k < i; ++k)
+        mprotect(reinterpret_cast<void*>(m.exec[k].start), m.exec[k].end - m.exec[k].start,
+                 m.exec[k].prot);
+      return false;
+    }
+  }
+  return true;
+}
+
+bool in_exec(const SledModule& m, uintptr_t a, uint64_t size) {
+  for (int i = 0; i < m.exec_count; ++i)
+    if (a >= m.exec[i].start && a + size <= m.exec[i].end) return true;
+  return false;
+}
+
+// Bytes of alignment padding after `f`, up to `want`: nothing starts there (the next
+// function of the list begins at or after `want`) and they hold only the bytes compilers
+// pad code with (nops of every length, int3). 0 when that is not so.
+size_t padding_after(const SledModule& m, const ModuleFunctions& funcs, const EntryFunction& f,
+                     uintptr_t want) {
+  const uintptr_t end = f.addr + f.size;
+  if (want <= end || !in_exec(m, end, want - end)) return 0;
+  const EntryFunction* next = &f + 1;
+  if (next < funcs.end() && next->addr < want) return 0;
+  static const uint8_t kPad[] = {0x90, 0xcc, 0x66, 0x2e, 0x0f, 0x1f, 0x00, 0x40, 0x44, 0x80, 0x84};
+  for (uintptr_t a = end; a < want; ++a)
+    if (!memchr(kPad, *reinterpret_cast<const uint8_t*>(a), sizeof kPad)) return 0;
+  return want - end;
+}
+
+struct Pending {
+  uintptr_t site;
+  uintptr_t slot;
+};
+
+struct ModuleStats {
+  unsigned patched = 0, refused = 0;
+};
+
+// One `patch-refused` line: address, name (or sub_<link address>), reason.
+void refuse(ModuleStats& st, const EntryFunction& f, uintptr_t bias, const char* why,
+            uintptr_t detail = 0) {
+  ++st.refused;
+  char line[1024];
+  LineBuf b(line, sizeof line);
+  b.str("patch-refused ").hex(f.addr).ch(' ');
+  if (f.name) b.str(f.name);
+  else b.str("sub_").hex(f.addr - bias);
+  b.ch(' ').str(why);
+  if (detail) b.str(" (at 0x").hex(detail).str(")");
+  b.ch('\n');
+  log_line(b.c_str(), b.size());
+}
+
+void module_line(const char* head, const ModuleStats& st, const char* path, const char* note) {
+  char line[PATH_MAX + 512];
+  LineBuf b(line, sizeof line);
+  b.str(head).ch(' ').dec(st.patched).ch(' ').dec(st.refused).ch(' ').str(path);
+  if (note) b.str(" ; ").str(note);
+  b.ch('\n');
+  log_line(b.c_str(), b.size());
+}
+
+int module_callback(dl_phdr_info* info, size_t, void*) {
+  if (seen(info)) return 0;
+  char path[PATH_MAX];
+  const char* file = info->dlpi_name && info->dlpi_name[0] ? info->dlpi_name : "/proc/self/exe";
+  if (file == info->dlpi_name) {
+    copy_str(path, sizeof path, file);
+  } else {
+    ssize_t n = readlink("/proc/self/exe", path, sizeof path - 1);
+    path[n > 0 ? n : 0] = 0;
+  }
+  if (!module_wanted(info, path)) return 0;
+  g_quiet = false;
+  for (unsigned i = 0; i < g_logged_count && !g_quiet; ++i)
+    g_quiet = g_logged[i].bias == info->dlpi_addr && g_logged[i].phdr == info->dlpi_phdr;
+  if (!g_quiet && g_logged_count < sizeof g_logged / sizeof g_logged[0])
+    g_logged[g_logged_count++] = {info->dlpi_addr, info->dlpi_phdr};
+  SledModule m;
+  if (!sled_read_module(info, file, &m) || m.exec_count == 0) return 0;
+  uintptr_t self = reinterpret_cast<uintptr_t>(&entry_patch_modules);
+  for (int i = 0; i < m.exec_count; ++i)
+    if (self >= m.exec[i].start && self < m.exec[i].end) return 0;  // libcallmon itself
+  ModuleStats st;
+  if (info->dlpi_name && info->dlpi_name[0] && is_own_ground(path)) {
+    module_line("patch-module", st, path,
+                "libc and the dynamic loader carry the runtime itself: not patched (yet)");
+    return 0;
+  }
+  if (info->dlpi_name && info->dlpi_name[0] && is_exception_runtime(path)) {
+    module_line("patch-module", st, path,
+                "the unwinder or the C++ runtime: exceptions run through it, not patched");
+    return 0;
+  }
+  ModuleFunctions funcs(info, file);
+  if (!funcs.ok()) {
+    module_line("patch-module", st, path, funcs.error());
+    return 0;
+  }
+  if (funcs.imported_hook() || m.list_count) {
+    char note[128];
+    LineBuf b(note, sizeof note);
+    if (m.list_count) b.str("built with nop sleds: the sled mode records it");
+    else b.str("built with instrumentation (imports ").str(funcs.imported_hook()).str(")");
+    module_line("patch-module", st, path, note);
+    return 0;
+  }
+  const char* err;
+  {
+    RuntimeScope rs;
+    err = entry_decoder_error();
+  }
+  if (err) {
+    if (!g_decoder_reported) diag(err);
+    g_decoder_reported = true;
+    module_line("patch-module", st, path, err);
+    return 0;
+  }
+  sled_select_module(info);
+  const uintptr_t bias = info->dlpi_addr;
+  // Every selected function gets a slot; at most one per function.
+  TrampPool pool;
+  if (!entry_pool_map(m.exec[0].start, m.exec[m.exec_count - 1].end, funcs.count(),
+                      reinterpret_cast<uintptr_t>(&callmon_patched_entry), &pool)) {
+    module_line("patch-module", st, path, "no page for trampolines within 2 GiB of its code could be mapped");
+    return 0;
+  }
+  size_t pending_bytes = (funcs.count() ? funcs.count() : 1) * sizeof(Pending);
+  void* pm = mmap(nullptr, pending_bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (pm == MAP_FAILED) {
+    entry_pool_seal(&pool);
+    return 0;
+  }
+  auto* pending = static_cast<Pending*>(pm);
+  size_t npending = 0;
+  for (const EntryFunction& f : funcs) {
+    char synth[40];
+    const char* name = f.name;
+    if (!name) {
+      LineBuf b(synth, sizeof synth);
+      b.str("sub_").hex(f.addr - bias);
+      name = synth;
+    }
+    {
+      RuntimeScope rs;
+      if (regexec(&g_re, name, 0, nullptr, 0) != 0) continue;
+    }
+    if (f.addr == funcs.entry_point()) {
+      refuse(st, f, bias, "the program's entry point: entered with no return address");
+      continue;
+    }
+    if (f.name && is_exception_function(f.name)) {
+      refuse(st, f, bias, "part of the exception machinery (the unwinder, the C++ runtime)");
+      continue;
+    }
+    if (f.name && is_cold_part(f.name)) {
+      refuse(st, f, bias, "the cold part of a split function: entered by a jump");
+      continue;
+    }
+    if (f.size == 0) {
+      refuse(st, f, bias, "its size is unknown");
+      continue;
+    }
+    if (!in_exec(m, f.addr, f.size)) {
+      refuse(st, f, bias, "it lies outside the module's code");
+      continue;
+    }
+    const auto* code = reinterpret_cast<const uint8_t*>(f.addr);
+    uintptr_t start = f.addr + (f.size >= 5 && is_endbr64(code) ? 4 : 0);
+    size_t avail = f.size - (start - f.addr);
+    size_t pad = avail < kPatchJmpLen ? padding_after(m, funcs, f, start + kPatchJmpLen) : 0;
+    if (avail + pad < kPatchJmpLen) {
+      refuse(st, f, bias, "too short: fewer than 5 bytes, and no padding after it");
+      continue;
+    }
+    if (patched_already(start)) continue;
+    if (is_sled(reinterpret_cast<const uint8_t*>(start))) {
+      refuse(st, f, bias, "it starts with a nop sled (the sled mode's)");
+      continue;
+    }
+    if (!sled_select(f.addr)) continue;  // --include/--exclude
+    uint8_t* slot = entry_pool_slot(&pool);
+    if (!slot) break;
+    Relocated r;
+    uintptr_t to = reinterpret_cast<uintptr_t>(slot) + kTrampCodeOffset;
+    if (const char* why = entry_relocate(reinterpret_cast<const uint8_t*>(start), avail, start, to, &r, pad)) {
+      pool.used -= kTrampSlot;
+      refuse(st, f, bias, why);
+      continue;
+    }
+    if (uintptr_t at = entry_branch_into(code, f.size, f.addr, start + 1, start + r.displaced)) {
+      pool.used -= kTrampSlot;
+      refuse(st, f, bias, "a branch jumps into the bytes the patch replaces", at);
+      continue;
+    }
+    entry_pool_head(pool, slot, f.addr);
+    memcpy(slot + kTrampCodeOffset, r.code, r.len);
+    pending[npending++] = {start, reinterpret_cast<uintptr_t>(slot)};
+  }
+  const char* note = nullptr;
+  if (npending) {
+    if (!entry_pool_seal(&pool)) note = "its trampolines cannot be made executable (mprotect refused)";
+    else if (!set_writable(m, true)) note = "its code cannot be made writable (mprotect refused)";
+    if (note) {
+      st.refused += static_cast<unsigned>(npending);
+    } else {
+      pg_full_save_returns();  // before the first patched function can run
+      for (size_t i = 0; i < npending; ++i) write_jmp(pending[i].site, pending[i].slot + kTrampEntry);
+      set_writable(m, false);
+      st.patched = static_cast<unsigned>(npending);
+      g_any = true;
+      if (g_pool_count < kMaxPools) g_pools[g_pool_count++] = pool;
+    }
+  } else {
+    entry_pool_seal(&pool);  // unmaps the unused pool
+  }
+  munmap(pm, pending_bytes);
+  module_line("patch-module", st, path, note);
+  return 0;
+}
+
+// The -pg calibration's probe functions start with `call __fentry__`: each gets a
+// trampoline like a patched function's, whose moved instruction (that call) is dropped, so
+// the start-up calibration measures the patched path (trampoline, probe, jump back).
+void patch_calibration_probes() {
+  g_calibration_done = true;
+  const uintptr_t fns[] = {
+      reinterpret_cast<uintptr_t>(&calibration_pg_leaf),
+      reinterpret_cast<uintptr_t>(&calibration_pg_parent),
+      reinterpret_cast<uintptr_t>(&calibration_pg_chain_leaf),
+      reinterpret_cast<uintptr_t>(&calibration_pg_serial),
+      reinterpret_cast<uintptr_t>(&calibration_pg_parallel)};
+  constexpr size_t kCount = sizeof fns / sizeof fns[0];
+  TrampPool pool;
+  if (!entry_pool_map(fns[0], fns[0] + 4096, kCount,
+                      reinterpret_cast<uintptr_t>(&callmon_patched_entry), &pool))
+    return;
+  uintptr_t sites[kCount], slots[kCount];
+  size_t n = 0;
+  for (uintptr_t fn : fns) {
+    const auto* code = reinterpret_cast<const uint8_t*>(fn);
+    uintptr_t site = fn + (is_endbr64(code) ? 4 : 0);
+    const auto* c = reinterpret_cast<const uint8_t*>(site);
+    const uintptr_t fentry = reinterpret_cast<uintptr_t>(&__fentry__);
+    int32_t rel;
+    // `call __fentry__` (e8 rel32) or, in the runtime's own PIC code, `call
+    // *__fentry__@GOTPCREL(%rip)` (ff 15 disp32).
+    size_t len = 0;
+    if (c[0] == 0xe8) {
+      memcpy(&rel, c + 1, 4);
+      if (site + 5 + static_cast<intptr_t>(rel) == fentry) len = 5;
+    } else if (c[0] == 0xff && c[1] == 0x15) {
+      memcpy(&rel, c + 2, 4);
+      if (*reinterpret_cast<const uintptr_t*>(site + 6 + static_cast<intptr_t>(rel)) == fentry) len = 6;
+    }
+    if (!len) continue;
+    uint8_t* slot = entry_pool_slot(&pool);
+    if (!slot) break;
+    entry_pool_head(pool, slot, fn);
+    uint8_t* j = slot + kTrampCodeOffset;
+    j[0] = 0xe9;
+    int32_t back = static_cast<int32_t>(static_cast<intptr_t>(site + len - reinterpret_cast<uintptr_t>(j + 5)));
+    memcpy(j + 1, &back, 4);
+    sites[n] = site;
+    slots[n++] = reinterpret_cast<uintptr_t>(slot);
+  }
+  if (!entry_pool_seal(&pool)) return;
+  const uintptr_t page = static_cast<uintptr_t>(sysconf(_SC_PAGESIZE));
+  for (size_t i = 0; i < n; ++i) {
+    void* p = reinterpret_cast<void*>(sites[i] & ~(page - 1));
+    if (mprotect(p, 2 * page, PROT_READ | PROT_WRITE | PROT_EXEC) != 0) continue;
+    write_jmp(sites[i], slots[i] + kTrampEntry);
+    mprotect(p, 2 * page, PROT_READ | PROT_EXEC);
+  }
+}
+
+}  // namespace
+
+void entry_patch_modules() {
+  if (!g_configured) configure();
+  if (!g_on) return;
+  unsigned long long subs = 0;
+  dl_iterate_phdr([](dl_phdr_info* info, size_t, void* p) {
+    *static_cast<unsigned long long*>(p) = info->dlpi_subs;
+    return 1;
+  }, &subs);
+  if (subs != g_subs) {
+    g_done_count = 0;  // a dlclose: addresses may be reused (as in sled_patch.cpp)
+    g_subs = subs;
+  }
+  dl_iterate_phdr(module_callback, nullptr);
+  if (g_any && !g_calibration_done) patch_calibration_probes();
+  if (g_proc.meta_path[0]) entry_patch_flush_meta();
+}
+
+void entry_patch_flush_meta() {
+  if (!g_log || g_log_written == g_log_len || !g_proc.meta_path[0]) return;
+  meta_append(g_log + g_log_written, static_cast<unsigned>(g_log_len - g_log_written));
+  g_log_written = g_log_len;
+}
+
+bool entry_patched_any() { return g_any; }
+
+}  // namespace callmon::rt

@@ -1,0 +1,28 @@
+// Entry patching (`callmon record --patch=REGEX`; docs/patching.md, "Entry patching"):
+// functions of programs built with no instrumentation flag at all get their first
+// instructions replaced by a `jmp rel32` to a trampoline of their own (entry_tramp.hpp)
+// that calls the entry probe, runs the moved instructions (entry_reloc.hpp) and jumps
+// back. The exit is the -pg -mfentry mode's return-address hijack, so exceptions, longjmp,
+// threads, fork and signals are handled as there. A function that cannot be patched
+// safely is left alone and listed, with the reason, in the process's meta file
+// (`patch-refused` lines) and so in `callmon info`.
+#pragma once
+
+namespace callmon::rt {
+
+// Patches the selected functions of every loaded module not handled yet: the executable,
+// and libraries whose path matches CALLMON_PATCH_MODULE. Does nothing unless CALLMON_PATCH
+// is set. Called by the sled pass (sled_patch_modules), under its lock: from the library's
+// constructor, before the program's code runs, and after a dlopen.
+void entry_patch_modules();
+
+// Appends the meta lines the passes wrote since the last call (which modules were patched,
+// which functions refused and why) to the process's meta file. Called by the process
+// set-up once the meta file exists, and by each later pass.
+void entry_patch_flush_meta();
+
+// Whether any function was patched: the process then records through the -pg hooks (the
+// calibration measures those; their probe functions are patched like the program's).
+bool entry_patched_any();
+
+}  // namespace callmon::rt

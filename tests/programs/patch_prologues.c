@@ -1,0 +1,95 @@
+/* Entry patching (`record --patch`, docs/patching.md) meets first instructions it has to
+ * move with care, written in assembly so that no compiler choice changes them:
+ * - RIP-relative first instructions: `lea x(%rip)`, `mov x(%rip)`, `cmpb $0, x(%rip)` (an
+ *   immediate after the displacement), a `jcc rel8` among the moved bytes, a `call` as the
+ *   last moved instruction (its return address pushed by hand), a 2-byte function
+ *   followed by padding;
+ * - a loop back into the first bytes (`loop_entry`): refused, with its reason in `info`.
+ * Each function is called twice; the results show the moved code computes what the
+ * original does. Built with no instrumentation flag (patch mode only). */
+#include <stdio.h>
+
+long counter = 40;
+char flag = 0;
+long rip_lea(void);
+long rip_mov(void);
+long rip_cmpb(void);
+long jcc_entry(long);
+long call_entry(long);
+long short_ret(void);
+long loop_entry(long);
+long helper(long x) { return x * 3; }
+
+__asm__(
+    ".text\n"
+    ".globl rip_lea\n.type rip_lea,@function\n.p2align 4\n"
+    "rip_lea:\n"
+    "  lea counter(%rip), %rax\n"  /* 7 bytes: all of the moved bytes */
+    "  addq $1, (%rax)\n"
+    "  mov (%rax), %rax\n"
+    "  ret\n"
+    ".size rip_lea, .-rip_lea\n"
+    ".globl rip_mov\n.type rip_mov,@function\n.p2align 4\n"
+    "rip_mov:\n"
+    "  mov counter(%rip), %rax\n"
+    "  add $100, %rax\n"
+    "  ret\n"
+    ".size rip_mov, .-rip_mov\n"
+    ".globl rip_cmpb\n.type rip_cmpb,@function\n.p2align 4\n"
+    "rip_cmpb:\n"
+    "  cmpb $0, flag(%rip)\n"  /* 7 bytes, the immediate after the displacement */
+    "  je 1f\n"
+    "  mov $1, %eax\n"
+    "  ret\n"
+    "1:\n"
+    "  mov $2, %eax\n"
+    "  ret\n"
+    ".size rip_cmpb, .-rip_cmpb\n"
+    ".globl jcc_entry\n.type jcc_entry,@function\n.p2align 4\n"
+    "jcc_entry:\n"
+    "  test %rdi, %rdi\n"  /* 3 bytes */
+    "  je 2f\n"            /* jcc rel8: among the moved bytes, re-encoded rel32 */
+    "  lea 5(%rdi), %rax\n"
+    "  ret\n"
+    "2:\n"
+    "  mov $-1, %rax\n"
+    "  ret\n"
+    ".size jcc_entry, .-jcc_entry\n"
+    ".globl call_entry\n.type call_entry,@function\n.p2align 4\n"
+    "call_entry:\n"
+    "  push %rbx\n"       /* 1 byte, then the call: the last moved instruction */
+    "  call helper\n"
+    "  pop %rbx\n"
+    "  add $1, %rax\n"
+    "  ret\n"
+    ".size call_entry, .-call_entry\n"
+    ".globl short_ret\n.type short_ret,@function\n.p2align 4\n"
+    "short_ret:\n"
+    "  xor %eax, %eax\n"  /* 3 bytes in all: the jump takes the padding after it */
+    "  ret\n"
+    ".size short_ret, .-short_ret\n"
+    "  .p2align 4\n"
+    ".globl loop_entry\n.type loop_entry,@function\n.p2align 4\n"
+    "loop_entry:\n"
+    "  xor %eax, %eax\n"  /* 2 bytes; the loop comes back to byte 2: refused */
+    "3:\n"
+    "  add $1, %rax\n"
+    "  cmp %rdi, %rax\n"
+    "  jl 3b\n"
+    "  ret\n"
+    ".size loop_entry, .-loop_entry\n");
+
+int main(void) {
+  for (int i = 0; i < 2; ++i) {
+    long a = rip_lea();
+    long b = rip_mov();
+    flag = (char)i;
+    long c = rip_cmpb();
+    long d = jcc_entry(i);
+    long e = call_entry(i + 1);
+    long f = short_ret();
+    long g = loop_entry(7);
+    printf("%ld %ld %ld %ld %ld %ld %ld\n", a, b, c, d, e, f, g);
+  }
+  return 0;
+}
