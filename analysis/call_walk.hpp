@@ -178,7 +178,7 @@ class CallWalker {
   }
 
   // Consumes the next record of the stream.
-  void feed(const format::Event& ev) {
+  [[gnu::always_inline]] void feed(const format::Event& ev) {
     if (ev.type >= format::Event::kArgs) [[unlikely]] {
       value_record(ev);
       return;
@@ -417,7 +417,7 @@ class CallWalker {
 
   // Moves the compensated clock to the record `ev`: by the ticks since the previous record
   // less what compensation takes out of that stretch and what is owed, never backwards.
-  void advance_clock(const format::Event& ev) {
+  [[gnu::always_inline]] void advance_clock(const format::Event& ev) {
     advance_clock_to(ev.ticks, cost_before(ev), cost_after(ev));
   }
   [[gnu::always_inline]] void advance_clock_to(uint64_t ticks, double before, double after) {
@@ -502,7 +502,7 @@ class CallWalker {
     }
   }
 
-  void pop(uint64_t ticks, ExitKind kind) {
+  [[gnu::always_inline]] void pop(uint64_t ticks, ExitKind kind) {
     const OpenFrame& f = stack_.back();
     FinishedCall call;
     call.addr = f.addr;
@@ -667,10 +667,9 @@ class CallWalker {
   bool exited_valid_[2] = {false, false};
 };
 
-// walk_thread's loop when decoding inline. Flattened: the reader's fast path and the
-// walker's feed, push and pop inline into one loop.
+// walk_thread's loop when decoding inline.
 template <class Sink, class Tick>
-[[gnu::flatten]] uint64_t walk_thread_inline(format::ThreadReader& reader,
+uint64_t walk_thread_inline(format::ThreadReader& reader,
                                              CallWalker<Sink>& walker, Tick& tick) {
   format::Event ev;
   uint64_t events = 0;
@@ -684,7 +683,7 @@ template <class Sink, class Tick>
 
 // walk_thread's loop when a decoder runs ahead on a spare core (event_prefetch.hpp).
 template <class Sink, class Tick>
-[[gnu::flatten]] uint64_t walk_thread_prefetched(format::ThreadReader& reader,
+uint64_t walk_thread_prefetched(format::ThreadReader& reader,
                                                  CallWalker<Sink>& walker, Tick& tick) {
   EventPrefetch<format::ThreadReader> prefetch(reader);
   format::Event plain;  // a plain ENTER or EXIT: only type, ticks and addr change

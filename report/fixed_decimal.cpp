@@ -3,6 +3,7 @@
 
 #include <fmt/format.h>
 
+#include <cmath>
 #include <cstdint>
 
 namespace callmon::report {
@@ -19,8 +20,8 @@ constexpr double kTieBand = 1e-6;
 void append_fixed(std::string& out, double v, int decimals) {
   const uint64_t pow = kPow10[decimals];
   const double scaled = v * static_cast<double>(pow);
-  // The negation also sends NaN to fmt.
-  if (!(v >= 0 && scaled < kQuickLimit)) {
+  // The negation also sends NaN to fmt; the sign bit sends -0.0 ("-0.0").
+  if (!(v >= 0 && scaled < kQuickLimit) || std::signbit(v)) {
     fmt::format_to(std::back_inserter(out), "{:.{}f}", v, decimals);
     return;
   }

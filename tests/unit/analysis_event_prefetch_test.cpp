@@ -136,12 +136,15 @@ TEST(CoreBudget, SpareOnlyWhenACoreIsFree) {
     EXPECT_EQ(two.free(), -1);
   }
   EXPECT_EQ(two.free(), 2);
+  CoreBudget three(3);
   {
-    CoreLease a(two, false);
-    CoreLease b(two, true);
+    CoreLease a(three, false);  // a walk that does not decode ahead leaves the spare
+    CoreLease b(three, true);
     EXPECT_FALSE(a.spare());
     EXPECT_TRUE(b.spare());
+    EXPECT_EQ(three.free(), 0);
   }
+  EXPECT_EQ(three.free(), 3);
   CoreBudget one(1);
   CoreLease c(one, true);
   EXPECT_FALSE(c.spare());
