@@ -30,9 +30,10 @@ written=$("$work/gen_trace" "$work/rec" "$calls" 20 "$threads")
 echo "recording: $written calls in $threads thread(s), $(du -sm "$work/rec" | cut -f1) MB;" \
      "load average $(cut -d' ' -f1-3 /proc/loadavg)"
 
-# The commands, as NAME|ARGS (the output goes to $work/out, or to a pipe for replay).
+# The commands, as NAME|ARGS (the output goes to $work/out: by -o, or by stdout for report
+# and graph; replay's to a pipe).
 commands=(
-  "report|report --format=json -d $work/rec -o $work/out"
+  "report|report --format=json -d $work/rec"
   "replay|replay -d $work/rec"
   "graph|graph --format=json -d $work/rec"
   "html|html -d $work/rec -o $work/out"
@@ -55,7 +56,7 @@ for entry in "${commands[@]}"; do
       # shellcheck disable=SC2086
       if [ "$name" = replay ]; then
         /usr/bin/time -f '%e %U %S %M' -o "$work/time.txt" "${builds[$b]}/bin/callmon" $args | cat > /dev/null
-      elif [ "$name" = graph ]; then
+      elif [ "$name" = graph ] || [ "$name" = report ]; then
         /usr/bin/time -f '%e %U %S %M' -o "$work/time.txt" "${builds[$b]}/bin/callmon" $args > "$work/out"
       else
         /usr/bin/time -f '%e %U %S %M' -o "$work/time.txt" "${builds[$b]}/bin/callmon" $args > /dev/null
