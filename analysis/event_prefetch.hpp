@@ -11,7 +11,8 @@
 //
 // Whether a spare core exists is decided per walk (CoreBudget): on a 2-core machine a
 // recording of one big thread walks with the decoder beside it, while a recording of many
-// threads keeps both cores walking threads (ordered_pool.hpp) and decodes inline.
+// threads keeps both cores walking threads (ordered_pool.hpp) and decodes inline. Small
+// threads (under kPrefetchMinBytes of records) always decode inline.
 #pragma once
 
 #include <algorithm>
@@ -72,8 +73,18 @@ class CoreLease {
   bool spare_ = false;
 };
 
-// Records a walk should have before decoding ahead pays for the thread it starts.
-inline constexpr uint64_t kPrefetchMinBytes = 4u << 20;
+// Bytes of records a walk should have before decoding ahead pays for the thread it starts
+// and the handoff of each batch (~4 M calls; below this the waits cost more than they save).
+inline constexpr uint64_t kPrefetchMinBytes = 16u << 20;
+
+// About how many bytes of records `reader`'s file holds: up to the end the header gives
+// (files grow by whole windows of chunks and may be mostly unused), within the file.
+inline uint64_t record_bytes(const format::ThreadReader& reader) {
+  const format::ThreadFileHeader& h = reader.header();
+  const uint64_t end = std::max(h.committed_end, h.end_offset);
+  const uint64_t limit = end != 0 ? std::min(end, reader.file_size()) : reader.file_size();
+  return limit > format::kHeaderSize ? limit - format::kHeaderSize : 0;
+}
 
 // One batch of decoded events: ENTER and EXIT records that carry nothing else (the bulk)
 // as a kind byte, a time and an address; every other record whole in `others`, in order,
