@@ -47,6 +47,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "analysis/event_prefetch.hpp"
 #include "format/sched_file.hpp"
 #include "format/thread_reader.hpp"
 
@@ -177,7 +178,7 @@ class CallWalker {
   }
 
   // Consumes the next record of the stream.
-  void feed(const format::Event& ev) {
+  [[gnu::always_inline]] void feed(const format::Event& ev) {
     if (ev.type >= format::Event::kArgs) [[unlikely]] {
       value_record(ev);
       return;
@@ -416,7 +417,7 @@ class CallWalker {
 
   // Moves the compensated clock to the record `ev`: by the ticks since the previous record
   // less what compensation takes out of that stretch and what is owed, never backwards.
-  void advance_clock(const format::Event& ev) {
+  [[gnu::always_inline]] void advance_clock(const format::Event& ev) {
     advance_clock_to(ev.ticks, cost_before(ev), cost_after(ev));
   }
   [[gnu::always_inline]] void advance_clock_to(uint64_t ticks, double before, double after) {
@@ -501,7 +502,7 @@ class CallWalker {
     }
   }
 
-  void pop(uint64_t ticks, ExitKind kind) {
+  [[gnu::always_inline]] void pop(uint64_t ticks, ExitKind kind) {
     const OpenFrame& f = stack_.back();
     FinishedCall call;
     call.addr = f.addr;
@@ -666,11 +667,10 @@ class CallWalker {
   bool exited_valid_[2] = {false, false};
 };
 
-// Feeds every record of `reader` to `walker`, then finishes it. `tick(bytes_read)` is
-// called about every million records (progress display); pass a no-op lambda if unused.
-// Returns the number of records read.
+// walk_thread's loop when decoding inline.
 template <class Sink, class Tick>
-uint64_t walk_thread(format::ThreadReader& reader, CallWalker<Sink>& walker, Tick&& tick) {
+uint64_t walk_thread_inline(format::ThreadReader& reader,
+                                             CallWalker<Sink>& walker, Tick& tick) {
   format::Event ev;
   uint64_t events = 0;
   while (reader.next(ev)) {
@@ -679,6 +679,48 @@ uint64_t walk_thread(format::ThreadReader& reader, CallWalker<Sink>& walker, Tic
   }
   walker.finish();
   return events;
+}
+
+// walk_thread's loop when a decoder runs ahead on a spare core (event_prefetch.hpp).
+template <class Sink, class Tick>
+uint64_t walk_thread_prefetched(format::ThreadReader& reader,
+                                                 CallWalker<Sink>& walker, Tick& tick) {
+  EventPrefetch<format::ThreadReader> prefetch(reader);
+  format::Event plain;  // a plain ENTER or EXIT: only type, ticks and addr change
+  uint64_t events = 0;
+  while (const EventBatch* b = prefetch.next_batch()) {
+    const size_t n = b->kinds.size();
+    const uint8_t* kinds = b->kinds.data();
+    const uint64_t* ticks = b->ticks.data();
+    const uint64_t* addrs = b->addrs.data();
+    const format::Event* other = b->others.data();
+    for (size_t i = 0; i < n; ++i) {
+      if (kinds[i] != EventBatch::kOther) [[likely]] {
+        plain.type = static_cast<format::Event::Type>(kinds[i]);
+        plain.ticks = *ticks++;
+        plain.addr = *addrs++;
+        walker.feed(plain);
+      } else {
+        walker.feed(*other++);
+      }
+    }
+    const uint64_t before = events;
+    events += n;
+    if ((before >> 20) != (events >> 20)) tick(b->bytes_read);
+  }
+  walker.finish();
+  return events;
+}
+
+// Feeds every record of `reader` to `walker`, then finishes it. `tick(bytes_read)` is
+// called about every million records (progress display); pass a no-op lambda if unused.
+// Returns the number of records read. A big file is decoded ahead on a second thread
+// when a core is free (event_prefetch.hpp); the walk sees the same records either way.
+template <class Sink, class Tick>
+uint64_t walk_thread(format::ThreadReader& reader, CallWalker<Sink>& walker, Tick&& tick) {
+  CoreLease lease(CoreBudget::global(), record_bytes(reader) >= kPrefetchMinBytes);
+  if (lease.spare()) return walk_thread_prefetched(reader, walker, tick);
+  return walk_thread_inline(reader, walker, tick);
 }
 
 }  // namespace callmon::analysis

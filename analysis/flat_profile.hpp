@@ -42,7 +42,8 @@ struct FuncTicks {
 // child's copy of its parent's open calls) are not counted: the parent counts those calls.
 class ProfileSink {
  public:
-  uint32_t on_enter(uint64_t addr, uint64_t /*ticks*/, uint32_t /*depth*/, bool inherited) {
+  [[gnu::always_inline]] uint32_t on_enter(uint64_t addr, uint64_t /*ticks*/, uint32_t /*depth*/,
+                                          bool inherited) {
     bool inserted;
     uint32_t slot =
         index_.find_or_insert(addr, static_cast<uint32_t>(funcs_.size()), inserted);
@@ -54,7 +55,7 @@ class ProfileSink {
     return slot;
   }
 
-  void on_call(const FinishedCall& call) {
+  [[gnu::always_inline]] void on_call(const FinishedCall& call) {
     if (call.inherited) return;
     FuncTicks& f = funcs_[call.slot];
     uint64_t d = call.time;

@@ -60,15 +60,35 @@ void ReplayPrinter::line(const std::string& duration, uint32_t depth, const std:
   buf_ += '\n';
 }
 
-std::string ReplayPrinter::pending_text() {
+void ReplayPrinter::start_line() {
+  retval_slot_ = 0;  // a later line: the last closing line is settled
+  if (buf_.size() >= (64u << 10)) flush();
+  last_line_at_ = buf_.size();
+}
+
+void ReplayPrinter::append_indent(uint32_t depth) {
+  buf_ += " | ";
+  buf_.append(2 * static_cast<size_t>(depth), ' ');
+}
+
+void ReplayPrinter::append_pending_name() {
   const std::string& name = name_of(pending_addr_);
-  return pending_has_args_ ? name_with_args(name, pending_args_) : name;
+  if (pending_has_args_)
+    buf_ += name_with_args(name, pending_args_);
+  else
+    buf_ += name;
 }
 
 void ReplayPrinter::open_pending() {
   if (!pending_) return;
   pending_ = false;
-  line(blank(), pending_depth_, pending_text() + " {");
+  // "NAME {" with a blank duration, written in place.
+  start_line();
+  buf_ += replay_blank();
+  buf_ += tid_column_;
+  append_indent(pending_depth_);
+  append_pending_name();
+  buf_ += " {\n";
 }
 
 uint32_t ReplayPrinter::on_enter(uint64_t addr, uint64_t /*ticks*/, uint32_t depth,
@@ -90,31 +110,53 @@ uint32_t ReplayPrinter::on_enter(uint64_t addr, uint64_t /*ticks*/, uint32_t dep
   return serial_;
 }
 
+namespace {
+
+// The mark after a call's text for how it ended ("" for a normal return).
+const char* exit_mark(analysis::ExitKind exit, bool normal_end) {
+  switch (exit) {
+    case analysis::ExitKind::kNormal: return "";
+    case analysis::ExitKind::kException: return " [exception]";
+    case analysis::ExitKind::kLongjmp: return " [longjmp]";
+    case analysis::ExitKind::kUnwound: return " [unwound]";
+    case analysis::ExitKind::kUnfinished: return " [unfinished]";
+    case analysis::ExitKind::kCut: return normal_end ? " [ended]" : " [cut]";
+  }
+  return "";
+}
+
+}  // namespace
+
 void ReplayPrinter::on_call(const analysis::FinishedCall& call) {
   if (hidden(call.depth)) return;
+  // Written into the buffer in place, piece by piece: no string per line (the replay's
+  // hot path, one or two lines per call).
+  start_line();
   const double ns = meta_.ticks_to_ns(call.time);
-  std::string duration =
-      paint_duration(replay_figure(ns, meta_.ticks_to_ns(call.time_lo),
-                                   meta_.ticks_to_ns(call.time_hi)),
-                     ns, colour_) +
-      tid_column_;
-  std::string mark;
-  if (call.exit != analysis::ExitKind::kNormal) {
-    mark = normal_end_ && call.exit == analysis::ExitKind::kCut
-               ? std::string(" [ended]")
-               : fmt::format(" [{}]", analysis::exit_kind_name(call.exit));
-  }
+  const double lo = meta_.ticks_to_ns(call.time_lo), hi = meta_.ticks_to_ns(call.time_hi);
+  if (colour_)
+    buf_ += paint_duration(replay_figure(ns, lo, hi), ns, true);
+  else
+    append_replay_figure(buf_, ns, lo, hi);
+  buf_ += tid_column_;
+  append_indent(call.depth);
+  const char* mark = exit_mark(call.exit, normal_end_);
   if (pending_ && pending_depth_ == call.depth) {
     pending_ = false;
-    std::string text = pending_text();
-    line(duration, call.depth, text + ";" + mark);
+    append_pending_name();
     retval_leaf_ = true;
-    retval_at_ = buf_.size() - 1 - mark.size() - 1;  // at the ';'
+    retval_at_ = buf_.size();  // at the ';'
+    buf_ += ';';
   } else {
-    line(duration, call.depth, "} /* " + name_of(call.addr) + " */" + mark);
+    buf_ += '}';
     retval_leaf_ = false;
-    retval_at_ = buf_.find('}', last_line_at_) + 1;
+    retval_at_ = buf_.size();  // after the '}'
+    buf_ += " /* ";
+    buf_ += name_of(call.addr);
+    buf_ += " */";
   }
+  buf_ += mark;
+  buf_ += '\n';
   retval_slot_ = call.exit == analysis::ExitKind::kNormal ? call.slot : 0;
 }
 

@@ -75,8 +75,13 @@ class ReplayPrinter {
   void line(const std::string& duration, uint32_t depth, const std::string& text);
   // The blank duration field, with the TID column if shown.
   std::string blank() const;
-  // The pending call's name, with its arguments if they came.
-  std::string pending_text();
+  // The pieces of a line written in place (the hot path): start_line settles the last
+  // closing line and flushes a full buffer; then the duration field and the TID column;
+  // append_indent the " | " and the indentation; append_pending_name the pending call's
+  // text.
+  void start_line();
+  void append_indent(uint32_t depth);
+  void append_pending_name();
 
   bool normal_end_ = false;
   std::FILE* out_;

@@ -6,6 +6,7 @@
 #include <cmath>
 
 #include "analysis/figure_range.hpp"
+#include "report/fixed_decimal.hpp"
 
 namespace callmon::report {
 namespace {
@@ -14,6 +15,7 @@ struct Unit {
   const char* name;
   double scale;  // ns per unit
 };
+constexpr size_t kReplayField = 12;  // the replay's duration column
 constexpr Unit kUnits[] = {{"ns", 1}, {"us", 1e3}, {"ms", 1e6}, {"s", 1e9}};
 
 // Decimals that leave 3 significant digits for a value in [0, 1000).
@@ -55,30 +57,75 @@ std::string human_figure(double ns, double lo, double hi) {
   return analysis::is_uncertain(lo, hi) ? human_range(lo, hi) : human_duration(ns);
 }
 
-std::string replay_duration(double ns) {
+namespace {
+
+// Right-aligns what was appended to `out` from `from` on in 12 columns (fmt's "{:>12}").
+void pad_field(std::string& out, size_t from) {
+  const size_t n = out.size() - from;
+  if (n < kReplayField) out.insert(from, kReplayField - n, ' ');
+}
+
+}  // namespace
+
+void append_replay_duration(std::string& out, double ns) {
+  const size_t from = out.size();
   if (ns < 0) ns = 0;
-  std::string text;
   if (ns > 0 && ns < 0.95) {
-    text = "<1 ns";  // as human_duration: no tenths of a nanosecond below the clock's tick
+    out += "<1 ns";  // as human_duration: no tenths of a nanosecond below the clock's tick
   } else if (ns < 999.95) {
-    text = fmt::format("{:.1f} ns", ns);
+    append_fixed(out, ns, 1);
+    out += " ns";
   } else if (ns < 999999.5) {
-    text = fmt::format("{:.3f} us", ns / 1e3);
+    append_fixed(out, ns / 1e3, 3);
+    out += " us";
   } else if (ns < 999999500.0) {
-    text = fmt::format("{:.3f} ms", ns / 1e6);
+    append_fixed(out, ns / 1e6, 3);
+    out += " ms";
   } else {
-    text = fmt::format("{:.1f} s", ns / 1e9);
+    append_fixed(out, ns / 1e9, 1);
+    out += " s";
   }
-  return fmt::format("{:>12}", text);
+  pad_field(out, from);
+}
+
+void append_replay_figure(std::string& out, double ns, double lo, double hi) {
+  if (!analysis::is_uncertain(lo, hi)) {
+    append_replay_duration(out, ns);
+    return;
+  }
+  // The range, its unit glued on so that it fits the column ("0.08..2.76ms"): human_range
+  // without its space.
+  const size_t from = out.size();
+  if (!(hi > 0)) {
+    out += "0ns";
+  } else if (hi < 1) {
+    out += "<1ns";
+  } else {
+    size_t u = 0;
+    while (u + 1 < std::size(kUnits) && hi >= kUnits[u + 1].scale) ++u;
+    double h = hi / kUnits[u].scale, l = (lo > 0 ? lo : 0) / kUnits[u].scale;
+    int dec = decimals_for(h);
+    if (l == 0)
+      out += '0';
+    else
+      append_fixed(out, l, dec);
+    out += "..";
+    append_fixed(out, h, dec);
+    out += kUnits[u].name;
+  }
+  pad_field(out, from);
+}
+
+std::string replay_duration(double ns) {
+  std::string text;
+  append_replay_duration(text, ns);
+  return text;
 }
 
 std::string replay_figure(double ns, double lo, double hi) {
-  if (!analysis::is_uncertain(lo, hi)) return replay_duration(ns);
-  // The range, its unit glued on so that it fits the column ("0.08..2.76ms").
-  std::string text = human_range(lo, hi);
-  size_t space = text.rfind(' ');
-  if (space != std::string::npos) text.erase(space, 1);
-  return fmt::format("{:>12}", text);
+  std::string text;
+  append_replay_figure(text, ns, lo, hi);
+  return text;
 }
 
 int64_t ns_int(double ns) { return static_cast<int64_t>(std::llround(ns)); }

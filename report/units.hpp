@@ -26,6 +26,9 @@ std::string replay_duration(double ns);
 // replay_duration(ns) when the range [lo, hi] around it is narrow, else the range in the
 // same 12 columns (figure_range.hpp).
 std::string replay_figure(double ns, double lo, double hi);
+// The same two, appended to `out` (the replay's hot path: no string of their own).
+void append_replay_duration(std::string& out, double ns);
+void append_replay_figure(std::string& out, double ns, double lo, double hi);
 
 // Nanoseconds rounded to the nearest integer, as the JSON outputs give them.
 int64_t ns_int(double ns);

@@ -1,0 +1,69 @@
+// append_fixed (report/fixed_decimal.hpp) writes exactly what fmt's "{:.Nf}" writes: checked
+// on ties, values just either side of a tie, unit boundaries and a million pseudo-random
+// durations of every size the replay shows.
+#include <gtest/gtest.h>
+
+#include <fmt/format.h>
+
+#include <cmath>
+#include <cstdint>
+#include <string>
+
+#include "report/fixed_decimal.hpp"
+
+namespace callmon::report {
+namespace {
+
+std::string fixed(double v, int decimals) {
+  std::string s;
+  append_fixed(s, v, decimals);
+  return s;
+}
+
+void expect_as_fmt(double v) {
+  for (int d = 0; d <= 3; ++d) ASSERT_EQ(fixed(v, d), fmt::format("{:.{}f}", v, d)) << v;
+}
+
+TEST(AppendFixed, PlainValues) {
+  EXPECT_EQ(fixed(35.24, 1), "35.2");
+  EXPECT_EQ(fixed(0, 1), "0.0");
+  EXPECT_EQ(fixed(0.04, 1), "0.0");
+  EXPECT_EQ(fixed(1.234, 3), "1.234");
+  EXPECT_EQ(fixed(999.96, 1), "1000.0");
+  EXPECT_EQ(fixed(12.0, 0), "12");
+  EXPECT_EQ(fixed(0.0005, 3), fmt::format("{:.3f}", 0.0005));
+}
+
+TEST(AppendFixed, TiesAndNearTiesAsFmt) {
+  for (double v : {0.25, 0.125, 0.35, 2.5, 3.5, 0.0625, 1.0005, 2.675, 1e-9, 0.05, 0.15})
+    expect_as_fmt(v);
+  for (double base : {0.05, 0.15, 1.25, 35.25, 999.95, 1.0005, 12.3455}) {
+    expect_as_fmt(std::nextafter(base, 0.0));
+    expect_as_fmt(std::nextafter(base, 1e300));
+  }
+}
+
+TEST(AppendFixed, LargeAndOddValuesGoToFmt) {
+  for (double v : {1e9, 1.5e12, 3600e9, 1e300, -1.5, -0.0}) expect_as_fmt(v);
+  EXPECT_EQ(fixed(NAN, 1), fmt::format("{:.1f}", NAN));
+}
+
+TEST(AppendFixed, RandomDurationsAsFmt) {
+  uint64_t x = 88172645463325252ull;
+  for (int i = 0; i < 1000000; ++i) {
+    x ^= x << 13;
+    x ^= x >> 7;
+    x ^= x << 17;
+    // Tick counts up to ~2^40 times a clock factor, as ticks_to_ns gives them, scaled down
+    // to each of the replay's units.
+    double ns = static_cast<double>(x >> (24 + (x & 15))) * 0.3571428571;
+    for (double scale : {1.0, 1e3, 1e6, 1e9}) {
+      const double v = ns / scale;
+      const int d = static_cast<int>((x >> 8) & 3);
+      ASSERT_EQ(fixed(v, d), fmt::format("{:.{}f}", v, d)) << v;
+    }
+  }
+}
+
+}  // namespace
+}  // namespace callmon::report
