@@ -43,6 +43,9 @@ struct Session {
   std::optional<uint32_t> pid;  // the program's process id
   std::optional<MachineFacts> machine;
   std::optional<RunUsage> usage;
+  // `callmon record -p`: recorded from an attach to a running program until the detach
+  // (true), or until the program ended during the recording (false). Absent otherwise.
+  std::optional<bool> attached_detached;
 };
 
 Result<Session> read_session(const std::string& path);

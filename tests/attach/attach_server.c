@@ -4,8 +4,8 @@
  *
  *   W <k>   work: serve(k) calls step(i) for i < k, each step calls leaf once:
  *           exactly 1 + 2k calls of the fixture's functions per request
- *   H       hold: serve_hold() blocks reading one byte from fd 3 (the test keeps the call
- *           open across a detach, then writes the byte)
+ *   H       hold: serve_hold() blocks reading one byte from the file descriptor given as
+ *           argv[1] (the test keeps the call open across a detach, then writes the byte)
  *   Q       quit: the workers end, the program prints its total and exits with status 3
  *
  * Built with nop sleds (-fpatchable-function-entry=5), -pg -mfentry, -pg, or
@@ -24,6 +24,7 @@ static pthread_cond_t cond = PTHREAD_COND_INITIALIZER;
 static char pending_kind;  /* 0: none; 'W', 'H' or 'Q' */
 static long pending_arg;
 static int answered;
+static int hold_fd = 3;
 static long answer;
 
 NOINLINE long leaf(long x) {
@@ -41,7 +42,7 @@ NOINLINE long serve(long k) {
 
 NOINLINE long serve_hold(void) {
   char c = 0;
-  if (read(3, &c, 1) != 1) return -1;
+  if (read(hold_fd, &c, 1) != 1) return -1;
   return c;
 }
 
@@ -65,7 +66,8 @@ static void* worker(void* arg) {
   return NULL;
 }
 
-int main(void) {
+int main(int argc, char** argv) {
+  if (argc > 1) hold_fd = atoi(argv[1]);
   pthread_t threads[WORKERS];
   for (int i = 0; i < WORKERS; ++i) pthread_create(&threads[i], NULL, worker, NULL);
   setvbuf(stdout, NULL, _IOLBF, 0);

@@ -114,6 +114,7 @@ int run_record_attach(const AttachRequest& rq) {
     auto ended = attach::attach_end(rq.pid, rq.runtime);
     if (!ended) {
       if (!alive(rq.pid)) {
+        exited = true;
         warn(cmd, "process " + std::to_string(rq.pid) + " ended during the detach");
       } else {
         status = fail(cmd, ended.error());
@@ -126,6 +127,7 @@ int run_record_attach(const AttachRequest& rq) {
                    ended->skipped ? " (some patches had changed and were left)" : "");
     }
   }
+  session.attached_detached = !exited;
   if (auto st = format::write_session(session_path, session); !st) warn(cmd, st.error());
   return status;
 }
