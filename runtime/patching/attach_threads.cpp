@@ -28,21 +28,23 @@ Entry* find(ThreadState* s) {
   return nullptr;
 }
 
-// Keeps the frames whose call returns through the exit trampoline (their slot still holds
-// its address): they must find their frame there after the detach. The others were opened
-// by -finstrument-functions hooks, whose exits are not called any more once the GOT is put
-// back, or abandoned: dropped.
-void keep_hijacked_frames(ThreadState* s) {
+// Puts back the real return address of every call whose return was redirected to the exit
+// trampoline (-pg modes, sleds) and empties the shadow stack: after the detach no stack
+// holds an address in the runtime, so an exception or a stack walk after it meets only the
+// program's own frames. Oldest first, and only slots still holding the trampoline: where
+// tail calls share a slot the oldest frame's address is the real one (pg_restore_returns).
+// The calls stay open in the file, which END closes.
+void restore_returns(ThreadState* s) {
   const auto tramp = reinterpret_cast<uintptr_t>(&callmon_pg_return);
-  Frame* out = s->stack_base;
   for (Frame* f = s->stack_base; f < s->top; ++f) {
-    if (!f->ret || *reinterpret_cast<const uintptr_t*>(f->sp + 16) != tramp) continue;
-    if (s->selected) s->selected[out - s->stack_base] = s->selected[f - s->stack_base];
-    *out++ = *f;
+    if (!f->ret) continue;
+    auto* slot = reinterpret_cast<uintptr_t*>(f->sp + 16);
+    if (*slot == tramp) *slot = f->ret;
   }
-  s->top = out;
+  s->top = s->stack_base;
   s->overflow_depth = 0;
-  s->guard &= ~kGuardOverflow;
+  s->guard &= ~(kGuardOverflow | kGuardUnwinding);
+  s->outer_count = 0;
 }
 
 }  // namespace
@@ -109,7 +111,7 @@ void attach_end_threads() {
     s->header = nullptr;
     s->cur = s->limit = nullptr;
     s->guard |= kGuardStopped;
-    keep_hijacked_frames(s);
+    restore_returns(s);
   }
 }
 

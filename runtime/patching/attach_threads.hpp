@@ -1,7 +1,7 @@
 // The runtime's side of attach (docs/patching.md, "Attaching"): the states of the threads
 // that record, so that the detach can end every thread's file from one thread while the
-// others are stopped, and the next attach can give a thread whose state is still there (a
-// -pg frame open across the detach keeps it) a new file.
+// others are stopped, and the next attach can give a thread whose state is still there a
+// new file.
 #pragma once
 
 #include "runtime/recording/thread_state.hpp"
@@ -26,9 +26,9 @@ bool attach_revive(ThreadState* s);
 // Detach, with every other thread stopped. Whether some thread is inside a hook (its
 // guard's busy bits), which would then write after its file was ended.
 bool attach_threads_busy();
-// Ends the file of every thread of the session (END, header) and unmaps it; the states
-// stay, stopped, with only their -pg frames whose return address still points to the exit
-// trampoline (those calls return through it after the detach). Takes no lock.
+// Ends the file of every thread of the session (END, header) and unmaps it; puts back
+// every return address the -pg entry hooks redirected to the exit trampoline and empties
+// the shadow stacks. The states stay, stopped, for the next attach. Takes no lock.
 void attach_end_threads();
 
 }  // namespace callmon::rt
