@@ -149,6 +149,7 @@ Result<AttachFigures> attach_begin(pid_t pid, const std::string& runtime, const 
     fig.sleds = reply->sleds;
     fig.got_pg = reply->got_pg;
     fig.got_cyg = reply->got_cyg;
+    fig.got_unwind = reply->got_unwind;
     fig.refused = reply->refused;
     fig.session = reply->session;
   }  // the caller's registers are back

@@ -34,7 +34,8 @@ enum Status : int32_t {
 
 enum PatchKind : uint32_t {
   kSledCall = 0,  // a nop sled becomes `call rel32` to the -pg entry trampoline
-  kGotWord = 1,   // a GOT word of mcount/__fentry__/__cyg_profile_func_* gets the runtime's
+  kGotWord = 1,   // a GOT word of mcount/__fentry__/__cyg_profile_func_* (or of a function
+                  // the runtime interposes: the unwinder's, longjmp) gets the runtime's
 };
 
 struct Patch {
@@ -54,6 +55,7 @@ struct Reply {
   uint64_t sleds;        // sled sites to patch
   uint64_t got_pg;       // GOT words of mcount / __fentry__
   uint64_t got_cyg;      // GOT words of __cyg_profile_func_enter / _exit
+  uint64_t got_unwind;   // GOT words of the unwinder's, longjmp's, backtrace's functions
   uint64_t refused;      // sled sites left alone (not a known nop, not a function entry)
   uint64_t text_lo, text_hi;  // the runtime's own code: no thread may be stopped there at stop
   char message[1024];    // why, for kError and kAlready; warnings for kOk

@@ -114,6 +114,7 @@ CALLMON_ATTACH_EXPORT const attach_abi::Reply* callmon_attach_start(const char* 
   g_reply.sleds = g_sites.sleds;
   g_reply.got_pg = g_sites.got_pg;
   g_reply.got_cyg = g_sites.got_cyg;
+  g_reply.got_unwind = g_sites.got_unwind;
   g_reply.refused = g_sites.refused;
   return reply(attach_abi::kOk);
 }

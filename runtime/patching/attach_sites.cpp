@@ -9,6 +9,7 @@
 #include <string.h>
 #include <sys/mman.h>
 
+#include "runtime/interposers/interpose.hpp"
 #include "runtime/patching/got_slots.hpp"
 #include "runtime/patching/sled_elf.hpp"
 #include "runtime/patching/sled_entry_check.hpp"
@@ -27,6 +28,8 @@ struct OwnHooks {
 };
 OwnHooks g_own;
 
+void find_interposers(void* self);
+
 bool find_own_hooks() {
   Dl_info self;
   if (!dladdr(reinterpret_cast<void*>(&attach_collect_sites), &self) || !self.dli_fname) return false;
@@ -36,8 +39,48 @@ bool find_own_hooks() {
   g_own.fentry = reinterpret_cast<uintptr_t>(dlsym(h, "__fentry__"));
   g_own.cyg_enter = reinterpret_cast<uintptr_t>(dlsym(h, "__cyg_profile_func_enter"));
   g_own.cyg_exit = reinterpret_cast<uintptr_t>(dlsym(h, "__cyg_profile_func_exit"));
+  find_interposers(h);
   dlclose(h);  // only drops the reference RTLD_NOLOAD took
   return g_own.mcount && g_own.fentry && g_own.cyg_enter && g_own.cyg_exit;
+}
+
+// The runtime's interposers of what walks or cuts the stack (interpose_exceptions.cpp,
+// interpose_pg.cpp). Preloaded, they take the place of the unwinder's and libc's functions;
+// loaded by dlopen they take nobody's: without them the first exception thrown through a
+// call whose return address the -pg hooks redirected would end the program (std::terminate),
+// so while attached the GOT words bound to these functions get the runtime's, as the hooks'
+// do. Each calls the real function, found in the global scope (the runtime's own RTLD_NEXT
+// search covers only its own dependencies, not libgcc_s).
+struct Interposed {
+  const char* name;
+  void** real;   // its g_real slot
+  uintptr_t own;  // the runtime's interposer; 0: not redirected
+};
+Interposed g_interposed[] = {
+    {"_Unwind_RaiseException", reinterpret_cast<void**>(&g_real.raise_exception), 0},
+    {"_Unwind_Resume_or_Rethrow", reinterpret_cast<void**>(&g_real.resume_or_rethrow), 0},
+    {"_Unwind_ForcedUnwind", reinterpret_cast<void**>(&g_real.forced_unwind), 0},
+    {"_Unwind_SetIP", reinterpret_cast<void**>(&g_real.set_ip), 0},
+    {"_Unwind_Resume", reinterpret_cast<void**>(&g_real.resume), 0},
+    {"__cxa_begin_catch", reinterpret_cast<void**>(&g_real.begin_catch), 0},
+    {"longjmp", reinterpret_cast<void**>(&g_real.longjmp_), 0},
+    {"_longjmp", reinterpret_cast<void**>(&g_real.under_longjmp), 0},
+    {"siglongjmp", reinterpret_cast<void**>(&g_real.siglongjmp_), 0},
+    {"__longjmp_chk", reinterpret_cast<void**>(&g_real.longjmp_chk), 0},
+    {"backtrace", reinterpret_cast<void**>(&g_real.backtrace_), 0},
+    {"_Unwind_Backtrace", reinterpret_cast<void**>(&g_real.unwind_backtrace), 0},
+    // Read by the interposers, not redirected.
+    {"_Unwind_GetCFA", reinterpret_cast<void**>(&g_real.get_cfa), 0},
+    {"__cxa_get_globals", reinterpret_cast<void**>(&g_real.cxa_get_globals), 0},
+};
+constexpr unsigned kRedirected = 12;  // the first ones of g_interposed
+
+void find_interposers(void* self) {
+  for (unsigned i = 0; i < sizeof g_interposed / sizeof g_interposed[0]; ++i) {
+    Interposed& x = g_interposed[i];
+    if (!*x.real) *x.real = dlsym(RTLD_DEFAULT, x.name);
+    x.own = i < kRedirected && *x.real ? reinterpret_cast<uintptr_t>(dlsym(self, x.name)) : 0;
+  }
 }
 
 // The hook a GOT word named `name` should hold, and whether it is a -pg one; 0 if none.
@@ -146,11 +189,17 @@ void visit_slot(const GotSlot& g, void* p) {
   auto* out = static_cast<AttachSites*>(p);
   bool pg;
   uintptr_t ours = own_hook(g.name, &pg);
+  uint64_t* count = pg ? &out->got_pg : &out->got_cyg;
+  for (unsigned i = 0; i < kRedirected && !ours; ++i)
+    if (g_interposed[i].own && strcmp(g.name, g_interposed[i].name) == 0) {
+      ours = g_interposed[i].own;
+      count = &out->got_unwind;
+    }
   if (!ours) return;
   uintptr_t now = *g.slot;
   if (now == ours) return;
   add(out, reinterpret_cast<uintptr_t>(g.slot), 8, attach_abi::kGotWord, &now, &ours);
-  ++(pg ? out->got_pg : out->got_cyg);
+  ++*count;
 }
 
 int module_callback(dl_phdr_info* info, size_t, void* p) {
@@ -180,7 +229,7 @@ int module_callback(dl_phdr_info* info, size_t, void* p) {
 
 void attach_collect_sites(AttachSites* out) {
   out->count = 0;
-  out->sleds = out->got_pg = out->got_cyg = out->refused = 0;
+  out->sleds = out->got_pg = out->got_cyg = out->got_unwind = out->refused = 0;
   out->failure = nullptr;
   if (!out->patches) {
     void* mem = mmap(nullptr, kMaxPatches * sizeof(attach_abi::Patch), PROT_READ | PROT_WRITE,
@@ -196,6 +245,8 @@ void attach_collect_sites(AttachSites* out) {
     return;
   }
   dl_iterate_phdr(module_callback, out);
+  // No hook to turn on: nothing at all is patched (the interposers alone record nothing).
+  if (out->sleds + out->got_pg + out->got_cyg == 0) out->count = 0;
 }
 
 }  // namespace callmon::rt

@@ -9,6 +9,8 @@ functions) with --cc, is driven request by request through a pipe:
           must count exactly the calls of the requests served while attached.
   open    detach while a request is in progress (a call open, and in the -pg modes its
           return address pointing into the runtime), then let it finish: output intact.
+  unwind  attach_throw.cpp (--cc a C++ compiler): exceptions and longjmp through recorded
+          calls while attached; output, status and counts as without attach.
   errors  (build-independent) a missing PID, a static program (no C library to load the
           runtime with), callmon itself, a process started under `callmon record`, and a
           second attach while one is recording: each one line, non-zero status.
@@ -24,6 +26,7 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 SOURCE = os.path.join(HERE, "attach_server.c")
+THROW_SOURCE = os.path.join(HERE, "attach_throw.cpp")
 
 BUILDS = {
     "sled": ["-fpatchable-function-entry=5"],
@@ -43,10 +46,10 @@ def expect(cond, what):
     return cond
 
 
-def build(cc, work, kind, extra=()):
-    exe = os.path.join(work, f"server_{os.path.basename(cc)}_{kind}")
-    subprocess.run([cc, "-O2", "-g", "-pthread", *BUILDS[kind], *extra, "-o", exe, SOURCE],
-                   check=True)
+def build(cc, work, kind, source=SOURCE):
+    name = os.path.splitext(os.path.basename(source))[0]
+    exe = os.path.join(work, f"{name}_{os.path.basename(cc)}_{kind}")
+    subprocess.run([cc, "-O2", "-g", "-pthread", *BUILDS[kind], "-o", exe, source], check=True)
     return exe
 
 
@@ -120,7 +123,7 @@ def counts(callmon, data):
                        text=True, timeout=60)
     if not expect(r.returncode == 0, f"report on {data}: {r.stderr.strip()}"):
         return {}
-    return {f["name"]: f["calls"] for f in json.loads(r.stdout)["functions"]}
+    return {f["short_name"]: f["calls"] for f in json.loads(r.stdout)["functions"]}
 
 
 def info_ok(callmon, data):
@@ -201,6 +204,28 @@ def case_open(a, exe):
     expect(c.get("serve_hold", 0) == 1, f"{data}: the open call is recorded once: {c}")
 
 
+def case_unwind(a, exe):
+    script = ["N 0", "N 1", "N 2", "N 3"]
+    ref_out, ref_status = reference(exe, script + script)
+    s = Server(exe)
+    for line in script:
+        s.request(line)
+    data = os.path.join(a.work, f"{os.path.basename(exe)}.unwind")
+    att = Attach(a.callmon, s.pid, data)
+    expect("attached to process" in att.first, f"attach: {att.first.strip()}")
+    for line in script:
+        s.request(line)
+    status, err = att.stop()
+    expect(status == 0, f"detach: {status} {err.strip()}")
+    out, status = s.finish()
+    expect(out == ref_out, f"output with attach differs:\n{out}\nwithout:\n{ref_out}")
+    expect(status == ref_status == 4, f"exit status {status}, without attach {ref_status}")
+    c = counts(a.callmon, data)
+    want = {"middle": 4, "thrower": 4, "jump_middle": 4, "jumper": 4}
+    got = {name: c.get(name, 0) for name in want}
+    expect(got == want, f"{data}: counts {got}, expected {want}")
+
+
 def one_line_error(p, what, needle):
     lines = p.stderr.strip().splitlines()
     expect(p.returncode != 0 and len(lines) == 1 and needle in p.stderr,
@@ -257,7 +282,7 @@ def main():
     ap.add_argument("--callmon", required=True)
     ap.add_argument("--cc", required=True)
     ap.add_argument("--build", choices=sorted(BUILDS))
-    ap.add_argument("--case", choices=["counts", "open", "errors"], required=True)
+    ap.add_argument("--case", choices=["counts", "open", "unwind", "errors"], required=True)
     ap.add_argument("--work", required=True)
     a = ap.parse_args()
     if not os.path.exists(a.cc):
@@ -273,6 +298,8 @@ def main():
         pass
     if a.case == "errors":
         case_errors(a)
+    elif a.case == "unwind":
+        case_unwind(a, build(a.cc, a.work, a.build, THROW_SOURCE))
     else:
         exe = build(a.cc, a.work, a.build)
         {"counts": case_counts, "open": case_open}[a.case](a, exe)

@@ -82,12 +82,13 @@ int run_record_attach(const AttachRequest& rq) {
   if (!begun) return fail(cmd, begun.error());
   if (auto st = format::write_session(session_path, session); !st) warn(cmd, st.error());
   std::fprintf(stderr,
-               "callmon record: attached to process %d (session %u): %llu sled(s), %llu -pg and "
-               "%llu -finstrument-functions GOT word(s) patched; threads stopped %s; "
-               "recording into %s%s\n",
+               "callmon record: attached to process %d (session %u): %llu sled(s), %llu -pg, "
+               "%llu -finstrument-functions and %llu unwinder GOT word(s) patched; threads "
+               "stopped %s; recording into %s%s\n",
                static_cast<int>(rq.pid), begun->session, static_cast<unsigned long long>(begun->sleds),
                static_cast<unsigned long long>(begun->got_pg),
-               static_cast<unsigned long long>(begun->got_cyg), ms(begun->stopped_ns).c_str(),
+               static_cast<unsigned long long>(begun->got_cyg),
+               static_cast<unsigned long long>(begun->got_unwind), ms(begun->stopped_ns).c_str(),
                rq.dir.c_str(), rq.duration_s > 0 ? "" : " (Ctrl-C stops)");
   if (begun->skipped)
     warn(cmd, std::to_string(begun->skipped) + " site(s) changed between the listing and the "
