@@ -323,6 +323,7 @@ CommandRegistration registration_record{"record", [](CLI::App& app, int& status)
       ->type_name("SECONDS");
   add_program_option(sub, o->command, "PROG [ARGS...] (put -- before PROG)", false);
   sub->footer("Example: callmon record -o fib.data -- ./fib 30\n"
+              "         callmon record -o server.data -p 4242 --duration 10\n"
               "The program keeps its stdin, stdout, stderr and signals; callmon exits with its "
               "status (128+signal if it was killed).");
   sub->callback([o, &status] { status = run_record(*o); });
