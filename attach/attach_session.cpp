@@ -95,16 +95,44 @@ bool inside_code_patch(const std::vector<Patch>& patches, uint64_t rip) {
 }
 
 // Writes each patch's new bytes (install) or old bytes (undo) where the other ones are.
-// Every thread is stopped. Returns how many were left alone.
+// Every thread is stopped. Code patches close together (sleds are a few dozen bytes apart)
+// are done one window of up to a page at a time, one read and one write for all of them:
+// the bytes between are written back as they were read, and nothing else runs meanwhile.
+// GOT words, in data the program may share, are written one by one. Returns how many were
+// left alone.
 uint64_t write_patches(const ThreadGroup& g, const std::vector<Patch>& patches, bool install) {
+  constexpr uint64_t kWindow = 4096;
   uint64_t skipped = 0;
-  for (const Patch& p : patches) {
-    uint8_t now[8];
-    const uint8_t* expect = install ? p.old_bytes : p.new_bytes;
-    const uint8_t* put = install ? p.new_bytes : p.old_bytes;
-    if (!g.mem().read(p.addr, now, p.len) || std::memcmp(now, expect, p.len) != 0 ||
-        !g.mem().write(p.addr, put, p.len))
-      ++skipped;
+  std::vector<uint8_t> buf;
+  for (size_t i = 0; i < patches.size();) {
+    const Patch& first = patches[i];
+    size_t end = i + 1;
+    if (first.kind == attach_abi::kSledCall)
+      while (end < patches.size() && patches[end].kind == attach_abi::kSledCall &&
+             patches[end].addr + patches[end].len - first.addr <= kWindow &&
+             patches[end].addr >= patches[end - 1].addr + patches[end - 1].len)
+        ++end;
+    const uint64_t lo = first.addr;
+    const uint64_t hi = patches[end - 1].addr + patches[end - 1].len;
+    buf.resize(hi - lo);
+    if (!g.mem().read(lo, buf.data(), buf.size())) {
+      skipped += end - i;
+      i = end;
+      continue;
+    }
+    bool dirty = false;
+    for (size_t k = i; k < end; ++k) {
+      const Patch& p = patches[k];
+      uint8_t* at = buf.data() + (p.addr - lo);
+      if (std::memcmp(at, install ? p.old_bytes : p.new_bytes, p.len) != 0) {
+        ++skipped;
+        continue;
+      }
+      std::memcpy(at, install ? p.new_bytes : p.old_bytes, p.len);
+      dirty = true;
+    }
+    if (dirty && !g.mem().write(lo, buf.data(), buf.size())) skipped += end - i;
+    i = end;
   }
   return skipped;
 }
