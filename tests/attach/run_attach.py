@@ -9,6 +9,7 @@ functions) with --cc, is driven request by request through a pipe:
           must count exactly the calls of the requests served while attached.
   open    detach while a request is in progress (a call open, and in the -pg modes its
           return address pointing into the runtime), then let it finish: output intact.
+  churn   attach_churn.c: threads created and ending all the time, across two attaches.
   unwind  attach_throw.cpp (--cc a C++ compiler): exceptions and longjmp through recorded
           calls while attached; output, status and counts as without attach.
   errors  (build-independent) a missing PID, a static program (no C library to load the
@@ -27,6 +28,7 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 SOURCE = os.path.join(HERE, "attach_server.c")
 THROW_SOURCE = os.path.join(HERE, "attach_throw.cpp")
+CHURN_SOURCE = os.path.join(HERE, "attach_churn.c")
 
 BUILDS = {
     "sled": ["-fpatchable-function-entry=5"],
@@ -226,6 +228,30 @@ def case_unwind(a, exe):
     expect(got == want, f"{data}: counts {got}, expected {want}")
 
 
+def case_churn(a, exe):
+    s = Server(exe)
+    for n in (1, 2):
+        data = os.path.join(a.work, f"{os.path.basename(exe)}.churn{n}")
+        att = Attach(a.callmon, s.pid, data)
+        expect("attached to process" in att.first, f"attach {n}: {att.first.strip()}")
+        time.sleep(0.3)
+        s.request("R")
+        status, err = att.stop()
+        expect(status == 0, f"detach {n}: {status} {err.strip()}")
+        c = counts(a.callmon, data)
+        # Threads started before the attach or cut by the detach make partial counts.
+        expect(0 < c.get("work", 0) <= 50 * (c.get("short_lived", 0) + 8),
+               f"{data}: work recorded: {c}")
+        r = subprocess.run([a.callmon, "info", "-d", data], capture_output=True, text=True,
+                           timeout=60)
+        expect(r.returncode == 0 and "problems:  none" in r.stdout,
+               f"info on {data}: {r.stdout[-300:]} {r.stderr}")
+    time.sleep(0.2)
+    out, status = s.finish()
+    expect(out == "ready\nok\nok\nall results right\n", f"output: {out!r}")
+    expect(status == 5, f"exit status {status}")
+
+
 def one_line_error(p, what, needle):
     lines = p.stderr.strip().splitlines()
     expect(p.returncode != 0 and len(lines) == 1 and needle in p.stderr,
@@ -282,7 +308,7 @@ def main():
     ap.add_argument("--callmon", required=True)
     ap.add_argument("--cc", required=True)
     ap.add_argument("--build", choices=sorted(BUILDS))
-    ap.add_argument("--case", choices=["counts", "open", "unwind", "errors"], required=True)
+    ap.add_argument("--case", choices=["counts", "open", "unwind", "churn", "errors"], required=True)
     ap.add_argument("--work", required=True)
     a = ap.parse_args()
     if not os.path.exists(a.cc):
@@ -298,6 +324,8 @@ def main():
         pass
     if a.case == "errors":
         case_errors(a)
+    elif a.case == "churn":
+        case_churn(a, build(a.cc, a.work, a.build, CHURN_SOURCE))
     elif a.case == "unwind":
         case_unwind(a, build(a.cc, a.work, a.build, THROW_SOURCE))
     else:
