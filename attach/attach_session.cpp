@@ -158,13 +158,15 @@ Result<AttachFigures> attach_begin(pid_t pid, const std::string& runtime, const 
   pid_t caller = g.pick_caller();
   if (!g.stop(caller)) return Error{"process " + std::to_string(pid) + " exited during the attach"};
   std::vector<Patch> patches;
+  Entry entry;
   {
     RemoteCall call(g, caller);
     if (!call.ok()) return Error{"cannot read the registers of thread " + std::to_string(caller)};
-    auto entry = load_runtime(g, call, runtime);
-    if (!entry) return Error{entry.error()};
+    auto loaded = load_runtime(g, call, runtime);
+    if (!loaded) return Error{loaded.error()};
+    entry = *loaded;
     uint64_t text = call.put_string(options + "CALLMON_DIR=" + dir + "\n");
-    auto addr = call.call(entry->start, {text});
+    auto addr = call.call(entry.start, {text});
     if (!addr) return Error{addr.error()};
     auto reply = read_reply(g, *addr);
     if (!reply) return Error{reply.error()};
@@ -182,7 +184,16 @@ Result<AttachFigures> attach_begin(pid_t pid, const std::string& runtime, const 
     fig.session = reply->session;
   }  // the caller's registers are back
   const uint64_t ts = now_ns();
-  g.stop_all();
+  if (!g.stop_all()) {
+    if (g.gone()) return Error{"process " + std::to_string(pid) + " exited during the attach"};
+    // Nothing patched, so no thread records: the session can be ended with the others
+    // running.
+    g.stop(caller);
+    RemoteCall call(g, caller);
+    (void)call.call(entry.stop, {});
+    return Error{"a thread of process " + std::to_string(pid) +
+                 " did not stop within 5 s (uninterruptible sleep?); nothing was patched"};
+  }
   g.for_each_stopped([&](pid_t tid) {
     ++fig.threads;
     user_regs_struct r{};
@@ -233,7 +244,11 @@ Result<AttachFigures> attach_end(pid_t pid, const std::string& runtime) {
   bool undone = false;
   for (;;) {
     const uint64_t ts = now_ns();
-    if (!g.stop_all()) return Error{"the program exited"};
+    if (!g.stop_all())
+      return Error{g.gone() ? std::string("the program exited")
+                            : "a thread of process " + std::to_string(pid) +
+                                  " did not stop within 5 s (uninterruptible sleep?); still "
+                                  "recording, try again"};
     if (!undone) {
       fig.skipped = write_patches(g, patches, false);
       undone = true;

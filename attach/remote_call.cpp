@@ -71,7 +71,13 @@ Result<uint64_t> RemoteCall::call(uint64_t fn, const std::vector<uint64_t>& args
     saved_ = false;
     return Error{"the program exited during the attach"};
   }
-  if (status == -2) return Error{"the injected call did not return within the time allowed"};
+  if (status == -2) {
+    // Stopped where it is, so that restore() can take it back: left running, it would
+    // return to address 0 once callmon is gone.
+    group_.stop(tid_);
+    return Error{"the injected call did not return within " + std::to_string(timeout_ms / 1000) +
+                 " s; the program may now be stuck in it"};
+  }
   user_regs_struct out{};
   group_.get_regs(tid_, &out);
   if (WSTOPSIG(status) != SIGSEGV || out.rip != 0)

@@ -35,8 +35,9 @@ class RemoteCall {
   // it could not be written. Valid until the RemoteCall ends.
   uint64_t put_string(const std::string& s);
   // Calls fn(args...) (at most 6 integer arguments) and returns its rax. Errors: the thread
-  // exited, crashed (the fault is not ours) or did not return within `timeout_ms`.
-  Result<uint64_t> call(uint64_t fn, const std::vector<uint64_t>& args, int timeout_ms = 20000);
+  // exited, crashed (the fault is not ours) or did not return within `timeout_ms` (then it
+  // is stopped where it was, and restore() abandons the call).
+  Result<uint64_t> call(uint64_t fn, const std::vector<uint64_t>& args, int timeout_ms = 60000);
   // Puts the saved state back (also done by the destructor); the thread stays stopped.
   void restore();
 

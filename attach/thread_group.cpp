@@ -185,7 +185,9 @@ bool ThreadGroup::stop_all() {
     if (all) return true;
     pid_t who;
     int status;
-    if (!wait_one(5000, &who, &status)) return !threads_.empty();
+    // A thread that does not stop within 5 s (uninterruptible sleep): false, and nothing
+    // may be patched.
+    if (!wait_one(5000, &who, &status)) return false;
     handle(who, status);  // a new thread comes in stopped, and is asked to stay so above
   }
 }

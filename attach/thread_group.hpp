@@ -38,7 +38,7 @@ class ThreadGroup {
 
   // Stops one thread / every thread and waits until it is (they are) in a ptrace-stop.
   // Signals that arrive meanwhile are kept for resume. False: the thread (every thread)
-  // is gone.
+  // is gone, or one did not stop within 5 s (gone() tells which).
   bool stop(pid_t tid);
   bool stop_all();
   // Lets every stopped thread run again, with the signals kept for it.

@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """End-to-end tests of `callmon record -p PID` (docs/record.md, docs/patching.md "Attaching").
 
-attach_server.c, built one way per --build (nop sleds, -pg -mfentry, -pg, -finstrument-
-functions) with --cc, is driven request by request through a pipe:
+attach_server.c, built one way per --build (nop sleds of -fpatchable-function-entry or
+-mnop-mcount, -pg -mfentry, -pg, -finstrument-functions) with --cc, is driven request by request through a pipe:
   counts  attach while every thread is blocked (main in read, workers in a condition wait),
           let it serve requests, detach, serve more, attach again, serve, detach, quit. Its
           output and exit status must be those of a run without attach, and each recording
@@ -36,6 +36,8 @@ BUILDS = {
     "pg": ["-pg"],
     "cyg": ["-finstrument-functions"],
     "plain": [],
+    # gcc only, not position-independent; linked without -pg (docs/modes.md, "Nop sleds")
+    "nopmcount": ["-fno-pie", "-pg", "-mfentry", "-mnop-mcount", "-mrecord-mcount"],
 }
 
 FAILURES = []
@@ -51,6 +53,11 @@ def expect(cond, what):
 def build(cc, work, kind, source=SOURCE):
     name = os.path.splitext(os.path.basename(source))[0]
     exe = os.path.join(work, f"{name}_{os.path.basename(cc)}_{kind}")
+    if kind == "nopmcount":
+        subprocess.run([cc, "-O2", "-g", "-pthread", *BUILDS[kind], "-c", "-o", exe + ".o",
+                        source], check=True)
+        subprocess.run([cc, "-no-pie", "-pthread", "-o", exe, exe + ".o"], check=True)
+        return exe
     subprocess.run([cc, "-O2", "-g", "-pthread", *BUILDS[kind], "-o", exe, source], check=True)
     return exe
 

@@ -112,7 +112,12 @@ int run_record_attach(const AttachRequest& rq) {
     warn(cmd, "process " + std::to_string(rq.pid) +
                   " ended during the recording; its recording ends with it");
   } else {
+    // A thread that does not stop at once (uninterruptible sleep) only delays the detach.
     auto ended = attach::attach_end(rq.pid, rq.runtime);
+    for (int retry = 0; retry < 3 && !ended && alive(rq.pid); ++retry) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(500));
+      ended = attach::attach_end(rq.pid, rq.runtime);
+    }
     if (!ended) {
       if (!alive(rq.pid)) {
         exited = true;
