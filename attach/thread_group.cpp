@@ -142,8 +142,14 @@ bool ThreadGroup::handle(pid_t tid, int status) {
   const int event = status >> 16;
   if (event == PTRACE_EVENT_CLONE) {
     unsigned long child = 0;
-    if (ptrace(PTRACE_GETEVENTMSG, tid, nullptr, &child) == 0 && !threads_.count(static_cast<pid_t>(child)))
-      threads_.emplace(static_cast<pid_t>(child), Thread{});
+    // The child may have been seen already: stopped (then it is known), or even started and
+    // ended, its exit reaped (its statuses can come before its creator's event): then its
+    // /proc entry is gone and there is nothing to wait for.
+    if (ptrace(PTRACE_GETEVENTMSG, tid, nullptr, &child) == 0) {
+      const auto c = static_cast<pid_t>(child);
+      const std::string task = "/proc/" + std::to_string(pid_) + "/task/" + std::to_string(c);
+      if (!threads_.count(c) && access(task.c_str(), F_OK) == 0) threads_.emplace(c, Thread{});
+    }
   } else if (event == 0 && sig != SIGTRAP) {
     t.pending_signal = sig;  // a signal for the program: delivered when it runs again
   }

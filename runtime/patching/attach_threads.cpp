@@ -21,6 +21,7 @@ struct Entry {
 constexpr unsigned kMaxThreads = 16384;
 Entry g_threads[kMaxThreads];
 unsigned g_session = 0;
+bool g_ever = false;  // any attach in this process: else nothing is in the table
 
 Entry* find(ThreadState* s) {
   for (Entry& e : g_threads)
@@ -50,7 +51,10 @@ void restore_returns(ThreadState* s) {
 }  // namespace
 
 unsigned attach_session() { return __atomic_load_n(&g_session, __ATOMIC_ACQUIRE); }
-void attach_set_session(unsigned n) { __atomic_store_n(&g_session, n, __ATOMIC_RELEASE); }
+void attach_set_session(unsigned n) {
+  if (n) __atomic_store_n(&g_ever, true, __ATOMIC_RELEASE);
+  __atomic_store_n(&g_session, n, __ATOMIC_RELEASE);
+}
 
 void attach_note_thread(ThreadState* s) {
   unsigned session = attach_session();
@@ -69,6 +73,7 @@ void attach_note_thread(ThreadState* s) {
 }
 
 void attach_forget_thread(ThreadState* s) {
+  if (!__atomic_load_n(&g_ever, __ATOMIC_ACQUIRE)) return;  // every process not attached to
   if (Entry* e = find(s)) __atomic_store_n(&e->state, nullptr, __ATOMIC_RELEASE);
 }
 

@@ -127,9 +127,12 @@ int run_record_attach(const AttachRequest& rq) {
       }
     } else {
       std::fprintf(stderr,
-                   "callmon record: detached from process %d: threads stopped %s%s; the "
+                   "callmon record: detached from process %d: threads stopped %s%s%s; the "
                    "program goes on unpatched\n",
                    static_cast<int>(rq.pid), ms(ended->stopped_ns).c_str(),
+                   ended->retries ? (" at most, " + std::to_string(ended->retries + 1) +
+                                     " stops (threads were inside the runtime)").c_str()
+                                  : "",
                    ended->skipped ? " (some patches had changed and were left)" : "");
     }
   }
