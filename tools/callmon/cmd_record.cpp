@@ -1,6 +1,7 @@
 // `callmon record [-o DIR] [options] -- PROG [ARGS...]`: runs PROG with libcallmon.so
 // preloaded and records every instrumented call into DIR; exits with PROG's status.
 #include <limits.h>
+#include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -167,6 +168,9 @@ int run_record_pid(const RecordOptions& o, const TscStart& tsc_start) {
       o.auto_args)
     return fail(cmd, "--include, --exclude, -A, -R and --auto-args are not available with -p yet", 2);
   if (o.duration_s < 0) return fail(cmd, "--duration must not be negative", 2);
+  // Before DIR is made: no empty recording directory for a typo.
+  if (::kill(o.pid, 0) != 0 && errno == ESRCH)
+    return fail(cmd, "no process with id " + std::to_string(o.pid));
   auto lib = find_runtime();
   if (!lib) return fail(cmd, lib.error());
   std::error_code ec;
