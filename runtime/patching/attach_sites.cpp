@@ -45,7 +45,7 @@ bool find_own_hooks() {
 }
 
 // The runtime's interposers of what walks or cuts the stack (interpose_exceptions.cpp,
-// interpose_pg.cpp). Preloaded, they take the place of the unwinder's and libc's functions;
+// interpose_pg.cpp), and of fork (interpose_process.cpp). Preloaded, they take the place of the unwinder's and libc's functions;
 // loaded by dlopen they take nobody's: without them the first exception thrown through a
 // call whose return address the -pg hooks redirected would end the program (std::terminate),
 // so while attached the GOT words bound to these functions get the runtime's, as the hooks'
@@ -69,11 +69,14 @@ Interposed g_interposed[] = {
     {"__longjmp_chk", reinterpret_cast<void**>(&g_real.longjmp_chk), 0},
     {"backtrace", reinterpret_cast<void**>(&g_real.backtrace_), 0},
     {"_Unwind_Backtrace", reinterpret_cast<void**>(&g_real.unwind_backtrace), 0},
+    // The FORK record and `fork` line, by which analysis knows a child's end (exec and
+    // spawn are left alone: their wrappers would pass the recording on to new programs).
+    {"fork", reinterpret_cast<void**>(&g_real.fork_), 0},
     // Read by the interposers, not redirected.
     {"_Unwind_GetCFA", reinterpret_cast<void**>(&g_real.get_cfa), 0},
     {"__cxa_get_globals", reinterpret_cast<void**>(&g_real.cxa_get_globals), 0},
 };
-constexpr unsigned kRedirected = 12;  // the first ones of g_interposed
+constexpr unsigned kRedirected = 13;  // the first ones of g_interposed
 
 void find_interposers(void* self) {
   for (unsigned i = 0; i < sizeof g_interposed / sizeof g_interposed[0]; ++i) {

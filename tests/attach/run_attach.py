@@ -9,6 +9,7 @@ attach_server.c, built one way per --build (nop sleds of -fpatchable-function-en
           must count exactly the calls of the requests served while attached.
   open    detach while a request is in progress (a call open, and in the -pg modes its
           return address pointing into the runtime), then let it finish: output intact.
+  fork    attach_fork.c: a child forked while attached records into its own files.
   churn   attach_churn.c: threads created and ending all the time, across two attaches.
   unwind  attach_throw.cpp (--cc a C++ compiler): exceptions and longjmp through recorded
           calls while attached; output, status and counts as without attach.
@@ -29,6 +30,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 SOURCE = os.path.join(HERE, "attach_server.c")
 THROW_SOURCE = os.path.join(HERE, "attach_throw.cpp")
 CHURN_SOURCE = os.path.join(HERE, "attach_churn.c")
+FORK_SOURCE = os.path.join(HERE, "attach_fork.c")
 
 BUILDS = {
     "sled": ["-fpatchable-function-entry=5"],
@@ -259,6 +261,28 @@ def case_churn(a, exe):
     expect(status == 5, f"exit status {status}")
 
 
+def case_fork(a, exe):
+    ref_out, ref_status = reference(exe, ["F"] * 3)
+    s = Server(exe)
+    data = os.path.join(a.work, f"{os.path.basename(exe)}.fork")
+    att = Attach(a.callmon, s.pid, data)
+    expect("attached to process" in att.first, f"attach: {att.first.strip()}")
+    s.request("F")
+    s.request("F")
+    status, err = att.stop()
+    expect(status == 0, f"detach: {status} {err.strip()}")
+    s.request("F")
+    out, status = s.finish()
+    expect(out == ref_out, f"output with attach differs:\n{out}\nwithout:\n{ref_out}")
+    expect(status == ref_status == 6, f"exit status {status}, without attach {ref_status}")
+    c = counts(a.callmon, data)
+    got = {name: c.get(name, 0) for name in ("work", "leaf")}
+    expect(got == {"work": 4, "leaf": 30}, f"{data}: counts {got} (parent and two children)")
+    r = subprocess.run([a.callmon, "info", "-d", data], capture_output=True, text=True, timeout=60)
+    expect(r.returncode == 0 and "processes: 3" in r.stdout and "problems:  none" in r.stdout,
+           f"info on {data}: {r.stdout[-600:]} {r.stderr}")
+
+
 def one_line_error(p, what, needle):
     lines = p.stderr.strip().splitlines()
     expect(p.returncode != 0 and len(lines) == 1 and needle in p.stderr,
@@ -315,7 +339,7 @@ def main():
     ap.add_argument("--callmon", required=True)
     ap.add_argument("--cc", required=True)
     ap.add_argument("--build", choices=sorted(BUILDS))
-    ap.add_argument("--case", choices=["counts", "open", "unwind", "churn", "errors"], required=True)
+    ap.add_argument("--case", choices=["counts", "open", "unwind", "churn", "fork", "errors"], required=True)
     ap.add_argument("--work", required=True)
     a = ap.parse_args()
     if not os.path.exists(a.cc):
@@ -331,6 +355,8 @@ def main():
         pass
     if a.case == "errors":
         case_errors(a)
+    elif a.case == "fork":
+        case_fork(a, build(a.cc, a.work, a.build, FORK_SOURCE))
     elif a.case == "churn":
         case_churn(a, build(a.cc, a.work, a.build, CHURN_SOURCE))
     elif a.case == "unwind":
