@@ -47,6 +47,9 @@ std::string thread_status(const CallWalker<InfoSink>& walker, const InfoSink& si
 }  // namespace
 
 bool run_ended_normally(const format::Recording& rec) {
+  // Attached and detached (callmon record -p): every thread of the attached process has its
+  // END; a fork child's thread without one ended as the program's children end (_exit).
+  if (rec.session && rec.session->attached_detached.value_or(false)) return true;
   return rec.session && rec.session->exit_status && !rec.session->exit_signal;
 }
 

@@ -134,6 +134,11 @@ Result<Session> read_session(const std::string& path) {
     s.callmon_version = it->get<std::string>();
   }
   if (!optional_int(j, "pid", s.pid)) return corrupt("\"pid\" is not an integer or null");
+  if (auto it = j.find("attached"); it != j.end() && !it->is_null()) {
+    if (!it->is_string() || (*it != "detached" && *it != "ended"))
+      return corrupt("\"attached\" is not \"detached\" or \"ended\"");
+    s.attached_detached = *it == "detached";
+  }
   if (auto it = j.find("machine"); it != j.end() && !it->is_null()) {
     MachineFacts m;
     if (!read_machine(*it, m)) return corrupt("\"machine\" is not a valid object");
@@ -178,6 +183,7 @@ Status write_session(const std::string& path, const Session& s) {
   if (s.exit_status) j["exit_status"] = *s.exit_status;
   if (s.exit_signal) j["exit_signal"] = *s.exit_signal;
   if (s.pid) j["pid"] = *s.pid;
+  if (s.attached_detached) j["attached"] = *s.attached_detached ? "detached" : "ended";
   if (s.machine) j["machine"] = machine_json(*s.machine);
   if (s.usage) j["usage"] = usage_json(*s.usage);
   // Invalid UTF-8 in an argument is replaced rather than failing the whole record.

@@ -45,6 +45,9 @@ struct Session {
   std::optional<uint32_t> pid;  // the program's process id
   std::optional<MachineFacts> machine;
   std::optional<RunUsage> usage;
+  // `callmon record -p`: recorded from an attach to a running program until the detach
+  // (true), or until the program ended during the recording (false). Absent otherwise.
+  std::optional<bool> attached_detached;
 };
 
 // The facts as session.json holds them (and `info --format=json` shows them): objects of

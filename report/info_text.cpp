@@ -35,6 +35,10 @@ std::string exit_text(const format::Session& s) {
   if (s.exit_signal) return fmt::format("killed by signal {} (status {})", *s.exit_signal,
                                         s.exit_status.value_or(128 + *s.exit_signal));
   if (s.exit_status) return fmt::format("status {}", *s.exit_status);
+  if (s.attached_detached)
+    return *s.attached_detached
+               ? "none: attached to the running program (callmon record -p), detached while it ran on"
+               : "not known: the program ended while attached (callmon record -p)";
   return "unknown (the recording did not finish)";
 }
 

@@ -28,7 +28,14 @@ struct Options {
 };
 
 // Reads the options from the environment (defaults where unset). Async-signal-safe.
+// After set_options_text, from that text instead (the environment is not read at all).
 Options read_options();
+
+// Attach (runtime/patching/attach_start.cpp): a running process has no CALLMON_*
+// variables, so `callmon record -p` passes them as text, "NAME=value" lines; it is copied.
+// nullptr: back to the environment. Not thread-safe against read_options: called before
+// recording starts and after it stopped.
+void set_options_text(const char* text);
 
 // Parses a decimal number; returns `fallback` when `s` is not one.
 uint64_t parse_u64(const char* s, uint64_t fallback);

@@ -9,6 +9,7 @@
 #include "runtime/recording/process.hpp"
 #include "runtime/patching/sled_patch.hpp"
 #include "runtime/core/sys.hpp"
+#include "runtime/patching/attach_threads.hpp"
 
 namespace callmon::rt {
 
@@ -208,8 +209,9 @@ void enter_slow(ThreadState* s, uintptr_t fn, uintptr_t sp, uintptr_t site) {
     monitor_enter(s, fn, sp, site);
     return;
   }
-  if (s->guard & kGuardStopped) {
-    __atomic_fetch_add(&s->header->lost_events, 1, __ATOMIC_RELAXED);
+  // Stopped by an attach's detach, and attached again since: a new file (attach_threads.hpp).
+  if ((s->guard & kGuardStopped) && !attach_revive(s)) {
+    if (s->header) __atomic_fetch_add(&s->header->lost_events, 1, __ATOMIC_RELAXED);
     return;
   }
   bool nested = guard_enter(s);
@@ -245,8 +247,8 @@ void exit_slow(ThreadState* s, uintptr_t fn, uintptr_t sp) {
     return;
   }
   ErrnoSaver es;
-  if (s->guard & kGuardStopped) {
-    __atomic_fetch_add(&s->header->lost_events, 1, __ATOMIC_RELAXED);
+  if ((s->guard & kGuardStopped) && !attach_revive(s)) {
+    if (s->header) __atomic_fetch_add(&s->header->lost_events, 1, __ATOMIC_RELAXED);
     return;
   }
   uint32_t g = s->guard;
@@ -264,7 +266,10 @@ void exit_slow(ThreadState* s, uintptr_t fn, uintptr_t sp) {
   if (f < s->stack_base || f->fn != fn) {
     Frame* m = find_exit_frame(s, fn, sp);
     if (!m) {
-      __atomic_fetch_add(&s->header->unmatched_exits, 1, __ATOMIC_RELAXED);
+      // Attached mid-run: the exit of a call open at the attach, which has no entry (not
+      // an error; docs/patching.md, "Attaching").
+      if (attach_session() == 0)
+        __atomic_fetch_add(&s->header->unmatched_exits, 1, __ATOMIC_RELAXED);
       guard_leave(s);
       return;
     }

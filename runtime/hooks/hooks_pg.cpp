@@ -18,6 +18,7 @@
 #include "runtime/hooks/hooks.hpp"
 #include "runtime/monitor/monitor_dispatch.hpp"
 #include "runtime/core/sys.hpp"
+#include "runtime/patching/attach_threads.hpp"
 
 using namespace callmon::rt;
 using callmon::format::UnwindReason;
@@ -85,7 +86,12 @@ void pg_enter_slow(ThreadState* s, uintptr_t fn, uintptr_t* slot, const uint64_t
     // shadow stack has no room for.
     return;
   }
-  if ((s->guard & kGuardStopped) || s->top == s->stack_limit) {
+  // Stopped by an attach's detach, and attached again since: a new file (attach_threads.hpp).
+  if ((s->guard & kGuardStopped) && !attach_revive(s)) {
+    if (s->header) __atomic_fetch_add(&s->header->lost_events, 1, __ATOMIC_RELAXED);
+    return;
+  }
+  if (s->top == s->stack_limit) {
     // Without a frame there would be no way back from the trampoline: the call is neither
     // redirected nor recorded, only counted.
     __atomic_fetch_add(&s->header->lost_events, 1, __ATOMIC_RELAXED);

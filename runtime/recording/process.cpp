@@ -239,7 +239,11 @@ bool setup_locked() {
     diag(msg);
     return false;
   }
-  if (pthread_key_create(&g_thread_key, thread_key_destructor) != 0) return false;
+  // Once per process: a second attach sets recording up again, and two keys would finish
+  // a thread's state twice at its exit.
+  static bool key_made = false;
+  if (!key_made && pthread_key_create(&g_thread_key, thread_key_destructor) != 0) return false;
+  key_made = true;
   filter_setup(o.select, g_proc.self_path);
   modules_rescan();
   entry_patch_flush_meta();  // what the start-up pass of --patch refused (entry_patch.hpp)
@@ -430,6 +434,25 @@ void recalibrate_at_exit() {
 }
 
 }  // namespace
+
+bool process_recording() {
+  return __atomic_load_n(&g_state, __ATOMIC_ACQUIRE) == kOn && !monitor_mode();
+}
+
+void process_end_for_attach() {
+  if (__atomic_load_n(&g_state, __ATOMIC_ACQUIRE) != kOn) return;
+  char line[128];
+  LineBuf b(line, sizeof line);
+  uint64_t t = read_ticks(), ns = monotonic_ns();
+  b.str("sync ").dec(t).ch(' ').dec(ns).str("\nexit ").dec(t).ch(' ').dec(ns).ch('\n');
+  meta_append(b.c_str(), static_cast<unsigned>(b.size()));
+  g_module_count = 0;  // the next attach writes every module line into its own meta file
+  __atomic_store_n(&g_state, kUnset, __ATOMIC_RELEASE);
+}
+
+void process_reset_for_attach() {
+  if (__atomic_load_n(&g_state, __ATOMIC_ACQUIRE) == kOff) __atomic_store_n(&g_state, kUnset, __ATOMIC_RELEASE);
+}
 
 void process_finish() {
   if (__atomic_load_n(&g_state, __ATOMIC_ACQUIRE) != kOn) return;

@@ -76,6 +76,15 @@ void fork_child_handler();
 // pthread_atfork child handler before the child's thread state is re-created.
 void process_after_fork_child();
 
+// Attach (runtime/patching/attach*.cpp). Whether this process image records now (not a
+// monitor). At detach, with the other threads stopped (no lock taken): `sync` and `exit`
+// lines (the recording ends here) and the state back to "not set up", for the next attach.
+// Before an attach: a process whose set-up found recording off (a hook ran with no options)
+// may be set up again.
+bool process_recording();
+void process_end_for_attach();
+void process_reset_for_attach();
+
 // At process exit (library destructor): `exit` and `sync` lines, END for this thread, and
 // in a process that ran long enough a second calibration (recalibrate_at_exit).
 void process_finish();

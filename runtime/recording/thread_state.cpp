@@ -20,6 +20,7 @@
 #include "runtime/monitor/monitor_dispatch.hpp"
 #include "runtime/recording/process.hpp"
 #include "runtime/core/sys.hpp"
+#include "runtime/patching/attach_threads.hpp"
 
 namespace callmon::rt {
 
@@ -220,6 +221,7 @@ void retire(ThreadState* s) {
 // Trims the file of a state whose thread has exited to the end of its data (records that
 // followed END included) and releases everything.
 void release(ThreadState* s) {
+  attach_forget_thread(s);
   if (s->header && s->chunk_base) {
     uint64_t end = chunk_offset(s, s->chunk_index) + static_cast<uint64_t>(s->cur - s->chunk_base);
     if (end > s->header->end_offset) s->header->end_offset = s->header->committed_end = end;
@@ -338,6 +340,7 @@ ThreadState* thread_setup() {
   pthread_setspecific(thread_key(), s);
   t_state = s;
   if (s->tid == g_proc.pid) __atomic_store_n(&g_main_state, s, __ATOMIC_RELEASE);
+  attach_note_thread(s);  // an attach's detach ends its file (attach_threads.hpp)
   return s;
 }
 

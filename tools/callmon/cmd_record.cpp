@@ -2,6 +2,7 @@
 // preloaded and records every instrumented call into DIR; exits with PROG's status.
 #include <limits.h>
 #include <regex.h>
+#include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -26,6 +27,7 @@
 #include "tools/callmon/program_args.hpp"
 #include "tools/callmon/privileged_program.hpp"
 #include "tools/callmon/program_launch.hpp"
+#include "tools/callmon/record_attach.hpp"
 #include "tools/callmon/sched_recorder.hpp"
 #include "tools/callmon/select_service.hpp"
 
@@ -51,6 +53,8 @@ struct RecordOptions {
   bool libcall = true;       // record calls into other modules (runtime CALLMON_LIBCALL)
   std::string patch;         // --patch: functions of unmodified code to patch (CALLMON_PATCH)
   std::string patch_module;  // --patch-module: libraries patched too (CALLMON_PATCH_MODULE)
+  pid_t pid = 0;             // -p: attach to this running process (record_attach.hpp)
+  double duration_s = 0;     // --duration with -p: detach after this long
   std::vector<std::string> command;
 };
 
@@ -177,9 +181,43 @@ int cannot_record(const RecordOptions& o, const std::string& program, const std:
   return ended->status;
 }
 
+// `record -p PID`: the recording options the runtime reads, as text, and the attach.
+int run_record_pid(const RecordOptions& o, const TscStart& tsc_start) {
+  const std::string cmd = "record";
+  if (!o.command.empty())
+    return fail(cmd, "-p attaches to a running process: give no program (" + o.command[0] + ")", 2);
+  if (!o.include.empty() || !o.exclude.empty() || !o.args.empty() || !o.retvals.empty() ||
+      o.auto_args)
+    return fail(cmd, "--include, --exclude, -A, -R and --auto-args are not available with -p yet", 2);
+  if (o.duration_s < 0) return fail(cmd, "--duration must not be negative", 2);
+  // Before DIR is made: no empty recording directory for a typo.
+  if (::kill(o.pid, 0) != 0 && errno == ESRCH)
+    return fail(cmd, "no process with id " + std::to_string(o.pid));
+  auto lib = find_runtime();
+  if (!lib) return fail(cmd, lib.error());
+  std::error_code ec;
+  fs::path runtime = fs::canonical(*lib, ec);
+  if (ec) return fail(cmd, *lib + ": " + ec.message());
+  fs::path dir = fs::absolute(o.dir, ec);
+  if (auto st = prepare_dir(dir, o.shared ? format::kSharedDirMode : format::kPrivateDirMode); !st)
+    return fail(cmd, st.error());
+  std::string options;
+  for (const std::string& line : program_env(runtime.string(), dir.string(), o, "", tsc_start))
+    if (line.rfind("CALLMON_", 0) == 0 && line.rfind("CALLMON_DIR=", 0) != 0) options += line + "\n";
+  AttachRequest rq;
+  rq.pid = o.pid;
+  rq.duration_s = o.duration_s;
+  rq.dir = dir.string();
+  rq.options = options;
+  rq.runtime = runtime.string();
+  return run_record_attach(rq);
+}
+
 int run_record(const RecordOptions& o) {
   const std::string cmd = "record";
   const TscStart tsc_start = tsc_measure_start();
+  if (o.pid != 0) return run_record_pid(o, tsc_start);
+  if (o.duration_s != 0) return fail(cmd, "--duration goes with -p PID", 2);
   if (o.command.empty()) return fail(cmd, "no program given: callmon record [-o DIR] -- PROG [ARGS...]", 2);
   analysis::FilterSet names;
   for (auto [patterns, slot] : {std::pair{&o.include, &names.include}, std::pair{&o.exclude, &names.exclude}}) {
@@ -320,8 +358,15 @@ CommandRegistration registration_record{"record", [](CLI::App& app, int& status)
   sub->add_flag("--untraced-ok", o->untraced_ok,
                 "If DIR cannot be created or written, run the program untraced with a warning "
                 "instead of failing");
-  add_program_option(sub, o->command, "PROG [ARGS...] (put -- before PROG)", true);
+  sub->add_option("-p,--pid", o->pid,
+                  "Attach to running process PID instead of starting a program; record until "
+                  "Ctrl-C or --duration, then detach (the program goes on unpatched)")
+      ->check(CLI::Range(1, 1 << 30));
+  sub->add_option("--duration", o->duration_s, "With -p: detach after SECONDS")
+      ->type_name("SECONDS");
+  add_program_option(sub, o->command, "PROG [ARGS...] (put -- before PROG)", false);
   sub->footer("Example: callmon record -o fib.data -- ./fib 30\n"
+              "         callmon record -o server.data -p 4242 --duration 10\n"
               "The program keeps its stdin, stdout, stderr and signals; callmon exits with its "
               "status (128+signal if it was killed).");
   sub->callback([o, &status] { status = run_record(*o); });

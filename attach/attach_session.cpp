@@ -1,0 +1,287 @@
+// attach_begin / attach_end: the ptrace side of `callmon record -p` (see attach_session.hpp).
+#include "attach/attach_session.hpp"
+
+#include <dlfcn.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstring>
+#include <fstream>
+#include <vector>
+
+#include "attach/remote_call.hpp"
+#include "attach/remote_symbols.hpp"
+#include "attach/thread_group.hpp"
+#include "callmon/attach_abi.hpp"
+
+namespace callmon::attach {
+namespace {
+
+using attach_abi::Patch;
+using attach_abi::Reply;
+
+uint64_t now_ns() {
+  timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return static_cast<uint64_t>(ts.tv_sec) * 1000000000ull + static_cast<uint64_t>(ts.tv_nsec);
+}
+
+std::string read_cstring(const ThreadGroup& g, uint64_t addr, size_t max = 1024) {
+  std::string s;
+  char c;
+  while (addr && s.size() < max && g.mem().read(addr + s.size(), &c, 1) && c) s.push_back(c);
+  return s;
+}
+
+struct Entry {
+  uint64_t start = 0, prestop = 0, stop = 0;
+};
+
+// Loads the runtime in the caller's thread (dlopen returns the loaded one again) and looks
+// its entry points up.
+Result<Entry> load_runtime(ThreadGroup& g, RemoteCall& call, const std::string& runtime) {
+  auto fns = find_loader_functions(g.pid());
+  if (!fns) return Error{fns.error()};
+  uint64_t path = call.put_string(runtime);
+  if (!path) return Error{"cannot write to the stack of process " + std::to_string(g.pid())};
+  auto handle = call.call(fns->dlopen, {path, RTLD_NOW});
+  if (!handle) return Error{handle.error()};
+  if (*handle == 0) {
+    std::string why;
+    if (fns->dlerror)
+      if (auto msg = call.call(fns->dlerror, {})) why = read_cstring(g, *msg);
+    return Error{"the program could not load " + runtime + (why.empty() ? "" : ": " + why)};
+  }
+  Entry e;
+  for (auto [name, slot] : {std::pair{attach_abi::kStartSymbol, &e.start},
+                            std::pair{attach_abi::kPrestopSymbol, &e.prestop},
+                            std::pair{attach_abi::kStopSymbol, &e.stop}}) {
+    uint64_t str = call.put_string(name);
+    auto addr = call.call(fns->dlsym, {*handle, str});
+    if (!addr) return Error{addr.error()};
+    if (*addr == 0) return Error{runtime + " has no " + name + " (a runtime from another callmon)"};
+    *slot = *addr;
+  }
+  return e;
+}
+
+Result<Reply> read_reply(const ThreadGroup& g, uint64_t addr) {
+  Reply r{};
+  if (!addr || !g.mem().read(addr, &r, sizeof r) || r.version != attach_abi::kVersion)
+    return Error{"the runtime's answer cannot be read (a runtime from another callmon?)"};
+  r.message[sizeof r.message - 1] = 0;
+  return r;
+}
+
+Result<std::vector<Patch>> read_patches(const ThreadGroup& g, const Reply& r) {
+  std::vector<Patch> patches(r.patch_count);
+  if (r.patch_count &&
+      !g.mem().read(r.patches, patches.data(), patches.size() * sizeof(Patch)))
+    return Error{"the runtime's list of patches cannot be read"};
+  std::sort(patches.begin(), patches.end(),
+            [](const Patch& a, const Patch& b) { return a.addr < b.addr; });
+  return patches;
+}
+
+// Whether `rip` lies strictly inside a code patch (past its first byte): a thread resumed
+// there would run the middle of the new instruction.
+bool inside_code_patch(const std::vector<Patch>& patches, uint64_t rip) {
+  auto it = std::upper_bound(patches.begin(), patches.end(), rip,
+                             [](uint64_t a, const Patch& p) { return a < p.addr; });
+  if (it == patches.begin()) return false;
+  --it;
+  return it->kind == attach_abi::kSledCall && rip > it->addr && rip < it->addr + it->len;
+}
+
+// Writes each patch's new bytes (install) or old bytes (undo) where the other ones are.
+// Every thread is stopped. Code patches close together (sleds are a few dozen bytes apart)
+// are done one window of up to a page at a time, one read and one write for all of them:
+// the bytes between are written back as they were read, and nothing else runs meanwhile.
+// GOT words, in data the program may share, are written one by one. Returns how many were
+// left alone.
+uint64_t write_patches(const ThreadGroup& g, const std::vector<Patch>& patches, bool install) {
+  constexpr uint64_t kWindow = 4096;
+  uint64_t skipped = 0;
+  std::vector<uint8_t> buf;
+  for (size_t i = 0; i < patches.size();) {
+    const Patch& first = patches[i];
+    size_t end = i + 1;
+    if (first.kind == attach_abi::kSledCall)
+      while (end < patches.size() && patches[end].kind == attach_abi::kSledCall &&
+             patches[end].addr + patches[end].len - first.addr <= kWindow &&
+             patches[end].addr >= patches[end - 1].addr + patches[end - 1].len)
+        ++end;
+    const uint64_t lo = first.addr;
+    const uint64_t hi = patches[end - 1].addr + patches[end - 1].len;
+    buf.resize(hi - lo);
+    if (!g.mem().read(lo, buf.data(), buf.size())) {
+      skipped += end - i;
+      i = end;
+      continue;
+    }
+    bool dirty = false;
+    for (size_t k = i; k < end; ++k) {
+      const Patch& p = patches[k];
+      uint8_t* at = buf.data() + (p.addr - lo);
+      if (std::memcmp(at, install ? p.old_bytes : p.new_bytes, p.len) != 0) {
+        ++skipped;
+        continue;
+      }
+      std::memcpy(at, install ? p.new_bytes : p.old_bytes, p.len);
+      dirty = true;
+    }
+    if (dirty && !g.mem().write(lo, buf.data(), buf.size())) skipped += end - i;
+    i = end;
+  }
+  return skipped;
+}
+
+bool runtime_loaded(pid_t pid, const std::string& runtime) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/maps");
+  std::string line;
+  while (std::getline(in, line))
+    if (line.size() >= runtime.size() && line.compare(line.size() - runtime.size(), runtime.size(), runtime) == 0)
+      return true;
+  return false;
+}
+
+}  // namespace
+
+Result<AttachFigures> attach_begin(pid_t pid, const std::string& runtime, const std::string& dir,
+                                   const std::string& options) {
+  AttachFigures fig;
+  const uint64_t t0 = now_ns();
+  if (pid == getpid()) return Error{"process " + std::to_string(pid) + " is callmon itself"};
+  ThreadGroup g;
+  if (auto st = g.seize(pid); !st) return Error{st.error()};
+  pid_t caller = g.pick_caller();
+  if (!g.stop(caller)) return Error{"process " + std::to_string(pid) + " exited during the attach"};
+  std::vector<Patch> patches;
+  Entry entry;
+  {
+    RemoteCall call(g, caller);
+    if (!call.ok()) return Error{"cannot read the registers of thread " + std::to_string(caller)};
+    auto loaded = load_runtime(g, call, runtime);
+    if (!loaded) return Error{loaded.error()};
+    entry = *loaded;
+    uint64_t text = call.put_string(options + "CALLMON_DIR=" + dir + "\n");
+    auto addr = call.call(entry.start, {text});
+    if (!addr) return Error{addr.error()};
+    auto reply = read_reply(g, *addr);
+    if (!reply) return Error{reply.error()};
+    if (reply->status == attach_abi::kAlready)
+      return Error{"process " + std::to_string(pid) + " is already being recorded: " + reply->message};
+    if (reply->status != attach_abi::kOk) return Error{reply->message};
+    auto list = read_patches(g, *reply);
+    if (!list) return Error{list.error()};
+    patches = std::move(list).value();
+    fig.sleds = reply->sleds;
+    fig.got_pg = reply->got_pg;
+    fig.got_cyg = reply->got_cyg;
+    fig.got_unwind = reply->got_unwind;
+    fig.refused = reply->refused;
+    fig.session = reply->session;
+  }  // the caller's registers are back
+  const uint64_t ts = now_ns();
+  if (!g.stop_all()) {
+    if (g.gone()) return Error{"process " + std::to_string(pid) + " exited during the attach"};
+    // Nothing patched, so no thread records: the session can be ended with the others
+    // running.
+    g.stop(caller);
+    RemoteCall call(g, caller);
+    (void)call.call(entry.stop, {});
+    return Error{"a thread of process " + std::to_string(pid) +
+                 " did not stop within 5 s (uninterruptible sleep?); nothing was patched"};
+  }
+  g.for_each_stopped([&](pid_t tid) {
+    ++fig.threads;
+    user_regs_struct r{};
+    bool moved = false;
+    for (int i = 0; i < 16 && g.get_regs(tid, &r) && inside_code_patch(patches, r.rip); ++i) {
+      if (!g.step(tid)) break;
+      moved = true;
+    }
+    fig.stepped += moved;
+  });
+  fig.skipped = write_patches(g, patches, true);
+  g.detach_all();
+  fig.stopped_ns = now_ns() - ts;
+  fig.total_ns = now_ns() - t0;
+  return fig;
+}
+
+Result<AttachFigures> attach_end(pid_t pid, const std::string& runtime) {
+  AttachFigures fig;
+  const uint64_t t0 = now_ns();
+  if (!runtime_loaded(pid, runtime))
+    return Error{"process " + std::to_string(pid) + " is not being recorded (" + runtime +
+                 " is not loaded in it)"};
+  ThreadGroup g;
+  if (auto st = g.seize(pid); !st) return Error{st.error()};
+  pid_t caller = g.pick_caller();
+  if (!g.stop(caller)) return Error{"the program exited"};
+  Entry entry;
+  std::vector<Patch> patches;
+  Reply state{};
+  {
+    RemoteCall call(g, caller);
+    if (!call.ok()) return Error{"cannot read the registers of thread " + std::to_string(caller)};
+    auto e = load_runtime(g, call, runtime);
+    if (!e) return Error{e.error()};
+    entry = *e;
+    auto addr = call.call(entry.prestop, {});
+    if (!addr) return Error{addr.error()};
+    auto reply = read_reply(g, *addr);
+    if (!reply) return Error{reply.error()};
+    if (reply->status != attach_abi::kOk)
+      return Error{"process " + std::to_string(pid) + ": " + reply->message};
+    state = *reply;
+    auto list = read_patches(g, state);
+    if (!list) return Error{list.error()};
+    patches = std::move(list).value();
+  }
+  bool undone = false;
+  for (;;) {
+    const uint64_t ts = now_ns();
+    if (!g.stop_all())
+      return Error{g.gone() ? std::string("the program exited")
+                            : "a thread of process " + std::to_string(pid) +
+                                  " did not stop within 5 s (uninterruptible sleep?); still "
+                                  "recording, try again"};
+    if (!undone) {
+      fig.skipped = write_patches(g, patches, false);
+      undone = true;
+    }
+    // No thread may be inside the runtime's code (a hook on its way) when its file ends:
+    // let them run out of it.
+    bool in_runtime = false;
+    fig.threads = 0;
+    g.for_each_stopped([&](pid_t tid) {
+      ++fig.threads;
+      user_regs_struct r{};
+      if (g.get_regs(tid, &r) && r.rip >= state.text_lo && r.rip < state.text_hi) in_runtime = true;
+    });
+    attach_abi::Status status = attach_abi::kBusy;
+    if (!in_runtime) {
+      RemoteCall call(g, caller);
+      auto addr = call.call(entry.stop, {});
+      if (!addr) return Error{addr.error()};
+      auto reply = read_reply(g, *addr);
+      if (!reply) return Error{reply.error()};
+      status = static_cast<attach_abi::Status>(reply->status);
+      if (status != attach_abi::kOk && status != attach_abi::kBusy) return Error{reply->message};
+      fig.session = state.session;
+    }
+    fig.stopped_ns = std::max(fig.stopped_ns, now_ns() - ts);
+    if (status == attach_abi::kOk) break;
+    if (++fig.retries > 500) return Error{"a thread stayed inside the runtime's hooks; try again"};
+    g.resume_all();
+    usleep(1000);
+  }
+  g.detach_all();
+  fig.total_ns = now_ns() - t0;
+  return fig;
+}
+
+}  // namespace callmon::attach

@@ -1,0 +1,38 @@
+// One `callmon record -p PID` session on the ptrace side (docs/patching.md, "Attaching"):
+// begin() loads the runtime into the running program, has it set the recording up and
+// writes the patches it lists with every thread stopped, then lets the program go (no
+// ptrace while it records); end() attaches again, undoes every patch with every thread
+// stopped, has the runtime end the recording, and detaches.
+#pragma once
+
+#include <sys/types.h>
+
+#include <cstdint>
+#include <string>
+
+#include "format/result.hpp"
+
+namespace callmon::attach {
+
+struct AttachFigures {
+  uint64_t sleds = 0, got_pg = 0, got_cyg = 0, got_unwind = 0, refused = 0;
+  uint64_t skipped = 0;       // patches not written/undone: the bytes were not as expected
+  uint64_t stopped_ns = 0;    // how long every thread was stopped (the longest stop)
+  uint64_t total_ns = 0;      // from the first ptrace call to the detach
+  uint32_t threads = 0;       // threads stopped
+  uint32_t stepped = 0;       // threads moved out of a sled before it was patched
+  uint32_t retries = 0;       // end(): stops retried because a thread was in the runtime
+  uint32_t session = 0;
+};
+
+// Starts recording process `pid` into `dir` (absolute, existing) with the runtime at
+// `runtime` (libcallmon.so) and `options` ("CALLMON_X=value\n" lines; CALLMON_DIR is
+// added). Errors are one-line reasons; the program is left running unchanged.
+Result<AttachFigures> attach_begin(pid_t pid, const std::string& runtime, const std::string& dir,
+                                   const std::string& options);
+
+// Stops the recording attach_begin started: patches undone, files ended, detached. Errors:
+// the process is gone (its recording ended at its exit) or ptrace failed.
+Result<AttachFigures> attach_end(pid_t pid, const std::string& runtime);
+
+}  // namespace callmon::attach

@@ -1,0 +1,64 @@
+// What `callmon record -p PID` (attach/, the ptrace side) and the runtime it loads into the
+// running program (runtime/patching/attach*.cpp) exchange through the program's memory.
+// The tool calls the runtime's exported entry points in one of the program's threads and
+// reads the Reply they return a pointer to; the patches themselves (code bytes of nop sleds,
+// GOT words of the hooks' imports) are written and undone by the tool, through
+// /proc/PID/mem, while every thread of the program is stopped (docs/patching.md,
+// "Attaching"). Plain data only: both sides are x86-64 and built from the same tree.
+#pragma once
+
+#include <cstdint>
+
+namespace callmon::attach_abi {
+
+inline constexpr uint32_t kVersion = 1;
+
+// The entry points, looked up with dlsym in the loaded runtime. Each returns a Reply*.
+//   callmon_attach_start(const char* options): options "CALLMON_X=value\n..." (the
+//       variables `callmon record` sets); sets the recording up and prepares the patches.
+//   callmon_attach_prestop(): the work of the stop that takes locks (module lines), while
+//       the program's threads run.
+//   callmon_attach_stop(): with every other thread stopped and the patches undone: ends
+//       every thread's file and the process's meta file. kBusy: a thread is inside a hook;
+//       let the threads run a moment and call again.
+inline constexpr const char* kStartSymbol = "callmon_attach_start";
+inline constexpr const char* kPrestopSymbol = "callmon_attach_prestop";
+inline constexpr const char* kStopSymbol = "callmon_attach_stop";
+
+enum Status : int32_t {
+  kOk = 0,
+  kError = 1,    // message says why; nothing was changed
+  kAlready = 2,  // the process is being recorded already (message says by what)
+  kBusy = 3,     // stop only: try again
+};
+
+enum PatchKind : uint32_t {
+  kSledCall = 0,  // a nop sled becomes `call rel32` to the -pg entry trampoline
+  kGotWord = 1,   // a GOT word of mcount/__fentry__/__cyg_profile_func_* (or of a function
+                  // the runtime interposes: the unwinder's, longjmp) gets the runtime's
+};
+
+struct Patch {
+  uint64_t addr;
+  uint32_t len;   // 5 (kSledCall) or 8 (kGotWord)
+  uint32_t kind;
+  uint8_t old_bytes[8];  // what is there now (and goes back at detach)
+  uint8_t new_bytes[8];
+};
+
+struct Reply {
+  uint32_t version;
+  int32_t status;
+  uint64_t patches;      // address of Patch[patch_count] in the program
+  uint32_t patch_count;
+  uint32_t session;      // 1 for the first attach to this process, then 2, ...
+  uint64_t sleds;        // sled sites to patch
+  uint64_t got_pg;       // GOT words of mcount / __fentry__
+  uint64_t got_cyg;      // GOT words of __cyg_profile_func_enter / _exit
+  uint64_t got_unwind;   // GOT words of the unwinder's, longjmp's, backtrace's functions
+  uint64_t refused;      // sled sites left alone (not a known nop, not a function entry)
+  uint64_t text_lo, text_hi;  // the runtime's own code: no thread may be stopped there at stop
+  char message[1024];    // why, for kError and kAlready; warnings for kOk
+};
+
+}  // namespace callmon::attach_abi

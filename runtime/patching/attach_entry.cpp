@@ -1,0 +1,149 @@
+// The runtime's entry points for `callmon record -p PID` (callmon/attach_abi.hpp; design in
+// docs/patching.md, "Attaching"). The tool loads libcallmon.so into the running program
+// (dlopen, called in one of its threads) and calls these there:
+//   start    while the other threads run: options, the recording's set-up (meta file,
+//            calibration, module lines) and the list of patches, which the tool then
+//            writes with every thread stopped;
+//   prestop  while they run: module lines of what was loaded since (takes the loader's lock);
+//   stop     with every other thread stopped and the patches undone: END of every
+//            thread's file, `exit` in the meta file. No lock, no allocation.
+// Nothing is ever unloaded: a -pg call open at the detach still returns through the
+// runtime's exit trampoline, which then only hands back the real return address.
+#include <elf.h>
+#include <link.h>
+#include <string.h>
+
+#include "callmon/attach_abi.hpp"
+#include "runtime/calibration/calibration.hpp"
+#include "runtime/core/options.hpp"
+#include "runtime/core/runtime_scope.hpp"
+#include "runtime/core/sys.hpp"
+#include "runtime/interposers/interpose.hpp"
+#include "runtime/patching/attach_sites.hpp"
+#include "runtime/patching/attach_threads.hpp"
+#include "runtime/recording/process.hpp"
+
+extern "C" uintptr_t callmon_pg_forward_mcount;  // hooks_pg.cpp
+extern "C" uintptr_t callmon_pg_forward_fentry;
+extern "C" void callmon_pg_return();
+
+#define CALLMON_ATTACH_EXPORT extern "C" __attribute__((visibility("default")))
+
+using namespace callmon;
+using namespace callmon::rt;
+
+namespace {
+
+attach_abi::Reply g_reply;
+AttachSites g_sites;
+unsigned g_sessions = 0;  // attaches so far
+char g_dir[4096];         // of the session recording now
+
+const attach_abi::Reply* reply(attach_abi::Status status, const char* a = nullptr,
+                               const char* b = nullptr, const char* c = nullptr) {
+  g_reply.version = attach_abi::kVersion;
+  g_reply.status = status;
+  LineBuf m(g_reply.message, sizeof g_reply.message);
+  if (a) m.str(a);
+  if (b) m.str(b);
+  if (c) m.str(c);
+  return &g_reply;
+}
+
+// The runtime's own code, where no thread may be stopped when its files are ended.
+void note_text_range() {
+  g_reply.text_lo = g_reply.text_hi = 0;
+  const auto here = reinterpret_cast<uintptr_t>(&callmon_pg_return);
+  dl_iterate_phdr([](dl_phdr_info* info, size_t, void* p) {
+    const auto addr = *static_cast<const uintptr_t*>(p);
+    for (int i = 0; i < info->dlpi_phnum; ++i) {
+      const ElfW(Phdr)& ph = info->dlpi_phdr[i];
+      uintptr_t a = info->dlpi_addr + ph.p_vaddr;
+      if (ph.p_type == PT_LOAD && (ph.p_flags & PF_X) && addr >= a && addr < a + ph.p_memsz) {
+        g_reply.text_lo = a;
+        g_reply.text_hi = a + ph.p_memsz;
+        return 1;
+      }
+    }
+    return 0;
+  }, const_cast<uintptr_t*>(&here));
+}
+
+}  // namespace
+
+CALLMON_ATTACH_EXPORT const attach_abi::Reply* callmon_attach_start(const char* options) {
+  ErrnoSaver es;
+  RuntimeScope rs;
+  memset(&g_reply, 0, sizeof g_reply);
+  if (attach_session() != 0)
+    return reply(attach_abi::kAlready, "it is being recorded by another `callmon record -p` (into ",
+                 g_dir, ")");
+  const char* env_dir = env_get("CALLMON_DIR");
+  if (process_recording() || (env_dir && env_dir[0]))
+    return reply(attach_abi::kAlready, "it was started under `callmon record` (recording into ",
+                 env_dir ? env_dir : g_proc.dir, ")");
+  set_options_text(options);
+  const Options o = read_options();
+  if (!o.dir[0]) {
+    set_options_text(nullptr);
+    return reply(attach_abi::kError, "no recording directory given");
+  }
+  copy_str(g_dir, sizeof g_dir, o.dir);
+  attach_collect_sites(&g_sites);
+  if (g_sites.failure) {
+    set_options_text(nullptr);
+    return reply(attach_abi::kError, g_sites.failure);
+  }
+  // The calibration measures the hooks the program will call.
+  if (g_sites.sleds || g_sites.got_pg) g_pg_hooks = true;
+  process_reset_for_attach();
+  attach_set_session(++g_sessions);
+  if (!process_setup()) {
+    attach_set_session(0);
+    set_options_text(nullptr);
+    return reply(attach_abi::kError, "cannot set the recording up in ", o.dir,
+                 " (the program's stderr says why)");
+  }
+  // Forwarding to glibc's mcount was set up at load time, when nothing was recorded.
+  __atomic_store_n(&callmon_pg_forward_mcount, 0, __ATOMIC_RELEASE);
+  __atomic_store_n(&callmon_pg_forward_fentry, 0, __ATOMIC_RELEASE);
+  note_text_range();
+  g_reply.patches = reinterpret_cast<uint64_t>(g_sites.patches);
+  g_reply.patch_count = g_sites.count;
+  g_reply.session = g_sessions;
+  g_reply.sleds = g_sites.sleds;
+  g_reply.got_pg = g_sites.got_pg;
+  g_reply.got_cyg = g_sites.got_cyg;
+  g_reply.got_unwind = g_sites.got_unwind;
+  g_reply.refused = g_sites.refused;
+  return reply(attach_abi::kOk);
+}
+
+CALLMON_ATTACH_EXPORT const attach_abi::Reply* callmon_attach_prestop() {
+  ErrnoSaver es;
+  RuntimeScope rs;
+  memset(&g_reply.message, 0, sizeof g_reply.message);
+  if (attach_session() == 0) return reply(attach_abi::kError, "not recording");
+  modules_rescan();
+  note_text_range();
+  g_reply.patches = reinterpret_cast<uint64_t>(g_sites.patches);
+  g_reply.patch_count = g_sites.count;
+  g_reply.session = attach_session();
+  return reply(attach_abi::kOk);
+}
+
+CALLMON_ATTACH_EXPORT const attach_abi::Reply* callmon_attach_stop() {
+  ErrnoSaver es;
+  RuntimeScope rs;
+  if (attach_session() == 0) return reply(attach_abi::kError, "not recording");
+  if (attach_threads_busy()) return reply(attach_abi::kBusy, "a thread is inside a hook");
+  attach_end_threads();
+  process_end_for_attach();
+  attach_set_session(0);
+  set_options_text(nullptr);
+  // A caller of mcount/__fentry__ still on its way (it read the GOT before the detach)
+  // goes to glibc's, as before the attach.
+  __atomic_store_n(&callmon_pg_forward_mcount, g_real.mcount_, __ATOMIC_RELEASE);
+  __atomic_store_n(&callmon_pg_forward_fentry, g_real.fentry_, __ATOMIC_RELEASE);
+  return reply(attach_abi::kOk);
+}

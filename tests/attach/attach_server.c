@@ -1,0 +1,99 @@
+/* A server-like fixture for `callmon record -p` (tests/attach/run_attach.py): a main thread
+ * reads requests from stdin, one per line, and hands each to a pool of worker threads; it
+ * waits for the answer and prints it, so the output is the same whatever the threads do.
+ *
+ *   W <k>   work: serve(k) calls step(i) for i < k, each step calls leaf once:
+ *           exactly 1 + 2k calls of the fixture's functions per request
+ *   H       hold: serve_hold() blocks reading one byte from the file descriptor given as
+ *           argv[1] (the test keeps the call open across a detach, then writes the byte)
+ *   Q       quit: the workers end, the program prints its total and exits with status 3
+ *
+ * Built with nop sleds (-fpatchable-function-entry=5), -pg -mfentry, -pg, or
+ * -finstrument-functions; noinline keeps every call a call at -O2. */
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define WORKERS 3
+#define NOINLINE __attribute__((noinline))
+
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t cond = PTHREAD_COND_INITIALIZER;
+static char pending_kind;  /* 0: none; 'W', 'H' or 'Q' */
+static long pending_arg;
+static int answered;
+static int hold_fd = 3;
+static long answer;
+
+NOINLINE long leaf(long x) {
+  __asm__ volatile("" ::: "memory");
+  return x * 3 + 1;
+}
+
+NOINLINE long step(long i) { return leaf(i) % 1000003; }
+
+NOINLINE long serve(long k) {
+  long sum = 0;
+  for (long i = 0; i < k; ++i) sum += step(i);
+  return sum;
+}
+
+NOINLINE long serve_hold(void) {
+  char c = 0;
+  if (read(hold_fd, &c, 1) != 1) return -1;
+  return c;
+}
+
+static void* worker(void* arg) {
+  (void)arg;
+  pthread_mutex_lock(&lock);
+  for (;;) {
+    while (pending_kind == 0) pthread_cond_wait(&cond, &lock);
+    char kind = pending_kind;
+    long k = pending_arg;
+    if (kind == 'Q') break;  /* left pending: the other workers see it too */
+    pending_kind = 0;
+    pthread_mutex_unlock(&lock);
+    long r = kind == 'H' ? serve_hold() : serve(k);
+    pthread_mutex_lock(&lock);
+    answer = r;
+    answered = 1;
+    pthread_cond_broadcast(&cond);
+  }
+  pthread_mutex_unlock(&lock);
+  return NULL;
+}
+
+int main(int argc, char** argv) {
+  if (argc > 1) hold_fd = atoi(argv[1]);
+  pthread_t threads[WORKERS];
+  for (int i = 0; i < WORKERS; ++i) pthread_create(&threads[i], NULL, worker, NULL);
+  setvbuf(stdout, NULL, _IOLBF, 0);
+  printf("ready\n");
+  char line[64];
+  long n = 0, total = 0;
+  while (fgets(line, sizeof line, stdin)) {
+    char kind = line[0];
+    if (kind != 'W' && kind != 'H' && kind != 'Q') continue;
+    pthread_mutex_lock(&lock);
+    pending_kind = kind;
+    pending_arg = kind == 'W' ? atol(line + 1) : 0;
+    pthread_cond_broadcast(&cond);
+    if (kind == 'Q') {
+      pthread_mutex_unlock(&lock);
+      break;
+    }
+    answered = 0;
+    while (!answered) pthread_cond_wait(&cond, &lock);
+    long r = answer;
+    pthread_mutex_unlock(&lock);
+    ++n;
+    total += r;
+    printf("ok %ld %ld\n", n, r);
+  }
+  for (int i = 0; i < WORKERS; ++i) pthread_join(threads[i], NULL);
+  printf("served %ld requests, total %ld\n", n, total);
+  return 3;
+}

@@ -1,0 +1,372 @@
+#!/usr/bin/env python3
+"""End-to-end tests of `callmon record -p PID` (docs/record.md, docs/patching.md "Attaching").
+
+attach_server.c, built one way per --build (nop sleds of -fpatchable-function-entry or
+-mnop-mcount, -pg -mfentry, -pg, -finstrument-functions) with --cc, is driven request by request through a pipe:
+  counts  attach while every thread is blocked (main in read, workers in a condition wait),
+          let it serve requests, detach, serve more, attach again, serve, detach, quit. Its
+          output and exit status must be those of a run without attach, and each recording
+          must count exactly the calls of the requests served while attached.
+  open    detach while a request is in progress (a call open, and in the -pg modes its
+          return address pointing into the runtime), then let it finish: output intact.
+  fork    attach_fork.c: a child forked while attached records into its own files.
+  churn   attach_churn.c: threads created and ending all the time, across two attaches.
+  unwind  attach_throw.cpp (--cc a C++ compiler): exceptions and longjmp through recorded
+          calls while attached; output, status and counts as without attach.
+  errors  (build-independent) a missing PID, a static program (no C library to load the
+          runtime with), callmon itself, a process started under `callmon record`, and a
+          second attach while one is recording: each one line, non-zero status.
+Exit 0 passed, 1 failed, 77 skipped (compiler missing, ptrace not permitted).
+"""
+import argparse
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+SOURCE = os.path.join(HERE, "attach_server.c")
+THROW_SOURCE = os.path.join(HERE, "attach_throw.cpp")
+CHURN_SOURCE = os.path.join(HERE, "attach_churn.c")
+FORK_SOURCE = os.path.join(HERE, "attach_fork.c")
+
+BUILDS = {
+    "sled": ["-fpatchable-function-entry=5"],
+    "fentry": ["-pg", "-mfentry"],
+    "pg": ["-pg"],
+    "cyg": ["-finstrument-functions"],
+    "plain": [],
+    # gcc only, not position-independent; linked without -pg (docs/modes.md, "Nop sleds")
+    "nopmcount": ["-fno-pie", "-pg", "-mfentry", "-mnop-mcount", "-mrecord-mcount"],
+}
+
+FAILURES = []
+
+
+def expect(cond, what):
+    if not cond:
+        FAILURES.append(what)
+        print("FAIL:", what, file=sys.stderr)
+    return cond
+
+
+def build(cc, work, kind, source=SOURCE):
+    name = os.path.splitext(os.path.basename(source))[0]
+    exe = os.path.join(work, f"{name}_{os.path.basename(cc)}_{kind}")
+    if kind == "nopmcount":
+        subprocess.run([cc, "-O2", "-g", "-pthread", *BUILDS[kind], "-c", "-o", exe + ".o",
+                        source], check=True)
+        subprocess.run([cc, "-no-pie", "-pthread", "-o", exe, exe + ".o"], check=True)
+        return exe
+    subprocess.run([cc, "-O2", "-g", "-pthread", *BUILDS[kind], "-o", exe, source], check=True)
+    return exe
+
+
+class Server:
+    """The fixture, with its requests written to stdin and its answers read one by one."""
+
+    def __init__(self, exe, prefix=()):
+        self.hold_r, self.hold_w = os.pipe()
+        self.p = subprocess.Popen([*prefix, exe, str(self.hold_r)], stdin=subprocess.PIPE,
+                                  stdout=subprocess.PIPE, text=True, bufsize=1,
+                                  pass_fds=(self.hold_r,))
+        self.lines = [self.p.stdout.readline()]
+
+    @property
+    def pid(self):
+        return self.p.pid
+
+    def send(self, line):
+        self.p.stdin.write(line + "\n")
+        self.p.stdin.flush()
+
+    def request(self, line):
+        self.send(line)
+        self.lines.append(self.p.stdout.readline())
+
+    def finish(self):
+        self.send("Q")
+        self.lines += self.p.stdout.readlines()
+        status = self.p.wait(timeout=30)
+        os.close(self.hold_r)
+        os.close(self.hold_w)
+        return "".join(self.lines), status
+
+
+def blocked_in(pid, syscall_nr, fd=None):
+    """Whether some thread of `pid` is blocked in system call `syscall_nr` (on `fd`)."""
+    for tid in os.listdir(f"/proc/{pid}/task"):
+        try:
+            fields = open(f"/proc/{pid}/task/{tid}/syscall").read().split()
+        except OSError:
+            continue
+        if fields and fields[0] == str(syscall_nr) and (fd is None or int(fields[1], 16) == fd):
+            return True
+    return False
+
+
+def wait_blocked(pid, syscall_nr, fd=None):
+    for _ in range(500):
+        if blocked_in(pid, syscall_nr, fd):
+            return True
+        time.sleep(0.01)
+    return False
+
+
+class Attach:
+    """`callmon record -p PID` in the background, until stop()."""
+
+    def __init__(self, callmon, pid, out):
+        self.p = subprocess.Popen([callmon, "record", "-p", str(pid), "-o", out],
+                                  stderr=subprocess.PIPE, text=True)
+        self.first = self.p.stderr.readline()
+
+    def stop(self):
+        self.p.send_signal(signal.SIGINT)
+        _, err = self.p.communicate(timeout=60)
+        return self.p.returncode, self.first + err
+
+
+def counts(callmon, data):
+    r = subprocess.run([callmon, "report", "--format=json", "-d", data], capture_output=True,
+                       text=True, timeout=60)
+    if not expect(r.returncode == 0, f"report on {data}: {r.stderr.strip()}"):
+        return {}
+    return {f["short_name"]: f["calls"] for f in json.loads(r.stdout)["functions"]}
+
+
+def info_ok(callmon, data):
+    r = subprocess.run([callmon, "info", "-d", data], capture_output=True, text=True, timeout=60)
+    expect(r.returncode == 0 and "problems:  none" in r.stdout,
+           f"info on {data}: {r.returncode} {r.stdout[-400:]} {r.stderr}")
+    expect("detached while it ran on" in r.stdout, f"info on {data} says it was detached")
+    r = subprocess.run([callmon, "replay", "-d", data], capture_output=True, text=True,
+                       timeout=60)
+    expect(r.returncode == 0, f"replay on {data}: {r.stderr.strip()}")
+
+
+def reference(exe, script):
+    s = Server(exe)
+    for line in script:
+        s.request(line)
+    return s.finish()
+
+
+def case_counts(a, exe):
+    # k differs per phase so a call counted in the wrong recording shows.
+    before, first, between, second, after = (["W 5"] * 2, ["W 7"] * 3, ["W 4"], ["W 9"] * 2,
+                                             ["W 3"])
+    ref_out, ref_status = reference(exe, before + first + between + second + after)
+    s = Server(exe)
+    for line in before:
+        s.request(line)
+    # Every thread is blocked: main in read(0), the workers in a condition wait.
+    expect(wait_blocked(s.pid, 0, 0), "the server's main thread blocks in read")
+    runs = []
+    for n, script, k in ((1, first, 7), (2, second, 9)):
+        data = os.path.join(a.work, f"{os.path.basename(exe)}.{n}")
+        att = Attach(a.callmon, s.pid, data)
+        expect("attached to process" in att.first, f"attach {n}: {att.first.strip()}")
+        for line in script:
+            s.request(line)
+        status, err = att.stop()
+        expect(status == 0 and "detached" in err, f"detach {n}: {status} {err.strip()}")
+        runs.append((data, len(script), k))
+        for line in between if n == 1 else []:
+            s.request(line)
+    for line in after:
+        s.request(line)
+    out, status = s.finish()
+    expect(out == ref_out, f"output with attach differs:\n{out}\nwithout:\n{ref_out}")
+    expect(status == ref_status == 3, f"exit status {status}, without attach {ref_status}")
+    for data, requests, k in runs:
+        c = counts(a.callmon, data)
+        want = {"serve": requests, "step": requests * k, "leaf": requests * k}
+        got = {name: c.get(name, 0) for name in want}
+        expect(got == want, f"{data}: counts {got}, expected {want}")
+        info_ok(a.callmon, data)
+
+
+def case_open(a, exe):
+    ref_out, ref_status = reference(exe, ["W 2"])
+    s = Server(exe)
+    data = os.path.join(a.work, f"{os.path.basename(exe)}.open")
+    att = Attach(a.callmon, s.pid, data)
+    expect("attached to process" in att.first, f"attach: {att.first.strip()}")
+    s.send("H")
+    expect(wait_blocked(s.pid, 0, s.hold_r), "a worker holds a request open (read on its fd)")
+    status, err = att.stop()
+    expect(status == 0, f"detach with a call open: {status} {err.strip()}")
+    # The call returns after the detach (in the -pg modes through the runtime's exit
+    # trampoline, which now only returns).
+    os.write(s.hold_w, b"\x05")
+    s.lines.append(s.p.stdout.readline())
+    s.request("W 2")
+    out, status = s.finish()
+    want = ref_out.replace("ok 1 ", "ok 1 5\nok 2 ", 1).replace("served 1 requests, total ",
+                                                                 "served 2 requests, total 5+", 1)
+    ref_total = int(ref_out.rsplit(" ", 1)[1])
+    want = want.replace(f"total 5+{ref_total}", f"total {5 + ref_total}")
+    expect(out == want, f"output after a detach with a call open:\n{out}\nexpected:\n{want}")
+    expect(status == ref_status == 3, f"exit status {status}")
+    c = counts(a.callmon, data)
+    expect(c.get("serve_hold", 0) == 1, f"{data}: the open call is recorded once: {c}")
+
+
+def case_unwind(a, exe):
+    script = ["N 0", "N 1", "N 2", "N 3"]
+    ref_out, ref_status = reference(exe, script + script)
+    s = Server(exe)
+    for line in script:
+        s.request(line)
+    data = os.path.join(a.work, f"{os.path.basename(exe)}.unwind")
+    att = Attach(a.callmon, s.pid, data)
+    expect("attached to process" in att.first, f"attach: {att.first.strip()}")
+    for line in script:
+        s.request(line)
+    status, err = att.stop()
+    expect(status == 0, f"detach: {status} {err.strip()}")
+    out, status = s.finish()
+    expect(out == ref_out, f"output with attach differs:\n{out}\nwithout:\n{ref_out}")
+    expect(status == ref_status == 4, f"exit status {status}, without attach {ref_status}")
+    c = counts(a.callmon, data)
+    want = {"middle": 4, "thrower": 4, "jump_middle": 4, "jumper": 4}
+    got = {name: c.get(name, 0) for name in want}
+    expect(got == want, f"{data}: counts {got}, expected {want}")
+
+
+def case_churn(a, exe):
+    s = Server(exe)
+    for n in (1, 2):
+        data = os.path.join(a.work, f"{os.path.basename(exe)}.churn{n}")
+        att = Attach(a.callmon, s.pid, data)
+        expect("attached to process" in att.first, f"attach {n}: {att.first.strip()}")
+        time.sleep(0.3)
+        s.request("R")
+        status, err = att.stop()
+        expect(status == 0, f"detach {n}: {status} {err.strip()}")
+        c = counts(a.callmon, data)
+        # Threads started before the attach or cut by the detach make partial counts.
+        expect(0 < c.get("work", 0) <= 50 * (c.get("short_lived", 0) + 8),
+               f"{data}: work recorded: {c}")
+        r = subprocess.run([a.callmon, "info", "-d", data], capture_output=True, text=True,
+                           timeout=60)
+        expect(r.returncode == 0 and "problems:  none" in r.stdout,
+               f"info on {data}: {r.stdout[-300:]} {r.stderr}")
+    time.sleep(0.2)
+    out, status = s.finish()
+    expect(out == "ready\nok\nok\nall results right\n", f"output: {out!r}")
+    expect(status == 5, f"exit status {status}")
+
+
+def case_fork(a, exe):
+    ref_out, ref_status = reference(exe, ["F"] * 3)
+    s = Server(exe)
+    data = os.path.join(a.work, f"{os.path.basename(exe)}.fork")
+    att = Attach(a.callmon, s.pid, data)
+    expect("attached to process" in att.first, f"attach: {att.first.strip()}")
+    s.request("F")
+    s.request("F")
+    status, err = att.stop()
+    expect(status == 0, f"detach: {status} {err.strip()}")
+    s.request("F")
+    out, status = s.finish()
+    expect(out == ref_out, f"output with attach differs:\n{out}\nwithout:\n{ref_out}")
+    expect(status == ref_status == 6, f"exit status {status}, without attach {ref_status}")
+    c = counts(a.callmon, data)
+    got = {name: c.get(name, 0) for name in ("work", "leaf")}
+    expect(got == {"work": 4, "leaf": 30}, f"{data}: counts {got} (parent and two children)")
+    r = subprocess.run([a.callmon, "info", "-d", data], capture_output=True, text=True, timeout=60)
+    expect(r.returncode == 0 and "processes: 3" in r.stdout and "problems:  none" in r.stdout,
+           f"info on {data}: {r.stdout[-600:]} {r.stderr}")
+
+
+def one_line_error(p, what, needle):
+    lines = p.stderr.strip().splitlines()
+    expect(p.returncode != 0 and len(lines) == 1 and needle in p.stderr,
+           f"{what}: status {p.returncode}, stderr {p.stderr!r} (expected one line with {needle!r})")
+
+
+def case_errors(a):
+    record = [a.callmon, "record", "-o", os.path.join(a.work, "err.data"), "-p"]
+    p = subprocess.run(record + ["4194000"], capture_output=True, text=True, timeout=30)
+    one_line_error(p, "missing pid", "no process with id 4194000")
+    # callmon itself: the shell's pid becomes callmon's through exec.
+    p = subprocess.run(["sh", "-c", 'exec "$0" record -o "$1" -p $$', a.callmon,
+                        os.path.join(a.work, "self.data")], capture_output=True, text=True,
+                       timeout=30)
+    one_line_error(p, "itself", "is callmon itself")
+    # A static program: no C library to call dlopen in.
+    static = os.path.join(a.work, "static_sleeper")
+    subprocess.run([a.cc, "-O2", "-static", "-x", "c", "-o", static, "-"], check=True,
+                   input="#include <unistd.h>\nint main(void){sleep(30);return 0;}\n", text=True)
+    t = subprocess.Popen([static])
+    try:
+        time.sleep(0.1)
+        p = subprocess.run(record + [str(t.pid)], capture_output=True, text=True, timeout=30)
+        one_line_error(p, "static program", "no C library")
+    finally:
+        t.kill()
+        t.wait()
+    exe = build(a.cc, a.work, "sled")
+    # Started under `callmon record`: already recorded.
+    s = Server(exe, prefix=[a.callmon, "record", "-o", os.path.join(a.work, "under.data"),
+                            "--"])
+    s.request("W 1")
+    # s.pid is callmon's; the program is its child.
+    kids = open(f"/proc/{s.pid}/task/{s.pid}/children").read().split()
+    if expect(len(kids) == 1, f"callmon record's child: {kids}"):
+        p = subprocess.run(record + [kids[0]], capture_output=True, text=True, timeout=30)
+        one_line_error(p, "under callmon record", "already being recorded")
+    s.finish()
+    # A second attach while one records.
+    s = Server(exe)
+    att = Attach(a.callmon, s.pid, os.path.join(a.work, "first.data"))
+    p = subprocess.run([a.callmon, "record", "-o", os.path.join(a.work, "second.data"), "-p",
+                        str(s.pid)], capture_output=True, text=True, timeout=30)
+    one_line_error(p, "second attach", "already being recorded")
+    status, err = att.stop()
+    expect(status == 0, f"first attach detaches: {err}")
+    s.request("W 1")
+    _, status = s.finish()
+    expect(status == 3, f"status after the refused attach: {status}")
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--callmon", required=True)
+    ap.add_argument("--cc", required=True)
+    ap.add_argument("--build", choices=sorted(BUILDS))
+    ap.add_argument("--case", choices=["counts", "open", "unwind", "churn", "fork", "errors"], required=True)
+    ap.add_argument("--work", required=True)
+    a = ap.parse_args()
+    if not os.path.exists(a.cc):
+        print(f"skipped: no compiler {a.cc}")
+        return 77
+    os.makedirs(a.work, exist_ok=True)
+    try:
+        status = open("/proc/sys/kernel/yama/ptrace_scope").read().strip()
+        if status != "0" and os.geteuid() != 0:
+            print(f"skipped: kernel.yama.ptrace_scope is {status}")
+            return 77
+    except OSError:
+        pass
+    if a.case == "errors":
+        case_errors(a)
+    elif a.case == "fork":
+        case_fork(a, build(a.cc, a.work, a.build, FORK_SOURCE))
+    elif a.case == "churn":
+        case_churn(a, build(a.cc, a.work, a.build, CHURN_SOURCE))
+    elif a.case == "unwind":
+        case_unwind(a, build(a.cc, a.work, a.build, THROW_SOURCE))
+    else:
+        exe = build(a.cc, a.work, a.build)
+        {"counts": case_counts, "open": case_open}[a.case](a, exe)
+    print("FAILED" if FAILURES else "passed", len(FAILURES))
+    return 1 if FAILURES else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,144 @@
+// `callmon record -p PID` (see record_attach.hpp): the command's side around
+// attach/attach_session.hpp — waiting, session.json, the summary line.
+#include "tools/callmon/record_attach.hpp"
+
+#include <signal.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+#include <thread>
+
+#include "attach/attach_session.hpp"
+#include "format/session.hpp"
+#include "tools/callmon/command.hpp"
+#include "tools/callmon/machine_facts.hpp"
+
+namespace callmon::tools {
+namespace {
+
+volatile sig_atomic_t g_stop = 0;
+
+void on_stop_signal(int) { g_stop = 1; }
+
+int64_t unix_ns() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+// Whether the process still runs (not gone, not a zombie).
+bool alive(pid_t pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
+  std::string stat;
+  if (!std::getline(in, stat)) return false;
+  size_t paren = stat.rfind(')');
+  return paren != std::string::npos && paren + 2 < stat.size() && stat[paren + 2] != 'Z' &&
+         stat[paren + 2] != 'X';
+}
+
+std::vector<std::string> command_line(pid_t pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/cmdline", std::ios::binary);
+  std::vector<std::string> args;
+  std::string arg;
+  while (std::getline(in, arg, '\0')) args.push_back(arg);
+  return args;
+}
+
+std::string cwd_of(pid_t pid) {
+  char buf[4096];
+  ssize_t n = readlink(("/proc/" + std::to_string(pid) + "/cwd").c_str(), buf, sizeof buf - 1);
+  return n > 0 ? std::string(buf, static_cast<size_t>(n)) : std::string();
+}
+
+std::string ms(uint64_t ns) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.3f ms", static_cast<double>(ns) / 1e6);
+  return buf;
+}
+
+}  // namespace
+
+int run_record_attach(const AttachRequest& rq) {
+  const std::string cmd = "record";
+  if (rq.pid <= 0) return fail(cmd, "-p needs a process id greater than 0", 2);
+  if (rq.pid == getpid()) return fail(cmd, "process " + std::to_string(rq.pid) + " is callmon itself");
+  format::Session session;
+  session.command = command_line(rq.pid);
+  session.cwd = cwd_of(rq.pid);
+  session.pid = static_cast<uint32_t>(rq.pid);
+  session.callmon_version = CALLMON_VERSION;
+  session.machine = machine_facts();
+  session.start_unix_ns = unix_ns();
+  const std::string session_path = rq.dir + "/session.json";
+  // Signals first: a Ctrl-C during the attach must not kill callmon with the program patched.
+  struct sigaction sa {};
+  sa.sa_handler = on_stop_signal;
+  sigaction(SIGINT, &sa, nullptr);
+  sigaction(SIGTERM, &sa, nullptr);
+  auto begun = attach::attach_begin(rq.pid, rq.runtime, rq.dir, rq.options);
+  if (!begun) return fail(cmd, begun.error());
+  if (auto st = format::write_session(session_path, session); !st) warn(cmd, st.error());
+  std::fprintf(stderr,
+               "callmon record: attached to process %d (session %u): %llu sled(s), %llu -pg, "
+               "%llu -finstrument-functions and %llu unwinder GOT word(s) patched; threads "
+               "stopped %s; recording into %s%s\n",
+               static_cast<int>(rq.pid), begun->session, static_cast<unsigned long long>(begun->sleds),
+               static_cast<unsigned long long>(begun->got_pg),
+               static_cast<unsigned long long>(begun->got_cyg),
+               static_cast<unsigned long long>(begun->got_unwind), ms(begun->stopped_ns).c_str(),
+               rq.dir.c_str(), rq.duration_s > 0 ? "" : " (Ctrl-C stops)");
+  if (begun->skipped)
+    warn(cmd, std::to_string(begun->skipped) + " site(s) changed between the listing and the "
+              "patch were left alone");
+  if (begun->sleds + begun->got_pg + begun->got_cyg == 0)
+    warn(cmd, "nothing to patch: the program has no nop sleds, -pg or -finstrument-functions "
+              "hooks (build it with -fpatchable-function-entry=5); nothing will be recorded");
+  const auto until = std::chrono::steady_clock::now() +
+                     std::chrono::duration<double>(rq.duration_s > 0 ? rq.duration_s : 1e9);
+  bool exited = false;
+  while (!g_stop && std::chrono::steady_clock::now() < until) {
+    if (!alive(rq.pid)) {
+      exited = true;
+      break;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  session.end_unix_ns = unix_ns();
+  int status = 0;
+  if (exited) {
+    warn(cmd, "process " + std::to_string(rq.pid) +
+                  " ended during the recording; its recording ends with it");
+  } else {
+    // A thread that does not stop at once (uninterruptible sleep) only delays the detach.
+    auto ended = attach::attach_end(rq.pid, rq.runtime);
+    for (int retry = 0; retry < 3 && !ended && alive(rq.pid); ++retry) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(500));
+      ended = attach::attach_end(rq.pid, rq.runtime);
+    }
+    if (!ended) {
+      if (!alive(rq.pid)) {
+        exited = true;
+        warn(cmd, "process " + std::to_string(rq.pid) + " ended during the detach");
+      } else {
+        status = fail(cmd, ended.error());
+      }
+    } else {
+      std::fprintf(stderr,
+                   "callmon record: detached from process %d: threads stopped %s%s%s; the "
+                   "program goes on unpatched\n",
+                   static_cast<int>(rq.pid), ms(ended->stopped_ns).c_str(),
+                   ended->retries ? (" at most, " + std::to_string(ended->retries + 1) +
+                                     " stops (threads were inside the runtime)").c_str()
+                                  : "",
+                   ended->skipped ? " (some patches had changed and were left)" : "");
+    }
+  }
+  session.attached_detached = !exited;
+  if (auto st = format::write_session(session_path, session); !st) warn(cmd, st.error());
+  return status;
+}
+
+}  // namespace callmon::tools
