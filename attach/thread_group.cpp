@@ -13,21 +13,13 @@
 #include <fstream>
 #include <set>
 
+#include "monitor/proc_tasks.hpp"
 #include "monitor/ptrace_refusal.hpp"
 
 namespace callmon::attach {
 namespace {
 
-std::set<pid_t> list_tasks(pid_t pid) {
-  std::set<pid_t> tids;
-  std::string dir = "/proc/" + std::to_string(pid) + "/task";
-  if (DIR* d = opendir(dir.c_str())) {
-    while (dirent* e = readdir(d))
-      if (e->d_name[0] >= '0' && e->d_name[0] <= '9') tids.insert(std::atoi(e->d_name));
-    closedir(d);
-  }
-  return tids;
-}
+using monitor::list_tasks;
 
 uint64_t now_ms() {
   timespec ts;

@@ -10,22 +10,12 @@
 #include <cstring>
 #include <set>
 
+#include "monitor/proc_tasks.hpp"
 #include "monitor/ptrace_refusal.hpp"
 #include "monitor/tracer.hpp"
 
 namespace callmon::monitor {
 namespace {
-
-std::set<pid_t> list_tasks(pid_t pid) {
-  std::set<pid_t> tids;
-  std::string dir = "/proc/" + std::to_string(pid) + "/task";
-  if (DIR* d = opendir(dir.c_str())) {
-    while (dirent* e = readdir(d))
-      if (e->d_name[0] >= '0' && e->d_name[0] <= '9') tids.insert(std::atoi(e->d_name));
-    closedir(d);
-  }
-  return tids;
-}
 
 constexpr long kAttachOptions = PTRACE_O_TRACECLONE | PTRACE_O_TRACEFORK |
                                 PTRACE_O_TRACEVFORK | PTRACE_O_TRACEEXEC;

@@ -33,6 +33,7 @@
 #include "runtime/core/options.hpp"
 #include "runtime/core/runtime_scope.hpp"
 #include "runtime/core/sys.hpp"
+#include "runtime/patching/code_write.hpp"
 #include "runtime/patching/entry_decode.hpp"
 #include "runtime/patching/entry_funcs.hpp"
 #include "runtime/patching/entry_reloc.hpp"
@@ -215,34 +216,6 @@ bool is_sled(const uint8_t* p) {
 bool is_cold_part(const char* name) {
   const char* c = strstr(name, ".cold");
   return c && (c[5] == 0 || c[5] == '.');
-}
-
-void write_jmp(uintptr_t site, uintptr_t to) {
-  uint8_t insn[5] = {0xe9, 0, 0, 0, 0};
-  int32_t rel = static_cast<int32_t>(static_cast<intptr_t>(to - (site + 5)));
-  memcpy(insn + 1, &rel, 4);
-  if ((site & 7) <= 3) {
-    auto* word = reinterpret_cast<uint64_t*>(site & ~uintptr_t{7});
-    uint64_t v = __atomic_load_n(word, __ATOMIC_RELAXED);
-    memcpy(reinterpret_cast<uint8_t*>(&v) + (site & 7), insn, 5);
-    __atomic_store_n(word, v, __ATOMIC_RELEASE);
-  } else {
-    memcpy(reinterpret_cast<void*>(site), insn, 5);
-  }
-}
-
-bool set_writable(const SledModule& m, bool on) {
-  for (int i = 0; i < m.exec_count; ++i) {
-    void* a = reinterpret_cast<void*>(m.exec[i].start);
-    size_t len = m.exec[i].end - m.exec[i].start;
-    if (mprotect(a, len, on ? (m.exec[i].prot | PROT_WRITE) : m.exec[i].prot) != 0 && on) {
-      for (int k = 0; k < i; ++k)
-        mprotect(reinterpret_cast<void*>(m.exec[k].start), m.exec[k].end - m.exec[k].start,
-                 m.exec[k].prot);
-      return false;
-    }
-  }
-  return true;
 }
 
 bool in_exec(const SledModule& m, uintptr_t a, uint64_t size) {
@@ -439,13 +412,13 @@ int module_callback(dl_phdr_info* info, size_t, void*) {
   const char* note = nullptr;
   if (npending) {
     if (!entry_pool_seal(&pool)) note = "its trampolines cannot be made executable (mprotect refused)";
-    else if (!set_writable(m, true)) note = "its code cannot be made writable (mprotect refused)";
+    else if (!set_code_writable(m, true, false)) note = "its code cannot be made writable (mprotect refused)";
     if (note) {
       st.refused += static_cast<unsigned>(npending);
     } else {
       pg_full_save_returns();  // before the first patched function can run
-      for (size_t i = 0; i < npending; ++i) write_jmp(pending[i].site, pending[i].slot + kTrampEntry);
-      set_writable(m, false);
+      for (size_t i = 0; i < npending; ++i) write_rel32(pending[i].site, 0xe9, pending[i].slot + kTrampEntry);
+      set_code_writable(m, false, false);
       st.patched = static_cast<unsigned>(npending);
       g_any = true;
       if (g_pool_count < kMaxPools) g_pools[g_pool_count++] = pool;
@@ -508,7 +481,7 @@ void patch_calibration_probes() {
   for (size_t i = 0; i < n; ++i) {
     void* p = reinterpret_cast<void*>(sites[i] & ~(page - 1));
     if (mprotect(p, 2 * page, PROT_READ | PROT_WRITE | PROT_EXEC) != 0) continue;
-    write_jmp(sites[i], slots[i] + kTrampEntry);
+    write_rel32(sites[i], 0xe9, slots[i] + kTrampEntry);
     mprotect(p, 2 * page, PROT_READ | PROT_EXEC);
   }
 }

@@ -33,6 +33,7 @@
 #include "runtime/core/options.hpp"
 #include "runtime/recording/process.hpp"
 #include "runtime/patching/got_redirect.hpp"
+#include "runtime/patching/code_write.hpp"
 #include "runtime/patching/entry_patch.hpp"
 #include "runtime/patching/sled_elf.hpp"
 #include "runtime/patching/sled_entry_check.hpp"
@@ -101,42 +102,6 @@ uintptr_t function_start(const SledModule& m, uintptr_t site) {
   return site;
 }
 
-void write_call(uintptr_t site, uintptr_t to) {
-  uint8_t insn[5] = {0xe8, 0, 0, 0, 0};
-  int32_t rel = static_cast<int32_t>(static_cast<intptr_t>(to - (site + 5)));
-  memcpy(insn + 1, &rel, 4);
-  if ((site & 7) <= 3) {
-    // One aligned 8-byte store: a concurrent fetch sees the old or the new instruction.
-    auto* word = reinterpret_cast<uint64_t*>(site & ~uintptr_t{7});
-    uint64_t v = __atomic_load_n(word, __ATOMIC_RELAXED);
-    memcpy(reinterpret_cast<uint8_t*>(&v) + (site & 7), insn, 5);
-    __atomic_store_n(word, v, __ATOMIC_RELEASE);
-  } else {
-    memcpy(reinterpret_cast<void*>(site), insn, 5);
-  }
-}
-
-// Makes the executable segments writable (and still executable; plain RW only in the
-// start-up pass, where nothing else runs) or puts the original protection back.
-bool set_writable(const SledModule& m, bool on) {
-  for (int i = 0; i < m.exec_count; ++i) {
-    void* a = reinterpret_cast<void*>(m.exec[i].start);
-    size_t len = m.exec[i].end - m.exec[i].start;
-    if (!on) {
-      mprotect(a, len, m.exec[i].prot);
-      continue;
-    }
-    if (mprotect(a, len, m.exec[i].prot | PROT_WRITE) == 0) continue;
-    if (!g_startup || mprotect(a, len, (m.exec[i].prot & ~PROT_EXEC) | PROT_WRITE) != 0) {
-      for (int k = 0; k < i; ++k)
-        mprotect(reinterpret_cast<void*>(m.exec[k].start), m.exec[k].end - m.exec[k].start,
-                 m.exec[k].prot);
-      return false;
-    }
-  }
-  return true;
-}
-
 void patch_list(const SledModule& m, const SledList& list, uintptr_t bias,
                 const EntryCheck& entries, Stats* st, bool* writable, uintptr_t* stub) {
   for (size_t i = 0; i < list.count && !st->failure; ++i) {
@@ -184,13 +149,13 @@ void patch_list(const SledModule& m, const SledList& list, uintptr_t bias,
       to = *stub;
     }
     if (!*writable) {
-      if (!set_writable(m, true)) {
+      if (!set_code_writable(m, true, g_startup)) {
         st->failure = "its code cannot be made writable (mprotect refused)";
         return;
       }
       *writable = true;
     }
-    write_call(site, to);
+    write_rel32(site, 0xe8, to);
     ++st->patched;
   }
 }
@@ -244,7 +209,7 @@ int module_callback(dl_phdr_info* info, size_t, void*) {
   EntryCheck entries(info);
   for (int i = 0; i < m.list_count; ++i)
     patch_list(m, m.lists[i], info->dlpi_addr, entries, &st, &writable, &stub);
-  if (writable) set_writable(m, false);
+  if (writable) set_code_writable(m, false, g_startup);
   if (st.patched) g_any = true;
   if (st.refused || st.misplaced || st.failure) {
     char exe[PATH_MAX];

@@ -1,0 +1,42 @@
+// Writing a loaded module's code (see code_write.hpp).
+#include "runtime/patching/code_write.hpp"
+
+#include <string.h>
+#include <sys/mman.h>
+
+namespace callmon::rt {
+
+void write_rel32(uintptr_t site, uint8_t opcode, uintptr_t to) {
+  uint8_t insn[5] = {opcode, 0, 0, 0, 0};
+  int32_t rel = static_cast<int32_t>(static_cast<intptr_t>(to - (site + 5)));
+  memcpy(insn + 1, &rel, 4);
+  if ((site & 7) <= 3) {
+    auto* word = reinterpret_cast<uint64_t*>(site & ~uintptr_t{7});
+    uint64_t v = __atomic_load_n(word, __ATOMIC_RELAXED);
+    memcpy(reinterpret_cast<uint8_t*>(&v) + (site & 7), insn, 5);
+    __atomic_store_n(word, v, __ATOMIC_RELEASE);
+  } else {
+    memcpy(reinterpret_cast<void*>(site), insn, 5);
+  }
+}
+
+bool set_code_writable(const SledModule& m, bool on, bool write_only_ok) {
+  for (int i = 0; i < m.exec_count; ++i) {
+    void* a = reinterpret_cast<void*>(m.exec[i].start);
+    size_t len = m.exec[i].end - m.exec[i].start;
+    if (!on) {
+      mprotect(a, len, m.exec[i].prot);
+      continue;
+    }
+    if (mprotect(a, len, m.exec[i].prot | PROT_WRITE) == 0) continue;
+    if (!write_only_ok || mprotect(a, len, (m.exec[i].prot & ~PROT_EXEC) | PROT_WRITE) != 0) {
+      for (int k = 0; k < i; ++k)
+        mprotect(reinterpret_cast<void*>(m.exec[k].start), m.exec[k].end - m.exec[k].start,
+                 m.exec[k].prot);
+      return false;
+    }
+  }
+  return true;
+}
+
+}  // namespace callmon::rt
