@@ -74,6 +74,15 @@ constexpr int kMaxPools = 1024;
 TrampPool g_pools[kMaxPools];
 int g_pool_count = 0;
 
+// The code of the modules with a patched function (entry_patched_code): the library-call
+// pass takes them as instrumented.
+constexpr int kMaxPatchedCode = 256;
+struct CodeRange {
+  uintptr_t lo, hi;
+};
+CodeRange g_patched_code[kMaxPatchedCode];
+int g_patched_code_count = 0;
+
 bool patched_already(uintptr_t site) {
   const auto* c = reinterpret_cast<const uint8_t*>(site);
   if (c[0] != 0xe9) return false;
@@ -167,7 +176,9 @@ const char* base_name(const char* path) {
 // Whether the module at `path` (empty name: the executable) is one to patch.
 bool module_wanted(const dl_phdr_info* info, const char* path) {
   if (!info->dlpi_name || !info->dlpi_name[0]) return true;  // the executable
-  if (!g_module_re_on || path[0] != '/') return false;        // the vDSO has no file
+  // The vDSO has no file (its name has no slash); a module dlopen'ed by a relative path
+  // ("./plugin.so") keeps that path as its name, read from the working directory.
+  if (!g_module_re_on || !strchr(path, '/')) return false;
   const char* b = base_name(path);
   if (!strncmp(b, "libcapstone", 11)) return false;  // the patcher's own decoder
   // libc and the loader only when named (and then refused with a note, is_own_ground).
@@ -422,6 +433,8 @@ int module_callback(dl_phdr_info* info, size_t, void*) {
       st.patched = static_cast<unsigned>(npending);
       g_any = true;
       if (g_pool_count < kMaxPools) g_pools[g_pool_count++] = pool;
+      for (int i = 0; i < m.exec_count && g_patched_code_count < kMaxPatchedCode; ++i)
+        g_patched_code[g_patched_code_count++] = {m.exec[i].start, m.exec[i].end};
     }
   } else {
     entry_pool_seal(&pool);  // unmaps the unused pool
@@ -498,6 +511,7 @@ void entry_patch_modules() {
   }, &subs);
   if (subs != g_subs) {
     g_done_count = 0;  // a dlclose: addresses may be reused (as in sled_patch.cpp)
+    g_patched_code_count = 0;  // the modules still loaded are looked at again
     g_subs = subs;
   }
   dl_iterate_phdr(module_callback, nullptr);
@@ -512,5 +526,11 @@ void entry_patch_flush_meta() {
 }
 
 bool entry_patched_any() { return g_any; }
+
+bool entry_patched_code(uintptr_t lo, uintptr_t hi) {
+  for (int i = 0; i < g_patched_code_count; ++i)
+    if (lo < g_patched_code[i].hi && g_patched_code[i].lo < hi) return true;
+  return false;
+}
 
 }  // namespace callmon::rt

@@ -8,6 +8,8 @@
 // (`patch-refused` lines) and so in `callmon info`.
 #pragma once
 
+#include <cstdint>
+
 namespace callmon::rt {
 
 // Patches the selected functions of every loaded module not handled yet: the executable,
@@ -24,5 +26,10 @@ void entry_patch_flush_meta();
 // Whether any function was patched: the process then records through the -pg hooks (the
 // calibration measures those; their probe functions are patched like the program's).
 bool entry_patched_any();
+
+// Whether [lo, hi) overlaps the code of a module with a patched function: the library-call
+// pass (got_redirect.cpp) records such a module's calls into other modules, and leaves
+// calls into it to its own probes. Runs after the entry pass (sled_patch_modules).
+bool entry_patched_code(uintptr_t lo, uintptr_t hi);
 
 }  // namespace callmon::rt

@@ -21,6 +21,7 @@
 
 #include "runtime/core/options.hpp"
 #include "runtime/core/sys.hpp"
+#include "runtime/patching/entry_patch.hpp"
 #include "runtime/patching/got_refs.hpp"
 #include "runtime/patching/got_slots.hpp"
 #include "runtime/patching/got_stub.hpp"
@@ -169,6 +170,9 @@ int collect(dl_phdr_info* info, size_t, void*) {
     SledModule sm;
     if (sled_read_module(info, path, &sm) && sm.list_count > 0) m.instrumented = true;
   }
+  // Entry patching (--patch): a module with a patched function is instrumented now too.
+  for (int i = 0; i < m.exec_count && !m.instrumented; ++i)
+    if (entry_patched_code(m.exec_lo[i], m.exec_hi[i])) m.instrumented = true;
   note_done(m);
   if (m.instrumented) g_found[g_found_count++] = m;
   return 0;

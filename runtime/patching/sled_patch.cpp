@@ -254,8 +254,10 @@ void sled_patch_modules() {
     g_subs = subs;
   }
   dl_iterate_phdr(module_callback, nullptr);
-  libcall_patch_modules();  // calls into other modules (got_redirect.hpp), same occasions
   entry_patch_modules();  // --patch (entry_patch.hpp): same moments, same lock
+  // Calls into other modules (got_redirect.hpp), same occasions; after the entry pass, whose
+  // patched modules it takes as instrumented.
+  libcall_patch_modules();
   if (g_any || entry_patched_any()) g_pg_hooks = true;  // the first hook will be a -pg one: calibrate those
   g_startup = false;
   __atomic_store_n(&g_lock, 0, __ATOMIC_RELEASE);

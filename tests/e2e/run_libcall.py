@@ -31,6 +31,10 @@ MODES = {"cyg": ["-finstrument-functions"], "fentry": ["-pg", "-mfentry"],
          # with -fpatchable-function-entry=5, as run_fixture.py does.
          "sled-fentry": ["-pg", "-mfentry", "-mnop-mcount", "-mrecord-mcount", "-fno-pie",
                          "-no-pie"]}
+# patch: built with no flag and recorded with --patch (docs/patching.md, "Entry patching"),
+# its plugin patched too: the patched modules' library calls are recorded as the others'.
+MODES["patch"] = []
+RECORD = {"patch": ["--patch=.", "--patch-module=libcmlibcall"]}
 LINKS = {"plt": [], "noplt": ["-fno-plt"], "now": ["-Wl,-z,now", "-Wl,-z,relro"]}
 
 
@@ -50,7 +54,7 @@ def check_throw(a, flags):
     if r.returncode != 0:
         return ["building libcall_throw failed: " + r.stderr]
     plain = run(["./throw"], w)
-    rec = run([a.callmon, "record", "-o", "throw.rec", "--", "./throw"], w)
+    rec = run([a.callmon, "record", *RECORD.get(a.mode, []), "-o", "throw.rec", "--", "./throw"], w)
     if rec.stdout != plain.stdout or rec.returncode != plain.returncode:
         return [f"callmon changed libcall_throw: {rec.stdout!r} {rec.returncode} (plain "
                 f"{plain.stdout!r} {plain.returncode})\nstderr: {rec.stderr}"]
@@ -106,7 +110,7 @@ def main():
             want[name] = int(n)
     if counted.stdout != plain.stdout or counted.returncode != plain.returncode:
         failures.append(f"the counting wrapper changed the program: {counted.stdout!r}")
-    rec = run([a.callmon, "record", "-o", "rec", "--", "./libcall"], w)
+    rec = run([a.callmon, "record", *RECORD.get(a.mode, []), "-o", "rec", "--", "./libcall"], w)
     if rec.stdout != plain.stdout or rec.returncode != plain.returncode:
         failures.append(f"callmon changed the program: stdout {rec.stdout!r} status "
                         f"{rec.returncode} (plain: {plain.stdout!r} {plain.returncode})\n"
@@ -141,7 +145,8 @@ def main():
     info = run([a.callmon, "info", "-d", "rec"], w).stdout
     if not re.search(r"[Ll]ibrary calls", info):
         failures.append("info does not show the library calls\n" + info)
-    off = run([a.callmon, "record", "--no-libcall", "-o", "off", "--", "./libcall"], w)
+    off = run([a.callmon, "record", *RECORD.get(a.mode, []), "--no-libcall", "-o", "off", "--",
+               "./libcall"], w)
     if off.stdout != plain.stdout or off.returncode != plain.returncode:
         failures.append("callmon --no-libcall changed the program")
     report_off = json.loads(run([a.callmon, "report", "--format=json", "-d", "off"], w).stdout)
