@@ -12,8 +12,13 @@ using namespace callmon::attach;
 TEST(RemoteSymbols, FindsThisProcesssDlopen) {
   auto f = find_loader_functions(getpid());
   ASSERT_TRUE(f) << f.error();
-  EXPECT_EQ(f->dlopen, reinterpret_cast<uint64_t>(dlsym(RTLD_DEFAULT, "dlopen")));
-  EXPECT_EQ(f->dlsym, reinterpret_cast<uint64_t>(dlsym(RTLD_DEFAULT, "dlsym")));
+  // The C library's own definitions: the first in the search order may be another's (ASan
+  // interposes dlopen).
+  void* libc = dlopen("libc.so.6", RTLD_LAZY | RTLD_NOLOAD);
+  ASSERT_NE(libc, nullptr);
+  EXPECT_EQ(f->dlopen, reinterpret_cast<uint64_t>(dlsym(libc, "dlopen")));
+  EXPECT_EQ(f->dlsym, reinterpret_cast<uint64_t>(dlsym(libc, "dlsym")));
+  dlclose(libc);
 }
 
 TEST(RemoteSymbols, MissingProcessOrFile) {

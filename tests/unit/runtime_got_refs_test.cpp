@@ -15,36 +15,42 @@ namespace {
 
 using callmon::rt::SlotRefs;
 
+// The code scanned, beside the slots in static storage: a RIP-relative displacement reaches
+// only 2 GiB, and the heap may lie farther than that from the data (under ASan it does).
+alignas(16) uint8_t g_code[256];
+size_t g_code_size = 0;
+
 // Appends `insn` (opcode bytes before a 4-byte displacement) referring to `target`, as
-// placed at code + size.
-void emit(std::vector<uint8_t>& code, std::initializer_list<uint8_t> op, uintptr_t target,
+// placed at g_code + g_code_size.
+void emit(std::initializer_list<uint8_t> op, uintptr_t target,
           std::initializer_list<uint8_t> imm = {}) {
-  code.insert(code.end(), op);
-  uintptr_t end = reinterpret_cast<uintptr_t>(code.data()) + code.size() + 4 + imm.size();
+  for (uint8_t b : op) g_code[g_code_size++] = b;
+  uintptr_t end = reinterpret_cast<uintptr_t>(g_code) + g_code_size + 4 + imm.size();
   int32_t disp = static_cast<int32_t>(static_cast<intptr_t>(target - end));
-  uint8_t b[4];
-  memcpy(b, &disp, 4);
-  code.insert(code.end(), b, b + 4);
-  code.insert(code.end(), imm);
+  memcpy(g_code + g_code_size, &disp, 4);
+  g_code_size += 4;
+  for (uint8_t b : imm) g_code[g_code_size++] = b;
+}
+
+void nops(size_t n) {
+  memset(g_code + g_code_size, 0x90, n);
+  g_code_size += n;
 }
 
 TEST(GotRefs, CallsAndLoadsAreToldApart) {
   alignas(8) static uintptr_t got[3];
-  std::vector<uint8_t> code;
-  code.reserve(256);  // the displacements depend on the buffer staying where it is
-  code.assign(8, 0x90);
-  emit(code, {0xff, 0x15}, reinterpret_cast<uintptr_t>(&got[0]));        // call *got0
-  emit(code, {0xff, 0x25}, reinterpret_cast<uintptr_t>(&got[0]));        // jmp *got0
-  emit(code, {0xff, 0x15}, reinterpret_cast<uintptr_t>(&got[1]));        // call *got1
-  emit(code, {0x48, 0x8b, 0x05}, reinterpret_cast<uintptr_t>(&got[1]));  // mov got1, %rax
-  emit(code, {0x48, 0x83, 0x3d}, reinterpret_cast<uintptr_t>(&got[2]), {0x00});  // cmpq $0, got2
-  code.insert(code.end(), 8, 0x90);
-  ASSERT_LE(code.size(), 256u);
+  nops(8);
+  emit({0xff, 0x15}, reinterpret_cast<uintptr_t>(&got[0]));        // call *got0
+  emit({0xff, 0x25}, reinterpret_cast<uintptr_t>(&got[0]));        // jmp *got0
+  emit({0xff, 0x15}, reinterpret_cast<uintptr_t>(&got[1]));        // call *got1
+  emit({0x48, 0x8b, 0x05}, reinterpret_cast<uintptr_t>(&got[1]));  // mov got1, %rax
+  emit({0x48, 0x83, 0x3d}, reinterpret_cast<uintptr_t>(&got[2]), {0x00});  // cmpq $0, got2
+  nops(8);
   SlotRefs refs[3] = {{reinterpret_cast<uintptr_t>(&got[0]), 0, 0},
                       {reinterpret_cast<uintptr_t>(&got[1]), 0, 0},
                       {reinterpret_cast<uintptr_t>(&got[2]), 0, 0}};
-  auto lo = reinterpret_cast<uintptr_t>(code.data());
-  callmon::rt::got_classify_refs(lo, lo + code.size(), refs, 3);
+  auto lo = reinterpret_cast<uintptr_t>(g_code);
+  callmon::rt::got_classify_refs(lo, lo + g_code_size, refs, 3);
   EXPECT_EQ(refs[0].calls, 2u);
   EXPECT_EQ(refs[0].others, 0u);
   EXPECT_EQ(refs[1].calls, 1u);
