@@ -58,28 +58,32 @@ bool matches(const DynTables& t, uint32_t i, const char* version) {
   return n && strcmp(n, version) == 0;
 }
 
+// The first symbol of `name`'s GNU-hash chain for which take(index) holds, or nullptr.
+template <class Take>
+const Elf64_Sym* gnu_hash_find(const DynTables& t, const char* name, Take take) {
+  uint32_t nbuckets = t.gnu_hash[0], symoffset = t.gnu_hash[1], bloom_size = t.gnu_hash[2];
+  if (nbuckets == 0) return nullptr;
+  auto* bloom = reinterpret_cast<const uint64_t*>(t.gnu_hash + 4);
+  auto* buckets = reinterpret_cast<const uint32_t*>(bloom + bloom_size);
+  const uint32_t* chain = buckets + nbuckets;
+  uint32_t h = gnu_hash(name);
+  uint32_t i = buckets[h % nbuckets];
+  if (i < symoffset) return nullptr;
+  for (;; ++i) {
+    uint32_t ch = chain[i - symoffset];
+    if ((ch | 1) == (h | 1) && take(i)) return &t.syms[i];
+    if (ch & 1) return nullptr;
+  }
+}
+
 }  // namespace
 
 const Elf64_Sym* dyn_lookup_version(const DynTables& t, const char* name, const char* version) {
   if (!t.syms || !t.strs) return nullptr;
-  if (t.gnu_hash) {
-    uint32_t nbuckets = t.gnu_hash[0], symoffset = t.gnu_hash[1], bloom_size = t.gnu_hash[2];
-    if (nbuckets == 0) return nullptr;
-    auto* bloom = reinterpret_cast<const uint64_t*>(t.gnu_hash + 4);
-    auto* buckets = reinterpret_cast<const uint32_t*>(bloom + bloom_size);
-    const uint32_t* chain = buckets + nbuckets;
-    uint32_t h = gnu_hash(name);
-    uint32_t i = buckets[h % nbuckets];
-    if (i < symoffset) return nullptr;
-    for (;; ++i) {
-      uint32_t ch = chain[i - symoffset];
-      if ((ch | 1) == (h | 1) && strcmp(t.strs + t.syms[i].st_name, name) == 0 &&
-          matches(t, i, version))
-        return &t.syms[i];
-      if (ch & 1) break;
-    }
-    return nullptr;
-  }
+  if (t.gnu_hash)
+    return gnu_hash_find(t, name, [&](uint32_t i) {
+      return strcmp(t.strs + t.syms[i].st_name, name) == 0 && matches(t, i, version);
+    });
   if (t.sysv_hash) {
     uint32_t nbucket = t.sysv_hash[0];
     if (nbucket == 0) return nullptr;
@@ -116,26 +120,12 @@ DynTables dyn_tables(uintptr_t base, const void* dyn) {
 
 const Elf64_Sym* dyn_lookup(const DynTables& t, const char* name) {
   if (!t.syms || !t.strs || !t.gnu_hash) return nullptr;
-  uint32_t nbuckets = t.gnu_hash[0], symoffset = t.gnu_hash[1], bloom_size = t.gnu_hash[2];
-  if (nbuckets == 0) return nullptr;
-  auto* bloom = reinterpret_cast<const uint64_t*>(t.gnu_hash + 4);
-  auto* buckets = reinterpret_cast<const uint32_t*>(bloom + bloom_size);
-  const uint32_t* chain = buckets + nbuckets;
-  uint32_t h = gnu_hash(name);
-  uint32_t i = buckets[h % nbuckets];
-  if (i < symoffset) return nullptr;
-  for (;; ++i) {
-    uint32_t ch = chain[i - symoffset];
-    if ((ch | 1) == (h | 1)) {
-      const Elf64_Sym* s = &t.syms[i];
-      if (s->st_shndx != SHN_UNDEF && strcmp(t.strs + s->st_name, name) == 0) {
-        // Prefer the default version (no hidden bit) when several versions share a name.
-        if (!t.versym || !(t.versym[i] & 0x8000)) return s;
-      }
-    }
-    if (ch & 1) break;
-  }
-  return nullptr;
+  return gnu_hash_find(t, name, [&](uint32_t i) {
+    const Elf64_Sym& s = t.syms[i];
+    // Prefer the default version (no hidden bit) when several versions share a name.
+    return s.st_shndx != SHN_UNDEF && strcmp(t.strs + s.st_name, name) == 0 &&
+           (!t.versym || !(t.versym[i] & 0x8000));
+  });
 }
 
 const char* dyn_needed_version(const DynTables& t, const char* name) {
