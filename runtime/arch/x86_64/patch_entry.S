@@ -39,43 +39,13 @@ callmon_patched_entry:
 	movaps	%xmm13, 288(%rsp)
 	movaps	%xmm14, 304(%rsp)
 	movaps	%xmm15, 320(%rsp)
-	movq	%rdi, 0(%rsp)
-	movq	%rsi, 8(%rsp)
-	movq	%rdx, 16(%rsp)
-	movq	%rcx, 24(%rsp)
-	movq	%r8, 32(%rsp)
-	movq	%r9, 40(%rsp)
-	movq	%rax, 48(%rsp)
-	movq	%r10, 56(%rsp)
-	movaps	%xmm0, 64(%rsp)
-	movaps	%xmm1, 80(%rsp)
-	movaps	%xmm2, 96(%rsp)
-	movaps	%xmm3, 112(%rsp)
-	movaps	%xmm4, 128(%rsp)
-	movaps	%xmm5, 144(%rsp)
-	movaps	%xmm6, 160(%rsp)
-	movaps	%xmm7, 176(%rsp)
+	ARGS_STORE
 	movq	8(%rbp), %rdi
 	movq	-14(%rdi), %rdi
 	leaq	16(%rbp), %rsi
 	movq	%rsp, %rdx
 	call	callmon_patched_enter
-	movq	0(%rsp), %rdi
-	movq	8(%rsp), %rsi
-	movq	16(%rsp), %rdx
-	movq	24(%rsp), %rcx
-	movq	32(%rsp), %r8
-	movq	40(%rsp), %r9
-	movq	48(%rsp), %rax
-	movq	56(%rsp), %r10
-	movaps	64(%rsp), %xmm0
-	movaps	80(%rsp), %xmm1
-	movaps	96(%rsp), %xmm2
-	movaps	112(%rsp), %xmm3
-	movaps	128(%rsp), %xmm4
-	movaps	144(%rsp), %xmm5
-	movaps	160(%rsp), %xmm6
-	movaps	176(%rsp), %xmm7
+	ARGS_LOAD
 	movq	192(%rsp), %r11
 	movaps	208(%rsp), %xmm8
 	movaps	224(%rsp), %xmm9

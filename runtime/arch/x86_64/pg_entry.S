@@ -40,41 +40,7 @@
 .macro	PG_SAVE
 	subq	$192, %rsp
 	andq	$-16, %rsp
-	movq	%rdi, 0(%rsp)
-	movq	%rsi, 8(%rsp)
-	movq	%rdx, 16(%rsp)
-	movq	%rcx, 24(%rsp)
-	movq	%r8, 32(%rsp)
-	movq	%r9, 40(%rsp)
-	movq	%rax, 48(%rsp)
-	movq	%r10, 56(%rsp)
-	movaps	%xmm0, 64(%rsp)
-	movaps	%xmm1, 80(%rsp)
-	movaps	%xmm2, 96(%rsp)
-	movaps	%xmm3, 112(%rsp)
-	movaps	%xmm4, 128(%rsp)
-	movaps	%xmm5, 144(%rsp)
-	movaps	%xmm6, 160(%rsp)
-	movaps	%xmm7, 176(%rsp)
-.endm
-
-.macro	PG_RESTORE
-	movq	0(%rsp), %rdi
-	movq	8(%rsp), %rsi
-	movq	16(%rsp), %rdx
-	movq	24(%rsp), %rcx
-	movq	32(%rsp), %r8
-	movq	40(%rsp), %r9
-	movq	48(%rsp), %rax
-	movq	56(%rsp), %r10
-	movaps	64(%rsp), %xmm0
-	movaps	80(%rsp), %xmm1
-	movaps	96(%rsp), %xmm2
-	movaps	112(%rsp), %xmm3
-	movaps	128(%rsp), %xmm4
-	movaps	144(%rsp), %xmm5
-	movaps	160(%rsp), %xmm6
-	movaps	176(%rsp), %xmm7
+	ARGS_STORE
 .endm
 
 /* PG_ENTRY name, forward, via_rbp, hook: `via_rbp` is 1 where the slot is found through the
@@ -104,7 +70,7 @@
 	movq	%rsp, %rdx
 	leaq	16(%rbp), %rcx
 	call	\hook
-	PG_RESTORE
+	ARGS_LOAD
 	movq	%rbp, %rsp
 	popq	%rbp
 	.cfi_def_cfa %rsp, 8
