@@ -19,8 +19,6 @@
 namespace callmon::attach {
 namespace {
 
-using monitor::list_tasks;
-
 uint64_t now_ms() {
   timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -62,27 +60,19 @@ void ThreadGroup::add(pid_t tid) { threads_.emplace(tid, Thread{}); }
 Status ThreadGroup::seize(pid_t pid) {
   pid_ = pid;
   if (kill(pid, 0) != 0 && errno == ESRCH) return Error{"no process with id " + std::to_string(pid)};
-  // Threads can be created while we seize: list again until no new one shows up (those a
-  // seized thread creates are followed by PTRACE_O_TRACECLONE).
-  std::set<pid_t> seen;
-  for (int round = 0; round < 100; ++round) {
-    bool added = false;
-    for (pid_t tid : list_tasks(pid)) {
-      if (!seen.insert(tid).second) continue;
-      added = true;
-      if (ptrace(PTRACE_SEIZE, tid, nullptr, reinterpret_cast<void*>(PTRACE_O_TRACECLONE)) != 0) {
-        int err = errno;
-        if (err == ESRCH && tid != pid) continue;  // the thread ended meanwhile
-        if (threads_.empty())
-          return Error{err == ESRCH ? "no process with id " + std::to_string(pid)
-                                    : "not permitted to ptrace process " + std::to_string(pid) +
-                                          ": " + monitor::ptrace_refusal(pid, err)};
-        continue;
-      }
-      add(tid);
-    }
-    if (!added) break;
-  }
+  // Threads created while we seize are taken too (seize_threads lists them again).
+  std::string error;
+  monitor::seize_threads(
+      pid, PTRACE_O_TRACECLONE, [&](pid_t tid) { add(tid); },
+      [&](pid_t tid, int err) {
+        if (err == ESRCH && tid != pid) return true;  // the thread ended meanwhile
+        if (!threads_.empty()) return true;
+        error = err == ESRCH ? "no process with id " + std::to_string(pid)
+                             : "not permitted to ptrace process " + std::to_string(pid) + ": " +
+                                   monitor::ptrace_refusal(pid, err);
+        return false;
+      });
+  if (!error.empty()) return Error{error};
   if (threads_.empty()) return Error{"no process with id " + std::to_string(pid)};
   auto mem = monitor::TraceeMemory::open(pid);
   if (!mem) return Error{mem.error()};

@@ -2,6 +2,8 @@
 #include "monitor/proc_tasks.hpp"
 
 #include <dirent.h>
+#include <errno.h>
+#include <sys/ptrace.h>
 
 #include <cstdlib>
 #include <string>
@@ -17,6 +19,25 @@ std::set<pid_t> list_tasks(pid_t pid) {
     closedir(d);
   }
   return tids;
+}
+
+bool seize_threads(pid_t pid, long options, const std::function<void(pid_t)>& seized,
+                   const std::function<bool(pid_t, int)>& refused) {
+  std::set<pid_t> seen;
+  for (int round = 0; round < 100; ++round) {
+    bool added = false;
+    for (pid_t tid : list_tasks(pid)) {
+      if (!seen.insert(tid).second) continue;
+      added = true;
+      if (ptrace(PTRACE_SEIZE, tid, nullptr, reinterpret_cast<void*>(options)) != 0) {
+        if (!refused(tid, errno)) return false;
+        continue;
+      }
+      seized(tid);
+    }
+    if (!added) break;
+  }
+  return true;
 }
 
 }  // namespace callmon::monitor

@@ -31,29 +31,27 @@ Status Tracer::attach(pid_t pid) {
   Process& p = *owned;
   p.pid = pid;
   processes_.push_back(std::move(owned));
-  // Threads can be created while we attach: list the tasks again until no new one shows up
-  // (those created by an already seized thread are attached by PTRACE_O_TRACECLONE).
-  std::set<pid_t> seen;
-  for (int round = 0; round < 100; ++round) {
-    bool added = false;
-    for (pid_t tid : list_tasks(pid)) {
-      if (!seen.insert(tid).second) continue;
-      added = true;
-      if (ptrace(PTRACE_SEIZE, tid, nullptr, reinterpret_cast<void*>(kAttachOptions)) != 0) {
-        int err = errno;
-        if (err == ESRCH) continue;  // the thread ended meanwhile
-        if (tid == pid || live_.empty())
-          return Error{"not permitted to ptrace process " + std::to_string(pid) + ": " +
-                       ptrace_refusal(pid, err)};
+  // Threads created while we attach are taken too (seize_threads lists them again; those
+  // created by an already seized thread come by PTRACE_O_TRACECLONE).
+  std::string error;
+  seize_threads(
+      pid, kAttachOptions,
+      [&](pid_t tid) {
+        add_thread(p, tid);
+        ptrace(PTRACE_INTERRUPT, tid, nullptr, nullptr);
+      },
+      [&](pid_t tid, int err) {
+        if (err == ESRCH) return true;  // the thread ended meanwhile
+        if (tid == pid || live_.empty()) {
+          error = "not permitted to ptrace process " + std::to_string(pid) + ": " +
+                  ptrace_refusal(pid, err);
+          return false;
+        }
         outcome_.warnings.push_back("cannot trace thread " + std::to_string(tid) + ": " +
                                     std::strerror(err));
-        continue;
-      }
-      add_thread(p, tid);
-      ptrace(PTRACE_INTERRUPT, tid, nullptr, nullptr);
-    }
-    if (!added) break;
-  }
+        return true;
+      });
+  if (!error.empty()) return Error{error};
   if (live_.empty()) return Error{"no process with id " + std::to_string(pid)};
   // Wait until every thread is in a ptrace-stop before touching memory. A signal that
   // arrives first is kept and delivered when the thread is resumed.
