@@ -155,6 +155,15 @@ def main():
           (info.get("machine") or {}).get("cpus_online", 0) >= 1 and
           (info.get("usage") or {}).get("max_rss_kib", 0) > 0, r.stdout[:600])
 
+    # --help on every command: exit 0, usage shown, negated flags rendered as plain flags
+    # (CLI11 printed `--no-libcall{false}` for a flag bound to a bool it clears).
+    for cmd in ["coverage", "diff", "dump", "export", "graph", "html", "info", "inject",
+                "monitor", "record", "replay", "report", "run", "trace", "tui"]:
+        r = run([a.callmon, cmd, "--help"], w)
+        check(f"{cmd} --help: usage, no {{false}} defaults",
+              r.returncode == 0 and "Usage:" in r.stdout and "{false}" not in r.stdout,
+              r.stdout[-800:] + r.stderr)
+
     return summary()
 
 

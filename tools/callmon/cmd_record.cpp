@@ -337,13 +337,16 @@ CommandRegistration registration_record{"record", [](CLI::App& app, int& status)
   sub->add_flag("--auto-args", o->auto_args,
                 "Record the arguments and return values of every function with debug info, "
                 "as its DWARF declares them (scalars, pointers, strings)");
-  sub->add_flag("!--no-scheduler", o->scheduler,
-                "Do not record when threads were off the CPU (the kernel's context switches); "
-                "times then include the time a thread waited for a CPU");
-  sub->add_flag("!--no-libcall", o->libcall,
-                "Do not record the calls instrumented code makes into other modules (libc, "
-                "libstdc++, uninstrumented libraries) through the PLT/GOT; by default each "
-                "is recorded as a call of that function");
+  // Callbacks rather than "!--no-X" bound to the bool: CLI11 renders those as "--no-X{false}".
+  sub->add_flag_callback(
+      "--no-scheduler", [o] { o->scheduler = false; },
+      "Do not record when threads were off the CPU (the kernel's context switches); "
+      "times then include the time a thread waited for a CPU");
+  sub->add_flag_callback(
+      "--no-libcall", [o] { o->libcall = false; },
+      "Do not record the calls instrumented code makes into other modules (libc, "
+      "libstdc++, uninstrumented libraries) through the PLT/GOT; by default each "
+      "is recorded as a call of that function");
   sub->add_option("--patch", o->patch,
                   "Patch the entries of the functions of unmodified code whose symbol name "
                   "matches REGEX (POSIX ERE, searched; '.': all) to record them (docs/patching.md)")
