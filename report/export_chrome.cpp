@@ -40,7 +40,7 @@ class ChromeWriter {
                       json_quote(base_of(proc.meta.exe) + " [" + proc.meta.key + "]")));
   }
   ChromeWriter& begin_thread(const analysis::ExportThread& t) {
-    tid_ = t.tid;
+    call_head_ = fmt::format(R"({{"ph":"X","pid":{},"tid":{},"ts":)", meta_->pid, t.tid);
     std::string name = t.name.empty() ? fmt::format("thread {}", t.tid) : t.name;
     event(fmt::format(R"({{"ph":"M","pid":{},"tid":{},"name":"thread_name","args":{{"name":{}}}}})",
                       t.pid, t.tid, json_quote(name)));
@@ -53,15 +53,27 @@ class ChromeWriter {
   uint32_t on_enter(uint64_t, uint64_t, uint32_t, bool) { return 0; }
   void on_special(const format::Event&, uint32_t) {}
   void on_call(const analysis::FinishedCall& call) {
-    std::string cat;
-    if (call.exit != analysis::ExitKind::kNormal) cat = analysis::exit_kind_name(call.exit);
-    if (call.inherited) cat += cat.empty() ? "inherited" : ",inherited";
-    std::string cat_field = cat.empty() ? "" : fmt::format(R"(,"cat":"{}")", cat);
-    event(fmt::format(R"({{"ph":"X","pid":{},"tid":{},"ts":{},"dur":{},"name":{}{}}})",
-                      meta_->pid, tid_,
-                      fixed3(analysis::ticks_to_time_ns(*meta_, call.vstart) / 1000.0),
-                      fixed3(meta_->ticks_to_ns(call.time) / 1000.0), name(call.addr),
-                      cat_field));
+    // Formatted in place (no string per event: this runs once per call).
+    std::string& text = out_.text();
+    text += first_ ? "\n" : ",\n";
+    first_ = false;
+    text += call_head_;
+    append_fixed3(text, analysis::ticks_to_time_ns(*meta_, call.vstart) / 1000.0);
+    text += ",\"dur\":";
+    append_fixed3(text, meta_->ticks_to_ns(call.time) / 1000.0);
+    text += ",\"name\":";
+    text += name(call.addr);
+    if (call.exit != analysis::ExitKind::kNormal || call.inherited) {
+      text += ",\"cat\":\"";
+      if (call.exit != analysis::ExitKind::kNormal) {
+        text += analysis::exit_kind_name(call.exit);
+        if (call.inherited) text += ',';
+      }
+      if (call.inherited) text += "inherited";
+      text += '"';
+    }
+    text += '}';
+    out_.written();
   }
 
  private:
@@ -79,7 +91,7 @@ class ChromeWriter {
   ExportStream& out_;
   const format::ProcessMeta* meta_ = nullptr;
   analysis::ProcessSymbolizer* sym_ = nullptr;
-  uint32_t tid_ = 0;
+  std::string call_head_;  // a call event's text up to its ts, for this thread
   bool first_ = true;
   std::unordered_map<uint64_t, std::string> names_;  // quoted names of this process
 };

@@ -2,6 +2,7 @@
 // numbers printed the same way on every machine so golden files compare exactly.
 #pragma once
 
+#include <cstdint>
 #include <cstdio>
 #include <string>
 
@@ -13,5 +14,9 @@ std::string json_quote(const std::string& s);
 
 // A duration or time point in the unit given: fixed with 3 decimals, "-0.000" never shown.
 std::string fixed3(double value);
+// The same appended to `out` (report/fixed_decimal.hpp: no fmt call for the usual values).
+void append_fixed3(std::string& out, double value);
+// An unsigned integer in decimal, appended to `out`.
+void append_uint(std::string& out, uint64_t value);
 
 }  // namespace callmon::report

@@ -65,6 +65,7 @@ class SpeedscopeWriter {
   }
 
  private:
+  // Formatted in place (no string per event: this runs twice per call).
   void event(char type, uint32_t frame, double at) {
     if (!opened_) {
       out_.write(profiles_ == 0 ? "\n" : ",\n");
@@ -77,7 +78,13 @@ class SpeedscopeWriter {
       out_.write(",\n");
     }
     end_ = at;
-    out_.write(fmt::format(R"({{"type":"{}","frame":{},"at":{}}})", type, frame, fixed3(at)));
+    std::string& text = out_.text();
+    text += type == 'O' ? R"({"type":"O","frame":)" : R"({"type":"C","frame":)";
+    append_uint(text, frame);
+    text += ",\"at\":";
+    append_fixed3(text, at);
+    text += '}';
+    out_.written();
   }
 
   // Frames are shared by all processes: the same function in two processes is one frame.

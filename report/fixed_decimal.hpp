@@ -1,8 +1,9 @@
 // Fixed-point decimal text of a double without fmt's general machinery: the replay writes
-// one or two durations per call, and at 10^7 calls a second fmt::format("{:.1f}") per line
-// was most of its time. The text is byte for byte what fmt::format("{:.{}f}", v, decimals)
-// writes: values whose rounding is in doubt (within 10^-6 of a tie) or too large for the
-// quick way go to fmt itself.
+// one or two durations per call and the JSON exports one or two time points, and at 10^7
+// calls a fmt::format("{:.3f}") per value was most of their time. The text is byte for byte
+// what fmt::format("{:.{}f}", v, decimals) writes: the double is split into its exact
+// integer mantissa and power of two, so the rounding is that of the exact value, as fmt's;
+// only exact ties, negative values, NaN and values of 2^53 or more go to fmt itself.
 #pragma once
 
 #include <string>
