@@ -64,6 +64,16 @@ void append_fixed3(std::string& out, double value) {
   if (out.compare(at, std::string::npos, "-0.000") == 0) out.erase(at, 1);
 }
 
+char* write_fixed3(char* out, double value) {
+  static_assert(kFixed3Room >= kFixedRoom);
+  char* end = write_fixed(out, value, 3);
+  if (end - out == 6 && std::memcmp(out, "-0.000", 6) == 0) {
+    std::memmove(out, out + 1, 5);
+    --end;
+  }
+  return end;
+}
+
 void append_uint(std::string& out, uint64_t value) {
   char text[24];
   auto [end, ec] = std::to_chars(text, text + sizeof text, value);

@@ -4,7 +4,9 @@
 
 #include <cstdint>
 #include <cstdio>
+#include <cstring>
 #include <string>
+#include <string_view>
 
 namespace callmon::report {
 
@@ -18,5 +20,13 @@ std::string fixed3(double value);
 void append_fixed3(std::string& out, double value);
 // An unsigned integer in decimal, appended to `out`.
 void append_uint(std::string& out, uint64_t value);
+// fixed3's text written at `out` (room for kFixed3Room bytes); returns its end.
+constexpr size_t kFixed3Room = 320;
+char* write_fixed3(char* out, double value);
+// `text` copied to `out`; returns its end.
+inline char* write_text(char* out, std::string_view text) {
+  std::memcpy(out, text.data(), text.size());
+  return out + text.size();
+}
 
 }  // namespace callmon::report

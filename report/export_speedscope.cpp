@@ -7,6 +7,7 @@
 // distinct functions only, is written at the end.
 #include <fmt/format.h>
 
+#include <charconv>
 #include <unordered_map>
 
 #include "analysis/export_walk.hpp"
@@ -78,12 +79,13 @@ class SpeedscopeWriter {
       out_.write(",\n");
     }
     end_ = at;
-    std::string& text = out_.text();
-    text += type == 'O' ? R"({"type":"O","frame":)" : R"({"type":"C","frame":)";
-    append_uint(text, frame);
-    text += ",\"at\":";
-    append_fixed3(text, at);
-    text += '}';
+    char line[kFixed3Room + 64];
+    char* p = write_text(line, type == 'O' ? R"({"type":"O","frame":)" : R"({"type":"C","frame":)");
+    p = std::to_chars(p, p + 16, frame).ptr;
+    p = write_text(p, ",\"at\":");
+    p = write_fixed3(p, at);
+    *p++ = '}';
+    out_.text().append(line, p);
     out_.written();
   }
 

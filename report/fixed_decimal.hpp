@@ -14,4 +14,10 @@ namespace callmon::report {
 // fmt::format("{:.{}f}", v, decimals) writes it.
 void append_fixed(std::string& out, double v, int decimals);
 
+// The same written at `out`, which has room for kFixedRoom bytes (fmt's text of the largest
+// double with 3 decimals fits); returns the end of the text. For writers that build a
+// line in a local buffer and append it once.
+constexpr size_t kFixedRoom = 320;
+char* write_fixed(char* out, double v, int decimals);
+
 }  // namespace callmon::report
