@@ -5,12 +5,31 @@
 
 namespace callmon::analysis {
 
-void compact_timeline(std::vector<TimelineBox>& boxes, double min_ns) {
-  std::sort(boxes.begin(), boxes.end(), [](const TimelineBox& a, const TimelineBox& b) {
-    if (a.start_ns != b.start_ns) return a.start_ns < b.start_ns;
-    if (a.depth != b.depth) return a.depth < b.depth;
-    return a.end_ns > b.end_ns;
-  });
+namespace {
+
+// Start, then depth, then the longer first; the rest only makes the order total, so the
+// result does not depend on the order the boxes came in (a sorted prefix merged with a
+// sorted tail gives what one sort gives).
+bool box_before(const TimelineBox& a, const TimelineBox& b) {
+  if (a.start_ns != b.start_ns) return a.start_ns < b.start_ns;
+  if (a.depth != b.depth) return a.depth < b.depth;
+  if (a.end_ns != b.end_ns) return a.end_ns > b.end_ns;
+  if (a.addr != b.addr) return a.addr < b.addr;
+  if (a.count != b.count) return a.count < b.count;
+  if (a.mixed != b.mixed) return b.mixed;
+  return a.busy_ns < b.busy_ns;
+}
+
+}  // namespace
+
+void compact_timeline(std::vector<TimelineBox>& boxes, double min_ns, size_t sorted) {
+  // Only the new tail is sorted, then merged in: a sink compacts its list again and again,
+  // and sorting the whole list each time was most of `callmon html`'s own time.
+  if (sorted > boxes.size() || !std::is_sorted(boxes.begin(), boxes.begin() + sorted, box_before))
+    sorted = 0;
+  const auto middle = boxes.begin() + static_cast<long>(sorted);
+  std::sort(middle, boxes.end(), box_before);
+  std::inplace_merge(boxes.begin(), middle, boxes.end(), box_before);
   // The last box seen at each depth: a box's caller is the one at the depth above that
   // encloses it (one thread's calls at one depth never overlap).
   struct Seen {
@@ -100,17 +119,19 @@ void TimelineSink::on_call(const FinishedCall& call) {
     compact();
     // Compacting again once the list has doubled keeps the sorting linear overall.
     next_compact_ = std::min(2 * budget_ + 1024, std::max<size_t>(4096, 2 * boxes_.size()));
+    boxes_.reserve(next_compact_);
   }
 }
 
 void TimelineSink::compact() {
   groups_.clear();  // the boxes move: no open group survives
   min_ns_ = std::max(min_ns_, (last_ns_ - first_ns_) / kTimelinePixels);
-  compact_timeline(boxes_, min_ns_);
+  compact_timeline(boxes_, min_ns_, sorted_);
   while (boxes_.size() > std::max<size_t>(budget_, 16)) {
     min_ns_ = min_ns_ > 0 ? min_ns_ * 2 : 1;
-    compact_timeline(boxes_, min_ns_);
+    compact_timeline(boxes_, min_ns_, boxes_.size());
   }
+  sorted_ = boxes_.size();  // the boxes pushed from now on come after these
 }
 
 std::vector<TimelineBox> TimelineSink::finish(double& merged_below_ns) {

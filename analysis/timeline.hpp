@@ -32,7 +32,9 @@ struct TimelineBox {
 // gap between them is under `min_ns`; boxes inside a merged or narrow box are dropped. A box
 // whose caller is not in the list (still open) counts as under one caller per depth. The
 // result is sorted by start, then depth. Nesting is kept: a merged box lies inside its caller.
-void compact_timeline(std::vector<TimelineBox>& boxes, double min_ns);
+// The first `sorted` boxes may be given already in that order (a previous result): only the
+// others are sorted, then merged in (checked: an unsorted prefix is sorted whole).
+void compact_timeline(std::vector<TimelineBox>& boxes, double min_ns, size_t sorted = 0);
 
 // A call-walk sink gathering one thread's boxes (call_walk.hpp). `budget`: the number of
 // boxes to keep at most (the resolution is coarsened, doubling, until they fit).
@@ -62,6 +64,7 @@ class TimelineSink {
   size_t budget_;
   std::vector<TimelineBox> boxes_;
   size_t next_compact_ = 4096;
+  size_t sorted_ = 0;  // boxes_ up to here are the last compaction's, in order
   double min_ns_ = 0;
   double first_ns_ = 0, last_ns_ = 0;  // the span seen so far
   bool seen_any_ = false;

@@ -3,6 +3,10 @@
 
 #include <fmt/format.h>
 
+#include <charconv>
+
+#include "report/fixed_decimal.hpp"
+
 namespace callmon::report {
 namespace {
 
@@ -49,9 +53,31 @@ std::string json_quote(const std::string& s) {
 }
 
 std::string fixed3(double value) {
-  std::string s = fmt::format("{:.3f}", value);
-  if (s == "-0.000") s = "0.000";
+  std::string s;
+  append_fixed3(s, value);
   return s;
+}
+
+void append_fixed3(std::string& out, double value) {
+  const size_t at = out.size();
+  append_fixed(out, value, 3);
+  if (out.compare(at, std::string::npos, "-0.000") == 0) out.erase(at, 1);
+}
+
+char* write_fixed3(char* out, double value) {
+  static_assert(kFixed3Room >= kFixedRoom);
+  char* end = write_fixed(out, value, 3);
+  if (end - out == 6 && std::memcmp(out, "-0.000", 6) == 0) {
+    std::memmove(out, out + 1, 5);
+    --end;
+  }
+  return end;
+}
+
+void append_uint(std::string& out, uint64_t value) {
+  char text[24];
+  auto [end, ec] = std::to_chars(text, text + sizeof text, value);
+  out.append(text, end);
 }
 
 }  // namespace callmon::report

@@ -7,6 +7,7 @@
 // distinct functions only, is written at the end.
 #include <fmt/format.h>
 
+#include <charconv>
 #include <unordered_map>
 
 #include "analysis/export_walk.hpp"
@@ -65,6 +66,7 @@ class SpeedscopeWriter {
   }
 
  private:
+  // Formatted in place (no string per event: this runs twice per call).
   void event(char type, uint32_t frame, double at) {
     if (!opened_) {
       out_.write(profiles_ == 0 ? "\n" : ",\n");
@@ -77,7 +79,14 @@ class SpeedscopeWriter {
       out_.write(",\n");
     }
     end_ = at;
-    out_.write(fmt::format(R"({{"type":"{}","frame":{},"at":{}}})", type, frame, fixed3(at)));
+    char line[kFixed3Room + 64];
+    char* p = write_text(line, type == 'O' ? R"({"type":"O","frame":)" : R"({"type":"C","frame":)");
+    p = std::to_chars(p, p + 16, frame).ptr;
+    p = write_text(p, ",\"at\":");
+    p = write_fixed3(p, at);
+    *p++ = '}';
+    out_.text().append(line, p);
+    out_.written();
   }
 
   // Frames are shared by all processes: the same function in two processes is one frame.

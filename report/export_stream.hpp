@@ -17,6 +17,12 @@ class ExportStream {
     buf_.append(text);
     if (buf_.size() >= kFlushAt) flush();
   }
+  // The pending text, for writers that format in place (no string per event): append to
+  // it, then call written().
+  std::string& text() { return buf_; }
+  void written() {
+    if (buf_.size() >= kFlushAt) flush();
+  }
   // Writes what is buffered and flushes the FILE. False if any write failed.
   bool finish() {
     flush();

@@ -3,50 +3,112 @@
 
 #include <fmt/format.h>
 
+#include <bit>
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 
 namespace callmon::report {
 namespace {
 
 constexpr uint64_t kPow10[] = {1, 10, 100, 1000};
-// Below this the product v * 10^decimals is within 10^-7 of the exact one (its ulp is
-// 1.2e-7 at 10^9), far inside the band around a tie that goes to fmt.
-constexpr double kQuickLimit = 1e9;
-constexpr double kTieBand = 1e-6;
+constexpr double kTwoTo53 = 9007199254740992.0;
+
+// v * 10^decimals rounded to the nearest integer, computed exactly from v = m * 2^e (m < 2^53,
+// so m * 1000 < 2^63 fits). False when it is an exact tie: fmt decides which way those go.
+bool scaled_units(double v, uint64_t pow, uint64_t& units) {
+  const uint64_t bits = std::bit_cast<uint64_t>(v);
+  const int biased = static_cast<int>(bits >> 52);  // sign is 0: v >= 0
+  uint64_t m = bits & ((uint64_t{1} << 52) - 1);
+  int e;
+  if (biased == 0) {
+    e = -1074;  // subnormal
+  } else {
+    m |= uint64_t{1} << 52;
+    e = biased - 1075;
+  }
+  const uint64_t product = m * pow;
+  if (e >= 0) {  // v is an integer below 2^53: no fraction to round
+    units = (m << e) * pow;
+    return true;
+  }
+  const int shift = -e;
+  if (shift >= 64) {  // below 2^-11 times the product's 2^63 bound: less than half a unit
+    units = 0;
+    return true;
+  }
+  const uint64_t rest = product & ((uint64_t{1} << shift) - 1);
+  const uint64_t half = uint64_t{1} << (shift - 1);
+  units = (product >> shift) + (rest > half);
+  return rest != half;
+}
+
+// Two digits at a time: the division per digit was most of the formatting's time.
+constexpr char kTwoDigits[] =
+    "00010203040506070809101112131415161718192021222324252627282930313233343536373839"
+    "40414243444546474849505152535455565758596061626364656667686970717273747576777879"
+    "8081828384858687888990919293949596979899";
+
+// `units` as digits with the point before the last `Decimals`: written backwards ending at
+// `end`; returns the first character.
+template <int Decimals>
+char* digits_backwards(char* end, uint64_t units) {
+  char* p = end;
+  for (int i = 0; i < Decimals; ++i) {
+    *--p = static_cast<char>('0' + units % 10);
+    units /= 10;
+  }
+  if (Decimals > 0) *--p = '.';
+  while (units >= 100) {
+    const auto two = static_cast<size_t>(units % 100) * 2;
+    units /= 100;
+    p -= 2;
+    std::memcpy(p, kTwoDigits + two, 2);
+  }
+  if (units >= 10) {
+    p -= 2;
+    std::memcpy(p, kTwoDigits + units * 2, 2);
+  } else {
+    *--p = static_cast<char>('0' + units);
+  }
+  return p;
+}
+
+template <int Decimals>
+char* write_quick(char* out, double v) {
+  uint64_t units = 0;
+  if (!scaled_units(v, kPow10[Decimals], units))
+    return fmt::format_to(out, "{:.{}f}", v, Decimals);
+  char digits[24];
+  char* end = digits + sizeof digits;
+  char* p = digits_backwards<Decimals>(end, units);
+  const size_t n = static_cast<size_t>(end - p);
+  std::memcpy(out, p, n);
+  return out + n;
+}
+
+// The negation also sends NaN to fmt; the sign bit sends -0.0 ("-0.0").
+bool quick_range(double v) { return v >= 0 && v < kTwoTo53 && !std::signbit(v); }
 
 }  // namespace
 
+char* write_fixed(char* out, double v, int decimals) {
+  if (!quick_range(v)) return fmt::format_to(out, "{:.{}f}", v, decimals);
+  switch (decimals) {
+    case 0: return write_quick<0>(out, v);
+    case 1: return write_quick<1>(out, v);
+    case 2: return write_quick<2>(out, v);
+    default: return write_quick<3>(out, v);
+  }
+}
+
 void append_fixed(std::string& out, double v, int decimals) {
-  const uint64_t pow = kPow10[decimals];
-  const double scaled = v * static_cast<double>(pow);
-  // The negation also sends NaN to fmt; the sign bit sends -0.0 ("-0.0").
-  if (!(v >= 0 && scaled < kQuickLimit) || std::signbit(v)) {
+  if (!quick_range(v)) {
     fmt::format_to(std::back_inserter(out), "{:.{}f}", v, decimals);
     return;
   }
-  auto units = static_cast<uint64_t>(scaled);  // truncation: floor for scaled >= 0
-  const double frac = scaled - static_cast<double>(units);
-  if (frac > 0.5 - kTieBand && frac < 0.5 + kTieBand) {
-    // The product's rounding could decide which way it goes: let fmt round the exact value.
-    fmt::format_to(std::back_inserter(out), "{:.{}f}", v, decimals);
-    return;
-  }
-  units += frac > 0.5;
-  char digits[24];
-  char* end = digits + sizeof digits;
-  char* p = end;
-  uint64_t whole = units / pow, part = units % pow;
-  for (int i = 0; i < decimals; ++i) {
-    *--p = static_cast<char>('0' + part % 10);
-    part /= 10;
-  }
-  if (decimals > 0) *--p = '.';
-  do {
-    *--p = static_cast<char>('0' + whole % 10);
-    whole /= 10;
-  } while (whole != 0);
-  out.append(p, end);
+  char text[32];
+  out.append(text, write_fixed(text, v, decimals));
 }
 
 }  // namespace callmon::report

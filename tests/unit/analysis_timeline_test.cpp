@@ -30,6 +30,29 @@ TEST(Timeline, WideCallsKeptInTimeOrder) {
   EXPECT_EQ(v[1].count, 1u);
 }
 
+// A list whose first part is already in order (the sink's last compaction) gives what one
+// sort of the whole list gives, and an out-of-order "sorted" prefix is caught.
+TEST(Timeline, SortedPrefixMergedAsAWholeSort) {
+  std::vector<TimelineBox> head{box(0, 100, 0, 1), box(10, 20, 1, 2), box(30, 40, 1, 3)};
+  std::vector<TimelineBox> tail{box(150, 160, 1, 4), box(120, 130, 1, 5), box(110, 200, 0, 6),
+                                box(25, 28, 1, 7)};
+  for (size_t prefix : {size_t{0}, size_t{3}}) {
+    std::vector<TimelineBox> a = head;
+    a.insert(a.end(), tail.begin(), tail.end());
+    std::vector<TimelineBox> b = a;
+    compact_timeline(a, 1, prefix);
+    compact_timeline(b, 1);
+    ASSERT_EQ(a.size(), b.size());
+    for (size_t i = 0; i < a.size(); ++i) EXPECT_EQ(a[i].addr, b[i].addr) << i;
+  }
+  std::vector<TimelineBox> wrong{box(30, 40, 1, 3), box(0, 100, 0, 1), box(10, 20, 1, 2)};
+  compact_timeline(wrong, 1, 3);  // claimed sorted, is not
+  ASSERT_EQ(wrong.size(), 3u);
+  EXPECT_EQ(wrong[0].addr, 1u);
+  EXPECT_EQ(wrong[1].addr, 2u);
+  EXPECT_EQ(wrong[2].addr, 3u);
+}
+
 TEST(Timeline, NarrowSiblingsMergedUnderTheirCaller) {
   std::vector<TimelineBox> v{box(0, 100, 0, 1), box(200, 300, 0, 1)};
   // Under the first caller: three short calls close together, one of them with a callee;

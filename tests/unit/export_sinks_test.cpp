@@ -4,6 +4,8 @@
 // plus the JSON quoting of the streamed exports.
 #include <gtest/gtest.h>
 
+#include <fmt/format.h>
+
 #include <vector>
 
 #include "analysis/export_callgraph.hpp"
@@ -147,6 +149,14 @@ TEST(ExportJson, Quote) {
   EXPECT_EQ(report::json_quote("bad\xff"), R"("bad\ufffd")");
   EXPECT_EQ(report::fixed3(-0.0001), "0.000");
   EXPECT_EQ(report::fixed3(1.5), "1.500");
+}
+
+TEST(ExportJson, InPlaceNumbers) {
+  std::string s = "x";
+  report::append_fixed3(s, -0.0001);
+  report::append_uint(s, 18446744073709551615ull);
+  report::append_fixed3(s, 1234567890123.4567);
+  EXPECT_EQ(s, "x0.00018446744073709551615" + fmt::format("{:.3f}", 1234567890123.4567));
 }
 
 }  // namespace

@@ -1,6 +1,8 @@
 // append_fixed (report/fixed_decimal.hpp) writes exactly what fmt's "{:.Nf}" writes: checked
-// on ties, values just either side of a tie, unit boundaries and a million pseudo-random
-// durations of every size the replay shows.
+// on ties, values just either side of a tie, unit boundaries, a million pseudo-random
+// durations of every size the replay shows and a million time points as the JSON exports
+// write them (nanoseconds or microseconds since boot: up to 2^53, where the product by
+// 10^decimals is no longer exact in a double).
 #include <gtest/gtest.h>
 
 #include <fmt/format.h>
@@ -46,6 +48,32 @@ TEST(AppendFixed, TiesAndNearTiesAsFmt) {
 TEST(AppendFixed, LargeAndOddValuesGoToFmt) {
   for (double v : {1e9, 1.5e12, 3600e9, 1e300, -1.5, -0.0}) expect_as_fmt(v);
   EXPECT_EQ(fixed(NAN, 1), fmt::format("{:.1f}", NAN));
+}
+
+TEST(AppendFixed, LargeTimePointsAsFmt) {
+  for (double v : {1e12 + 0.0005, 123456789012.3455, 4503599627370495.5, 9007199254740991.0,
+                   9007199254740992.0, 2.5e15 + 0.125, 1099511627776.0625})
+    expect_as_fmt(v);
+  for (double base : {1e12 + 0.0005, 86400e9 + 0.0015, 3.6e12 + 0.5}) {
+    expect_as_fmt(std::nextafter(base, 0.0));
+    expect_as_fmt(std::nextafter(base, 1e300));
+  }
+}
+
+TEST(AppendFixed, RandomTimePointsAsFmt) {
+  uint64_t x = 2463534242ull;
+  for (int i = 0; i < 1000000; ++i) {
+    x ^= x << 13;
+    x ^= x >> 7;
+    x ^= x << 17;
+    // A tick count of a machine up for days times a clock factor, in ns and in us.
+    const double ns = static_cast<double>(x >> (10 + (x & 31))) * 0.3571428571;
+    for (double v : {ns, ns / 1e3}) {
+      const int d = static_cast<int>((x >> 8) & 3);
+      ASSERT_EQ(fixed(v, d), fmt::format("{:.{}f}", v, d)) << v;
+      ASSERT_EQ(fixed(v, 3), fmt::format("{:.3f}", v)) << v;
+    }
+  }
 }
 
 TEST(AppendFixed, RandomDurationsAsFmt) {
