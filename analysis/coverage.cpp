@@ -125,6 +125,8 @@ Result<std::vector<ProcessCalls>> recorded_calls(const std::vector<format::Recor
     for (const format::ProcessRecording& proc : rec.processes) {
       ProcessCalls pc;
       pc.modules = proc.meta.modules;
+      for (const format::PatchedModule& pm : proc.meta.patched_modules)
+        pc.patched.insert(pc.patched.end(), pm.functions.begin(), pm.functions.end());
       format::ModuleLifetimes lifetimes(proc.meta.modules);
       for (const format::ThreadFile& tf : proc.threads) {
         auto opened = format::ThreadReader::open(tf.path);
@@ -166,6 +168,14 @@ Coverage coverage_from_calls(const std::vector<ProcessCalls>& processes, uint64_
   cov.warnings = std::move(warnings);
   std::map<std::string, ModuleCounts> modules;  // by path: the output is sorted by path
   std::map<std::string, std::string> skipped;  // path -> why (empty: not instrumented)
+  // The functions --patch patched, by module path: ELF address -> symbol. A module built
+  // without instrumentation whose functions were patched lists those (the union over the
+  // processes: each patched what its --patch selected).
+  std::map<std::string, std::map<uint64_t, std::string>> patched;
+  for (const ProcessCalls& proc : processes)
+    for (const auto& [addr, name] : proc.patched)
+      if (const format::ModuleRecord* m = format::module_of(proc.modules, addr))
+        patched[m->path].emplace(format::untagged(addr) - m->bias, name);
   for (const ProcessCalls& proc : processes) {
     // Every module the process mapped is listed, called or not: coverage is about the
     // functions that were never reached as much as the ones that were.
@@ -177,8 +187,13 @@ Coverage coverage_from_calls(const std::vector<ProcessCalls>& processes, uint64_
         continue;
       }
       if (found->empty()) {
-        skipped[m.path] = "";  // not instrumented: not part of the coverage
-        continue;
+        auto p = patched.find(m.path);
+        if (p == patched.end()) {
+          skipped[m.path] = "";  // not instrumented: not part of the coverage
+          continue;
+        }
+        // Patched functions are entered at their first byte: each covers that address.
+        for (const auto& [vaddr, name] : p->second) found->push_back({vaddr, 1, name});
       }
       ModuleCounts& mc = modules[m.path];
       mc.functions = std::move(found.value());
