@@ -32,7 +32,8 @@ namespace {
 constexpr int kRounds = 2000;  // a multiple of kCalibrationBlocks
 // The library-call calibration (calibrate_libcall_cost): what analysis takes from it is its
 // difference from the probe's, so fewer rounds do (a multiple of kCalibrationBlocks).
-constexpr int kLibcallRounds = 800;
+constexpr int kLibcallRounds = 400;
+constexpr size_t kLibcallBuffer = 128 * 1024;  // its records: about 30 KB
 constexpr size_t kBuffer = 1024 * 1024;  // all rounds' records (about 160 KB), no chunk switch
 constexpr size_t kFrames = 64;
 // The calibration in the run (calibrate_in_run): fewer rounds, a small buffer kept for the
@@ -292,11 +293,11 @@ ProbeCost calibrate_probe_cost(bool pg) {
 }
 
 ProbeCost calibrate_libcall_cost(bool pg) {
-  size_t bytes = calibration_bytes(kLibcallRounds, kBuffer);
+  size_t bytes = calibration_bytes(kLibcallRounds, kLibcallBuffer);
   void* mem = mmap(nullptr, bytes, PROT_READ | PROT_WRITE,
                    MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
   if (mem == MAP_FAILED) return ProbeCost{0, 0};
-  ProbeCost cost = calibrate_on(mem, kLibcallRounds, kBuffer, pg, false,
+  ProbeCost cost = calibrate_on(mem, kLibcallRounds, kLibcallBuffer, pg, false,
                                 pg ? calibration_pg_libcall_parent : calibration_libcall_parent);
   munmap(mem, bytes);
   return cost;
