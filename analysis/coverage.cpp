@@ -125,8 +125,15 @@ Result<std::vector<ProcessCalls>> recorded_calls(const std::vector<format::Recor
     for (const format::ProcessRecording& proc : rec.processes) {
       ProcessCalls pc;
       pc.modules = proc.meta.modules;
+      // By the patch-module line's path: a library dlopen'ed where a dlclose'd one was
+      // shares its addresses, and the module line covering an address last is not its own.
       for (const format::PatchedModule& pm : proc.meta.patched_modules)
-        pc.patched.insert(pc.patched.end(), pm.functions.begin(), pm.functions.end());
+        for (const auto& [addr, name] : pm.functions)
+          for (auto m = proc.meta.modules.rbegin(); m != proc.meta.modules.rend(); ++m)
+            if (m->path == pm.path && addr >= m->start && addr < m->end) {
+              pc.patched.push_back({pm.path, addr - m->bias, name});
+              break;
+            }
       format::ModuleLifetimes lifetimes(proc.meta.modules);
       for (const format::ThreadFile& tf : proc.threads) {
         auto opened = format::ThreadReader::open(tf.path);
@@ -173,9 +180,7 @@ Coverage coverage_from_calls(const std::vector<ProcessCalls>& processes, uint64_
   // processes: each patched what its --patch selected).
   std::map<std::string, std::map<uint64_t, std::string>> patched;
   for (const ProcessCalls& proc : processes)
-    for (const auto& [addr, name] : proc.patched)
-      if (const format::ModuleRecord* m = format::module_of(proc.modules, addr))
-        patched[m->path].emplace(format::untagged(addr) - m->bias, name);
+    for (const ProcessCalls::Patched& p : proc.patched) patched[p.path].emplace(p.vaddr, p.name);
   for (const ProcessCalls& proc : processes) {
     // Every module the process mapped is listed, called or not: coverage is about the
     // functions that were never reached as much as the ones that were.

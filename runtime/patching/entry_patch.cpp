@@ -114,8 +114,21 @@ bool g_log_full = false;
 // Modules whose lines are written already (never cleared): the table of modules done is
 // cleared at each dlclose, and a module still loaded is looked at again then; its lines
 // would repeat. (One reloaded at the same place gets its functions patched again, quietly.)
-Done g_logged[1024];
+// By path too: another library dlopen'ed where a dlclose'd one was (same bias, and its
+// program headers at the same address) is a new module, whose lines are written.
+struct Logged {
+  uintptr_t bias;
+  const void* phdr;
+  uint64_t path_hash;
+};
+Logged g_logged[1024];
 unsigned g_logged_count = 0;
+
+uint64_t path_hash(const char* s) {
+  uint64_t h = 1469598103934665603ull;
+  for (; *s; ++s) h = (h ^ static_cast<uint8_t>(*s)) * 1099511628211ull;
+  return h;
+}
 bool g_quiet = false;
 
 void log_line(const char* line, size_t len) {
@@ -309,10 +322,12 @@ int module_callback(dl_phdr_info* info, size_t, void*) {
   }
   if (!module_wanted(info, path)) return 0;
   g_quiet = false;
+  const uint64_t hash = path_hash(path);
   for (unsigned i = 0; i < g_logged_count && !g_quiet; ++i)
-    g_quiet = g_logged[i].bias == info->dlpi_addr && g_logged[i].phdr == info->dlpi_phdr;
+    g_quiet = g_logged[i].bias == info->dlpi_addr && g_logged[i].phdr == info->dlpi_phdr &&
+              g_logged[i].path_hash == hash;
   if (!g_quiet && g_logged_count < sizeof g_logged / sizeof g_logged[0])
-    g_logged[g_logged_count++] = {info->dlpi_addr, info->dlpi_phdr};
+    g_logged[g_logged_count++] = {info->dlpi_addr, info->dlpi_phdr, hash};
   SledModule m;
   if (!sled_read_module(info, file, &m) || m.exec_count == 0) return 0;
   uintptr_t self = reinterpret_cast<uintptr_t>(&entry_patch_modules);
