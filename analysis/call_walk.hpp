@@ -133,6 +133,10 @@ struct WalkCost {
   // took back; 0: taken as `outer`.
   double hidden = 0;
   double taken_back = 0;
+  // A library call's probe (the stub's) costs this much more than the above, inner and
+  // outer (negative: less); charged to the calls of the functions set_libcall_functions
+  // names. Differences, so a calibration in the run moves both probes' costs alike.
+  double libcall_extra_inner = 0, libcall_extra_outer = 0;
 };
 
 // The least uncertainty a calibration's cost carries (a fraction of it): the mean of a
@@ -162,6 +166,16 @@ class CallWalker {
     last_calib_outer_ = cost.outer - cost.extra_outer;
   }
   void set_probe_cost(double inner, double outer) { set_cost(WalkCost{inner, outer}); }
+
+  // The functions whose calls are library calls (sorted; WalkCost::libcall_extra_*), or
+  // null. `fns` must outlive the walk.
+  void set_libcall_functions(const std::vector<uint64_t>* fns) {
+    libcall_fns_ = fns && !fns->empty() ? fns : nullptr;
+    if (libcall_fns_) {
+      libcall_lo_ = fns->front();
+      libcall_hi_ = fns->back();
+    }
+  }
 
   // The recorder's pauses and the preempted intervals (set_offcpu) leave every call open
   // while they lasted (and so the innermost one's self). Off: they are only counted.
@@ -212,6 +226,7 @@ class CallWalker {
     // Annotations (CALIB, CLOCK, HIDDEN, SYNC, LOST) are no point of the clock: a CALIB
     // shares its time with the PAUSE that follows it, whose stretch ends there; a HIDDEN
     // with the record it comes before.
+    if (ev.type == format::Event::kEnter) enter_libcall_ = is_libcall(ev.addr);
     if (ev.type != format::Event::kCalib && ev.type != format::Event::kClock &&
         ev.type != format::Event::kHidden && ev.type != format::Event::kSync &&
         ev.type != format::Event::kLost)
@@ -219,6 +234,7 @@ class CallWalker {
     switch (ev.type) {
       case format::Event::kEnter:
         push(ev.addr, ev.ticks, false);
+        stack_.back().libcall = enter_libcall_;
         break;
       case format::Event::kExit:
         if (stack_.empty()) {
@@ -328,7 +344,9 @@ class CallWalker {
     uint64_t hidden_pairs = 0;
     double hidden_cost = 0;
     double owed = 0;           // ticks its stretches could not give (see the top)
+    uint64_t libcall_children = 0;  // direct children that were library calls
     uint32_t slot = 0;
+    bool libcall = false;  // a library call (WalkCost::libcall_extra_*)
     bool inherited = false;
     bool clocked = false;  // a CLOCK record came while it was the innermost open call, or
                            // a child was a clock helper (FinishedCall::clocked)
@@ -357,6 +375,8 @@ class CallWalker {
     f.descendants = 0;
     f.hidden_pairs = 0;
     f.hidden_cost = 0;
+    f.libcall_children = 0;
+    f.libcall = false;
     f.owed = 0;
     f.slot = slot;
     f.clocked = false;
@@ -395,24 +415,48 @@ class CallWalker {
   // `inner`/2 after its time and its caller's work stopped (outer - inner)/2 before it; an
   // EXIT mirrors that). How a call's share splits between its stretches changes no call's
   // time: its own pair's parts lie in its own stretches, its children's outer parts in its.
+  // A library call's probe parts differ by WalkCost::libcall_extra_*: the ENTER's call is
+  // enter_libcall_, an EXIT's the innermost open one, an UNWIND's the ones it closes.
   double cost_before(const format::Event& ev) const {
     switch (ev.type) {
-      case format::Event::kEnter: return (cost_.outer - cost_.inner) / 2;
-      case format::Event::kExit: return cost_.inner / 2;
+      case format::Event::kEnter:
+        return (cost_.outer - cost_.inner + (enter_libcall_ ? lib_extra_between() : 0)) / 2;
+      case format::Event::kExit:
+        return (cost_.inner + (top_is_libcall() ? cost_.libcall_extra_inner : 0)) / 2;
       case format::Event::kUnwind:
-        return cost_.inner / 2 * static_cast<double>(std::min<uint64_t>(ev.count, stack_.size()));
+        return (cost_.inner * static_cast<double>(std::min<uint64_t>(ev.count, stack_.size())) +
+                cost_.libcall_extra_inner * static_cast<double>(libcalls_closed(ev.count))) / 2;
       default: return 0;
     }
   }
   double cost_after(const format::Event& ev) const {
     switch (ev.type) {
-      case format::Event::kEnter: return cost_.inner / 2;
-      case format::Event::kExit: return (cost_.outer - cost_.inner) / 2;
+      case format::Event::kEnter:
+        return (cost_.inner + (enter_libcall_ ? cost_.libcall_extra_inner : 0)) / 2;
+      case format::Event::kExit:
+        return (cost_.outer - cost_.inner + (top_is_libcall() ? lib_extra_between() : 0)) / 2;
       case format::Event::kUnwind:
-        return (cost_.outer - cost_.inner) / 2 *
-               static_cast<double>(std::min<uint64_t>(ev.count, stack_.size()));
+        return ((cost_.outer - cost_.inner) *
+                    static_cast<double>(std::min<uint64_t>(ev.count, stack_.size())) +
+                lib_extra_between() * static_cast<double>(libcalls_closed(ev.count))) / 2;
       default: return 0;
     }
+  }
+  // What a library call's pair adds to its caller's own stretches beyond a call's.
+  double lib_extra_between() const { return cost_.libcall_extra_outer - cost_.libcall_extra_inner; }
+  bool top_is_libcall() const { return !stack_.empty() && stack_.back().libcall; }
+  // How many of the `count` innermost open calls are library calls.
+  uint64_t libcalls_closed(uint64_t count) const {
+    if (!libcall_fns_) return 0;
+    uint64_t n = 0;
+    for (size_t i = stack_.size(); i > 0 && count > 0; --i, --count) n += stack_.at(i - 1).libcall;
+    return n;
+  }
+  // Whether `addr` is a library call's function (set_libcall_functions).
+  bool is_libcall(uint64_t addr) const {
+    if (!libcall_fns_ || addr < libcall_lo_ || addr > libcall_hi_) [[likely]]
+      return false;
+    return std::binary_search(libcall_fns_->begin(), libcall_fns_->end(), addr);
   }
 
   // Moves the compensated clock to the record `ev`: by the ticks since the previous record
@@ -522,7 +566,8 @@ class CallWalker {
     // part of each child's pair.
     double own_part = static_cast<double>(span) - static_cast<double>(f.child_span);
     double cost = cost_.inner + static_cast<double>(f.children) * (cost_.outer - cost_.inner) +
-                  f.hidden_cost;
+                  f.hidden_cost + (f.libcall ? cost_.libcall_extra_inner : 0) +
+                  static_cast<double>(f.libcall_children) * lib_extra_between();
     const uint64_t pairs = 1 + f.children + f.hidden_pairs;  // bordering its own time
     // The range: the cost at its dearest and cheapest, then the overlap of the pairs that
     // border the call's own time (its own and its children's) or, for its inclusive time,
@@ -561,6 +606,7 @@ class CallWalker {
     // took a few microseconds at most (a system call's time in a VM).
     const bool helper = f.clocked && f.helper_children && call.time < clock_helper_ticks_;
     const double owed = f.owed;
+    const bool libcall = f.libcall;
     stack_.pop_back();  // `f` is gone from here on
     if (!stack_.empty()) {
       OpenFrame& parent = stack_.back();
@@ -572,6 +618,7 @@ class CallWalker {
       parent.child_lo += time_lo_base;
       parent.child_hi += time_hi_base;
       parent.children += 1;
+      parent.libcall_children += libcall;
       parent.descendants += below;
     }
     sink_.on_call(call);
@@ -607,6 +654,7 @@ class CallWalker {
     }
     void pop_back() { --n_; }
     OpenFrame& back() { return v_[n_ - 1]; }
+    const OpenFrame& at(size_t i) const { return v_[i]; }
     const OpenFrame& back() const { return v_[n_ - 1]; }
     size_t size() const { return n_; }
     bool empty() const { return n_ == 0; }
@@ -630,6 +678,11 @@ class CallWalker {
   bool saw_end_ = false;
   WalkCost cost_;
   bool cost_set_ = false;
+  // The library calls' functions (set_libcall_functions), their lowest and highest, and
+  // whether the ENTER being fed is one's.
+  const std::vector<uint64_t>* libcall_fns_ = nullptr;
+  uint64_t libcall_lo_ = 0, libcall_hi_ = 0;
+  bool enter_libcall_ = false;
   uint64_t clock_helper_ticks_ = 5000;  // 5 us on the 10^9 ticks/s clock
   // The compensated clock: its reading, the raw time and the removed ticks it has been
   // advanced to, and the probes' part due after the last record.

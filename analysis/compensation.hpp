@@ -65,6 +65,17 @@ inline std::optional<WalkCost> process_walk_cost(const format::ProcessRecording&
   const double bursts = c->outer_ticks / calibrated->outer_ticks;
   if (calibrated->hidden_ticks > 0) w.hidden = calibrated->hidden_ticks * bursts;
   if (calibrated->taken_back_ticks > 0) w.taken_back = calibrated->taken_back_ticks * bursts;
+  // Library calls: their probe's own cost, as its difference from the other calls' probe
+  // in the same calibration (the chosen one's, else the first that measured it). Without
+  // one (an older recording, --no-libcall) they are charged as the other calls.
+  const format::ProbeCost* lib = calibrated->libcall_outer_ticks > 0 ? &*calibrated : nullptr;
+  for (const format::ProbeCost& k : proc.meta.calibrations)
+    if (!lib && k.measured() && k.libcall_outer_ticks > 0) lib = &k;
+  if (lib) {
+    // Never below nothing: a library call's pair costs at least 0 on either side.
+    w.libcall_extra_inner = std::max(lib->libcall_inner_ticks - lib->inner_ticks, -w.inner);
+    w.libcall_extra_outer = std::max(lib->libcall_outer_ticks - lib->outer_ticks, -w.outer);
+  }
   return w;
 }
 
@@ -79,7 +90,11 @@ void apply_compensation(CallWalker<Sink>& walker, const format::ProcessRecording
   walker.set_clock_helper_limit(static_cast<uint64_t>(proc.meta.ticks_per_second * 5e-6));
   walker.subtract_pauses(enabled);
   if (!enabled) return;
-  if (std::optional<WalkCost> c = process_walk_cost(proc)) walker.set_cost(*c);
+  if (std::optional<WalkCost> c = process_walk_cost(proc)) {
+    walker.set_cost(*c);
+    if (c->libcall_extra_outer != 0 || c->libcall_extra_inner != 0)
+      walker.set_libcall_functions(&proc.meta.libcall_functions);
+  }
 }
 
 }  // namespace callmon::analysis

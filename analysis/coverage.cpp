@@ -125,6 +125,15 @@ Result<std::vector<ProcessCalls>> recorded_calls(const std::vector<format::Recor
     for (const format::ProcessRecording& proc : rec.processes) {
       ProcessCalls pc;
       pc.modules = proc.meta.modules;
+      // By the patch-module line's path: a library dlopen'ed where a dlclose'd one was
+      // shares its addresses, and the module line covering an address last is not its own.
+      for (const format::PatchedModule& pm : proc.meta.patched_modules)
+        for (const auto& [addr, name] : pm.functions)
+          for (auto m = proc.meta.modules.rbegin(); m != proc.meta.modules.rend(); ++m)
+            if (m->path == pm.path && addr >= m->start && addr < m->end) {
+              pc.patched.push_back({pm.path, addr - m->bias, name});
+              break;
+            }
       format::ModuleLifetimes lifetimes(proc.meta.modules);
       for (const format::ThreadFile& tf : proc.threads) {
         auto opened = format::ThreadReader::open(tf.path);
@@ -166,6 +175,12 @@ Coverage coverage_from_calls(const std::vector<ProcessCalls>& processes, uint64_
   cov.warnings = std::move(warnings);
   std::map<std::string, ModuleCounts> modules;  // by path: the output is sorted by path
   std::map<std::string, std::string> skipped;  // path -> why (empty: not instrumented)
+  // The functions --patch patched, by module path: ELF address -> symbol. A module built
+  // without instrumentation whose functions were patched lists those (the union over the
+  // processes: each patched what its --patch selected).
+  std::map<std::string, std::map<uint64_t, std::string>> patched;
+  for (const ProcessCalls& proc : processes)
+    for (const ProcessCalls::Patched& p : proc.patched) patched[p.path].emplace(p.vaddr, p.name);
   for (const ProcessCalls& proc : processes) {
     // Every module the process mapped is listed, called or not: coverage is about the
     // functions that were never reached as much as the ones that were.
@@ -177,8 +192,13 @@ Coverage coverage_from_calls(const std::vector<ProcessCalls>& processes, uint64_
         continue;
       }
       if (found->empty()) {
-        skipped[m.path] = "";  // not instrumented: not part of the coverage
-        continue;
+        auto p = patched.find(m.path);
+        if (p == patched.end()) {
+          skipped[m.path] = "";  // not instrumented: not part of the coverage
+          continue;
+        }
+        // Patched functions are entered at their first byte: each covers that address.
+        for (const auto& [vaddr, name] : p->second) found->push_back({vaddr, 1, name});
       }
       ModuleCounts& mc = modules[m.path];
       mc.functions = std::move(found.value());

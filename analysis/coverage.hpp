@@ -51,6 +51,14 @@ struct Coverage {
 struct ProcessCalls {
   std::vector<format::ModuleRecord> modules;
   std::unordered_map<uint64_t, uint64_t> counts;  // runtime address -> calls
+  // The functions `record --patch` patched (the meta file's `patch-fn` lines): module path,
+  // ELF address, symbol. Their modules are listed as the instrumented ones are.
+  struct Patched {
+    std::string path;
+    uint64_t vaddr = 0;
+    std::string name;
+  };
+  std::vector<Patched> patched;
 };
 
 // The coverage of the instrumented modules the processes mapped, from their calls; the

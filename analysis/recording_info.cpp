@@ -93,6 +93,10 @@ Result<RecordingInfo> gather_info(const format::Recording& rec, const ProgressFn
         if (c->hidden_ticks >= 0) pi.probe_cost->hidden_ns = meta.ticks_to_ns(w->hidden);
         if (c->taken_back_ticks >= 0)
           pi.probe_cost->taken_back_ns = meta.ticks_to_ns(w->taken_back);
+        if (w->libcall_extra_outer != 0 || w->libcall_extra_inner != 0) {
+          pi.probe_cost->libcall_outer_ns = meta.ticks_to_ns(w->outer + w->libcall_extra_outer);
+          pi.probe_cost->libcall_inner_ns = meta.ticks_to_ns(w->inner + w->libcall_extra_inner);
+        }
       }
     }
     format::ModuleLifetimes lifetimes(meta.modules);

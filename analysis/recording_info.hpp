@@ -67,6 +67,10 @@ struct ProbeCostInfo {
   // back, in all (their probes ran); < 0: not measured (no such filter).
   double hidden_ns = -1;
   double taken_back_ns = -1;
+  // A library call's probe (the stub's), in all and inside the call; < 0: not measured
+  // (charged as the other calls).
+  double libcall_outer_ns = -1;
+  double libcall_inner_ns = -1;
 };
 
 struct ProcessInfo {

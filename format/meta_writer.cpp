@@ -38,6 +38,9 @@ Status write_process_meta(const std::string& path, const ProcessMeta& meta,
     if (c.hidden_ticks >= 0) fmt::format_to(o, "overhead-hidden {:.3f}\n", c.hidden_ticks);
     if (c.taken_back_ticks >= 0)
       fmt::format_to(o, "overhead-taken-back {:.3f}\n", c.taken_back_ticks);
+    if (c.libcall_outer_ticks > 0)
+      fmt::format_to(o, "overhead-libcall {:.3f} {:.3f}\n", c.libcall_inner_ticks,
+                     c.libcall_outer_ticks);
   }
   for (const auto& m : meta.modules) {
     fmt::format_to(o, "module {:x} {:x} {:x} {}\n", m.start, m.end, m.bias, m.path);
@@ -49,6 +52,7 @@ Status write_process_meta(const std::string& path, const ProcessMeta& meta,
       fmt::format_to(o, "module-unmapped {} {:x}\n", m.unmapped_ticks, m.start);
   }
   for (const auto& [addr, name] : meta.symbols) fmt::format_to(o, "symbol {:x} {}\n", addr, name);
+  for (uint64_t addr : meta.libcall_functions) fmt::format_to(o, "libcall-fn {:x}\n", addr);
   for (const auto& [addr, name] : symbols) fmt::format_to(o, "symbol {:x} {}\n", addr, name);
   for (const auto& [ticks, child] : meta.forks) fmt::format_to(o, "fork {} {}\n", ticks, child);
   if (meta.exec) fmt::format_to(o, "exec {} {}\n", meta.exec->first, meta.exec->second);

@@ -162,6 +162,19 @@ bool parse_record(ProcessMeta& m, std::string_view name, std::string_view rest,
     if (m.calibrations.empty() ||
         !parse_non_negative(rest, m.calibrations.back().taken_back_ticks))
       return false;
+  } else if (name == "overhead-libcall") {
+    // The library-call probe's own inner and outer cost (inner <= outer, outer > 0).
+    auto f = split(rest, 3);
+    if (f.size() != 2 || m.calibrations.empty()) return false;
+    ProbeCost& c = m.calibrations.back();
+    if (!parse_non_negative(f[0], c.libcall_inner_ticks) ||
+        !parse_non_negative(f[1], c.libcall_outer_ticks) || c.libcall_outer_ticks <= 0 ||
+        c.libcall_inner_ticks > c.libcall_outer_ticks + 0.01)
+      return false;
+  } else if (name == "libcall-fn") {
+    uint64_t addr;
+    if (!parse_u64(rest, addr, 16)) return false;
+    m.libcall_functions.push_back(addr);
   } else if (name == "libcall-slots") {
     auto f = split(rest, 3);
     uint64_t n, r;
@@ -183,6 +196,12 @@ bool parse_record(ProcessMeta& m, std::string_view name, std::string_view rest,
     r.name = f[1];
     r.reason = f[2];
     m.pending_refusals.push_back(std::move(r));
+  } else if (name == "patch-fn") {
+    // address, name (a patched function; its module's line follows)
+    auto f = split(rest, 2);
+    uint64_t addr;
+    if (f.size() != 2 || !parse_u64(f[0], addr, 16) || f[1].empty()) return false;
+    m.pending_patched.emplace_back(addr, std::string(f[1]));
   } else if (name == "patch-module") {
     // patched, refused, path[ ; note]
     auto f = split(rest, 3);
@@ -198,6 +217,8 @@ bool parse_record(ProcessMeta& m, std::string_view name, std::string_view rest,
     mod.path = path;
     mod.refusals = std::move(m.pending_refusals);
     m.pending_refusals.clear();
+    mod.functions = std::move(m.pending_patched);
+    m.pending_patched.clear();
     m.patched_modules.push_back(std::move(mod));
   } else {
     known = false;
@@ -269,6 +290,10 @@ Result<ProcessMeta> read_process_meta(const std::string& path) {
   if (line_no == 0) return Error{fmt::format("{}: not a callmon process file", path)};
   if (!have_clock) return Error{fmt::format("{}: no 'clock' record", path)};
   refine_rate(m);
+  // Sorted, without repeats (a fork child's file repeats its parent's; lookups by address).
+  std::sort(m.libcall_functions.begin(), m.libcall_functions.end());
+  m.libcall_functions.erase(std::unique(m.libcall_functions.begin(), m.libcall_functions.end()),
+                            m.libcall_functions.end());
   return m;
 }
 

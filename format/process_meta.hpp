@@ -61,6 +61,11 @@ struct ProbeCost {
   // `overhead-taken-back` line (the duration filter was on): what a call the filter took
   // back adds to its caller's time; -1: not measured.
   double taken_back_ticks = -1;
+  // `overhead-libcall` line: the library-call probe's own cost (inner, outer), charged to
+  // the calls of `libcall-fn` functions instead of the above (docs/format.md); -1: not
+  // measured (--no-libcall, an older recording).
+  double libcall_inner_ticks = -1;
+  double libcall_outer_ticks = -1;
 
   // False for `overhead 0 0`: the runtime's calibration took a slow path and measured nothing.
   bool measured() const { return outer_ticks > 0; }
@@ -81,6 +86,9 @@ struct PatchedModule {
   uint64_t refused = 0;
   std::string note;  // why the whole module was left alone, or empty
   std::vector<PatchRefusal> refusals;
+  // Its patched functions (`patch-fn` lines before the module line): run-time address and
+  // symbol (or sub_<link-time address>). Empty from a runtime that did not write them.
+  std::vector<std::pair<uint64_t, std::string>> functions;
 };
 
 struct ProcessMeta {
@@ -103,12 +111,16 @@ struct ProcessMeta {
   // line yet (the process died in between) are in pending_refusals.
   std::vector<PatchedModule> patched_modules;
   std::vector<PatchRefusal> pending_refusals;
+  std::vector<std::pair<uint64_t, std::string>> pending_patched;  // `patch-fn`, likewise
   // Every `overhead` line in file order, each with the `overhead-exposed` line after it.
   std::vector<ProbeCost> calibrations;
   // The last `libcall-slots` line (docs/format.md): GOT slots the runtime redirected to
   // library-call probes, and slots it refused; -1 without one (--no-libcall, older runtime).
   int64_t libcall_slots = -1;
   uint64_t libcall_refused = 0;
+  // `libcall-fn` lines: the functions whose recorded calls are library calls (their probe
+  // is the library-call stub's), sorted, no repeats.
+  std::vector<uint64_t> libcall_functions;
 
   // The calibration compensation uses: the cheapest one (by outer cost; the first of equal
   // ones). A calibration the host slowed down is too high, never too low. One not

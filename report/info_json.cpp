@@ -21,6 +21,10 @@ json probe_cost_json(const analysis::ProbeCostInfo& c) {
   json j{{"inner_ns", c.inner_ns}, {"outer_ns", c.outer_ns}, {"calibrations", c.calibrations}};
   if (c.hidden_ns >= 0) j["filtered_call_ns"] = c.hidden_ns;
   if (c.taken_back_ns >= 0) j["taken_back_call_ns"] = c.taken_back_ns;
+  if (c.libcall_outer_ns >= 0) {
+    j["libcall_outer_ns"] = c.libcall_outer_ns;
+    j["libcall_inner_ns"] = c.libcall_inner_ns;
+  }
   return j;
 }
 

@@ -156,6 +156,10 @@ std::string render_info_text(const analysis::RecordingInfo& info) {
         out += fmt::format("    a call --min-duration takes back costs {:.1f} ns (compensation "
                            "takes it out)\n",
                            p.probe_cost->taken_back_ns);
+      if (p.probe_cost->libcall_outer_ns >= 0)
+        out += fmt::format("    a library call costs {:.1f} ns, {:.1f} ns of it inside the call "
+                           "(its own calibration; compensation takes it out)\n",
+                           p.probe_cost->libcall_outer_ns, p.probe_cost->libcall_inner_ns);
     } else if (p.calibrations > 0)
       out += "    recording cost not measured (its calibration failed); times are not "
              "compensated for it\n";

@@ -30,6 +30,10 @@ namespace callmon::rt {
 namespace {
 
 constexpr int kRounds = 2000;  // a multiple of kCalibrationBlocks
+// The library-call calibration (calibrate_libcall_cost): what analysis takes from it is its
+// difference from the probe's, so fewer rounds do (a multiple of kCalibrationBlocks).
+constexpr int kLibcallRounds = 400;
+constexpr size_t kLibcallBuffer = 128 * 1024;  // its records: about 30 KB
 constexpr size_t kBuffer = 1024 * 1024;  // all rounds' records (about 160 KB), no chunk switch
 constexpr size_t kFrames = 64;
 // The calibration in the run (calibrate_in_run): fewer rounds, a small buffer kept for the
@@ -186,9 +190,8 @@ void measure_taken_back(ThreadState* s, uint8_t* buf, FrameRecord* records, Prob
 // them: in the -pg modes an address inside the function), and their decisions are cached as
 // "selected", so the probes' lookups then cost what a program's cached ones do. False
 // without a table (the start-up calibration runs after the first module scan for that).
-bool seed_probe_functions(ThreadState* s, uint8_t* buf, Frame* frames, bool pg) {
-  if (pg) calibration_pg_parent();
-  else calibration_parent();
+bool seed_probe_functions(ThreadState* s, uint8_t* buf, Frame* frames, void (*parent_fn)()) {
+  parent_fn();
   bool ok = s->top == frames && s->cur > buf;
   uintptr_t parent = 0, leaf = 0;
   if (ok) {
@@ -209,9 +212,12 @@ size_t calibration_bytes(int rounds, size_t buffer) {
 
 // Runs `rounds` rounds of the probes on a scratch state laid out in `mem` (calibration_bytes
 // of zeroed memory, `buffer` of it for the records) and returns their costs ({0, 0} when
-// a slow path left no usable records).
-ProbeCost calibrate_on(void* mem, int rounds, size_t buffer, bool pg, bool overlap) {
+// a slow path left no usable records). `parent`: the round's function, when not the
+// process's plain calibration parent (the library-call calibration's).
+ProbeCost calibrate_on(void* mem, int rounds, size_t buffer, bool pg, bool overlap,
+                       void (*parent)() = nullptr) {
   ProbeCost cost{0, 0};
+  void (*const round)() = parent ? parent : pg ? calibration_pg_parent : calibration_parent;
   auto* s = static_cast<ThreadState*>(mem);
   uint8_t* buf = reinterpret_cast<uint8_t*>(s + 1);
   auto* frames = reinterpret_cast<Frame*>(buf + buffer);
@@ -233,7 +239,7 @@ ProbeCost calibrate_on(void* mem, int rounds, size_t buffer, bool pg, bool overl
   // Set-up and chunk switches calibrate inside a RuntimeScope, whose hooks record nothing:
   // the probes' hooks must run as a program's do.
   RuntimeScopeSuspend probes_are_calls;
-  if (filter_on() && seed_probe_functions(s, buf, frames, pg)) s->selected = selected;
+  if (filter_on() && seed_probe_functions(s, buf, frames, round)) s->selected = selected;
   // The records accumulate, as a program's do: the stores stream through the buffer.
   // The fenced hooks' covered ticks at each block's start (the costs come from one block).
   const int block_rounds = rounds / kCalibrationBlocks;
@@ -244,8 +250,7 @@ ProbeCost calibrate_on(void* mem, int rounds, size_t buffer, bool pg, bool overl
       covered_in[done / block_rounds] = s->covered_after;
       covered_out[done / block_rounds] = s->covered_before + s->covered_exit;
     }
-    if (pg) calibration_pg_parent();
-    else calibration_parent();
+    round();
     if (s->top != frames || s->cur > s->limit) break;  // a slow path: no usable records
   }
   covered_in[kCalibrationBlocks] = s->covered_after;
@@ -283,6 +288,17 @@ ProbeCost calibrate_probe_cost(bool pg) {
                    MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
   if (mem == MAP_FAILED) return ProbeCost{0, 0};
   ProbeCost cost = calibrate_on(mem, kRounds, kBuffer, pg, true);
+  munmap(mem, bytes);
+  return cost;
+}
+
+ProbeCost calibrate_libcall_cost(bool pg) {
+  size_t bytes = calibration_bytes(kLibcallRounds, kLibcallBuffer);
+  void* mem = mmap(nullptr, bytes, PROT_READ | PROT_WRITE,
+                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
+  if (mem == MAP_FAILED) return ProbeCost{0, 0};
+  ProbeCost cost = calibrate_on(mem, kLibcallRounds, kLibcallBuffer, pg, false,
+                                pg ? calibration_pg_libcall_parent : calibration_libcall_parent);
   munmap(mem, bytes);
   return cost;
 }

@@ -13,6 +13,13 @@ namespace callmon::rt {
 // redirection, calibration_probe_pg.cpp) instead of the -finstrument-functions ones.
 ProbeCost calibrate_probe_cost(bool pg = false);
 
+// The library-call probe's own cost (docs/runtime.md, "Library calls' own cost"): the same
+// rounds, whose leaves are library calls through the real PLT-slot-stub path into an empty
+// uninstrumented function (arch/x86_64/libcall_calib.S), under a parent instrumented like
+// the process's code (`pg` as above). Fewer rounds than calibrate_probe_cost. {0, 0} when a
+// slow path left no usable records.
+ProbeCost calibrate_libcall_cost(bool pg);
+
 // The calibration in the run (docs/runtime.md, "Calibrations in the run"): a short one
 // (about 2 000 probe pairs) on a scratch buffer the process keeps, through the process's
 // hooks (g_pg_hooks). For a slow path of a thread's hook, with nothing half-written in its
@@ -27,9 +34,14 @@ void calibration_leaf();
 void calibration_parent();
 void calibration_pg_leaf();
 void calibration_pg_parent();
+void calibration_libcall_parent();
+void calibration_pg_libcall_parent();
 
 // Set by the -pg hooks before the process's first set-up: the process uses them, so the
 // calibration measures them.
 extern bool g_pg_hooks;
 
 }  // namespace callmon::rt
+
+// arch/x86_64/libcall_calib.S: the PLT-like entry of the library-call calibration's leaf.
+extern "C" void callmon_calib_libcall_plt();

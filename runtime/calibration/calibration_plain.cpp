@@ -13,3 +13,10 @@ CALLMON_CALIBRATION_PARENTS(calibration_plain_serial, calibration_plain_parallel
                             calibration_plain_chain_leaf)
 
 }  // namespace callmon::rt
+
+// The library function of the library-call calibration (arch/x86_64/libcall_calib.S): empty
+// and uninstrumented, as a library's function is; what its recorded calls take is the
+// library-call probe's own cost.
+extern "C" __attribute__((noinline, visibility("hidden"))) void callmon_calibration_plain_leaf() {
+  asm volatile("");
+}

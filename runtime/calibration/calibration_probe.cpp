@@ -20,6 +20,11 @@ __attribute__((noinline, visibility("hidden"))) uint64_t calibration_chain_leaf(
   return x;
 }
 
+// The library-call calibration's parent: its leaves are library calls (libcall_calib.S).
+__attribute__((noinline, visibility("hidden"))) void calibration_libcall_parent() {
+  for (int i = 0; i < kCalibrationLeaves; ++i) callmon_calib_libcall_plt();
+}
+
 CALLMON_CALIBRATION_PARENTS(calibration_serial, calibration_parallel, calibration_chain_leaf)
 
 }  // namespace callmon::rt

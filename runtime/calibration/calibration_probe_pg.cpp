@@ -18,6 +18,11 @@ __attribute__((noinline, visibility("hidden"))) uint64_t calibration_pg_chain_le
   return x;
 }
 
+// The library-call calibration's parent: its leaves are library calls (libcall_calib.S).
+__attribute__((noinline, visibility("hidden"))) void calibration_pg_libcall_parent() {
+  for (int i = 0; i < kCalibrationLeaves; ++i) callmon_calib_libcall_plt();
+}
+
 CALLMON_CALIBRATION_PARENTS(calibration_pg_serial, calibration_pg_parallel,
                             calibration_pg_chain_leaf)
 

@@ -31,6 +31,11 @@ struct ProbeCost {
   // With the duration filter on: what a call the filter takes back adds to its caller's
   // time. -1: not measured.
   double taken_back = -1;
+  // The library-call probe's own inner and outer costs (calibrate_libcall_cost), which
+  // analysis charges the calls that are library calls instead of inner/outer. -1: not
+  // measured (--no-libcall, or a slow path).
+  double libcall_inner = -1;
+  double libcall_outer = -1;
 };
 
 // The calibration's parent calls its leaf this many times per round.

@@ -114,8 +114,21 @@ bool g_log_full = false;
 // Modules whose lines are written already (never cleared): the table of modules done is
 // cleared at each dlclose, and a module still loaded is looked at again then; its lines
 // would repeat. (One reloaded at the same place gets its functions patched again, quietly.)
-Done g_logged[1024];
+// By path too: another library dlopen'ed where a dlclose'd one was (same bias, and its
+// program headers at the same address) is a new module, whose lines are written.
+struct Logged {
+  uintptr_t bias;
+  const void* phdr;
+  uint64_t path_hash;
+};
+Logged g_logged[1024];
 unsigned g_logged_count = 0;
+
+uint64_t path_hash(const char* s) {
+  uint64_t h = 1469598103934665603ull;
+  for (; *s; ++s) h = (h ^ static_cast<uint8_t>(*s)) * 1099511628211ull;
+  return h;
+}
 bool g_quiet = false;
 
 void log_line(const char* line, size_t len) {
@@ -253,6 +266,8 @@ size_t padding_after(const SledModule& m, const ModuleFunctions& funcs, const En
 struct Pending {
   uintptr_t site;
   uintptr_t slot;
+  uintptr_t fn;      // the function's address (its patch-fn line)
+  const char* name;  // its symbol (in the module's string table), or null
 };
 
 struct ModuleStats {
@@ -270,6 +285,18 @@ void refuse(ModuleStats& st, const EntryFunction& f, uintptr_t bias, const char*
   else b.str("sub_").hex(f.addr - bias);
   b.ch(' ').str(why);
   if (detail) b.str(" (at 0x").hex(detail).str(")");
+  b.ch('\n');
+  log_line(b.c_str(), b.size());
+}
+
+// One `patch-fn` line: the address and name (or sub_<link address>) of a patched function,
+// which `callmon coverage` lists (docs/format.md).
+void patched_line(const Pending& p, uintptr_t bias) {
+  char line[1024];
+  LineBuf b(line, sizeof line);
+  b.str("patch-fn ").hex(p.fn).ch(' ');
+  if (p.name) b.str(p.name);
+  else b.str("sub_").hex(p.fn - bias);
   b.ch('\n');
   log_line(b.c_str(), b.size());
 }
@@ -295,10 +322,12 @@ int module_callback(dl_phdr_info* info, size_t, void*) {
   }
   if (!module_wanted(info, path)) return 0;
   g_quiet = false;
+  const uint64_t hash = path_hash(path);
   for (unsigned i = 0; i < g_logged_count && !g_quiet; ++i)
-    g_quiet = g_logged[i].bias == info->dlpi_addr && g_logged[i].phdr == info->dlpi_phdr;
+    g_quiet = g_logged[i].bias == info->dlpi_addr && g_logged[i].phdr == info->dlpi_phdr &&
+              g_logged[i].path_hash == hash;
   if (!g_quiet && g_logged_count < sizeof g_logged / sizeof g_logged[0])
-    g_logged[g_logged_count++] = {info->dlpi_addr, info->dlpi_phdr};
+    g_logged[g_logged_count++] = {info->dlpi_addr, info->dlpi_phdr, hash};
   SledModule m;
   if (!sled_read_module(info, file, &m) || m.exec_count == 0) return 0;
   uintptr_t self = reinterpret_cast<uintptr_t>(&entry_patch_modules);
@@ -418,7 +447,7 @@ int module_callback(dl_phdr_info* info, size_t, void*) {
     }
     entry_pool_head(pool, slot, f.addr);
     memcpy(slot + kTrampCodeOffset, r.code, r.len);
-    pending[npending++] = {start, reinterpret_cast<uintptr_t>(slot)};
+    pending[npending++] = {start, reinterpret_cast<uintptr_t>(slot), f.addr, f.name};
   }
   const char* note = nullptr;
   if (npending) {
@@ -431,6 +460,7 @@ int module_callback(dl_phdr_info* info, size_t, void*) {
       for (size_t i = 0; i < npending; ++i) write_rel32(pending[i].site, 0xe9, pending[i].slot + kTrampEntry);
       set_code_writable(m, false, false);
       st.patched = static_cast<unsigned>(npending);
+      for (size_t i = 0; i < npending; ++i) patched_line(pending[i], bias);
       g_any = true;
       if (g_pool_count < kMaxPools) g_pools[g_pool_count++] = pool;
       for (int i = 0; i < m.exec_count && g_patched_code_count < kMaxPatchedCode; ++i)
@@ -523,6 +553,11 @@ void entry_patch_flush_meta() {
   if (!g_log || g_log_written == g_log_len || !g_proc.meta_path[0]) return;
   meta_append(g_log + g_log_written, static_cast<unsigned>(g_log_len - g_log_written));
   g_log_written = g_log_len;
+}
+
+void entry_patch_after_fork_child() {
+  g_log_written = 0;
+  entry_patch_flush_meta();
 }
 
 bool entry_patched_any() { return g_any; }

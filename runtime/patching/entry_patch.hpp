@@ -23,6 +23,10 @@ void entry_patch_modules();
 // set-up once the meta file exists, and by each later pass.
 void entry_patch_flush_meta();
 
+// In a fork child, once its own meta file exists: appends every meta line the passes wrote
+// so far (the child's code is patched as the parent's was; its meta file says so too).
+void entry_patch_after_fork_child();
+
 // Whether any function was patched: the process then records through the -pg hooks (the
 // calibration measures those; their probe functions are patched like the program's).
 bool entry_patched_any();

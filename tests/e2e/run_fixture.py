@@ -611,6 +611,8 @@ def main():
     if info is not None:
         check_info(fx, info, pids, fx.PROGRAM, failures)
         check_patch_refused(fx, info, failures)
+        if args.mode == "patch":
+            check_patch_every_process(info, failures)
     if hasattr(fx, "check_records") and dump.returncode == 0:  # in file order, and the mode
         for problem in fx.check_records(dump_records(dump.stdout), args.mode):
             failures.add("dump: " + problem.split(":")[0], "  " + problem)
@@ -664,15 +666,29 @@ def check_patch_refused(fx, info, failures):
                                                    f"expected it to say {reason!r}")
 
 
+def check_patch_every_process(info, failures):
+    """--patch: every process lists what entry patching did, a fork child too (its meta
+    file repeats its parent's patch-* lines: its code is patched alike)."""
+    for p in info.get("processes", []):
+        if not p.get("patching"):
+            failures.add("info: patching in every process",
+                         f"  process {p.get('key', p.get('pid'))} lists no patched module")
+
+
 def check_coverage(fx, args, argv, data, failures):
     """`callmon coverage` of the recording: the calls of every function of the modules named
     in fx.COVERAGE ({module basename: {function: calls}}), called or not; with
     fx.LIVE_COVERAGE also live coverage (`callmon coverage -- PROG`). Not in the nop-sled
-    modes: coverage does not find their functions yet (docs/reliability.md)."""
-    if args.mode in ("sled-fentry", "patchable", "patch"):
+    modes: coverage does not find their functions yet (docs/reliability.md). With --patch
+    (the `patch` mode) the patched functions are listed: the fixture's among them, with
+    their calls (the module's start-up code, patched too, may be listed besides)."""
+    if args.mode in ("sled-fentry", "patchable"):
         return
     check_coverage_json(fx, "coverage", run([args.callmon, "coverage", "--format=json", "-d",
-                                              data], args.work), failures)
+                                              data], args.work), failures,
+                        subset=args.mode == "patch")
+    if args.mode == "patch":
+        return  # live coverage does not patch
     if getattr(fx, "LIVE_COVERAGE", False):  # the program's output goes to stdout: -o
         out = os.path.join(args.work, "live_coverage.json")
         live = run([args.callmon, "coverage", "--format=json", "-o", out, "--"] + argv,
@@ -683,7 +699,7 @@ def check_coverage(fx, args, argv, data, failures):
         check_coverage_json(fx, "live coverage", live, failures)
 
 
-def check_coverage_json(fx, what, proc, failures):
+def check_coverage_json(fx, what, proc, failures, subset=False):
     cov = json_of(proc, what + " --format=json", failures)
     if cov is None:
         return
@@ -691,7 +707,8 @@ def check_coverage_json(fx, what, proc, failures):
     for module in cov.get("modules", []):
         base = os.path.basename(module.get("path", ""))
         if base in fx.COVERAGE:
-            got[base] = {f["name"]: f["calls"] for f in module.get("functions", [])}
+            got[base] = {f["name"]: f["calls"] for f in module.get("functions", [])
+                         if not subset or f["name"] in fx.COVERAGE[base]}
     failures.check_equal(what + ": calls per function", fx.COVERAGE, got)
 
 

@@ -11,7 +11,10 @@ program's modules call it (with -fno-plt through GLOB_DAT slots, redirected wher
 only calls through them: all of them with gcc, not those clang loads into a register,
 which are refused); the comparator is counted as often as the
 program says it ran and is nested under qsort in `replay`; a recording with --no-libcall
-has none of them. Exit status: 0 passed, 1 failed, 77 skipped.
+has none of them. The library-call probe's own cost (docs/runtime.md, "Library calls' own
+cost"): each process's meta file has an `overhead-libcall` line after its `overhead` line
+and a `libcall-fn` line for each library function recorded, the --no-libcall one neither.
+Exit status: 0 passed, 1 failed, 77 skipped.
 """
 import argparse
 import json
@@ -64,6 +67,44 @@ def check_throw(a, flags):
         return [f"libcall_throw: expected 3 qsort() calls closed by the exception, got "
                 f"{closed}\n{replay[:3000]}"]
     return []
+
+
+def meta_files(rec):
+    return sorted(os.path.join(rec, f) for f in os.listdir(rec) if f.endswith(".meta"))
+
+
+def check_libcall_meta(rec, names, libcall_on):
+    """The library-call calibration and markers in the meta files of `rec`: with library
+    calls on, every process whose calibration measured something has `overhead-libcall`
+    (inner <= outer, outer > 0) and every name in `names` recorded has a `libcall-fn` line at
+    its `symbol` line's address; with them off, neither line."""
+    failures = []
+    fns, syms = set(), {}
+    for path in meta_files(rec):
+        with open(path) as f:
+            lines = f.read().splitlines()
+        heads = [l.split()[0] for l in lines if l.strip()]
+        lib = [l.split()[1:] for l in lines if l.startswith("overhead-libcall ")]
+        if not libcall_on:
+            if lib or "libcall-fn" in heads:
+                failures.append(f"{path}: --no-libcall, yet library-call lines")
+            continue
+        if "overhead" in heads and not lib:
+            failures.append(f"{path}: no overhead-libcall line\n" + "\n".join(lines[:20]))
+        for inner, outer in lib:
+            if not 0 <= float(inner) <= float(outer) or float(outer) <= 0:
+                failures.append(f"{path}: overhead-libcall {inner} {outer}")
+        for l in lines:
+            if l.startswith("libcall-fn "):
+                fns.add((path, int(l.split()[1], 16)))
+            elif l.startswith("symbol "):
+                _, addr, name = l.split(" ", 2)
+                syms.setdefault(name, set()).add((path, int(addr, 16)))
+    if libcall_on:
+        for n in names:
+            if n in syms and not syms[n] & fns:
+                failures.append(f"{n}: a symbol line but no libcall-fn line at its address")
+    return failures
 
 
 def main():
@@ -153,6 +194,8 @@ def main():
     leaked = [f["name"] for f in report_off["functions"] if f["name"] in NAMES]
     if leaked:
         failures.append(f"--no-libcall still recorded {leaked}")
+    failures += check_libcall_meta(os.path.join(w, "rec"), [n for n in NAMES if got_named[n]], True)
+    failures += check_libcall_meta(os.path.join(w, "off"), [], False)
     failures += check_throw(a, flags)
     for f in failures:
         print("FAIL:", f, "\n")

@@ -154,6 +154,18 @@ class Builder {
       proc_->meta.calibrations.back().taken_back_ticks = std::stod(w[2]);
       return "";
     }
+    if (op == "libcall_cost") {
+      if (w.size() != 3 || proc_->meta.calibrations.empty())
+        return "libcall_cost INNER OUTER (after an overhead line)";
+      proc_->meta.calibrations.back().libcall_inner_ticks = std::stod(w[1]);
+      proc_->meta.calibrations.back().libcall_outer_ticks = std::stod(w[2]);
+      return "";
+    }
+    if (op == "libcall_fn") {
+      if (w.size() != 2) return "libcall_fn HEXADDR";
+      proc_->meta.libcall_functions.push_back(std::stoull(w[1], nullptr, 16));
+      return "";
+    }
     if (op == "thread") return thread(w);
     if (!writer_) return "'" + op + "' before any 'thread' line";
     return event(w);

@@ -414,5 +414,59 @@ TEST_F(MetaTest, CorruptSessionsAreErrors) {
   EXPECT_FALSE(read_session(dir_ + "/none.json"));
 }
 
+// The library-call probe's own cost (after its `overhead` line) and the functions whose
+// calls are library calls (sorted, repeats dropped: a fork child's file repeats them).
+TEST(MetaLibcall, OverheadLibcallAndFunctions) {
+  const auto dir = std::filesystem::temp_directory_path() / "callmon_meta_libcall_test";
+  std::filesystem::create_directories(dir);
+  auto write = [&](const std::string& name, const std::string& text) {
+    std::string p = (dir / name).string();
+    std::ofstream(p) << text;
+    return p;
+  };
+  const std::string head = "callmon-process 1\nkey 1.0\nclock tsc 1000000000\n";
+  auto m = read_process_meta(write("1.0.meta", head +
+                                                   "overhead 20.000 40.000\n"
+                                                   "overhead-libcall 30.500 62.250\n"
+                                                   "libcall-fn 7f0000002000\nsymbol 7f0000002000 strlen\n"
+                                                   "libcall-fn 7f0000001000\n"
+                                                   "libcall-fn 7f0000002000\n"));
+  ASSERT_TRUE(m) << m.error();
+  ASSERT_TRUE(m->probe_cost().has_value());
+  EXPECT_DOUBLE_EQ(m->probe_cost()->libcall_inner_ticks, 30.5);
+  EXPECT_DOUBLE_EQ(m->probe_cost()->libcall_outer_ticks, 62.25);
+  EXPECT_EQ(m->libcall_functions, (std::vector<uint64_t>{0x7f0000001000, 0x7f0000002000}));
+  // Without the line: not measured.
+  auto old = read_process_meta(write("2.0.meta", head + "overhead 20 40\n"));
+  ASSERT_TRUE(old) << old.error();
+  EXPECT_LT(old->probe_cost()->libcall_outer_ticks, 0);
+  EXPECT_FALSE(read_process_meta(write("3.0.meta", head + "overhead-libcall 30 60\n")).ok());
+  EXPECT_FALSE(read_process_meta(write("4.0.meta", head + "overhead 20 40\noverhead-libcall 70 60\n")).ok());
+  EXPECT_FALSE(read_process_meta(write("5.0.meta", head + "overhead 20 40\noverhead-libcall 0 0\n")).ok());
+  EXPECT_FALSE(read_process_meta(write("6.0.meta", head + "libcall-fn xyz\n")).ok());
+  std::filesystem::remove_all(dir);
+}
+
+// --patch's patched functions (`patch-fn` lines) belong to the module line after them.
+TEST(MetaLibcall, PatchFnLines) {
+  const auto dir = std::filesystem::temp_directory_path() / "callmon_meta_patchfn_test";
+  std::filesystem::create_directories(dir);
+  std::string p = (dir / "1.0.meta").string();
+  std::ofstream(p) << "callmon-process 1\nkey 1.0\nclock tsc 1000000000\n"
+                      "patch-fn 401100 main\npatch-fn 401200 sub_1200\n"
+                      "patch-refused 401000 loop its size is unknown\n"
+                      "patch-module 2 1 /usr/bin/prog\n"
+                      "patch-module 0 0 /lib/liby.so ; built with nop sleds: the sled mode records it\n";
+  auto m = read_process_meta(p);
+  ASSERT_TRUE(m) << m.error();
+  ASSERT_EQ(m->patched_modules.size(), 2u);
+  using Fns = std::vector<std::pair<uint64_t, std::string>>;
+  EXPECT_EQ(m->patched_modules[0].functions, (Fns{{0x401100, "main"}, {0x401200, "sub_1200"}}));
+  EXPECT_TRUE(m->patched_modules[1].functions.empty());
+  std::ofstream(p) << "callmon-process 1\nkey 1.0\nclock tsc 1000000000\npatch-fn 401100\n";
+  EXPECT_FALSE(read_process_meta(p).ok());
+  std::filesystem::remove_all(dir);
+}
+
 }  // namespace
 }  // namespace callmon::format
