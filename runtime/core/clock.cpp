@@ -53,16 +53,19 @@ double calibrate_tsc() {
   return static_cast<double>(t1 - t0) * 1e9 / static_cast<double>(m1 - m0);
 }
 
-// The clock's step as a power of two: the trailing zero bits every one of 64 readings has,
-// taken at irregular intervals (a varying number of pauses between them, so that readings
-// a fixed number of ticks apart cannot share their low bits by chance). A VM's scaled TSC
-// may count by 2; bare metal counts by 1 and gets 0. A wrong guess costs bytes, not
-// data: the writer falls back to ticks for a delta that is no multiple of the step.
+// The clock's step as a power of two: the trailing zero bits that the differences between
+// 64 readings, taken at irregular intervals (a varying number of pauses between them, so
+// that readings a fixed number of ticks apart cannot share their low bits by chance), all
+// have. Differences, not readings: a VM's scaled TSC counts by 2 from an offset per CPU
+// that may be odd (the readings of one CPU odd, of the other even). Bare metal counts by 1
+// and gets 0. A wrong guess costs bytes, not data: the writer falls back to ticks for a
+// delta that is no multiple of the step (one moving between CPUs, say).
 uint32_t measure_tick_shift() {
+  const uint64_t first = read_ticks();
   uint64_t bits = 0;
-  for (unsigned i = 0; i < 64; ++i) {
-    bits |= read_ticks();
+  for (unsigned i = 1; i <= 64; ++i) {
     for (unsigned k = (i * 7919u) % 23u; k > 0; --k) _mm_pause();
+    bits |= read_ticks() - first;
   }
   uint32_t shift = bits ? static_cast<uint32_t>(__builtin_ctzll(bits)) : 0;
   return shift < format::kMaxTickShift ? shift : format::kMaxTickShift;

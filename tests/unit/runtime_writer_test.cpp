@@ -164,7 +164,9 @@ TEST(RuntimeWriter, TickShiftWritesHalvedDeltasAndOddOnesInTicks) {
   for (size_t i = 0; i < events.size(); ++i) {
     EXPECT_EQ(events[i].type, calls[i].second ? Event::kEnter : Event::kExit) << i;
     EXPECT_EQ(events[i].ticks, calls[i].first) << i;
-    if (calls[i].second) EXPECT_EQ(events[i].addr, calls[i].second) << i;
+    if (calls[i].second) {
+      EXPECT_EQ(events[i].addr, calls[i].second) << i;
+    }
   }
 }
 
