@@ -128,6 +128,7 @@ ThreadReader& ThreadReader::operator=(ThreadReader&& o) noexcept {
   last_addr_ = o.last_addr_;
   last_ticks_ = o.last_ticks_;
   compact_ = o.compact_;
+  tick_shift_ = o.tick_shift_;
   tables_ = std::move(o.tables_);
   inherit_left_ = std::exchange(o.inherit_left_, 0);
   inherit_nested_ = o.inherit_nested_;
