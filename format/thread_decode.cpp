@@ -140,7 +140,7 @@ bool ThreadReader::decode(Event& ev) {
 
 bool ThreadReader::decode_compact_record(uint64_t v, const uint8_t*& p, Event& ev) {
   if ((v & 1) == 0) {
-    time_base_ += v >> 1;
+    time_base_ += (v >> 1) << tick_shift_;
     last_ticks_ = std::max(last_ticks_, time_base_);
     set_event(ev, Event::kExit, false, last_ticks_, 0, 0, 0, kFormExit);
     return true;
@@ -157,15 +157,15 @@ bool ThreadReader::decode_compact_record(uint64_t v, const uint8_t*& p, Event& e
       return false;
     }
     addr = last_addr_ + static_cast<uint64_t>(unzigzag(z));
-    time_base_ += v >> kV6NewShift;
+    time_base_ += (v >> kV6NewShift) << tick_shift_;
   } else if ((v & 15) == kV6CachedTag) {
     form = kFormEnterCached;
     addr = tables_->cache[(v >> 4) & (kAddrSlots - 1)];
-    time_base_ += v >> kV6CachedShift;
+    time_base_ += (v >> kV6CachedShift) << tick_shift_;
   } else {
     form = kFormEnterGuessed;
     addr = tables_->next[addr_slot(last_addr_)];
-    time_base_ += v >> kV6GuessedShift;
+    time_base_ += (v >> kV6GuessedShift) << tick_shift_;
   }
   note_enter_v6(*tables_, last_addr_, addr);
   last_ticks_ = std::max(last_ticks_, time_base_);

@@ -43,6 +43,8 @@ std::string check_header(const ThreadFileHeader& h) {
   if (h.clock != static_cast<uint32_t>(ClockKind::kTsc) &&
       h.clock != static_cast<uint32_t>(ClockKind::kMonotonic))
     return fmt::format("unknown clock kind {}", h.clock);
+  if (h.version >= kTickShiftVersion && h.tick_shift > kMaxTickShift)
+    return fmt::format("impossible tick shift {} (0 to {})", h.tick_shift, kMaxTickShift);
   return {};
 }
 
@@ -82,6 +84,9 @@ Result<ThreadReader> ThreadReader::open(const std::string& path) {
   r.header_.thread_name[sizeof r.header_.thread_name - 1] = '\0';
   r.header_.process_key[sizeof r.header_.process_key - 1] = '\0';
   r.compact_ = r.header_.version >= kCompactVersion;
+  // Older versions had reserved bytes there, 0 in every file the runtime wrote.
+  if (r.header_.version < kTickShiftVersion) r.header_.tick_shift = 0;
+  r.tick_shift_ = r.header_.tick_shift;
   r.tables_ = std::make_unique<AddrTables>();
   r.tables_->clear();
 
@@ -123,6 +128,7 @@ ThreadReader& ThreadReader::operator=(ThreadReader&& o) noexcept {
   last_addr_ = o.last_addr_;
   last_ticks_ = o.last_ticks_;
   compact_ = o.compact_;
+  tick_shift_ = o.tick_shift_;
   tables_ = std::move(o.tables_);
   inherit_left_ = std::exchange(o.inherit_left_, 0);
   inherit_nested_ = o.inherit_nested_;

@@ -177,7 +177,7 @@ class ThreadReader {
       return false;
     const bool enter = (v & 1) != 0;
     const bool cached = (v & 15) == kV6CachedTag;
-    time_base_ += v >> kCompactShift[v & 15];
+    time_base_ += (v >> kCompactShift[v & 15]) << tick_shift_;
     if (time_base_ > last_ticks_) last_ticks_ = time_base_;
     const uint64_t last = last_addr_;
     AddrTables& t = *tables_;
@@ -254,6 +254,7 @@ class ThreadReader {
   uint64_t last_addr_ = 0;
   uint64_t last_ticks_ = 0;      // for clamping time that steps back
   bool compact_ = false;         // version 6 records (kCompactVersion)
+  uint32_t tick_shift_ = 0;      // their deltas' unit, 2^tick_shift_ ticks (version 7)
   std::unique_ptr<AddrTables> tables_;  // their encoding state, cleared at each chunk
   uint64_t inherit_left_ = 0;    // addresses still to read of an INHERIT record
   bool inherit_nested_ = false;  // the nested flag of that INHERIT record

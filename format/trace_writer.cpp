@@ -136,11 +136,15 @@ void ThreadWriter::enter(uint64_t ticks, uint64_t addr) {
   do {
     dt = delta(ticks);
     uint8_t* e;
+    const uint64_t step_mask = (uint64_t{1} << header_.tick_shift) - 1;
     if (header_.version < kCompactVersion) {
       e = leb128_put(buf, dt << 2 | kKindEnter);
       e = leb128_put(e, zigzag(static_cast<int64_t>(addr - last_addr_)));
+    } else if (dt & step_mask) {  // no multiple of the step: in ticks
+      e = leb128_put(buf, special_head(kCodeEnter, false));
+      e = leb128_put(leb128_put(e, dt), addr);
     } else {
-      e = put_enter_v6(buf, choose_enter_v6(*tables_, last_addr_, addr, dt));
+      e = put_enter_v6(buf, choose_enter_v6(*tables_, last_addr_, addr, dt >> header_.tick_shift));
     }
     n = static_cast<size_t>(e - buf);
   } while (!put_record(buf, n));
@@ -155,8 +159,10 @@ void ThreadWriter::exit(uint64_t ticks) {
   size_t n;
   do {
     dt = delta(ticks);
+    const uint64_t step_mask = (uint64_t{1} << header_.tick_shift) - 1;
     uint8_t* e = header_.version < kCompactVersion ? leb128_put(buf, dt << 2 | kKindExit)
-                                                   : put_exit_v6(buf, dt);
+                 : (dt & step_mask) ? leb128_put(leb128_put(buf, special_head(kCodeExit, false)), dt)
+                                    : put_exit_v6(buf, dt >> header_.tick_shift);
     n = static_cast<size_t>(e - buf);
   } while (!put_record(buf, n));
   time_base_ += dt;

@@ -29,6 +29,10 @@ class ThreadWriter {
   ~ThreadWriter();
 
   // Records, in stream order. `ticks` are absolute; the writer encodes deltas.
+  // Version 7: from now on the ENTER and EXIT deltas are in units of 2^shift ticks
+  // (ThreadFileHeader::tick_shift, at most kMaxTickShift); a delta that is no multiple of
+  // it is written in ticks as a depth-0 SPECIAL ENTER or EXIT. Call before any record.
+  void set_tick_shift(uint32_t shift) { header_.tick_shift = shift; }
   void enter(uint64_t ticks, uint64_t addr);
   void exit(uint64_t ticks);
   void nested_enter(uint64_t ticks, uint64_t addr);

@@ -1,7 +1,10 @@
 // Clock selection and TSC calibration for the runtime.
 #include "runtime/core/clock.hpp"
 
+#include "callmon/format/records.hpp"
+
 #include <fcntl.h>
+#include <immintrin.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -9,6 +12,7 @@ namespace callmon::rt {
 
 bool g_clock_tsc = false;
 bool g_clock_fenced = false;
+uint32_t g_tick_shift = 0;
 
 namespace {
 
@@ -49,6 +53,24 @@ double calibrate_tsc() {
   return static_cast<double>(t1 - t0) * 1e9 / static_cast<double>(m1 - m0);
 }
 
+// The clock's step as a power of two: the trailing zero bits that the differences between
+// 64 readings, taken at irregular intervals (a varying number of pauses between them, so
+// that readings a fixed number of ticks apart cannot share their low bits by chance), all
+// have. Differences, not readings: a VM's scaled TSC counts by 2 from an offset per CPU
+// that may be odd (the readings of one CPU odd, of the other even). Bare metal counts by 1
+// and gets 0. A wrong guess costs bytes, not data: the writer falls back to ticks for a
+// delta that is no multiple of the step (one moving between CPUs, say).
+uint32_t measure_tick_shift() {
+  const uint64_t first = read_ticks();
+  uint64_t bits = 0;
+  for (unsigned i = 1; i <= 64; ++i) {
+    for (unsigned k = (i * 7919u) % 23u; k > 0; --k) _mm_pause();
+    bits |= read_ticks() - first;
+  }
+  uint32_t shift = bits ? static_cast<uint32_t>(__builtin_ctzll(bits)) : 0;
+  return shift < format::kMaxTickShift ? shift : format::kMaxTickShift;
+}
+
 }  // namespace
 
 double setup_clock(const char* option, double tsc_hz_hint) {
@@ -57,6 +79,7 @@ double setup_clock(const char* option, double tsc_hz_hint) {
                   (strcmp(option, "monotonic") != 0 && tsc_is_invariant());
   g_clock_tsc = want_tsc;
   g_clock_fenced = fenced;
+  g_tick_shift = measure_tick_shift();
   if (!want_tsc) return 1e9;
   return tsc_hz_hint > 0 ? tsc_hz_hint : calibrate_tsc();
 }

@@ -19,6 +19,11 @@ extern "C" bool g_clock_tsc;
 // clock reads against the function's own instructions. Same lifetime as g_clock_tsc.
 extern "C" bool g_clock_fenced;
 
+// The clock's step, 2^g_tick_shift ticks (every reading a multiple of it), measured when the
+// clock is chosen; the unit of the ENTER and EXIT deltas in the files opened afterwards
+// (docs/format.md, "Version 7"). Same lifetime as g_clock_tsc.
+extern uint32_t g_tick_shift;
+
 // libc's clock_gettime (interpose_clock.cpp interposes the program's): the runtime's own
 // reads go to it directly, never through the interposer. Null until the library's
 // constructor ran; the system call serves until then.

@@ -72,7 +72,7 @@ void put_enter_kept(ThreadState* s, bool nested, uint64_t t, uintptr_t fn, Frame
     put_hidden(s, false, t);
   }
   uint64_t dt = hidden_size ? 0 : tt - prev_ticks;  // a HIDDEN moved the time base to tt
-  unsigned size = format::enter_v6_size(format::choose_enter_v6(s->tables, prev_addr, fn, dt));
+  unsigned size = enter_record_size(s, fn, dt);
   const uint64_t prev_next = s->tables.next[format::addr_slot(prev_addr)];
   const uint64_t prev_cached = s->tables.cache[format::addr_slot(fn)];
   write_enter(s, t, fn);

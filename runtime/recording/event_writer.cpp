@@ -86,10 +86,18 @@ void write_exit_burst_pause(ThreadState* s, uint64_t from, uint64_t to) {
   if (s->last_ticks == from) check_hook_burst(s, from, to, s->covered_exit);
 }
 
+// A delta that is no multiple of the clock's step (tick_shift) goes in ticks, in a depth-0
+// SPECIAL ENTER or EXIT: the reader moves the time base and the address tables the same way.
 void write_enter_slow(ThreadState* s, uint64_t t, uintptr_t fn) {
   if (put_depth0(s, [&](uint8_t* buf) {
         if (t < s->last_ticks) t = s->last_ticks;
-        EnterV6 e = choose_enter_v6(s->tables, s->last_addr, fn, t - s->last_ticks);
+        const uint64_t ticks = t - s->last_ticks;
+        if (ticks & s->tick_mask) {
+          uint8_t* p = leb128_put(buf, special_head(kCodeEnter, false));
+          p = leb128_put(p, ticks);
+          return static_cast<unsigned>(leb128_put(p, fn) - buf);
+        }
+        EnterV6 e = choose_enter_v6(s->tables, s->last_addr, fn, ticks >> s->tick_shift);
         return static_cast<unsigned>(put_enter_v6(buf, e) - buf);
       })) {
     s->last_ticks = t;
@@ -103,7 +111,12 @@ void write_enter_slow(ThreadState* s, uint64_t t, uintptr_t fn) {
 void write_exit_slow(ThreadState* s, uint64_t t) {
   if (put_depth0(s, [&](uint8_t* buf) {
         if (t < s->last_ticks) t = s->last_ticks;
-        return static_cast<unsigned>(put_exit_v6(buf, t - s->last_ticks) - buf);
+        const uint64_t ticks = t - s->last_ticks;
+        if (ticks & s->tick_mask) {
+          uint8_t* p = leb128_put(buf, special_head(kCodeExit, false));
+          return static_cast<unsigned>(leb128_put(p, ticks) - buf);
+        }
+        return static_cast<unsigned>(put_exit_v6(buf, ticks >> s->tick_shift) - buf);
       })) {
     s->last_ticks = t;
     if (s->pause_ticks) write_pending_pause(s);

@@ -130,11 +130,15 @@ void write_exit_slow(ThreadState* s, uint64_t t);
 
 // Depth-0 ENTER. The hot path of every call. The v6 form (format/records.hpp) is chosen
 // without branches: the guessed next callee, else the cached address, else a new one with
-// its delta; the tables are updated unconditionally after the store.
+// its delta; the tables are updated unconditionally after the store. Version 7: the delta
+// is in units of the clock's step (s->tick_shift); one that is no multiple of it (the clock
+// stepped back and was clamped, or a guess of the step that was wrong) takes the slow
+// path, which writes it in ticks as a SPECIAL ENTER.
 inline void write_enter(ThreadState* s, uint64_t t, uintptr_t fn) {
   using namespace format;
   if (t < s->last_ticks) t = s->last_ticks;  // never encode time stepping back
-  const uint64_t dt = t - s->last_ticks;
+  const uint64_t ticks = t - s->last_ticks;
+  const uint64_t dt = ticks >> s->tick_shift;
   const uintptr_t last = s->last_addr;
   uint64_t* next = &s->tables.next[addr_slot(last)];
   const unsigned slot = addr_slot(fn);
@@ -149,7 +153,7 @@ inline void write_enter(ThreadState* s, uint64_t t, uintptr_t fn) {
   const unsigned nv = leb128_size(v), nz = known ? 0 : nzz;
   // dt < 2^42: no form's shift lost bits (a chunk's first record, with the absolute time,
   // takes the slow path).
-  if (__builtin_expect((dt >> 42) == 0 && nv + nz <= 8, 1)) {
+  if (__builtin_expect(((dt >> 42) | (ticks & s->tick_mask)) == 0 && nv + nz <= 8, 1)) {
     const uint64_t zw = known ? 0 : leb128_word(z, nzz);
     if (__builtin_expect(write_word(s, leb128_word(v, nv) | (zw << ((8 * nv) & 63)), nv + nz),
                          1)) {
@@ -163,17 +167,30 @@ inline void write_enter(ThreadState* s, uint64_t t, uintptr_t fn) {
   write_enter_slow(s, t, fn);
 }
 
-// Depth-0 EXIT: V = dt << 1, and dt = 0 in two bytes (0x80 0x00), never a byte 0.
+// Depth-0 EXIT: V = dt << 1, and dt = 0 in two bytes (0x80 0x00), never a byte 0. dt is in
+// units of the clock's step, as for write_enter; a delta that is no multiple of it takes
+// the slow path (a SPECIAL EXIT in ticks).
 inline void write_exit(ThreadState* s, uint64_t t) {
   using namespace format;
   if (t < s->last_ticks) t = s->last_ticks;
-  uint64_t v = (t - s->last_ticks) << 1;
+  const uint64_t ticks = t - s->last_ticks;
+  uint64_t v = (ticks >> s->tick_shift) << 1;
   unsigned nv = leb128_size(v) + (v == 0);
-  if (__builtin_expect(nv <= 8, 1) && __builtin_expect(write_word(s, leb128_word(v, nv), nv), 1)) {
+  if (__builtin_expect(nv <= 8 && (ticks & s->tick_mask) == 0, 1) &&
+      __builtin_expect(write_word(s, leb128_word(v, nv), nv), 1)) {
     s->last_ticks = t;
     return;
   }
   write_exit_slow(s, t);
+}
+
+// Bytes of the depth-0 ENTER of `fn` after `ticks` that write_enter would write now
+// (hooks.cpp takes an ENTER back only when it finds it whole where it wrote it).
+inline unsigned enter_record_size(const ThreadState* s, uintptr_t fn, uint64_t ticks) {
+  using namespace format;
+  if (ticks & s->tick_mask)
+    return leb128_size(special_head(kCodeEnter, false)) + leb128_size(ticks) + leb128_size(fn);
+  return enter_v6_size(choose_enter_v6(s->tables, s->last_addr, fn, ticks >> s->tick_shift));
 }
 
 // A gap this long between two clock reads of one hook is not the hook's work (hook_burst.h).

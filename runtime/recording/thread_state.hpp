@@ -73,6 +73,8 @@ struct ThreadState {
   Frame* stack_limit;    // end of the shadow stack's reserved storage
   uint32_t guard;        // kGuard* bits; 0 on the fast path
   uint32_t overflow_depth;  // frames entered while the shadow stack was full
+  uint32_t tick_shift;   // encoding state: ENTER and EXIT deltas are in 2^tick_shift ticks
+  uint32_t tick_mask;    // 2^tick_shift - 1: a delta with these bits set is written in ticks
 
   // --- cold ---
   uint8_t* real_end;     // end of the chunk mapping

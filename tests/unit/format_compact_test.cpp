@@ -40,9 +40,10 @@ struct Step {
 };
 
 void write(const std::string& p, const std::vector<Step>& steps, uint16_t version,
-           uint32_t chunk = kMinChunkSize) {
+           uint32_t chunk = kMinChunkSize, uint32_t tick_shift = 0) {
   auto w = ThreadWriter::create(p, 1, 1, "1.0", chunk, ClockKind::kTsc, version);
   ASSERT_TRUE(w) << w.error();
+  w->set_tick_shift(tick_shift);
   for (const Step& s : steps) {
     if (s.nested) {
       w->nested_enter(s.ticks, s.addr);
@@ -179,6 +180,66 @@ TEST_F(CompactTest, AlternatingLeavesCostThreeBytesPerCall) {
   Read got = read(path("alt.events"));
   expect_events(got.events, expected(steps));
   EXPECT_EQ(got.bytes, (4 + 1) + (4 + 1) + (3 + 1) + (2 * kRounds - 3) * 3);
+}
+
+// Version 7: a clock that counts by 2 (every time even, as a VM's scaled TSC) has its
+// deltas written halved. The calls of AlternatingLeavesCostThreeBytesPerCall 80 ticks apart
+// take the bytes they took 40 ticks apart with no shift (an EXIT of 80 ticks: 1 byte, not
+// 2); the odd steps of program_like are written in ticks and every time reads back.
+TEST_F(CompactTest, TickShiftHalvesDeltasOfAnEvenClock) {
+  constexpr uint64_t kA = 0x1000, kB = 0x1040;
+  constexpr int kRounds = 1000;
+  std::vector<Step> steps;
+  uint64_t t = 0;
+  for (int i = 0; i < kRounds; ++i) {
+    steps.push_back({t += 80, kA});
+    steps.push_back({t += 80, 0});
+    steps.push_back({t += 80, kB});
+    steps.push_back({t += 80, 0});
+  }
+  write(path("even.events"), steps, kTraceVersion, kMinChunkSize, 1);
+  write(path("even0.events"), steps, kTraceVersion, kMinChunkSize, 0);
+  Read got = read(path("even.events")), plain = read(path("even0.events"));
+  expect_events(got.events, expected(steps));
+  EXPECT_EQ(got.bytes, (4 + 1) + (4 + 1) + (3 + 1) + (2 * kRounds - 3) * 3);
+  EXPECT_EQ(plain.bytes, (4 + 2) + (4 + 2) + (3 + 2) + (2 * kRounds - 3) * 4);
+
+  std::vector<Step> mixed = program_like(100000, 3);  // odd and even steps
+  write(path("mixed.events"), mixed, kTraceVersion, kMinChunkSize, 2);
+  Read m = read(path("mixed.events"));
+  EXPECT_EQ(m.bad, 0u);
+  expect_events(m.events, expected(mixed));
+}
+
+// Version 6 files had reserved bytes where version 7 keeps tick_shift: whatever they hold,
+// a version 6 file's deltas are ticks.
+TEST_F(CompactTest, VersionSixIgnoresTheTickShiftField) {
+  std::vector<Step> steps = {{100, 0x20}, {140, 0}};
+  ThreadFileHeader h{};
+  std::memcpy(h.magic, kThreadMagic, 8);
+  h.version = 6;
+  h.header_size = kHeaderSize;
+  h.chunk_size = kMinChunkSize;
+  h.pid = h.tid = 3;
+  h.tick_shift = 3;
+  std::vector<uint8_t> bytes = {uint8_t(0x80 | ((100 << 3 | 5) & 0x7f)), uint8_t((100 << 3 | 5) >> 7),
+                                0x40, 40 << 1};
+  std::string p = path("v6shift.events");
+  {
+    std::ofstream out(p, std::ios::binary | std::ios::trunc);
+    out.write(reinterpret_cast<const char*>(&h), sizeof h);
+    bytes.resize(kMinChunkSize, 0);
+    out.write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
+  }
+  Read got = read(p);
+  expect_events(got.events, expected(steps));
+  h.version = 7;
+  {
+    std::fstream out(p, std::ios::binary | std::ios::in | std::ios::out);
+    out.write(reinterpret_cast<const char*>(&h), sizeof h);
+  }
+  Read shifted = read(p);
+  expect_events(shifted.events, expected({{800, 0x20}, {1120, 0}}));
 }
 
 // Hand-made records of each form, and the two-byte EXIT of no time.

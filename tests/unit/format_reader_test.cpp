@@ -525,6 +525,8 @@ TEST_F(RawFileTest, InvalidHeadersAreErrorsNamingTheFile) {
       {[](ThreadFileHeader& h) { h.chunk_size = 32768; }, "chunk size 32768"},
       {[](ThreadFileHeader& h) { h.chunk_size = 512u << 20; }, "chunk size"},
       {[](ThreadFileHeader& h) { h.clock = 7; }, "clock kind 7"},
+      {[](ThreadFileHeader& h) { h.version = kTraceVersion, h.tick_shift = kMaxTickShift + 1; },
+       "impossible tick shift 9"},
   };
   for (const Case& c : cases) {
     std::string p = write_raw({kEnter10}, c.patch);

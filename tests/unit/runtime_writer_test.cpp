@@ -42,7 +42,10 @@ constexpr size_t kChunk = format::kMinChunkSize;
 struct Chunk {
   std::vector<uint8_t> mem = std::vector<uint8_t>(kChunk, 0);
   rt::ThreadState s{};
-  Chunk() {
+  // Deltas in 2^shift ticks (version 7); the header written by decode() says so.
+  explicit Chunk(uint32_t shift = 0) {
+    s.tick_shift = shift;
+    s.tick_mask = (1u << shift) - 1;
     s.chunk_base = s.cur = mem.data();
     s.chunk_size = kChunk;
     s.real_end = mem.data() + kChunk;
@@ -60,6 +63,7 @@ struct Chunk {
     h.header_size = format::kHeaderSize;
     h.chunk_size = kChunk;
     h.pid = h.tid = 1;
+    h.tick_shift = s.tick_shift;
     std::ofstream out(path, std::ios::binary | std::ios::trunc);
     out.write(reinterpret_cast<const char*>(&h), sizeof h);
     out.write(reinterpret_cast<const char*>(mem.data()), static_cast<std::streamsize>(mem.size()));
@@ -116,6 +120,42 @@ TEST(RuntimeWriter, EnterAndExitRoundTrip) {
     rt::write_enter(&c.s, t, addr);
     calls.push_back({t, addr});
     t += rng() % 40;
+    rt::write_exit(&c.s, t);
+    calls.push_back({t, 0});
+  }
+  auto events = c.decode();
+  ASSERT_EQ(events.size(), calls.size());
+  for (size_t i = 0; i < events.size(); ++i) {
+    EXPECT_EQ(events[i].type, calls[i].second ? Event::kEnter : Event::kExit) << i;
+    EXPECT_EQ(events[i].ticks, calls[i].first) << i;
+    if (calls[i].second) {
+      EXPECT_EQ(events[i].addr, calls[i].second) << i;
+    }
+  }
+}
+
+// A clock that counts by 2: the hot path writes halved deltas (an EXIT 100 ticks after
+// its ENTER in 1 byte instead of 2), and an odd delta (a clamped time, a wrong guess of
+// the step) goes in ticks through the slow path; every time reads back exactly.
+TEST(RuntimeWriter, TickShiftWritesHalvedDeltasAndOddOnesInTicks) {
+  Chunk c(1);
+  rt::write_enter(&c.s, 1000, 0x400000);
+  uint8_t* before = c.s.cur;
+  rt::write_exit(&c.s, 1100);
+  EXPECT_EQ(c.s.cur - before, 1);
+  before = c.s.cur;
+  rt::write_enter(&c.s, 1200, 0x400000);  // cached, 100 ticks: 50 << 14 needs 3 bytes
+  EXPECT_EQ(c.s.cur - before, 3);
+
+  std::vector<std::pair<uint64_t, uint64_t>> calls = {{1000, 0x400000}, {1100, 0}, {1200, 0x400000}};
+  uint64_t t = 1200;
+  std::mt19937_64 rng(11);
+  for (int i = 0; i < 3000; ++i) {
+    uint64_t addr = 0x400000 + (rng() % 300) * 16;
+    t += rng() % (i % 5 == 0 ? 100000 : 300);  // odd and even
+    rt::write_enter(&c.s, t, addr);
+    calls.push_back({t, addr});
+    t += rng() % 200;
     rt::write_exit(&c.s, t);
     calls.push_back({t, 0});
   }

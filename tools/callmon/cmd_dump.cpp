@@ -66,14 +66,15 @@ void header_line(fmt::memory_buffer& out, const format::ThreadReader& r) {
   fmt::format_to(std::back_inserter(out),
                  "file {} pid={} tid={} key={} name=\"{}\" clock={} chunk_size={} "
                  "flags=0x{:x}{}{}{} start_ticks={} committed_end={} end_offset={} "
-                 "unmatched_exits={} lost_events={} burst_ticks={} burst_count={} entry_checked_ticks={} entry_burst_ticks={} file_size={}\n",
+                 "unmatched_exits={} lost_events={} burst_ticks={} burst_count={} entry_checked_ticks={} entry_burst_ticks={}{} file_size={}\n",
                  r.path(), h.pid, h.tid, h.process_key, h.thread_name,
                  h.clock == 0 ? "tsc" : "monotonic", h.chunk_size, h.flags,
                  (h.flags & format::kFlagFinished) ? " finished" : "",
                  (h.flags & format::kFlagForkChild) ? " fork-child" : "",
                  (h.flags & format::kFlagStopped) ? " stopped" : "", h.start_ticks,
                  h.committed_end, h.end_offset, h.unmatched_exits, h.lost_events,
-                 h.burst_ticks, h.burst_count, h.entry_checked_ticks, h.entry_burst_ticks, r.file_size());
+                 h.burst_ticks, h.burst_count, h.entry_checked_ticks, h.entry_burst_ticks,
+                 h.tick_shift ? fmt::format(" tick_shift={}", h.tick_shift) : "", r.file_size());
 }
 
 // The name of the function a record's address points into, as the analyses resolve it (the

@@ -14,11 +14,16 @@ inline constexpr char kThreadMagic[8] = {'C', 'M', 'T', 'H', 'R', 'E', 'A', 'D'}
 // Version 2 added the ARGS and RETVAL records (kCodeArgs, kCodeRetval), version 3 the PAUSE
 // record (kCodePause), version 4 the CALIB and CLOCK records (kCodeCalib, kCodeClock),
 // version 5 the HIDDEN record (kCodeHidden), version 6 the compact ENTER and EXIT records
-// (kV6*: an address cache and a next-callee guess); readers accept every version from
+// (kV6*: an address cache and a next-callee guess), version 7 their time deltas in units of
+// the clock's step (ThreadFileHeader::tick_shift); readers accept every version from
 // kMinTraceVersion on.
-inline constexpr uint16_t kTraceVersion = 6;
+inline constexpr uint16_t kTraceVersion = 7;
 // First version with the compact ENTER and EXIT records (docs/format.md, "Version 6").
 inline constexpr uint16_t kCompactVersion = 6;
+// First version whose header has tick_shift (docs/format.md, "Version 7").
+inline constexpr uint16_t kTickShiftVersion = 7;
+// Largest tick_shift a reader accepts (a clock that steps by 256 ticks is no clock).
+inline constexpr uint32_t kMaxTickShift = 8;
 inline constexpr uint16_t kMinTraceVersion = 1;
 // The header occupies the first page; chunks of events follow it.
 inline constexpr uint32_t kHeaderSize = 4096;
@@ -54,7 +59,11 @@ struct ThreadFileHeader {
   // Their ratio is the rate compensation applies to the probes' unchecked ticks.
   uint64_t entry_checked_ticks;
   uint64_t entry_burst_ticks;
-  uint8_t reserved[kHeaderSize - 152];
+  // Version 7: the compact ENTER and EXIT records (version 6 forms) carry their time delta
+  // in units of 2^tick_shift ticks: the clock's own step, where every reading is a
+  // multiple of it (a VM's scaled TSC). 0 in older versions. SPECIAL records keep ticks.
+  uint32_t tick_shift;
+  uint8_t reserved[kHeaderSize - 156];
 };
 static_assert(sizeof(ThreadFileHeader) == kHeaderSize, "header must fill one page");
 
