@@ -2,11 +2,13 @@
 // the runtime (see attach_unwind.hpp).
 #include "attach/attach_unwind.hpp"
 
+#include <elfutils/libdw.h>
 #include <elfutils/libdwfl.h>
 #include <time.h>
 
 #include <algorithm>
 #include <cstddef>
+#include <cstdlib>
 #include <cstring>
 #include <map>
 
@@ -61,6 +63,24 @@ int collect_frame(Dwfl_Frame* state, void* arg) {
 }
 
 enum class Hook { kNone, kPg, kCygEnter, kCygExit };
+
+// Whether the module has call frame information for `pc` (.eh_frame, or .debug_frame in the
+// file itself). Where it has none, libdwfl's x86-64 unwinder goes on by the frame-pointer
+// chain, which at -O2 is anything: the frames past that one are not trusted.
+bool has_cfi(Dwfl* dwfl, uint64_t pc) {
+  Dwfl_Module* mod = dwfl_addrmodule(dwfl, pc);
+  if (!mod) return false;
+  for (Dwarf_CFI* (*get)(Dwfl_Module*, Dwarf_Addr*) : {dwfl_module_eh_cfi, dwfl_module_dwarf_cfi}) {
+    Dwarf_Addr bias = 0;
+    Dwarf_CFI* cfi = get(mod, &bias);
+    Dwarf_Frame* frame = nullptr;
+    if (cfi && dwarf_cfi_addrframe(cfi, pc - bias, &frame) == 0) {
+      free(frame);
+      return true;
+    }
+  }
+  return false;
+}
 
 }  // namespace
 
@@ -201,10 +221,17 @@ UnwindFigures OpenFrames::write(const ThreadGroup& g, const std::vector<attach_a
       return;
     }
     ++fig.threads;
+    // rc 0: the unwind reached the outermost frame; else it stopped early (or at kMaxDepth).
+    bool partial = rc != 0;
+    for (size_t i = 0; i + 1 < raw.size(); ++i)
+      if (!has_cfi(s.dwfl, raw[i].activation ? raw[i].pc : raw[i].pc - 1)) {
+        raw.resize(i + 1);  // its caller was found without CFI
+        partial = true;
+        break;
+      }
+    fig.partial += partial;
     fig.frames += static_cast<uint32_t>(raw.size());
     fig.deepest = std::max(fig.deepest, static_cast<uint32_t>(raw.size()));
-    // rc 0: the unwind reached the outermost frame; else it stopped early (or at kMaxDepth).
-    if (rc != 0) ++fig.partial;
     std::vector<abi::Frame> mine;  // innermost first
     const size_t hijack_from = hijack.size();
     for (size_t i = 0; i < raw.size(); ++i) {
