@@ -245,8 +245,25 @@ def case_open(a, exe):
 
 def case_unwind(a, exe):
     script = ["N 0", "N 1", "N 2", "N 3"]
-    ref_out, ref_status = reference(exe, script + script)
+    ref = Server(exe)
+    ref.send("B")
+    ref.request("T")
+    for line in script + script:
+        ref.request(line)
+    ref_out, ref_status = ref.finish()
     s = Server(exe)
+    # First, an exception through frames open at the attach, thrown before the thread's first
+    # hook (no state yet: in the -pg modes the runtime must take its frames to let the
+    # unwinder see their return addresses).
+    s.send("B")
+    time.sleep(0.3)
+    expect(blocked_in(s.pid, 0, 0), "blocked in inner_read()")
+    held = os.path.join(a.work, f"{os.path.basename(exe)}.held")
+    att = AttachLogged(a.callmon, s.pid, held)
+    expect("attached to process" in att.first, f"attach: {att.first.strip()}")
+    s.request("T")
+    status, err = att.stop()
+    expect(status == 0, f"detach: {status} {err.strip()}")
     for line in script:
         s.request(line)
     data = os.path.join(a.work, f"{os.path.basename(exe)}.unwind")
@@ -263,6 +280,13 @@ def case_unwind(a, exe):
     want = {"middle": 4, "thrower": 4, "jump_middle": 4, "jumper": 4}
     got = {name: c.get(name, 0) for name in want}
     expect(got == want, f"{data}: counts {got}, expected {want}")
+    threads, text = replay_threads(a.callmon, held)
+    lines = [body for t in threads.values() for _, _, _, body in t]
+    for name in ("catcher", "outer_read", "inner_read"):
+        expect(f"{name}() {{ [inherited]" in lines, f"{held}: {name}() inherited:\n{text}")
+    for name in ("outer_read", "inner_read"):
+        expect(any(b.startswith(f"}} /* {name}() */") and "[exception]" in b for b in lines),
+               f"{held}: {name}() left by the exception:\n{text}")
 
 
 def case_churn(a, exe):
