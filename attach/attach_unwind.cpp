@@ -90,8 +90,18 @@ struct OpenFrames::State {
   uint64_t table = 0;  // the runtime's callmon_attach_inherit
   uint64_t mcount = 0, fentry = 0, cyg_enter = 0, cyg_exit = 0;
   std::map<uint64_t, Hook> got;         // GOT words of the hooks (the patch list's)
-  std::map<uint64_t, uint64_t> sleds;   // sled sites patched, by address
   std::map<uint64_t, Hook> targets;     // call targets already resolved (PLT entries)
+  // Every module's function symbols, [start, end), sorted: libdwfl's address look-up scans
+  // the whole symbol table each time, too slow while the threads are stopped.
+  std::vector<std::pair<uint64_t, uint64_t>> funcs;
+
+  // The start of the function symbol containing `addr`, or 0.
+  uint64_t function_start(uint64_t addr) const {
+    auto it = std::upper_bound(funcs.begin(), funcs.end(), std::pair{addr, ~uint64_t{0}});
+    if (it == funcs.begin()) return 0;
+    --it;
+    return addr < it->second ? it->first : 0;
+  }
 
   ~State() {
     if (dwfl) dwfl_end(dwfl);
@@ -179,6 +189,30 @@ bool OpenFrames::prepare(pid_t pid, const std::string& runtime) {
       },
       &find, 0);
   if (!s.table) return false;
+  // Symbol tables and CFI are read lazily, at their first use: read them now, while the
+  // program runs, not while its threads are stopped.
+  dwfl_getmodules(
+      s.dwfl,
+      [](Dwfl_Module* mod, void**, const char*, Dwarf_Addr, void* arg) -> int {
+        auto* funcs = static_cast<std::vector<std::pair<uint64_t, uint64_t>>*>(arg);
+        const int n = dwfl_module_getsymtab(mod);
+        for (int i = 0; i < n; ++i) {
+          GElf_Sym sym;
+          GElf_Addr addr;
+          GElf_Word shndx;
+          Elf* elf;
+          Dwarf_Addr bias;
+          if (dwfl_module_getsym_info(mod, i, &sym, &addr, &shndx, &elf, &bias) &&
+              GELF_ST_TYPE(sym.st_info) == STT_FUNC && sym.st_shndx != SHN_UNDEF && sym.st_size)
+            funcs->emplace_back(addr, addr + sym.st_size);
+        }
+        Dwarf_Addr bias;
+        dwfl_module_eh_cfi(mod, &bias);
+        dwfl_module_dwarf_cfi(mod, &bias);
+        return DWARF_CB_OK;
+      },
+      &s.funcs, 0);
+  std::sort(s.funcs.begin(), s.funcs.end());
   // The threads are ptrace-stopped by the ThreadGroup when write() unwinds them.
   s.attached = dwfl_linux_proc_attach(s.dwfl, pid, true) == 0;
   return s.attached;
@@ -192,9 +226,7 @@ UnwindFigures OpenFrames::write(const ThreadGroup& g, const std::vector<attach_a
   fig.table = true;
   const uint64_t t0 = now_ns();
   for (const attach_abi::Patch& p : patches) {
-    if (p.kind == attach_abi::kSledCall) {
-      s.sleds.emplace(p.addr, p.len);
-    } else if (p.kind == attach_abi::kGotWord) {
+    if (p.kind == attach_abi::kGotWord) {
       uint64_t ours;
       std::memcpy(&ours, p.new_bytes, 8);
       if (ours && (ours == s.mcount || ours == s.fentry)) s.got[p.addr] = Hook::kPg;
@@ -237,22 +269,20 @@ UnwindFigures OpenFrames::write(const ThreadGroup& g, const std::vector<attach_a
     for (size_t i = 0; i < raw.size(); ++i) {
       const RawFrame& r = raw[i];
       const uint64_t lookup = r.activation ? r.pc : r.pc - 1;
-      Dwfl_Module* mod = dwfl_addrmodule(s.dwfl, lookup);
-      if (!mod) continue;
-      GElf_Off off = 0;
-      GElf_Sym sym;
-      const char* name = dwfl_module_addrinfo(mod, lookup, &off, &sym, nullptr, nullptr, nullptr);
-      if (!name || GELF_ST_TYPE(sym.st_info) != STT_FUNC) continue;
-      const uint64_t start = lookup - off;
+      const uint64_t start = s.function_start(lookup);
+      if (!start) continue;
       // The hook call must lie wholly before pc: it has run (or, as the current call of a
       // caller frame, is running). A thread stopped before it will enter the call itself.
       const uint64_t n = std::min<uint64_t>(r.pc - start, kHookWindow);
       Hook hook = Hook::kNone;
       uint64_t site = 0;
-      auto sl = s.sleds.lower_bound(start);
-      if (sl != s.sleds.end() && sl->first < start + 16 && sl->first + sl->second <= r.pc) {
+      // The patch list is sorted by address (attach_session.cpp, read_patches).
+      auto sl = std::lower_bound(patches.begin(), patches.end(), start,
+                                 [](const attach_abi::Patch& p, uint64_t a) { return p.addr < a; });
+      if (sl != patches.end() && sl->kind == attach_abi::kSledCall && sl->addr < start + 16 &&
+          sl->addr + sl->len <= r.pc) {
         hook = Hook::kPg;
-        site = sl->first;
+        site = sl->addr;
       } else if (n >= 5) {
         code.resize(n);
         if (!g.mem().read(start, code.data(), n)) continue;

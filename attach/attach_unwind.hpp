@@ -44,10 +44,11 @@ class OpenFrames {
   // possible (the attach goes on without inherited frames).
   bool prepare(pid_t pid, const std::string& runtime);
 
-  // Every thread of `g` stopped, `patches` (the runtime's list) written: unwinds each
-  // stopped thread and writes the open frames of instrumented functions, outermost first,
-  // into the runtime's table for session `session`. Never fails the attach: a thread that
-  // cannot be unwound gets no frames.
+  // Every thread of `g` stopped, `patches` (the runtime's list, sorted by address) written:
+  // unwinds each stopped thread and writes the open frames of instrumented functions,
+  // outermost first, into the runtime's table for session `session`, pointing the -pg
+  // frames' return addresses to the runtime's exit trampoline. Never fails the attach: a
+  // thread that cannot be unwound gets no frames.
   UnwindFigures write(const ThreadGroup& g, const std::vector<attach_abi::Patch>& patches,
                       uint32_t session);
 
