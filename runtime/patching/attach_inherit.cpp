@@ -8,6 +8,7 @@
 
 #include "callmon/attach_inherit_abi.hpp"
 #include "runtime/core/clock.hpp"
+#include "runtime/core/sys.hpp"
 #include "runtime/hooks/hooks.hpp"
 #include "runtime/patching/attach_threads.hpp"
 #include "runtime/recording/event_writer.hpp"
@@ -45,6 +46,9 @@ void attach_inherit_take(ThreadState* s) {
   abi::Thread* mine = pending(s->tid);
   // Once: a signal handler's hook may come here again from inside this one.
   if (!mine || __atomic_exchange_n(&mine->taken, 1u, __ATOMIC_ACQ_REL)) return;
+  // attach_revive's caller holds no signal block here: a handler's hook must not push
+  // between these frames.
+  SignalBlock block;
   if (mine->first >= abi::kMaxFrames || mine->count > abi::kMaxFrames - mine->first) return;
   Frame* from = s->top;
   for (uint32_t i = 0; i < mine->count && s->top < s->stack_limit; ++i) {

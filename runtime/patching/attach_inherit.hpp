@@ -14,7 +14,7 @@ namespace callmon::rt {
 // pushes the frames the tool listed for the calling thread, outermost first, above those
 // already on its shadow stack, and writes the recorded ones as INHERIT records, as a fork
 // child writes its open frames. Nothing when the table holds none for this thread and
-// session. Signals blocked by the caller.
+// session. Blocks signals meanwhile.
 void attach_inherit_take(ThreadState* s);
 
 // `s` is the calling thread's state (t_state), nullptr or stopped by an earlier session's
