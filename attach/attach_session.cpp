@@ -183,6 +183,9 @@ Result<AttachFigures> attach_begin(pid_t pid, const std::string& runtime, const 
     fig.refused = reply->refused;
     fig.session = reply->session;
   }  // the caller's registers are back
+  // Read the modules while the program runs; unwound below, with every thread stopped.
+  OpenFrames open_frames;
+  open_frames.prepare(pid, runtime);
   const uint64_t ts = now_ns();
   if (!g.stop_all()) {
     if (g.gone()) return Error{"process " + std::to_string(pid) + " exited during the attach"};
@@ -205,6 +208,7 @@ Result<AttachFigures> attach_begin(pid_t pid, const std::string& runtime, const 
     fig.stepped += moved;
   });
   fig.skipped = write_patches(g, patches, true);
+  fig.unwind = open_frames.write(g, patches, fig.session);
   g.detach_all();
   fig.stopped_ns = now_ns() - ts;
   fig.total_ns = now_ns() - t0;

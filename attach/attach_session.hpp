@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <string>
 
+#include "attach/attach_unwind.hpp"
 #include "format/result.hpp"
 
 namespace callmon::attach {
@@ -23,6 +24,7 @@ struct AttachFigures {
   uint32_t stepped = 0;       // threads moved out of a sled before it was patched
   uint32_t retries = 0;       // end(): stops retried because a thread was in the runtime
   uint32_t session = 0;
+  UnwindFigures unwind;       // begin(): frames open at the attach (attach_unwind.hpp)
 };
 
 // Starts recording process `pid` into `dir` (absolute, existing) with the runtime at

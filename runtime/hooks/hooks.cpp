@@ -10,6 +10,7 @@
 #include "runtime/patching/sled_patch.hpp"
 #include "runtime/core/sys.hpp"
 #include "runtime/patching/attach_threads.hpp"
+#include "runtime/patching/attach_inherit.hpp"
 
 namespace callmon::rt {
 
@@ -240,8 +241,10 @@ void enter_slow(ThreadState* s, uintptr_t fn, uintptr_t sp, uintptr_t site) {
 }
 
 void exit_slow(ThreadState* s, uintptr_t fn, uintptr_t sp) {
-  if (!s) return;  // a return from before this thread's first call: nothing is open
   if (in_runtime()) return;  // its entry was not recorded either (enter_slow)
+  // A return from before this thread's first call: nothing is open, unless frames open at
+  // an attach wait for it (attach_inherit.hpp).
+  if (!s && !(s = attach_inherit_claim(s))) return;
   if (s->guard & kGuardMonitor) {
     monitor_exit(s, fn, sp);
     return;
@@ -300,7 +303,7 @@ void exit_slow(ThreadState* s, uintptr_t fn, uintptr_t sp) {
 }
 
 void unwind_below(uintptr_t sp, UnwindReason reason) {
-  ThreadState* s = t_state;
+  ThreadState* s = attach_inherit_claim(t_state);  // a longjmp past frames open at an attach
   if (!s || (s->guard & kGuardStopped)) return;
   if (s->guard & kGuardMonitor) {
     monitor_unwind_below(s, sp, reason);
@@ -317,7 +320,7 @@ void unwind_below(uintptr_t sp, UnwindReason reason) {
 }
 
 void note_throw(unsigned in_flight) {
-  ThreadState* s = t_state;
+  ThreadState* s = attach_inherit_claim(t_state);  // hijacked frames open at an attach
   if (!s) return;
   // The unwinder must see the real return addresses of the frames it walks (-pg modes).
   pg_restore_returns();
@@ -370,7 +373,7 @@ void note_landing(uintptr_t sp) {
 // and caught inside it (in a destructor) cleared it and hijacked the return addresses
 // again: the unwinder resumes from the cleanup's frame and must find the real ones.
 void note_resume() {
-  ThreadState* s = t_state;
+  ThreadState* s = attach_inherit_claim(t_state);
   if (!s) return;
   pg_restore_returns();
   s->throw_depth = static_cast<uint64_t>(s->top - s->stack_base);

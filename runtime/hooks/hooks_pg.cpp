@@ -18,6 +18,7 @@
 #include "runtime/hooks/hooks.hpp"
 #include "runtime/monitor/monitor_dispatch.hpp"
 #include "runtime/core/sys.hpp"
+#include "runtime/patching/attach_inherit.hpp"
 #include "runtime/patching/attach_threads.hpp"
 
 using namespace callmon::rt;
@@ -145,14 +146,28 @@ void pg_enter_slow(ThreadState* s, uintptr_t fn, uintptr_t* slot, const uint64_t
 // recording stopped, frames left above this one (a non-local exit we did not see, or the
 // frames of an exception still being unwound), or a slot shared by a tail call.
 uintptr_t pg_exit_slow(ThreadState* s, uintptr_t* slot, uint64_t t, const uint64_t* saved) {
-  if (!s) lost_return("a hijacked return found no thread state; cannot continue");
-  ErrnoSaver es;
+  // A frame open at the attach returning before the thread's first hook: its frames first.
+  s = attach_inherit_claim(s);
   uintptr_t sp = slot_sp(slot);
-  Frame* match = find_slot_frame(s, sp);
-  if (!match) lost_return("a hijacked return address is missing from the shadow stack");
+  Frame* match = s ? find_slot_frame(s, sp) : nullptr;
+  if (!match) {
+    // Its thread could not take it (no file): the address the attach kept.
+    if (uintptr_t kept = attach_inherit_return(sp)) {
+      *slot = kept;
+      return kept;
+    }
+    lost_return(s ? "a hijacked return address is missing from the shadow stack"
+                  : "a hijacked return found no thread state; cannot continue");
+  }
+  ErrnoSaver es;
   Frame* low = match;
   while (low > s->stack_base && low[-1].sp == sp) --low;
-  uintptr_t ret = low->ret;
+  // A frame open at an attach keeps no return address (attach_inherit.hpp): when a call
+  // it tail-called returns through its slot, both end, and the real address is the one
+  // the tail call's entry kept.
+  const Frame* real = low;
+  while (real < match && !real->ret) ++real;
+  uintptr_t ret = real->ret;
   *slot = ret;  // first: from here on an unwinder sees the real caller
   uint32_t g = s->guard;
   bool nested = guard_enter(s);
@@ -301,7 +316,7 @@ void pg_full_save_returns() { g_return_trampoline = &callmon_patched_return; }
 // live (newer) frame's address is the one left there. Only slots that still hold the
 // trampoline are touched: a frame's stack may have been reused since.
 void pg_restore_returns() {
-  ThreadState* s = t_state;
+  ThreadState* s = attach_inherit_claim(t_state);  // frames open at an attach, hijacked
   if (!s) return;
   for (Frame* f = s->stack_base; f < s->top; ++f) {
     if (!f->ret) continue;

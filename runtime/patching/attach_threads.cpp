@@ -4,6 +4,7 @@
 #include <string.h>
 #include <sys/mman.h>
 
+#include "runtime/patching/attach_inherit.hpp"
 #include "runtime/recording/thread_state.hpp"
 
 extern "C" void callmon_pg_return();  // arch/x86_64/pg_return.S
@@ -85,6 +86,8 @@ bool attach_revive(ThreadState* s) {
   e->session = session;
   // As a fork child's: a new file, the calls still open first as INHERIT records.
   thread_after_fork_child(s);
+  // And the frames the tool found open on its stack at this attach.
+  if (!(s->guard & kGuardStopped)) attach_inherit_take(s);
   return (s->guard & kGuardStopped) == 0;
 }
 
@@ -98,6 +101,7 @@ bool attach_threads_busy() {
 }
 
 void attach_end_threads() {
+  attach_inherit_restore_untaken();
   unsigned session = attach_session();
   for (Entry& e : g_threads) {
     ThreadState* s = __atomic_load_n(&e.state, __ATOMIC_ACQUIRE);

@@ -21,6 +21,7 @@
 #include "runtime/recording/process.hpp"
 #include "runtime/core/sys.hpp"
 #include "runtime/patching/attach_threads.hpp"
+#include "runtime/patching/attach_inherit.hpp"
 
 namespace callmon::rt {
 
@@ -370,6 +371,7 @@ ThreadState* thread_setup() {
   t_state = s;
   if (s->tid == g_proc.pid) __atomic_store_n(&g_main_state, s, __ATOMIC_RELEASE);
   attach_note_thread(s);  // an attach's detach ends its file (attach_threads.hpp)
+  attach_inherit_take(s);  // frames open at an attach (attach_inherit.hpp)
   return s;
 }
 

@@ -6,6 +6,9 @@
  *           exactly 1 + 2k calls of the fixture's functions per request
  *   H       hold: serve_hold() blocks reading one byte from the file descriptor given as
  *           argv[1] (the test keeps the call open across a detach, then writes the byte)
+ *   N       nested hold: handle() calls work(), which blocks reading one byte from argv[1]'s
+ *           descriptor, then calls leaf(byte); handle() then calls step(2) (attached while
+ *           it blocks, the test knows which frames are open: worker, handle, work)
  *   Q       quit: the workers end, the program prints its total and exits with status 3
  *
  * Built with nop sleds (-fpatchable-function-entry=5), -pg -mfentry, -pg, or
@@ -46,6 +49,14 @@ NOINLINE long serve_hold(void) {
   return c;
 }
 
+NOINLINE long work(void) {
+  char c = 0;
+  if (read(hold_fd, &c, 1) != 1) return -1;
+  return leaf(c);
+}
+
+NOINLINE long handle(void) { return work() + step(2); }
+
 static void* worker(void* arg) {
   (void)arg;
   pthread_mutex_lock(&lock);
@@ -56,7 +67,7 @@ static void* worker(void* arg) {
     if (kind == 'Q') break;  /* left pending: the other workers see it too */
     pending_kind = 0;
     pthread_mutex_unlock(&lock);
-    long r = kind == 'H' ? serve_hold() : serve(k);
+    long r = kind == 'H' ? serve_hold() : kind == 'N' ? handle() : serve(k);
     pthread_mutex_lock(&lock);
     answer = r;
     answered = 1;
@@ -76,7 +87,7 @@ int main(int argc, char** argv) {
   long n = 0, total = 0;
   while (fgets(line, sizeof line, stdin)) {
     char kind = line[0];
-    if (kind != 'W' && kind != 'H' && kind != 'Q') continue;
+    if (kind != 'W' && kind != 'H' && kind != 'N' && kind != 'Q') continue;
     pthread_mutex_lock(&lock);
     pending_kind = kind;
     pending_arg = kind == 'W' ? atol(line + 1) : 0;

@@ -4,6 +4,10 @@
 // In the -pg modes and with nop sleds their return addresses point into the runtime while
 // attached: the unwinder must still find its way (the runtime's interposers, reached through
 // the GOT words the attach redirects).
+// "B" blocks in catcher() -> outer_read() -> inner_read(), reading the next line, and throws
+// from there to catcher() when it is "T": attached while it blocks, the exception leaves
+// frames open at the attach (in the -pg modes, their return addresses hijacked by the attach
+// before the thread made any call).
 #include <csetjmp>
 #include <cstdio>
 #include <cstdlib>
@@ -24,6 +28,21 @@ __attribute__((noinline)) int jump_middle(int x) {
   return 0;
 }
 
+__attribute__((noinline)) int inner_read() {
+  char line[64];
+  if (!std::fgets(line, sizeof line, stdin)) return 0;
+  if (line[0] == 'T') throw std::runtime_error("held");
+  return 1;
+}
+__attribute__((noinline)) int outer_read() { return inner_read() + 1; }
+__attribute__((noinline)) int catcher() {
+  try {
+    return outer_read();
+  } catch (const std::exception&) {
+    return 10000;
+  }
+}
+
 int main() {
   char line[64];
   long n = 0;
@@ -31,6 +50,11 @@ int main() {
   std::printf("ready\n");
   while (std::fgets(line, sizeof line, stdin)) {
     if (line[0] == 'Q') break;
+    if (line[0] == 'B') {
+      n += catcher();
+      std::printf("ok %ld\n", n);
+      continue;
+    }
     int x = std::atoi(line + 1);
     try {
       n += middle(x);

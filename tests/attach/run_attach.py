@@ -13,6 +13,12 @@ attach_server.c, built one way per --build (nop sleds of -fpatchable-function-en
   churn   attach_churn.c: threads created and ending all the time, across two attaches.
   unwind  attach_throw.cpp (--cc a C++ compiler): exceptions and longjmp through recorded
           calls while attached; output, status and counts as without attach.
+  inherit attach while a worker blocks inside handle() -> work() -> read: those frames (and
+          every thread's other open frames) are shown as inherited, as a fork child's; the
+          calls made under them after the attach nest under them; work() and handle() end
+          when they return (-pg modes: through the return addresses hijacked at the attach).
+          Then the same with the fixture built without unwind tables: the stacks cannot be
+          unwound, and the attach must work as before.
   errors  (build-independent) a missing PID, a static program (no C library to load the
           runtime with), callmon itself, a process started under `callmon record`, and a
           second attach while one is recording: each one line, non-zero status.
@@ -52,15 +58,16 @@ def expect(cond, what):
     return cond
 
 
-def build(cc, work, kind, source=SOURCE):
+def build(cc, work, kind, source=SOURCE, extra=()):
     name = os.path.splitext(os.path.basename(source))[0]
-    exe = os.path.join(work, f"{name}_{os.path.basename(cc)}_{kind}")
+    exe = os.path.join(work, f"{name}_{os.path.basename(cc)}_{kind}" + ("_nocfi" if extra else ""))
     if kind == "nopmcount":
         subprocess.run([cc, "-O2", "-g", "-pthread", *BUILDS[kind], "-c", "-o", exe + ".o",
                         source], check=True)
         subprocess.run([cc, "-no-pie", "-pthread", "-o", exe, exe + ".o"], check=True)
         return exe
-    subprocess.run([cc, "-O2", "-g", "-pthread", *BUILDS[kind], "-o", exe, source], check=True)
+    subprocess.run([cc, "-O2", "-g", "-pthread", *BUILDS[kind], *extra, "-o", exe, source],
+                   check=True)
     return exe
 
 
@@ -127,6 +134,27 @@ class Attach:
         self.p.send_signal(signal.SIGINT)
         _, err = self.p.communicate(timeout=60)
         return self.p.returncode, self.first + err
+
+
+class AttachLogged:
+    """Attach, with callmon's stderr in a file: Attach's readline() may buffer the lines
+    after the first, which communicate() then does not see."""
+
+    def __init__(self, callmon, pid, out):
+        self.log = out + ".stderr"
+        self.f = open(self.log, "w")
+        self.p = subprocess.Popen([callmon, "record", "-p", str(pid), "-o", out], stderr=self.f)
+        for _ in range(3000):
+            if "\n" in open(self.log).read() or self.p.poll() is not None:
+                break
+            time.sleep(0.01)
+        self.first = open(self.log).read()
+
+    def stop(self):
+        self.p.send_signal(signal.SIGINT)
+        self.p.wait(timeout=60)
+        self.f.close()
+        return self.p.returncode, open(self.log).read()
 
 
 def counts(callmon, data):
@@ -217,8 +245,25 @@ def case_open(a, exe):
 
 def case_unwind(a, exe):
     script = ["N 0", "N 1", "N 2", "N 3"]
-    ref_out, ref_status = reference(exe, script + script)
+    ref = Server(exe)
+    ref.send("B")
+    ref.request("T")
+    for line in script + script:
+        ref.request(line)
+    ref_out, ref_status = ref.finish()
     s = Server(exe)
+    # First, an exception through frames open at the attach, thrown before the thread's first
+    # hook (no state yet: in the -pg modes the runtime must take its frames to let the
+    # unwinder see their return addresses).
+    s.send("B")
+    time.sleep(0.3)
+    expect(blocked_in(s.pid, 0, 0), "blocked in inner_read()")
+    held = os.path.join(a.work, f"{os.path.basename(exe)}.held")
+    att = AttachLogged(a.callmon, s.pid, held)
+    expect("attached to process" in att.first, f"attach: {att.first.strip()}")
+    s.request("T")
+    status, err = att.stop()
+    expect(status == 0, f"detach: {status} {err.strip()}")
     for line in script:
         s.request(line)
     data = os.path.join(a.work, f"{os.path.basename(exe)}.unwind")
@@ -235,6 +280,13 @@ def case_unwind(a, exe):
     want = {"middle": 4, "thrower": 4, "jump_middle": 4, "jumper": 4}
     got = {name: c.get(name, 0) for name in want}
     expect(got == want, f"{data}: counts {got}, expected {want}")
+    threads, text = replay_threads(a.callmon, held)
+    lines = [body for t in threads.values() for _, _, _, body in t]
+    for name in ("catcher", "outer_read", "inner_read"):
+        expect(f"{name}() {{ [inherited]" in lines, f"{held}: {name}() inherited:\n{text}")
+    for name in ("outer_read", "inner_read"):
+        expect(any(b.startswith(f"}} /* {name}() */") and "[exception]" in b for b in lines),
+               f"{held}: {name}() left by the exception:\n{text}")
 
 
 def case_churn(a, exe):
@@ -281,6 +333,92 @@ def case_fork(a, exe):
     r = subprocess.run([a.callmon, "info", "-d", data], capture_output=True, text=True, timeout=60)
     expect(r.returncode == 0 and "processes: 3" in r.stdout and "problems:  none" in r.stdout,
            f"info on {data}: {r.stdout[-600:]} {r.stderr}")
+
+
+def replay_threads(callmon, data):
+    """`callmon replay` as {tid: [(depth, name, kind, line)]}, kind "open", "call" or "close"."""
+    r = subprocess.run([callmon, "replay", "--no-pager", "--color=never", "-d", data],
+                       capture_output=True, text=True, timeout=60)
+    expect(r.returncode == 0, f"replay on {data}: {r.stderr.strip()}")
+    threads = {}
+    tid = None
+    for line in r.stdout.splitlines():
+        if line.startswith("# thread "):
+            tid = line.split()[2]
+            continue
+        if line.startswith("#") or " | " not in line:
+            continue
+        left, text = line.split(" | ", 1)
+        if len(left.split()) >= 2 and left.split()[-1].isdigit():
+            tid = left.split()[-1]
+        body = text.lstrip(" ")
+        depth = (len(text) - len(body)) // 2
+        if body.startswith("}"):
+            name, kind = body.split("/* ", 1)[1].split("(")[0], "close"
+        else:
+            name, kind = body.split("(")[0], "open" if body.rstrip().endswith("{") or "{ " in body else "call"
+        threads.setdefault(tid, []).append((depth, name, kind, body))
+    return threads, r.stdout
+
+
+def case_inherit(a, exe, nocfi_exe):
+    def drive(exe, data):
+        s = Server(exe)
+        s.send("N")
+        expect(wait_blocked(s.pid, 0, s.hold_r), "a worker blocks inside handle() -> work()")
+        att = AttachLogged(a.callmon, s.pid, data) if data else None
+        if att:
+            expect("attached to process" in att.first, f"attach: {att.first.strip()}")
+        os.write(s.hold_w, b"\x05")
+        s.lines.append(s.p.stdout.readline())
+        s.request("W 2")
+        err = ""
+        if att:
+            status, err = att.stop()
+            expect(status == 0 and "detached" in err, f"detach: {status} {err.strip()}")
+        out, status = s.finish()
+        return out, status, err
+
+    ref_out, ref_status = drive(exe, None)[:2]
+    data = os.path.join(a.work, f"{os.path.basename(exe)}.inherit")
+    out, status, err = drive(exe, data)
+    expect(out == ref_out, f"output with attach differs:\n{out}\nwithout:\n{ref_out}")
+    expect(status == ref_status == 3, f"exit status {status}, without attach {ref_status}")
+    expect("open at the attach recorded as inherited" in err, f"attach says what it found: {err}")
+    c = counts(a.callmon, data)
+    # handle() and work() began before the attach: no calls of theirs are counted.
+    want = {"handle": 0, "work": 0, "serve": 1, "step": 3, "leaf": 4}
+    got = {name: c.get(name, 0) for name in want}
+    expect(got == want, f"{data}: counts {got}, expected {want}")
+    r = subprocess.run([a.callmon, "info", "-d", data], capture_output=True, text=True, timeout=60)
+    expect(r.returncode == 0 and "problems:  none" in r.stdout, f"info on {data}: {r.stdout[-400:]}")
+    threads, text = replay_threads(a.callmon, data)
+    held = [t for t in threads.values() if any(n == "work" for _, n, _, _ in t)]
+    if expect(len(held) == 1, f"one thread shows work():\n{text}"):
+        t = held[0]
+        names = [(d, n, k) for d, n, k, _ in t]
+        first = {n: i for i, (_, n, _) in reversed(list(enumerate(names)))}
+        h, w = first.get("handle"), first.get("work")
+        ok = h is not None and w is not None and w == h + 1
+        if expect(ok, f"handle() then work() open first on its thread:\n{text}"):
+            dh = names[h][0]
+            expect("[inherited]" in t[h][3] and "[inherited]" in t[w][3],
+                   f"handle() and work() shown as inherited:\n{text}")
+            expect(names[w] == (dh + 1, "work", "open"), f"work() under handle():\n{text}")
+            # After the attach: leaf() under work(), work() ends, step() under handle().
+            expect(names[w + 1:w + 5] == [(dh + 2, "leaf", "call"), (dh + 1, "work", "close"),
+                                          (dh + 1, "step", "open"), (dh + 2, "leaf", "call")],
+                   f"the calls made under the inherited frames nest under them:\n{text}")
+            close = [i for i, (d, n, k) in enumerate(names) if n == "handle" and k == "close"]
+            expect(close and names[close[0]][0] == dh, f"handle() ends when it returns:\n{text}")
+            expect(names[h - 1][1] == "worker" if h else False,
+                   f"worker() (open since the thread began) is inherited too:\n{text}")
+    # No unwind tables: nothing to unwind with, the attach works as before.
+    ref_out, ref_status = drive(nocfi_exe, None)[:2]
+    data = os.path.join(a.work, f"{os.path.basename(nocfi_exe)}.inherit")
+    out, status, err = drive(nocfi_exe, data)
+    expect(out == ref_out and status == ref_status == 3,
+           f"without unwind tables: {status} {out} (without attach {ref_status} {ref_out})")
 
 
 def one_line_error(p, what, needle):
@@ -339,7 +477,7 @@ def main():
     ap.add_argument("--callmon", required=True)
     ap.add_argument("--cc", required=True)
     ap.add_argument("--build", choices=sorted(BUILDS))
-    ap.add_argument("--case", choices=["counts", "open", "unwind", "churn", "fork", "errors"], required=True)
+    ap.add_argument("--case", choices=["counts", "open", "unwind", "churn", "fork", "errors", "inherit"], required=True)
     ap.add_argument("--work", required=True)
     a = ap.parse_args()
     if not os.path.exists(a.cc):
@@ -359,6 +497,10 @@ def main():
         case_fork(a, build(a.cc, a.work, a.build, FORK_SOURCE))
     elif a.case == "churn":
         case_churn(a, build(a.cc, a.work, a.build, CHURN_SOURCE))
+    elif a.case == "inherit":
+        nocfi = build(a.cc, a.work, a.build, extra=["-g0", "-fno-asynchronous-unwind-tables",
+                                                    "-fno-unwind-tables"])
+        case_inherit(a, build(a.cc, a.work, a.build), nocfi)
     elif a.case == "unwind":
         case_unwind(a, build(a.cc, a.work, a.build, THROW_SOURCE))
     else:

@@ -90,6 +90,17 @@ int run_record_attach(const AttachRequest& rq) {
                static_cast<unsigned long long>(begun->got_cyg),
                static_cast<unsigned long long>(begun->got_unwind), ms(begun->stopped_ns).c_str(),
                rq.dir.c_str(), rq.duration_s > 0 ? "" : " (Ctrl-C stops)");
+  if (const attach::UnwindFigures& u = begun->unwind; u.table)
+    std::fprintf(stderr,
+                 "callmon record: %u frame(s) open at the attach recorded as inherited (%u "
+                 "thread(s) unwound, deepest %u frames%s%s, %s)\n",
+                 u.inherited, u.threads, u.deepest,
+                 u.partial ? (", " + std::to_string(u.partial) + " stopped early").c_str() : "",
+                 u.failed ? (", " + std::to_string(u.failed) + " not unwound").c_str() : "",
+                 ms(u.ns).c_str());
+  else
+    warn(cmd, "the threads' stacks could not be unwound: calls open at the attach are not "
+              "recorded");
   if (begun->skipped)
     warn(cmd, std::to_string(begun->skipped) + " site(s) changed between the listing and the "
               "patch were left alone");
