@@ -300,6 +300,14 @@ void filter_scan_done() {
   g_ngone = 0;
 }
 
+void filter_reset_for_attach() {
+  filter_after_fork_child();
+  __atomic_store_n(&g_table, static_cast<Table*>(nullptr), __ATOMIC_RELEASE);
+  g_on = false;
+  g_warned = false;
+  g_any_specs = false;
+}
+
 void filter_after_fork_child() {
   for (unsigned i = 0; i < g_npending; ++i) release(g_pending[i]);
   g_npending = 0;
