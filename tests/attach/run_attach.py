@@ -13,7 +13,7 @@ attach_server.c, built one way per --build (nop sleds of -fpatchable-function-en
   churn   attach_churn.c: threads created and ending all the time, across two attaches.
   unwind  attach_throw.cpp (--cc a C++ compiler): exceptions and longjmp through recorded
           calls while attached; output, status and counts as without attach.
-  filters --include/--exclude with -p (two attaches, each with its own filter).
+  filters --include/--exclude with -p (two attaches, each with its own filter), then -A/-R.
   parked  attach_parked.c, built with no flag and attached with --patch: a thread blocked in
           read(2) inside the first five bytes of the function being patched is moved into
           the trampoline's copy; its read finishes and is answered as without attach.
@@ -203,15 +203,18 @@ def case_counts(a, exe):
 
 def case_filters(a, exe):
     script = ["W 6"] * 2
-    ref_out, ref_status = reference(exe, ["W 1"] + script + script + ["W 1"])
+    ref_out, ref_status = reference(exe, ["W 1"] + script * 3 + ["W 1"])
     s = Server(exe)
     s.request("W 1")
     expect(wait_blocked(s.pid, 0, 0), "the server's main thread blocks in read")
     # Each attach its own filter: the second's must not keep the first's.
-    for n, option, want in ((1, "--include=^(serve|leaf)$", {"serve": 2, "step": 0, "leaf": 12}),
-                            (2, "--exclude=^leaf$", {"serve": 2, "step": 12, "leaf": 0})):
+    # The third: arguments and return values (-A, -R), no name filter.
+    for n, option, want in ((1, ["--include=^(serve|leaf)$"], {"serve": 2, "step": 0, "leaf": 12}),
+                            (2, ["--exclude=^leaf$"], {"serve": 2, "step": 12, "leaf": 0}),
+                            (3, ["-A", "leaf@arg1/i64", "-R", "leaf@retval/i64"],
+                             {"serve": 2, "step": 12, "leaf": 12})):
         data = os.path.join(a.work, f"{os.path.basename(exe)}.filter{n}")
-        att = Attach(a.callmon, s.pid, data, [option])
+        att = Attach(a.callmon, s.pid, data, option)
         expect("attached to process" in att.first, f"attach {n} {option}: {att.first.strip()}")
         for line in script:
             s.request(line)
@@ -220,6 +223,11 @@ def case_filters(a, exe):
         c = counts(a.callmon, data)
         got = {name: c.get(name, 0) for name in want}
         expect(got == want, f"{data} ({option}): counts {got}, expected {want}")
+        if n == 3:
+            r = subprocess.run([a.callmon, "replay", "-d", data], capture_output=True, text=True,
+                               timeout=60)
+            expect(r.stdout.count("leaf(5) = 16;") == 2, f"{data}: replay shows arguments:\n"
+                   + "\n".join(r.stdout.splitlines()[:20]))
     s.request("W 1")
     out, status = s.finish()
     expect(out == ref_out, f"output with attach differs:\n{out}\nwithout:\n{ref_out}")
