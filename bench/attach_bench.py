@@ -26,10 +26,12 @@ def program(funcs, threads):
     lines = ["#include <pthread.h>", "#include <unistd.h>", "#include <stdio.h>"]
     for i in range(funcs):
         lines.append(f"__attribute__((noinline)) long f{i}(long x) {{ return x + {i}; }}")
+    # The sum is stored: unused, -O1 dropped every call (the functions are pure).
+    lines.append("static volatile long sink;")
     lines.append("static void* work(void* arg) { long s = 0; (void)arg; for (;;) {")
     for i in range(funcs):
         lines.append(f"  s = f{i}(s);")
-    lines.append("  usleep(1000); } return (void*)s; }")
+    lines.append("  sink = s; usleep(1000); } return (void*)s; }")
     lines.append("int main(void) { pthread_t t;")
     lines.append(f"  for (int i = 0; i < {threads}; ++i) pthread_create(&t, 0, work, 0);")
     lines.append('  puts("ready"); fflush(stdout); pause(); return 0; }')
