@@ -34,7 +34,9 @@ def program(funcs, threads):
     lines.append("  sink = s; usleep(1000); } return (void*)s; }")
     lines.append("int main(void) { pthread_t t;")
     lines.append(f"  for (int i = 0; i < {threads}; ++i) pthread_create(&t, 0, work, 0);")
-    lines.append('  puts("ready"); fflush(stdout); pause(); return 0; }')
+    # pause() in a loop: a -pg program's SIGPROF, routed to main while the workers are
+    # stopped by an attach, would end a single pause() and the program.
+    lines.append('  puts("ready"); fflush(stdout); for (;;) pause(); return 0; }')
     return "\n".join(lines) + "\n"
 
 

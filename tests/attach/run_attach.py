@@ -386,6 +386,12 @@ def case_errors(a):
     record = [a.callmon, "record", "-o", os.path.join(a.work, "err.data"), "-p"]
     p = subprocess.run(record + ["4194000"], capture_output=True, text=True, timeout=30)
     one_line_error(p, "missing pid", "no process with id 4194000")
+    # The options as `record -- PROG` checks them, before anything is attached.
+    for args, needle in ((["--patch=("], "--patch '('"), (["--patch-module=x"], "needs --patch"),
+                         (["--include=("], "nothing was attached"),
+                         (["-A", "leaf@arg9/zz"], "nothing was attached")):
+        p = subprocess.run(record + ["4194000", *args], capture_output=True, text=True, timeout=30)
+        one_line_error(p, f"-p with {args}", needle)
     # callmon itself: the shell's pid becomes callmon's through exec.
     p = subprocess.run(["sh", "-c", 'exec "$0" record -o "$1" -p $$', a.callmon,
                         os.path.join(a.work, "self.data")], capture_output=True, text=True,
