@@ -21,8 +21,9 @@ attach_server.c, built one way per --build (nop sleds of -fpatchable-function-en
   function entries patched at attach). Library calls (strlen, memcpy) are counted exactly
   in counts.
   errors  (build-independent) a missing PID, a static program (no C library to load the
-          runtime with), callmon itself, a process started under `callmon record`, and a
-          second attach while one is recording: each one line, non-zero status.
+          runtime with), callmon itself, a process started under `callmon record`, a
+          second attach while one is recording, and -p with a bad --patch, --include or -A
+          or --patch-module alone: each one line, non-zero status.
 Exit 0 passed, 1 failed, 77 skipped (compiler missing, ptrace not permitted).
 """
 import argparse
