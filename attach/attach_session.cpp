@@ -10,6 +10,7 @@
 #include <fstream>
 #include <vector>
 
+#include "attach/entry_move.hpp"
 #include "attach/remote_call.hpp"
 #include "attach/remote_symbols.hpp"
 #include "attach/thread_group.hpp"
@@ -86,12 +87,17 @@ Result<std::vector<Patch>> read_patches(const ThreadGroup& g, const Reply& r) {
 
 // Whether `rip` lies strictly inside a code patch (past its first byte): a thread resumed
 // there would run the middle of the new instruction.
+bool is_code(const Patch& p) {
+  return p.kind == attach_abi::kSledCall || p.kind == attach_abi::kEntryJump;
+}
+
 bool inside_code_patch(const std::vector<Patch>& patches, uint64_t rip) {
   auto it = std::upper_bound(patches.begin(), patches.end(), rip,
                              [](uint64_t a, const Patch& p) { return a < p.addr; });
   if (it == patches.begin()) return false;
   --it;
-  return it->kind == attach_abi::kSledCall && rip > it->addr && rip < it->addr + it->len;
+  return (it->kind == attach_abi::kSledCall || it->kind == attach_abi::kEntryJump) &&
+         rip > it->addr && rip < it->addr + it->len;
 }
 
 // Writes each patch's new bytes (install) or old bytes (undo) where the other ones are.
@@ -107,8 +113,8 @@ uint64_t write_patches(const ThreadGroup& g, const std::vector<Patch>& patches, 
   for (size_t i = 0; i < patches.size();) {
     const Patch& first = patches[i];
     size_t end = i + 1;
-    if (first.kind == attach_abi::kSledCall)
-      while (end < patches.size() && patches[end].kind == attach_abi::kSledCall &&
+    if (is_code(first))
+      while (end < patches.size() && is_code(patches[end]) &&
              patches[end].addr + patches[end].len - first.addr <= kWindow &&
              patches[end].addr >= patches[end - 1].addr + patches[end - 1].len)
         ++end;
@@ -181,6 +187,8 @@ Result<AttachFigures> attach_begin(pid_t pid, const std::string& runtime, const 
     fig.got_cyg = reply->got_cyg;
     fig.got_unwind = reply->got_unwind;
     fig.refused = reply->refused;
+    fig.entries = reply->entries;
+    fig.libcalls = reply->libcalls;
     fig.session = reply->session;
   }  // the caller's registers are back
   // Read the modules while the program runs; unwound below, with every thread stopped.
@@ -200,6 +208,10 @@ Result<AttachFigures> attach_begin(pid_t pid, const std::string& runtime, const 
   g.for_each_stopped([&](pid_t tid) {
     ++fig.threads;
     user_regs_struct r{};
+    // Inside a function's first bytes (--patch): to the same instruction in its copy.
+    if (g.get_regs(tid, &r) && move_out_of_entry(patches, &r) == EntryMove::kMoved &&
+        g.set_regs(tid, r))
+      ++fig.moved;
     bool moved = false;
     for (int i = 0; i < 16 && g.get_regs(tid, &r) && inside_code_patch(patches, r.rip); ++i) {
       if (!g.step(tid)) break;

@@ -17,11 +17,13 @@ namespace callmon::attach {
 
 struct AttachFigures {
   uint64_t sleds = 0, got_pg = 0, got_cyg = 0, got_unwind = 0, refused = 0;
+  uint64_t entries = 0, libcalls = 0;  // --patch function entries, library-call GOT words
   uint64_t skipped = 0;       // patches not written/undone: the bytes were not as expected
   uint64_t stopped_ns = 0;    // how long every thread was stopped (the longest stop)
   uint64_t total_ns = 0;      // from the first ptrace call to the detach
   uint32_t threads = 0;       // threads stopped
   uint32_t stepped = 0;       // threads moved out of a sled before it was patched
+  uint32_t moved = 0;         // threads moved from a function's first bytes into its copy
   uint32_t retries = 0;       // end(): stops retried because a thread was in the runtime
   uint32_t session = 0;
   UnwindFigures unwind;       // begin(): frames open at the attach (attach_unwind.hpp)

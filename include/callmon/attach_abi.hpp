@@ -11,7 +11,7 @@
 
 namespace callmon::attach_abi {
 
-inline constexpr uint32_t kVersion = 1;
+inline constexpr uint32_t kVersion = 2;
 
 // The entry points, looked up with dlsym in the loaded runtime. Each returns a Reply*.
 //   callmon_attach_start(const char* options): options "CALLMON_X=value\n..." (the
@@ -36,14 +36,24 @@ enum PatchKind : uint32_t {
   kSledCall = 0,  // a nop sled becomes `call rel32` to the -pg entry trampoline
   kGotWord = 1,   // a GOT word of mcount/__fentry__/__cyg_profile_func_* (or of a function
                   // the runtime interposes: the unwinder's, longjmp) gets the runtime's
+  kEntryJump = 2, // --patch: a function's first bytes become `jmp rel32` to its trampoline
+  kLibcallWord = 3,  // a GOT word of a call into another module gets its library-call stub
 };
 
 struct Patch {
   uint64_t addr;
-  uint32_t len;   // 5 (kSledCall) or 8 (kGotWord)
+  uint32_t len;   // 5 (kSledCall, kEntryJump) or 8 (kGotWord, kLibcallWord)
   uint32_t kind;
   uint8_t old_bytes[8];  // what is there now (and goes back at detach)
   uint8_t new_bytes[8];
+  // kEntryJump only: where a thread stopped inside the instructions the jump displaces
+  // goes instead (docs/patching.md, "Attaching"). The instruction boundaries after the
+  // first (offsets from addr, `displaced` itself included when the copy jumps back there)
+  // and the same places in the trampoline's copy (offsets from `copy`).
+  uint64_t copy;          // the trampoline's copy of the displaced instructions
+  uint8_t displaced;      // bytes of the function the copy replaces (>= 5)
+  uint8_t boundaries;     // entries used in from/to
+  uint8_t from[8], to[8];
 };
 
 struct Reply {
@@ -57,6 +67,8 @@ struct Reply {
   uint64_t got_cyg;      // GOT words of __cyg_profile_func_enter / _exit
   uint64_t got_unwind;   // GOT words of the unwinder's, longjmp's, backtrace's functions
   uint64_t refused;      // sled sites left alone (not a known nop, not a function entry)
+  uint64_t entries;      // --patch: function entries to patch (kEntryJump)
+  uint64_t libcalls;     // GOT words of library calls to redirect (kLibcallWord)
   uint64_t text_lo, text_hi;  // the runtime's own code: no thread may be stopped there at stop
   char message[1024];    // why, for kError and kAlready; warnings for kOk
 };

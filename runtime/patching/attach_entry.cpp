@@ -22,6 +22,7 @@
 #include "runtime/patching/attach_sites.hpp"
 #include "runtime/patching/attach_threads.hpp"
 #include "runtime/recording/process.hpp"
+#include "runtime/selection/filter_select.hpp"
 
 extern "C" uintptr_t callmon_pg_forward_mcount;  // hooks_pg.cpp
 extern "C" uintptr_t callmon_pg_forward_fentry;
@@ -89,13 +90,14 @@ CALLMON_ATTACH_EXPORT const attach_abi::Reply* callmon_attach_start(const char* 
     return reply(attach_abi::kError, "no recording directory given");
   }
   copy_str(g_dir, sizeof g_dir, o.dir);
+  filter_reset_for_attach();  // this attach's name filters (CALLMON_SELECT), not the last one's
   attach_collect_sites(&g_sites);
   if (g_sites.failure) {
     set_options_text(nullptr);
     return reply(attach_abi::kError, g_sites.failure);
   }
   // The calibration measures the hooks the program will call.
-  if (g_sites.sleds || g_sites.got_pg) g_pg_hooks = true;
+  if (g_sites.sleds || g_sites.got_pg || g_sites.entries) g_pg_hooks = true;
   process_reset_for_attach();
   attach_set_session(++g_sessions);
   if (!process_setup()) {
@@ -116,6 +118,8 @@ CALLMON_ATTACH_EXPORT const attach_abi::Reply* callmon_attach_start(const char* 
   g_reply.got_cyg = g_sites.got_cyg;
   g_reply.got_unwind = g_sites.got_unwind;
   g_reply.refused = g_sites.refused;
+  g_reply.entries = g_sites.entries;
+  g_reply.libcalls = g_sites.libcalls;
   return reply(attach_abi::kOk);
 }
 

@@ -10,8 +10,12 @@
 #include <sys/mman.h>
 
 #include "runtime/interposers/interpose.hpp"
+#include "runtime/patching/attach_collect.hpp"
+#include "runtime/patching/entry_patch.hpp"
+#include "runtime/patching/got_redirect.hpp"
 #include "runtime/patching/got_slots.hpp"
 #include "runtime/patching/sled_elf.hpp"
+#include "runtime/patching/sled_select.hpp"
 #include "runtime/patching/sled_entry_check.hpp"
 #include "runtime/patching/sled_stub.hpp"
 
@@ -113,13 +117,17 @@ struct Collect {
   const dl_phdr_info* info;
 };
 
+// The GOT words listed for the interposers and hooks (few: a dozen per module).
+constexpr unsigned kMaxWords = 8192;
+uintptr_t g_words[kMaxWords];
+unsigned g_word_count = 0;
+
 void add(AttachSites* out, uint64_t addr, uint32_t len, attach_abi::PatchKind kind,
          const void* old_bytes, const void* new_bytes) {
-  if (out->count == kMaxPatches) {
-    out->failure = "more than 2097152 sites to patch";
-    return;
-  }
-  attach_abi::Patch& p = out->patches[out->count++];
+  attach_abi::Patch* next = attach_sites_next(out);
+  if (!next) return;
+  attach_abi::Patch& p = *next;
+  if (kind == attach_abi::kGotWord && g_word_count < kMaxWords) g_words[g_word_count++] = addr;
   p.addr = addr;
   p.len = len;
   p.kind = kind;
@@ -148,6 +156,7 @@ void collect_sleds(const dl_phdr_info* info, AttachSites* out) {
   if (!sled_read_module(info, path, &m) || m.list_count == 0 || m.imports_pg || m.exec_count == 0)
     return;
   EntryCheck entries(info);
+  sled_select_module(info);  // --include/--exclude: only selected functions are patched
   const uintptr_t fentry = g_own.fentry;
   uintptr_t stub = 0;
   static const uint8_t endbr64[4] = {0xf3, 0x0f, 0x1e, 0xfa};
@@ -170,6 +179,7 @@ void collect_sleds(const dl_phdr_info* info, AttachSites* out) {
         ++out->refused;  // nops, but nothing confirms a function starts there
         continue;
       }
+      if (!sled_select(fn)) continue;  // not selected: its nops stay
       uintptr_t to = fentry;
       if (!rel32_reaches(site + 5, to)) {
         if (!stub) stub = sled_stub_near(m.exec[0].start, m.exec[m.exec_count - 1].end, fentry);
@@ -230,9 +240,27 @@ int module_callback(dl_phdr_info* info, size_t, void* p) {
 
 }  // namespace
 
+attach_abi::Patch* attach_sites_next(AttachSites* out) {
+  if (out->count == kMaxPatches) {
+    out->failure = "more than 2097152 sites to patch";
+    return nullptr;
+  }
+  attach_abi::Patch* p = &out->patches[out->count++];
+  memset(p, 0, sizeof *p);
+  return p;
+}
+
+bool attach_sites_has_word(const AttachSites*, uintptr_t slot) {
+  for (unsigned i = 0; i < g_word_count; ++i)
+    if (g_words[i] == slot) return true;
+  return false;
+}
+
 void attach_collect_sites(AttachSites* out) {
   out->count = 0;
+  g_word_count = 0;
   out->sleds = out->got_pg = out->got_cyg = out->got_unwind = out->refused = 0;
+  out->entries = out->libcalls = 0;
   out->failure = nullptr;
   if (!out->patches) {
     void* mem = mmap(nullptr, kMaxPatches * sizeof(attach_abi::Patch), PROT_READ | PROT_WRITE,
@@ -248,8 +276,16 @@ void attach_collect_sites(AttachSites* out) {
     return;
   }
   dl_iterate_phdr(module_callback, out);
+  // --patch, then library calls, as at start-up (sled_patch_modules): listed, not written.
+  // The library-call pass takes the modules the entry pass patches as instrumented.
+  if (!out->failure) {
+    attach_collect_begin(out);
+    entry_patch_attach_pass();
+    libcall_attach_pass();
+    attach_collect_end();
+  }
   // No hook to turn on: nothing at all is patched (the interposers alone record nothing).
-  if (out->sleds + out->got_pg + out->got_cyg == 0) out->count = 0;
+  if (out->sleds + out->got_pg + out->got_cyg + out->entries == 0) out->count = 0;
 }
 
 }  // namespace callmon::rt

@@ -12,6 +12,7 @@ struct AttachSites {
   attach_abi::Patch* patches;  // mapped once, reused by later attaches
   uint32_t count;
   uint64_t sleds, got_pg, got_cyg, got_unwind, refused;
+  uint64_t entries, libcalls;  // --patch function entries, library-call GOT words
   const char* failure;  // why nothing can be patched, or nullptr
 };
 
@@ -22,6 +23,16 @@ struct AttachSites {
 // a function the runtime interposes to follow exceptions, longjmp and stack walks
 // (_Unwind_RaiseException, longjmp, backtrace...). Takes the loader's lock
 // (dl_iterate_phdr) and maps memory: only while the program's threads run.
+// With --patch, the entry patcher's selection is listed too (each function's first bytes
+// become `jmp` to its trampoline, prepared now), and so are the library-call pass's GOT words
+// (unless CALLMON_LIBCALL=0), as attach_collect.hpp says.
 void attach_collect_sites(AttachSites* out);
+
+// The next free entry of out's list, or nullptr (out->failure says why) when it is full.
+attach_abi::Patch* attach_sites_next(AttachSites* out);
+
+// Whether a GOT word at `slot` is listed already (the interposers' words, which the
+// library-call pass must leave to them).
+bool attach_sites_has_word(const AttachSites* out, uintptr_t slot);
 
 }  // namespace callmon::rt

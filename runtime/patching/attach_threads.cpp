@@ -8,6 +8,7 @@
 #include "runtime/recording/thread_state.hpp"
 
 extern "C" void callmon_pg_return();  // arch/x86_64/pg_return.S
+extern "C" void callmon_patched_return();  // patch_entry.S: the exit once --patch patched
 
 namespace callmon::rt {
 
@@ -38,10 +39,11 @@ Entry* find(ThreadState* s) {
 // The calls stay open in the file, which END closes.
 void restore_returns(ThreadState* s) {
   const auto tramp = reinterpret_cast<uintptr_t>(&callmon_pg_return);
+  const auto full = reinterpret_cast<uintptr_t>(&callmon_patched_return);
   for (Frame* f = s->stack_base; f < s->top; ++f) {
     if (!f->ret) continue;
     auto* slot = reinterpret_cast<uintptr_t*>(f->sp + 16);
-    if (*slot == tramp) *slot = f->ret;
+    if (*slot == tramp || *slot == full) *slot = f->ret;
   }
   s->top = s->stack_base;
   s->overflow_depth = 0;

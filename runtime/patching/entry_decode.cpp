@@ -144,8 +144,11 @@ bool entry_decode(const uint8_t* code, size_t avail, uintptr_t addr, Insn* out) 
     return true;
   }
   if (op == 0xcc || op == 0xcd || op == 0xce || op == 0xcf || op == 0xf4 || op == 0xca ||
-      op == 0xcb || (op == 0x0f && (op2 == 0x0b || op2 == 0x05 || op2 == 0x34 || op2 == 0x07)))
-    return unmovable("an interrupt, trap, system call or halt");
+      op == 0xcb || (op == 0x0f && (op2 == 0x0b || op2 == 0x34 || op2 == 0x07)))
+    return unmovable("an interrupt, trap, sysenter or halt");
+  // `syscall` (0f 05) is moved: it does the same at any address, and a system call
+  // restarted after a signal backs up over the copy's `syscall`, two bytes like the original
+  // (an attach parks threads blocked in one there: docs/patching.md, "Attaching").
 
   const bool rip = [&] {
     for (int k = 0; k < x.op_count; ++k)

@@ -33,6 +33,7 @@
 #include "runtime/core/options.hpp"
 #include "runtime/core/runtime_scope.hpp"
 #include "runtime/core/sys.hpp"
+#include "runtime/patching/attach_collect.hpp"
 #include "runtime/patching/code_write.hpp"
 #include "runtime/patching/entry_decode.hpp"
 #include "runtime/patching/entry_funcs.hpp"
@@ -268,6 +269,7 @@ struct Pending {
   uintptr_t slot;
   uintptr_t fn;      // the function's address (its patch-fn line)
   const char* name;  // its symbol (in the module's string table), or null
+  Relocated r;       // attach: the instruction boundaries, for threads stopped inside
 };
 
 struct ModuleStats {
@@ -447,20 +449,32 @@ int module_callback(dl_phdr_info* info, size_t, void*) {
     }
     entry_pool_head(pool, slot, f.addr);
     memcpy(slot + kTrampCodeOffset, r.code, r.len);
-    pending[npending++] = {start, reinterpret_cast<uintptr_t>(slot), f.addr, f.name};
+    pending[npending++] = {start, reinterpret_cast<uintptr_t>(slot), f.addr, f.name, r};
   }
   const char* note = nullptr;
   if (npending) {
+    const bool attach = attach_collecting();  // listed for `record -p`, written by it
     if (!entry_pool_seal(&pool)) note = "its trampolines cannot be made executable (mprotect refused)";
-    else if (!set_code_writable(m, true, false)) note = "its code cannot be made writable (mprotect refused)";
+    else if (!attach && !set_code_writable(m, true, false)) note = "its code cannot be made writable (mprotect refused)";
     if (note) {
       st.refused += static_cast<unsigned>(npending);
     } else {
       pg_full_save_returns();  // before the first patched function can run
-      for (size_t i = 0; i < npending; ++i) write_rel32(pending[i].site, 0xe9, pending[i].slot + kTrampEntry);
-      set_code_writable(m, false, false);
-      st.patched = static_cast<unsigned>(npending);
-      for (size_t i = 0; i < npending; ++i) patched_line(pending[i], bias);
+      if (attach) {
+        for (size_t i = 0; i < npending; ++i)
+          if (attach_list_entry(pending[i].site, pending[i].slot + kTrampEntry,
+                                pending[i].slot + kTrampCodeOffset, pending[i].r)) {
+            ++st.patched;
+            patched_line(pending[i], bias);
+          } else {
+            ++st.refused;
+          }
+      } else {
+        for (size_t i = 0; i < npending; ++i) write_rel32(pending[i].site, 0xe9, pending[i].slot + kTrampEntry);
+        set_code_writable(m, false, false);
+        st.patched = static_cast<unsigned>(npending);
+        for (size_t i = 0; i < npending; ++i) patched_line(pending[i], bias);
+      }
       g_any = true;
       if (g_pool_count < kMaxPools) g_pools[g_pool_count++] = pool;
       for (int i = 0; i < m.exec_count && g_patched_code_count < kMaxPatchedCode; ++i)
@@ -546,7 +560,26 @@ void entry_patch_modules() {
   }
   dl_iterate_phdr(module_callback, nullptr);
   if (g_any && !g_calibration_done) patch_calibration_probes();
-  if (g_proc.meta_path[0]) entry_patch_flush_meta();
+  // An attach's lines go to its own meta file, made after this pass (process_setup).
+  if (g_proc.meta_path[0] && !attach_collecting()) entry_patch_flush_meta();
+}
+
+void entry_patch_attach_pass() {
+  // Each attach reads its own options and writes its own meta file; the modules patched by
+  // the last one were put back by its detach. The trampolines stay mapped (a thread may
+  // still be in one, or return through a frame it entered).
+  if (g_on) {
+    RuntimeScope rs;
+    regfree(&g_re);
+    if (g_module_re_on) regfree(&g_module_re);
+  }
+  g_configured = g_on = g_module_re_on = g_loader_ok = g_libc_ok = false;
+  g_done_count = 0;
+  g_patched_code_count = 0;
+  g_logged_count = 0;
+  g_log_len = g_log_written = 0;
+  g_log_full = false;
+  entry_patch_modules();
 }
 
 void entry_patch_flush_meta() {

@@ -18,6 +18,11 @@ namespace callmon::rt {
 // constructor, before the program's code runs, and after a dlopen.
 void entry_patch_modules();
 
+// `callmon record -p` (attach_sites.cpp): forgets what an earlier attach patched and read,
+// and runs the pass again with the attach's options, its jumps listed (attach_collect.hpp)
+// rather than written.
+void entry_patch_attach_pass();
+
 // Appends the meta lines the passes wrote since the last call (which modules were patched,
 // which functions refused and why) to the process's meta file. Called by the process
 // set-up once the meta file exists, and by each later pass.

@@ -67,6 +67,10 @@ const char* entry_relocate(const uint8_t* code, size_t avail, uintptr_t from, ui
     const bool last = n + in.len >= kPatchJmpLen || n + in.len == avail;
     if (in.rel_branch && targets < 8) target[targets++] = in.target;
     if (!e.room(in.len + 16)) return "its first instructions do not fit the trampoline";
+    if (n > 0 && out->bounds < sizeof out->bound_from) {
+      out->bound_from[out->bounds] = static_cast<uint8_t>(n);
+      out->bound_to[out->bounds++] = static_cast<uint8_t>(e.len());
+    }
     switch (in.kind) {
       case InsnKind::kPlain:
         e.bytes(code + n, in.len);
@@ -144,6 +148,10 @@ const char* entry_relocate(const uint8_t* code, size_t avail, uintptr_t from, ui
       return "a branch in its first bytes jumps into the bytes the patch replaces";
   out->displaced = n;
   if (flows_on) {
+    if (out->bounds < sizeof out->bound_from) {
+      out->bound_from[out->bounds] = static_cast<uint8_t>(n);
+      out->bound_to[out->bounds++] = static_cast<uint8_t>(e.len());
+    }
     e.byte(0xe9);
     if (!e.rel32(e.here() + 4, from + n)) return "the trampoline is out of reach of the function";
   }

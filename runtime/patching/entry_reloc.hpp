@@ -21,6 +21,11 @@ struct Relocated {
   uint8_t code[kRelocMax];
   size_t len = 0;        // bytes of `code` used
   size_t displaced = 0;  // bytes taken from the function (>= kPatchJmpLen)
+  // Where each moved instruction after the first starts, in the function and in `code`,
+  // and `displaced` with the copy's jump back when it has one: attach moves a thread
+  // stopped there into the copy (docs/patching.md, "Attaching").
+  uint8_t bound_from[8] = {}, bound_to[8] = {};
+  uint8_t bounds = 0;
 };
 
 // Relocates the instructions at `code` (running at `from`; `avail` bytes of the function

@@ -21,6 +21,7 @@
 
 #include "runtime/core/options.hpp"
 #include "runtime/core/sys.hpp"
+#include "runtime/patching/attach_collect.hpp"
 #include "runtime/patching/entry_patch.hpp"
 #include "runtime/patching/got_refs.hpp"
 #include "runtime/patching/got_slots.hpp"
@@ -247,12 +248,16 @@ struct Pending {
   uintptr_t stub;
 };
 Pending g_pending[1024];
+uintptr_t g_pending_now[1024];  // attach: the slot's value now, put back at the detach
 unsigned g_pending_count = 0;
 
 void flush_pending() {
   got_stubs_seal();
+  const bool attach = attach_collecting();  // listed for `record -p`, written by it
   for (unsigned i = 0; i < g_pending_count; ++i) {
-    if (store_got_slot(g_pending[i].slot, g_pending[i].stub)) ++g_slots;
+    if (attach) {
+      if (attach_list_libcall(g_pending[i].slot, g_pending_now[i], g_pending[i].stub)) ++g_slots;
+    } else if (store_got_slot(g_pending[i].slot, g_pending[i].stub)) ++g_slots;
     else ++g_refused;
   }
   g_pending_count = 0;
@@ -349,6 +354,7 @@ void redirect(const GotSlot& s, void* p) {
     return;
   }
   remember_name(fn, s.name);
+  g_pending_now[g_pending_count] = cur;
   g_pending[g_pending_count++] = {s.slot, stub};
   if (g_pending_count == sizeof g_pending / sizeof g_pending[0]) flush_pending();
 }
@@ -378,6 +384,13 @@ void libcall_patch_modules() {
     for_each_got_slot(g_found[i].bias, g_found[i].dyn, redirect, &c);
   }
   flush_pending();
+}
+
+void libcall_attach_pass() {
+  // The detach put every word back: each attach looks at every module again.
+  g_done_count = 0;
+  g_slots = g_refused = 0;
+  libcall_patch_modules();
 }
 
 unsigned libcall_slot_count() { return g_slots; }

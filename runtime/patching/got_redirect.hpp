@@ -13,6 +13,11 @@ namespace callmon::rt {
 // takes the loader's lock and calls dlvsym). Does nothing under CALLMON_LIBCALL=0.
 void libcall_patch_modules();
 
+// `callmon record -p` (attach_sites.cpp): the pass again over every module, its GOT words
+// listed (attach_collect.hpp) rather than written; the stubs stay mapped after the detach
+// (a call may be on its way through one).
+void libcall_attach_pass();
+
 // How many slots are redirected in this process, and how many were refused (excluded
 // names, GLOB_DAT slots, unresolvable targets): for `callmon info` (meta file).
 unsigned libcall_slot_count();

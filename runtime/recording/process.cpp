@@ -465,6 +465,8 @@ void process_end_for_attach() {
   b.str("sync ").dec(t).ch(' ').dec(ns).str("\nexit ").dec(t).ch(' ').dec(ns).ch('\n');
   meta_append(b.c_str(), static_cast<unsigned>(b.size()));
   g_module_count = 0;  // the next attach writes every module line into its own meta file
+  g_libcall_written = ~0u;  // and its library calls' names and count
+  g_libcall_named = 0;
   __atomic_store_n(&g_state, kUnset, __ATOMIC_RELEASE);
 }
 

@@ -54,6 +54,7 @@ bool g_outside_selected = true;
 bool g_warned = false;
 bool g_any_specs = false;  // some module has argument specs: function_spec may answer
 Table* g_table = nullptr;  // published with release, read with acquire
+uint32_t g_last_gen = 0;   // of the last table published: an attach's new tables go on from it
 Pending g_pending[64];
 unsigned g_npending = 0;
 // Starts of modules unmapped since the last table (filter_module_gone), left out of the next.
@@ -262,7 +263,9 @@ void filter_scan_done() {
   auto* t = static_cast<Table*>(table_bytes(bytes));
   if (t) {
     t->bytes = bytes;
-    t->gen = old ? old->gen + 1 : 1;
+    // Never a generation used before: the cache's entries are tagged with it, and an
+    // attach's first table follows the last attach's (filter_reset_for_attach).
+    t->gen = ++g_last_gen;
     t->specs = reinterpret_cast<select::SpecEntry*>(t + 1);
     t->mods = reinterpret_cast<Module*>(t->specs + nspec);
     t->ranges = reinterpret_cast<Range*>(t->mods + nmod);
@@ -298,6 +301,14 @@ void filter_scan_done() {
   for (unsigned i = 0; i < g_npending; ++i) release(g_pending[i]);
   g_npending = 0;
   g_ngone = 0;
+}
+
+void filter_reset_for_attach() {
+  filter_after_fork_child();
+  __atomic_store_n(&g_table, static_cast<Table*>(nullptr), __ATOMIC_RELEASE);
+  g_on = false;
+  g_warned = false;
+  g_any_specs = false;
 }
 
 void filter_after_fork_child() {

@@ -38,6 +38,11 @@ void filter_module_gone(uintptr_t lo);
 // address range they overlap: a library dlclose'd and another loaded in its place).
 void filter_scan_done();
 
+// `callmon record -p` (attach_entry.cpp), before the attach's set-up: forgets the last
+// attach's filter (its table is left mapped: a thread may still read it) so that this
+// one's CALLMON_SELECT decides alone.
+void filter_reset_for_attach();
+
 // In a fork child: drops what a scan interrupted by the fork (in another thread) gathered.
 void filter_after_fork_child();
 

@@ -3,7 +3,8 @@
  * waits for the answer and prints it, so the output is the same whatever the threads do.
  *
  *   W <k>   work: serve(k) calls step(i) for i < k, each step calls leaf once:
- *           exactly 1 + 2k calls of the fixture's functions per request
+ *           exactly 1 + 2k calls of the fixture's functions per request; serve also calls
+ *           libc's strlen and memcpy once each (library calls, counted exactly)
  *   H       hold: serve_hold() blocks reading one byte from the file descriptor given as
  *           argv[1] (the test keeps the call open across a detach, then writes the byte)
  *   N       nested hold: handle() calls work(), which blocks reading one byte from argv[1]'s
@@ -37,7 +38,15 @@ NOINLINE long leaf(long x) {
 
 NOINLINE long step(long i) { return leaf(i) % 1000003; }
 
+static char request_text[32] = "request";
+static volatile size_t copy_len = 8;  /* unknown to the compiler: memcpy stays a call */
+
 NOINLINE long serve(long k) {
+  // Through the PLT (lengths only known at run time): one library call each.
+  char copy[32];
+  memcpy(copy, request_text, copy_len);
+  size_t len = strlen(request_text);
+  __asm__ volatile("" ::"r"(len), "r"(copy) : "memory");
   long sum = 0;
   for (long i = 0; i < k; ++i) sum += step(i);
   return sum;

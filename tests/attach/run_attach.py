@@ -19,9 +19,17 @@ attach_server.c, built one way per --build (nop sleds of -fpatchable-function-en
           when they return (-pg modes: through the return addresses hijacked at the attach).
           Then the same with the fixture built without unwind tables: the stacks cannot be
           unwound, and the attach must work as before.
+  filters --include/--exclude with -p (two attaches, each with its own filter), then -A/-R.
+  parked  attach_parked.c, built with no flag and attached with --patch: a thread blocked in
+          read(2) inside the first five bytes of the function being patched is moved into
+          the trampoline's copy; its read finishes and is answered as without attach.
+  --attach-arg adds an option to every `callmon record -p` (--patch=. for the plain build:
+  function entries patched at attach). Library calls (strlen, memcpy) are counted exactly
+  in counts.
   errors  (build-independent) a missing PID, a static program (no C library to load the
-          runtime with), callmon itself, a process started under `callmon record`, and a
-          second attach while one is recording: each one line, non-zero status.
+          runtime with), callmon itself, a process started under `callmon record`, a
+          second attach while one is recording, and -p with a bad --patch, --include or -A
+          or --patch-module alone: each one line, non-zero status.
 Exit 0 passed, 1 failed, 77 skipped (compiler missing, ptrace not permitted).
 """
 import argparse
@@ -37,6 +45,8 @@ SOURCE = os.path.join(HERE, "attach_server.c")
 THROW_SOURCE = os.path.join(HERE, "attach_throw.cpp")
 CHURN_SOURCE = os.path.join(HERE, "attach_churn.c")
 FORK_SOURCE = os.path.join(HERE, "attach_fork.c")
+PARKED_SOURCE = os.path.join(HERE, "attach_parked.c")
+ATTACH_ARGS = []  # --attach-arg
 
 BUILDS = {
     "sled": ["-fpatchable-function-entry=5"],
@@ -125,8 +135,9 @@ def wait_blocked(pid, syscall_nr, fd=None):
 class Attach:
     """`callmon record -p PID` in the background, until stop()."""
 
-    def __init__(self, callmon, pid, out):
-        self.p = subprocess.Popen([callmon, "record", "-p", str(pid), "-o", out],
+    def __init__(self, callmon, pid, out, extra=()):
+        self.p = subprocess.Popen([callmon, "record", "-p", str(pid), "-o", out, *ATTACH_ARGS,
+                                   *extra],
                                   stderr=subprocess.PIPE, text=True)
         self.first = self.p.stderr.readline()
 
@@ -212,9 +223,92 @@ def case_counts(a, exe):
     for data, requests, k in runs:
         c = counts(a.callmon, data)
         want = {"serve": requests, "step": requests * k, "leaf": requests * k}
+        if "--no-libcall" not in ATTACH_ARGS:
+            want.update({"strlen": requests, "memcpy": requests})
         got = {name: c.get(name, 0) for name in want}
         expect(got == want, f"{data}: counts {got}, expected {want}")
         info_ok(a.callmon, data)
+
+
+def case_filters(a, exe):
+    script = ["W 6"] * 2
+    ref_out, ref_status = reference(exe, ["W 1"] + script * 3 + ["W 1"])
+    s = Server(exe)
+    s.request("W 1")
+    expect(wait_blocked(s.pid, 0, 0), "the server's main thread blocks in read")
+    # Each attach its own filter: the second's must not keep the first's.
+    # The third: arguments and return values (-A, -R), no name filter.
+    for n, option, want in ((1, ["--include=^(serve|leaf)$"], {"serve": 2, "step": 0, "leaf": 12}),
+                            (2, ["--exclude=^leaf$"], {"serve": 2, "step": 12, "leaf": 0}),
+                            (3, ["-A", "leaf@arg1/i64", "-R", "leaf@retval/i64"],
+                             {"serve": 2, "step": 12, "leaf": 12})):
+        data = os.path.join(a.work, f"{os.path.basename(exe)}.filter{n}")
+        att = Attach(a.callmon, s.pid, data, option)
+        expect("attached to process" in att.first, f"attach {n} {option}: {att.first.strip()}")
+        for line in script:
+            s.request(line)
+        status, err = att.stop()
+        expect(status == 0 and "detached" in err, f"detach {n}: {status} {err.strip()}")
+        c = counts(a.callmon, data)
+        got = {name: c.get(name, 0) for name in want}
+        expect(got == want, f"{data} ({option}): counts {got}, expected {want}")
+        if n == 3:
+            r = subprocess.run([a.callmon, "replay", "-d", data], capture_output=True, text=True,
+                               timeout=60)
+            expect(r.stdout.count("leaf(5) = 16;") == 2, f"{data}: replay shows arguments:\n"
+                   + "\n".join(r.stdout.splitlines()[:20]))
+    s.request("W 1")
+    out, status = s.finish()
+    expect(out == ref_out, f"output with attach differs:\n{out}\nwithout:\n{ref_out}")
+    expect(status == ref_status == 3, f"exit status {status}, without attach {ref_status}")
+
+
+def case_parked(a, exe):
+    # Bytes the reader thread reads, one per R; attached for the 2nd-4th and the 6th-7th.
+    data_bytes = [11, 12, 13, 14, 15, 16, 17, 18]
+
+    def run(attach):
+        r, w = os.pipe()
+        p = subprocess.Popen([exe, str(r)], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                             text=True, bufsize=1, pass_fds=(r,))
+        lines = [p.stdout.readline()]
+        att = None
+        for i, b in enumerate(data_bytes):
+            # The reader is blocked in parked_read's read(2), its rip inside the jump's bytes.
+            expect(wait_blocked(p.pid, 0, r), f"read {i}: the reader blocks in read")
+            if attach and i in (1, 5):
+                data = os.path.join(a.work, f"{os.path.basename(exe)}.parked{i}")
+                att = (Attach(a.callmon, p.pid, data), data)
+                expect("attached to process" in att[0].first and
+                       "1 thread(s) moved out of a function's first bytes" in att[0].first,
+                       f"attach at read {i}: {att[0].first.strip()}")
+            os.write(w, bytes([b]))
+            p.stdin.write("R\n")
+            p.stdin.flush()
+            lines.append(p.stdout.readline())
+            if att and i in (3, 6):
+                # Detached with the reader blocked again, now inside the trampoline's copy.
+                expect(wait_blocked(p.pid, 0, r), f"read {i}: the reader blocks again")
+                status, err = att[0].stop()
+                expect(status == 0 and "detached" in err, f"detach: {status} {err.strip()}")
+                calls = counts(a.callmon, att[1]).get("parked_read", 0)
+                # Entered while attached: one per answered read (the one open at the attach
+                # has no entry; the one open at the detach has).
+                want = 3 if i == 3 else 2
+                expect(calls == want, f"{att[1]}: parked_read {calls} calls, expected {want}")
+                att = None
+        p.stdin.write("Q\n")
+        p.stdin.flush()
+        lines += p.stdout.readlines()
+        status = p.wait(timeout=30)
+        os.close(r)
+        os.close(w)
+        return "".join(lines), status
+
+    ref_out, ref_status = run(False)
+    out, status = run(True)
+    expect(out == ref_out, f"output with attach differs:\n{out}\nwithout:\n{ref_out}")
+    expect(status == ref_status == 7, f"exit status {status}, without attach {ref_status}")
 
 
 def case_open(a, exe):
@@ -431,6 +525,12 @@ def case_errors(a):
     record = [a.callmon, "record", "-o", os.path.join(a.work, "err.data"), "-p"]
     p = subprocess.run(record + ["4194000"], capture_output=True, text=True, timeout=30)
     one_line_error(p, "missing pid", "no process with id 4194000")
+    # The options as `record -- PROG` checks them, before anything is attached.
+    for args, needle in ((["--patch=("], "--patch '('"), (["--patch-module=x"], "needs --patch"),
+                         (["--include=("], "nothing was attached"),
+                         (["-A", "leaf@arg9/zz"], "nothing was attached")):
+        p = subprocess.run(record + ["4194000", *args], capture_output=True, text=True, timeout=30)
+        one_line_error(p, f"-p with {args}", needle)
     # callmon itself: the shell's pid becomes callmon's through exec.
     p = subprocess.run(["sh", "-c", 'exec "$0" record -o "$1" -p $$', a.callmon,
                         os.path.join(a.work, "self.data")], capture_output=True, text=True,
@@ -477,9 +577,12 @@ def main():
     ap.add_argument("--callmon", required=True)
     ap.add_argument("--cc", required=True)
     ap.add_argument("--build", choices=sorted(BUILDS))
-    ap.add_argument("--case", choices=["counts", "open", "unwind", "churn", "fork", "errors", "inherit"], required=True)
+    ap.add_argument("--case", choices=["counts", "open", "unwind", "churn", "fork", "errors",
+                                       "inherit", "filters", "parked"], required=True)
     ap.add_argument("--work", required=True)
+    ap.add_argument("--attach-arg", action="append", default=[])
     a = ap.parse_args()
+    ATTACH_ARGS.extend(a.attach_arg)
     if not os.path.exists(a.cc):
         print(f"skipped: no compiler {a.cc}")
         return 77
@@ -501,11 +604,13 @@ def main():
         nocfi = build(a.cc, a.work, a.build, extra=["-g0", "-fno-asynchronous-unwind-tables",
                                                     "-fno-unwind-tables"])
         case_inherit(a, build(a.cc, a.work, a.build), nocfi)
+    elif a.case == "parked":
+        case_parked(a, build(a.cc, a.work, "plain", PARKED_SOURCE))
     elif a.case == "unwind":
         case_unwind(a, build(a.cc, a.work, a.build, THROW_SOURCE))
     else:
         exe = build(a.cc, a.work, a.build)
-        {"counts": case_counts, "open": case_open}[a.case](a, exe)
+        {"counts": case_counts, "open": case_open, "filters": case_filters}[a.case](a, exe)
     print("FAILED" if FAILURES else "passed", len(FAILURES))
     return 1 if FAILURES else 0
 

@@ -145,3 +145,32 @@ TEST_F(EntryReloc, BranchIntoTheReplacedBytesIsFound) {
 }
 
 }  // namespace
+
+TEST_F(EntryReloc, InstructionBoundariesForAttach) {
+  // xor %eax,%eax; syscall; add $0,%rax; ret: every moved instruction copied at its own
+  // offset, the jump back at 8.
+  std::vector<uint8_t> code = {0x31, 0xc0, 0x0f, 0x05, 0x48, 0x83, 0xc0, 0x00, 0xc3};
+  ASSERT_EQ(reloc(code), nullptr);
+  EXPECT_EQ(r_.displaced, 8u);
+  ASSERT_EQ(r_.bounds, 3u);
+  EXPECT_EQ(r_.bound_from[0], 2u);
+  EXPECT_EQ(r_.bound_to[0], 2u);
+  EXPECT_EQ(r_.bound_from[1], 4u);
+  EXPECT_EQ(r_.bound_to[1], 4u);
+  EXPECT_EQ(r_.bound_from[2], 8u);
+  EXPECT_EQ(r_.bound_to[2], 8u);
+  EXPECT_EQ(r_.code[8], 0xe9);
+}
+
+TEST_F(EntryReloc, BoundariesFollowAGrownInstruction) {
+  // jne +0x10 (2 bytes, becomes 6); push %rbp; push %rbx; push %r12 (2): boundaries after the
+  // branch move by 4 in the copy.
+  std::vector<uint8_t> code = {0x75, 0x10, 0x55, 0x53, 0x41, 0x54, 0xc3, 0xc3};
+  ASSERT_EQ(reloc(code), nullptr);
+  EXPECT_EQ(r_.displaced, 6u);
+  ASSERT_EQ(r_.bounds, 4u);
+  EXPECT_EQ(r_.bound_from[0], 2u);
+  EXPECT_EQ(r_.bound_to[0], 6u);
+  EXPECT_EQ(r_.bound_from[3], 6u);
+  EXPECT_EQ(r_.bound_to[3], 10u);
+}

@@ -186,10 +186,25 @@ int run_record_pid(const RecordOptions& o, const TscStart& tsc_start) {
   const std::string cmd = "record";
   if (!o.command.empty())
     return fail(cmd, "-p attaches to a running process: give no program (" + o.command[0] + ")", 2);
-  if (!o.include.empty() || !o.exclude.empty() || !o.args.empty() || !o.retvals.empty() ||
-      o.auto_args)
-    return fail(cmd, "--include, --exclude, -A, -R and --auto-args are not available with -p yet", 2);
   if (o.duration_s < 0) return fail(cmd, "--duration must not be negative", 2);
+  // The options as `record -- PROG` checks them; the runtime applies them at the attach.
+  analysis::FilterSet names;
+  for (auto [patterns, slot] : {std::pair{&o.include, &names.include}, std::pair{&o.exclude, &names.exclude}}) {
+    auto re = join_patterns(*patterns);
+    if (!re) return fail(cmd, re.error() + "; nothing was attached", 2);
+    *slot = std::move(re).value();
+  }
+  std::vector<analysis::ArgRule> arg_rules;
+  for (auto [texts, retval] : {std::pair{&o.args, false}, std::pair{&o.retvals, true}})
+    for (const std::string& text : *texts) {
+      auto rule = analysis::parse_arg_rule(text, retval);
+      if (!rule) return fail(cmd, rule.error() + "; nothing was attached", 2);
+      arg_rules.push_back(std::move(rule).value());
+    }
+  for (auto [text, option] : {std::pair{&o.patch, "--patch"}, std::pair{&o.patch_module, "--patch-module"}})
+    if (auto bad = posix_regex_error(*text, option)) return fail(cmd, *bad + "; nothing was attached", 2);
+  if (o.patch.empty() && !o.patch_module.empty())
+    return fail(cmd, "--patch-module needs --patch (which functions); nothing was attached", 2);
   // Before DIR is made: no empty recording directory for a typo.
   if (::kill(o.pid, 0) != 0 && errno == ESRCH)
     return fail(cmd, "no process with id " + std::to_string(o.pid));
@@ -201,8 +216,15 @@ int run_record_pid(const RecordOptions& o, const TscStart& tsc_start) {
   fs::path dir = fs::absolute(o.dir, ec);
   if (auto st = prepare_dir(dir, o.shared ? format::kSharedDirMode : format::kPrivateDirMode); !st)
     return fail(cmd, st.error());
+  std::unique_ptr<SelectService> service;  // answers the runtime until the detach
+  if (names.has_name_filter() || !arg_rules.empty() || o.auto_args) {
+    auto started = SelectService::start(std::move(names), std::move(arg_rules), o.auto_args);
+    if (!started) return fail(cmd, started.error() + "; nothing was attached");
+    service = std::move(started).value();
+  }
   std::string options;
-  for (const std::string& line : program_env(runtime.string(), dir.string(), o, "", tsc_start))
+  for (const std::string& line : program_env(runtime.string(), dir.string(), o,
+                                             service ? service->address() : std::string(), tsc_start))
     if (line.rfind("CALLMON_", 0) == 0 && line.rfind("CALLMON_DIR=", 0) != 0) options += line + "\n";
   AttachRequest rq;
   rq.pid = o.pid;

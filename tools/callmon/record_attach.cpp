@@ -83,12 +83,18 @@ int run_record_attach(const AttachRequest& rq) {
   if (auto st = format::write_session(session_path, session); !st) warn(cmd, st.error());
   std::fprintf(stderr,
                "callmon record: attached to process %d (session %u): %llu sled(s), %llu -pg, "
-               "%llu -finstrument-functions and %llu unwinder GOT word(s) patched; threads "
-               "stopped %s; recording into %s%s\n",
+               "%llu -finstrument-functions and %llu unwinder GOT word(s), %llu function "
+               "entries and %llu library-call GOT word(s) patched; threads stopped %s%s; "
+               "recording into %s%s\n",
                static_cast<int>(rq.pid), begun->session, static_cast<unsigned long long>(begun->sleds),
                static_cast<unsigned long long>(begun->got_pg),
                static_cast<unsigned long long>(begun->got_cyg),
-               static_cast<unsigned long long>(begun->got_unwind), ms(begun->stopped_ns).c_str(),
+               static_cast<unsigned long long>(begun->got_unwind),
+               static_cast<unsigned long long>(begun->entries),
+               static_cast<unsigned long long>(begun->libcalls), ms(begun->stopped_ns).c_str(),
+               begun->moved ? (" (" + std::to_string(begun->moved) +
+                               " thread(s) moved out of a function's first bytes)").c_str()
+                            : "",
                rq.dir.c_str(), rq.duration_s > 0 ? "" : " (Ctrl-C stops)");
   if (const attach::UnwindFigures& u = begun->unwind; u.table)
     std::fprintf(stderr,
@@ -104,9 +110,10 @@ int run_record_attach(const AttachRequest& rq) {
   if (begun->skipped)
     warn(cmd, std::to_string(begun->skipped) + " site(s) changed between the listing and the "
               "patch were left alone");
-  if (begun->sleds + begun->got_pg + begun->got_cyg == 0)
+  if (begun->sleds + begun->got_pg + begun->got_cyg + begun->entries == 0)
     warn(cmd, "nothing to patch: the program has no nop sleds, -pg or -finstrument-functions "
-              "hooks (build it with -fpatchable-function-entry=5); nothing will be recorded");
+              "hooks (build it with -fpatchable-function-entry=5, or give --patch=REGEX); "
+              "nothing will be recorded");
   const auto until = std::chrono::steady_clock::now() +
                      std::chrono::duration<double>(rq.duration_s > 0 ? rq.duration_s : 1e9);
   bool exited = false;
