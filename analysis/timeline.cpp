@@ -9,8 +9,9 @@ namespace {
 
 // Start, then depth, then the longer first; the rest only makes the order total, so the
 // result does not depend on the order the boxes came in (a sorted prefix merged with a
-// sorted tail gives what one sort gives).
-bool box_before(const TimelineBox& a, const TimelineBox& b) {
+// sorted tail gives what one sort gives). A function object, not a function: std::sort
+// then inlines it (through a function pointer it did not, 10% of `callmon html`'s time).
+constexpr auto box_before = [](const TimelineBox& a, const TimelineBox& b) {
   if (a.start_ns != b.start_ns) return a.start_ns < b.start_ns;
   if (a.depth != b.depth) return a.depth < b.depth;
   if (a.end_ns != b.end_ns) return a.end_ns > b.end_ns;
@@ -18,7 +19,7 @@ bool box_before(const TimelineBox& a, const TimelineBox& b) {
   if (a.count != b.count) return a.count < b.count;
   if (a.mixed != b.mixed) return b.mixed;
   return a.busy_ns < b.busy_ns;
-}
+};
 
 }  // namespace
 

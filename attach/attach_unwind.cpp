@@ -82,6 +82,22 @@ bool has_cfi(Dwfl* dwfl, uint64_t pc) {
   return false;
 }
 
+// Calls f(name, sym, addr) for each named symbol of mod's symbol table, addr being where
+// the symbol is in the process.
+template <class F>
+void for_each_symbol(Dwfl_Module* mod, F&& f) {
+  const int n = dwfl_module_getsymtab(mod);
+  for (int i = 0; i < n; ++i) {
+    GElf_Sym sym;
+    GElf_Addr addr;
+    GElf_Word shndx;
+    Elf* elf;
+    Dwarf_Addr bias;
+    if (const char* name = dwfl_module_getsym_info(mod, i, &sym, &addr, &shndx, &elf, &bias))
+      f(name, sym, addr);
+  }
+}
+
 }  // namespace
 
 struct OpenFrames::State {
@@ -170,21 +186,14 @@ bool OpenFrames::prepare(pid_t pid, const std::string& runtime) {
       [](Dwfl_Module* mod, void**, const char* name, Dwarf_Addr, void* arg) -> int {
         auto* f = static_cast<Find*>(arg);
         if (!name || *f->runtime != name) return DWARF_CB_OK;
-        const int n = dwfl_module_getsymtab(mod);
-        for (int i = 0; i < n; ++i) {
-          GElf_Sym sym;
-          GElf_Addr addr;
-          GElf_Word shndx;
-          Elf* elf;
-          Dwarf_Addr bias;
-          const char* sname = dwfl_module_getsym_info(mod, i, &sym, &addr, &shndx, &elf, &bias);
-          if (!sname || sym.st_shndx == SHN_UNDEF || GELF_ST_BIND(sym.st_info) == STB_LOCAL) continue;
-          if (std::strcmp(sname, abi::kTableSymbol) == 0) f->s->table = addr;
-          else if (std::strcmp(sname, "mcount") == 0) f->s->mcount = addr;
-          else if (std::strcmp(sname, "__fentry__") == 0) f->s->fentry = addr;
-          else if (std::strcmp(sname, "__cyg_profile_func_enter") == 0) f->s->cyg_enter = addr;
-          else if (std::strcmp(sname, "__cyg_profile_func_exit") == 0) f->s->cyg_exit = addr;
-        }
+        for_each_symbol(mod, [s = f->s](const char* sname, const GElf_Sym& sym, GElf_Addr addr) {
+          if (sym.st_shndx == SHN_UNDEF || GELF_ST_BIND(sym.st_info) == STB_LOCAL) return;
+          if (std::strcmp(sname, abi::kTableSymbol) == 0) s->table = addr;
+          else if (std::strcmp(sname, "mcount") == 0) s->mcount = addr;
+          else if (std::strcmp(sname, "__fentry__") == 0) s->fentry = addr;
+          else if (std::strcmp(sname, "__cyg_profile_func_enter") == 0) s->cyg_enter = addr;
+          else if (std::strcmp(sname, "__cyg_profile_func_exit") == 0) s->cyg_exit = addr;
+        });
         return DWARF_CB_ABORT;
       },
       &find, 0);
@@ -195,17 +204,10 @@ bool OpenFrames::prepare(pid_t pid, const std::string& runtime) {
       s.dwfl,
       [](Dwfl_Module* mod, void**, const char*, Dwarf_Addr, void* arg) -> int {
         auto* funcs = static_cast<std::vector<std::pair<uint64_t, uint64_t>>*>(arg);
-        const int n = dwfl_module_getsymtab(mod);
-        for (int i = 0; i < n; ++i) {
-          GElf_Sym sym;
-          GElf_Addr addr;
-          GElf_Word shndx;
-          Elf* elf;
-          Dwarf_Addr bias;
-          if (dwfl_module_getsym_info(mod, i, &sym, &addr, &shndx, &elf, &bias) &&
-              GELF_ST_TYPE(sym.st_info) == STT_FUNC && sym.st_shndx != SHN_UNDEF && sym.st_size)
+        for_each_symbol(mod, [funcs](const char*, const GElf_Sym& sym, GElf_Addr addr) {
+          if (GELF_ST_TYPE(sym.st_info) == STT_FUNC && sym.st_shndx != SHN_UNDEF && sym.st_size)
             funcs->emplace_back(addr, addr + sym.st_size);
-        }
+        });
         Dwarf_Addr bias;
         dwfl_module_eh_cfi(mod, &bias);
         dwfl_module_dwarf_cfi(mod, &bias);

@@ -95,6 +95,19 @@ void expect_pause(const std::vector<Event>& events, size_t i, uint64_t ticks, ui
   EXPECT_EQ(events[i].count, count) << "event " << i;
 }
 
+// The decoded events are `calls` in order: (ticks, addr) for an ENTER, (ticks, 0) for an EXIT.
+void expect_calls(const std::vector<Event>& events,
+                  const std::vector<std::pair<uint64_t, uint64_t>>& calls) {
+  ASSERT_EQ(events.size(), calls.size());
+  for (size_t i = 0; i < events.size(); ++i) {
+    EXPECT_EQ(events[i].type, calls[i].second ? Event::kEnter : Event::kExit) << i;
+    EXPECT_EQ(events[i].ticks, calls[i].first) << i;
+    if (calls[i].second) {
+      EXPECT_EQ(events[i].addr, calls[i].second) << i;
+    }
+  }
+}
+
 TEST(RuntimeWriter, WordEncodingMatchesByteEncoding) {
   std::mt19937_64 rng(42);
   for (int i = 0; i < 100000; ++i) {
@@ -123,15 +136,7 @@ TEST(RuntimeWriter, EnterAndExitRoundTrip) {
     rt::write_exit(&c.s, t);
     calls.push_back({t, 0});
   }
-  auto events = c.decode();
-  ASSERT_EQ(events.size(), calls.size());
-  for (size_t i = 0; i < events.size(); ++i) {
-    EXPECT_EQ(events[i].type, calls[i].second ? Event::kEnter : Event::kExit) << i;
-    EXPECT_EQ(events[i].ticks, calls[i].first) << i;
-    if (calls[i].second) {
-      EXPECT_EQ(events[i].addr, calls[i].second) << i;
-    }
-  }
+  expect_calls(c.decode(), calls);
 }
 
 // A clock that counts by 2: the hot path writes halved deltas (an EXIT 100 ticks after
@@ -159,15 +164,7 @@ TEST(RuntimeWriter, TickShiftWritesHalvedDeltasAndOddOnesInTicks) {
     rt::write_exit(&c.s, t);
     calls.push_back({t, 0});
   }
-  auto events = c.decode();
-  ASSERT_EQ(events.size(), calls.size());
-  for (size_t i = 0; i < events.size(); ++i) {
-    EXPECT_EQ(events[i].type, calls[i].second ? Event::kEnter : Event::kExit) << i;
-    EXPECT_EQ(events[i].ticks, calls[i].first) << i;
-    if (calls[i].second) {
-      EXPECT_EQ(events[i].addr, calls[i].second) << i;
-    }
-  }
+  expect_calls(c.decode(), calls);
 }
 
 // A signal arrives after a depth-0 hook stored its word but before its xadd: the nested
