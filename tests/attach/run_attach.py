@@ -133,28 +133,14 @@ def wait_blocked(pid, syscall_nr, fd=None):
 
 
 class Attach:
-    """`callmon record -p PID` in the background, until stop()."""
+    """`callmon record -p PID` in the background, until stop(). Its stderr goes to a file:
+    a pipe read with readline() then communicate() lost the lines readline() had buffered."""
 
     def __init__(self, callmon, pid, out, extra=()):
-        self.p = subprocess.Popen([callmon, "record", "-p", str(pid), "-o", out, *ATTACH_ARGS,
-                                   *extra],
-                                  stderr=subprocess.PIPE, text=True)
-        self.first = self.p.stderr.readline()
-
-    def stop(self):
-        self.p.send_signal(signal.SIGINT)
-        _, err = self.p.communicate(timeout=60)
-        return self.p.returncode, self.first + err
-
-
-class AttachLogged:
-    """Attach, with callmon's stderr in a file: Attach's readline() may buffer the lines
-    after the first, which communicate() then does not see."""
-
-    def __init__(self, callmon, pid, out):
         self.log = out + ".stderr"
         self.f = open(self.log, "w")
-        self.p = subprocess.Popen([callmon, "record", "-p", str(pid), "-o", out], stderr=self.f)
+        self.p = subprocess.Popen([callmon, "record", "-p", str(pid), "-o", out, *ATTACH_ARGS,
+                                   *extra], stderr=self.f)
         for _ in range(3000):
             if "\n" in open(self.log).read() or self.p.poll() is not None:
                 break
@@ -353,7 +339,7 @@ def case_unwind(a, exe):
     time.sleep(0.3)
     expect(blocked_in(s.pid, 0, 0), "blocked in inner_read()")
     held = os.path.join(a.work, f"{os.path.basename(exe)}.held")
-    att = AttachLogged(a.callmon, s.pid, held)
+    att = Attach(a.callmon, s.pid, held)
     expect("attached to process" in att.first, f"attach: {att.first.strip()}")
     s.request("T")
     status, err = att.stop()
@@ -460,7 +446,7 @@ def case_inherit(a, exe, nocfi_exe):
         s = Server(exe)
         s.send("N")
         expect(wait_blocked(s.pid, 0, s.hold_r), "a worker blocks inside handle() -> work()")
-        att = AttachLogged(a.callmon, s.pid, data) if data else None
+        att = Attach(a.callmon, s.pid, data) if data else None
         if att:
             expect("attached to process" in att.first, f"attach: {att.first.strip()}")
         os.write(s.hold_w, b"\x05")
