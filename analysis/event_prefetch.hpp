@@ -89,7 +89,7 @@ inline uint64_t record_bytes(const format::ThreadReader& reader) {
 // One batch of decoded events: ENTER and EXIT records that carry nothing else (the bulk)
 // as a kind byte, a time and an address; every other record whole in `others`, in order,
 // its position marked by kind kOther.
-struct EventBatch {
+struct alignas(64) EventBatch {  // whole cache lines: one slot is written as another is read
   static constexpr uint8_t kOther = 0xff;
   std::vector<uint8_t> kinds;   // format::Event::kEnter, kExit, or kOther
   std::vector<uint64_t> ticks;  // per plain ENTER/EXIT
@@ -116,7 +116,7 @@ struct EventBatch {
 // decoder), except through what next_batch() returns. An exception in the decoder is
 // rethrown by next_batch() where its batch would have come.
 template <class Reader>
-class EventPrefetch {
+class alignas(64) EventPrefetch {
  public:
   static constexpr size_t kSlots = 4;
   static constexpr size_t kBatchEvents = 16384;

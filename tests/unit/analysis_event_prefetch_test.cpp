@@ -283,6 +283,13 @@ TEST_F(PrefetchFileTest, WalkGivesTheSameCallsEitherWay) {
         << i;
   }
   EXPECT_EQ(wa.left_open(), wb.left_open());
+  // The prefetched walk decodes through a reader moved to memory of its own and moves it
+  // back: the caller's reader then tells what it read and the damage it met, as inline.
+  EXPECT_GT(b->bytes_read(), 0u);
+  EXPECT_EQ(a->bytes_read(), b->bytes_read());
+  EXPECT_EQ(a->damage().bytes_missing, b->damage().bytes_missing);
+  EXPECT_GT(b->damage().bytes_missing, 0u);  // the cut file
+  EXPECT_EQ(a->damage().notes, b->damage().notes);
 }
 
 }  // namespace
