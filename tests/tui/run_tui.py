@@ -172,7 +172,9 @@ def main():
         s = t.wait_for(lambda s: "+ main" in s)
         check("cube" not in s, "C folds everything", s)
         t.keys("/", "cube", "Enter")
-        s = t.wait_for(lambda s: "cube" in s)
+        # The cursor's row, not just "cube": the search prompt shows "/cube" while the keys
+        # are being read (a loaded machine caught the screen then).
+        s = t.wait_for(lambda s: any(l.startswith(">") and "cube" in l for l in rows(s)))
         cursor = [l for l in rows(s) if l.startswith(">")]
         check(len(cursor) == 1 and "cube" in cursor[0], "search finds cube", s)
         check("- compute" in s and "load_config" in s and "tokenize" not in s,
