@@ -65,7 +65,10 @@ Status ThreadGroup::seize(pid_t pid) {
   monitor::seize_threads(
       pid, PTRACE_O_TRACECLONE, [&](pid_t tid) { add(tid); },
       [&](pid_t tid, int err) {
-        if (err == ESRCH && tid != pid) return true;  // the thread ended meanwhile
+        // Another thread that ended meanwhile, or is ending: the kernel refuses to trace an
+        // exiting task with EPERM. Its tid may come before the main thread's (the set is
+        // sorted, and tids wrap at pid_max), so this must not depend on what was seized.
+        if ((err == ESRCH || err == EPERM) && tid != pid) return true;
         if (!threads_.empty()) return true;
         error = err == ESRCH ? "no process with id " + std::to_string(pid)
                              : "not permitted to ptrace process " + std::to_string(pid) + ": " +
