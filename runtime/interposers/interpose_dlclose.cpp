@@ -5,6 +5,7 @@
 #include <dlfcn.h>
 
 #include "runtime/core/clock.hpp"
+#include "runtime/patching/attach_dlopen.hpp"
 #include "runtime/hooks/hooks.hpp"
 #include "runtime/recording/process.hpp"
 
@@ -36,6 +37,7 @@ CALLMON_EXPORT int dlclose(void* handle) {
   int rc = real_dlclose()(handle);
   from = callmon::rt::read_ticks();
   callmon::rt::modules_after_unload();
+  callmon::rt::attach_dl_after_unload();  // `record -p`: its list forgets unloaded modules
   callmon::rt::note_pause(from, callmon::rt::read_ticks());
   return rc;
 }

@@ -11,6 +11,7 @@
 
 #include "runtime/interposers/interpose.hpp"
 #include "runtime/patching/attach_collect.hpp"
+#include "runtime/patching/attach_dlopen.hpp"
 #include "runtime/patching/entry_patch.hpp"
 #include "runtime/patching/got_redirect.hpp"
 #include "runtime/patching/got_slots.hpp"
@@ -44,6 +45,7 @@ bool find_own_hooks() {
   g_own.cyg_enter = reinterpret_cast<uintptr_t>(dlsym(h, "__cyg_profile_func_enter"));
   g_own.cyg_exit = reinterpret_cast<uintptr_t>(dlsym(h, "__cyg_profile_func_exit"));
   find_interposers(h);
+  attach_dl_find_wrappers(h);
   dlclose(h);  // only drops the reference RTLD_NOLOAD took
   return g_own.mcount && g_own.fentry && g_own.cyg_enter && g_own.cyg_exit;
 }
@@ -208,6 +210,7 @@ void visit_slot(const GotSlot& g, void* p) {
       ours = g_interposed[i].own;
       count = &out->got_unwind;
     }
+  if (!ours && (ours = attach_dl_wrapper(g.name))) count = &out->got_unwind;  // attach_dlopen.hpp
   if (!ours) return;
   uintptr_t now = *g.slot;
   if (now == ours) return;
@@ -218,6 +221,13 @@ void visit_slot(const GotSlot& g, void* p) {
 int module_callback(dl_phdr_info* info, size_t, void* p) {
   auto* out = static_cast<AttachSites*>(p);
   if (out->failure) return 1;
+  attach_collect_module(info, out);
+  return 0;
+}
+
+}  // namespace
+
+void attach_collect_module(const dl_phdr_info* info, AttachSites* out) {
   const ElfW(Dyn)* dyn = nullptr;
   const auto self = reinterpret_cast<uintptr_t>(&attach_collect_sites);
   for (int i = 0; i < info->dlpi_phnum; ++i) {
@@ -230,15 +240,12 @@ int module_callback(dl_phdr_info* info, size_t, void* p) {
     uintptr_t a = info->dlpi_addr + ph.p_vaddr;
     if (ph.p_type == PT_LOAD && self >= a && self < a + ph.p_memsz) {  // the runtime
       if (dyn) for_each_got_slot(info->dlpi_addr, dyn, rebind_own_slot, nullptr);
-      return 0;
+      return;
     }
   }
   collect_sleds(info, out);
   if (dyn) for_each_got_slot(info->dlpi_addr, dyn, visit_slot, out);
-  return 0;
 }
-
-}  // namespace
 
 attach_abi::Patch* attach_sites_next(AttachSites* out) {
   if (out->count == kMaxPatches) {
@@ -286,6 +293,7 @@ void attach_collect_sites(AttachSites* out) {
   }
   // No hook to turn on: nothing at all is patched (the interposers alone record nothing).
   if (out->sleds + out->got_pg + out->got_cyg + out->entries == 0) out->count = 0;
+  attach_dl_begin(out);  // modules loaded from now on: attach_dlopen.hpp
 }
 
 }  // namespace callmon::rt

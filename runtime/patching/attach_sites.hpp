@@ -6,6 +6,8 @@
 
 #include "callmon/attach_abi.hpp"
 
+struct dl_phdr_info;
+
 namespace callmon::rt {
 
 struct AttachSites {
@@ -27,6 +29,11 @@ struct AttachSites {
 // become `jmp` to its trampoline, prepared now), and so are the library-call pass's GOT words
 // (unless CALLMON_LIBCALL=0), as attach_collect.hpp says.
 void attach_collect_sites(AttachSites* out);
+
+// attach_collect_sites's work for one module: its sleds and hook GOT words listed (the
+// runtime's own GOT rebound to its hooks instead). Also for modules dlopen'ed while attached
+// (attach_dlopen.hpp). Inside dl_iterate_phdr.
+void attach_collect_module(const dl_phdr_info* info, AttachSites* out);
 
 // The next free entry of out's list, or nullptr (out->failure says why) when it is full.
 attach_abi::Patch* attach_sites_next(AttachSites* out);

@@ -33,6 +33,8 @@
 #include "runtime/core/options.hpp"
 #include "runtime/recording/process.hpp"
 #include "runtime/patching/got_redirect.hpp"
+#include "runtime/patching/attach_dlopen.hpp"
+#include "runtime/patching/attach_threads.hpp"
 #include "runtime/patching/code_write.hpp"
 #include "runtime/patching/entry_patch.hpp"
 #include "runtime/patching/sled_elf.hpp"
@@ -242,6 +244,11 @@ void sled_patch_modules() {
     // which would wait forever at its next pass.
     atfork_set = true;
     pthread_atfork(nullptr, nullptr, [] { __atomic_store_n(&g_lock, 0, __ATOMIC_RELAXED); });
+  }
+  if (attach_session() != 0) {  // `record -p`: the attach's own pass (attach_dlopen.hpp)
+    attach_dl_pass();
+    __atomic_store_n(&g_lock, 0, __ATOMIC_RELEASE);
+    return;
   }
   // A dlclose since the last pass: module addresses may be reused (see Done).
   unsigned long long subs = 0;

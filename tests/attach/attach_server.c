@@ -10,10 +10,14 @@
  *   N       nested hold: handle() calls work(), which blocks reading one byte from argv[1]'s
  *           descriptor, then calls leaf(byte); handle() then calls step(2) (attached while
  *           it blocks, the test knows which frames are open: worker, handle, work)
+ *   P <k>   plugin: dlopen's the library named by $ATTACH_PLUGIN (attach_plugin.c) unless it
+ *           is loaded, and calls its plugin_run(k) through dlsym
+ *   D       dlclose's the plugin (answer 0)
  *   Q       quit: the workers end, the program prints its total and exits with status 3
  *
  * Built with nop sleds (-fpatchable-function-entry=5), -pg -mfentry, -pg, or
  * -finstrument-functions; noinline keeps every call a call at -O2. */
+#include <dlfcn.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -66,6 +70,21 @@ NOINLINE long work(void) {
 
 NOINLINE long handle(void) { return work() + step(2); }
 
+static void* plugin;
+
+static long plugin_request(char kind, long k) {
+  if (kind == 'D') {
+    if (plugin) dlclose(plugin);
+    plugin = NULL;
+    return 0;
+  }
+  const char* path = getenv("ATTACH_PLUGIN");
+  if (!plugin && path) plugin = dlopen(path, RTLD_NOW);
+  if (!plugin) return -1;
+  long (*run)(long) = (long (*)(long))dlsym(plugin, "plugin_run");
+  return run ? run(k) : -2;
+}
+
 static void* worker(void* arg) {
   (void)arg;
   pthread_mutex_lock(&lock);
@@ -76,7 +95,8 @@ static void* worker(void* arg) {
     if (kind == 'Q') break;  /* left pending: the other workers see it too */
     pending_kind = 0;
     pthread_mutex_unlock(&lock);
-    long r = kind == 'H' ? serve_hold() : kind == 'N' ? handle() : serve(k);
+    long r = kind == 'H' ? serve_hold() : kind == 'N' ? handle()
+             : kind == 'P' || kind == 'D' ? plugin_request(kind, k) : serve(k);
     pthread_mutex_lock(&lock);
     answer = r;
     answered = 1;
@@ -96,10 +116,10 @@ int main(int argc, char** argv) {
   long n = 0, total = 0;
   while (fgets(line, sizeof line, stdin)) {
     char kind = line[0];
-    if (kind != 'W' && kind != 'H' && kind != 'N' && kind != 'Q') continue;
+    if (!strchr("WHNPDQ", kind)) continue;
     pthread_mutex_lock(&lock);
     pending_kind = kind;
-    pending_arg = kind == 'W' ? atol(line + 1) : 0;
+    pending_arg = kind == 'W' || kind == 'P' ? atol(line + 1) : 0;
     pthread_cond_broadcast(&cond);
     if (kind == 'Q') {
       pthread_mutex_unlock(&lock);

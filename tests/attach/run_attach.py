@@ -23,6 +23,12 @@ attach_server.c, built one way per --build (nop sleds of -fpatchable-function-en
   parked  attach_parked.c, built with no flag and attached with --patch: a thread blocked in
           read(2) inside the first five bytes of the function being patched is moved into
           the trampoline's copy; its read finishes and is answered as without attach.
+  dlopen  the server dlopen's attach_plugin.c (built the same way) while attached, calls it,
+          dlclose's it and loads it again, in two attaches (in the second it is loaded
+          before the attach too): output and status as without attach, the plugin's calls
+          (and its strlen) counted exactly, and after the detach its code in memory is its
+          file's again (every patch made while attached undone, none written into the
+          dlclose'd one).
   --attach-arg adds an option to every `callmon record -p` (--patch=. for the plain build:
   function entries patched at attach). Library calls (strlen, memcpy) are counted exactly
   in counts.
@@ -46,6 +52,7 @@ THROW_SOURCE = os.path.join(HERE, "attach_throw.cpp")
 CHURN_SOURCE = os.path.join(HERE, "attach_churn.c")
 FORK_SOURCE = os.path.join(HERE, "attach_fork.c")
 PARKED_SOURCE = os.path.join(HERE, "attach_parked.c")
+PLUGIN_SOURCE = os.path.join(HERE, "attach_plugin.c")
 ATTACH_ARGS = []  # --attach-arg
 
 BUILDS = {
@@ -501,6 +508,74 @@ def case_inherit(a, exe, nocfi_exe):
            f"without unwind tables: {status} {out} (without attach {ref_status} {ref_out})")
 
 
+def build_plugin(cc, work, kind):
+    so = os.path.join(work, f"attach_plugin_{os.path.basename(cc)}_{kind}.so")
+    subprocess.run([cc, "-O2", "-g", "-fPIC", "-shared", *BUILDS[kind], "-o", so, PLUGIN_SOURCE],
+                   check=True)
+    return so
+
+
+def code_as_in_file(pid, path):
+    """Whether every executable mapping of `path` in process `pid` holds its file's bytes."""
+    data = open(path, "rb").read()
+    maps = [l.split() for l in open(f"/proc/{pid}/maps") if l.rstrip().endswith(path)]
+    checked = 0
+    with open(f"/proc/{pid}/mem", "rb") as mem:
+        for m in maps:
+            if "x" not in m[1]:
+                continue
+            lo, hi = (int(x, 16) for x in m[0].split("-"))
+            off = int(m[2], 16)
+            n = min(hi - lo, len(data) - off)
+            mem.seek(lo)
+            if mem.read(n) != data[off:off + n]:
+                return False
+            checked += 1
+    return checked > 0
+
+
+def case_dlopen(a, exe):
+    plugin = build_plugin(a.cc, a.work, a.build)
+    os.environ["ATTACH_PLUGIN"] = plugin
+    before, first, between, second = (["W 2"], ["P 3", "P 2", "D", "P 4", "D"], ["P 2"],
+                                      ["P 5", "D", "P 1"])
+    after = ["P 2", "D", "W 1"]
+    ref_out, ref_status = reference(exe, before + first + between + second + after)
+    s = Server(exe)
+    for line in before:
+        s.request(line)
+    expect(wait_blocked(s.pid, 0, 0), "the server's main thread blocks in read")
+    runs = []
+    for n, script in ((1, first), (2, second)):
+        data = os.path.join(a.work, f"{os.path.basename(exe)}.dl{n}")
+        att = Attach(a.callmon, s.pid, data)
+        expect("attached to process" in att.first, f"attach {n}: {att.first.strip()}")
+        for line in script:
+            s.request(line)
+        status, err = att.stop()
+        expect(status == 0 and "detached" in err, f"detach {n}: {status} {err.strip()}")
+        expect("were left" not in err and "changed between" not in err,
+               f"detach {n} left patches alone: {err.strip()}")
+        runs.append((data, [int(l.split()[1]) for l in script if l.startswith("P")]))
+        for line in between if n == 1 else []:
+            s.request(line)
+    # Loaded while attached, still loaded: its code is back as it was.
+    expect(code_as_in_file(s.pid, plugin), "the plugin's code after the detach is its file's")
+    for line in after:
+        s.request(line)
+    out, status = s.finish()
+    expect(out == ref_out, f"output with attach differs:\n{out}\nwithout:\n{ref_out}")
+    expect(status == ref_status == 3, f"exit status {status}, without attach {ref_status}")
+    for data, ks in runs:
+        c = counts(a.callmon, data)
+        want = {"plugin_run": len(ks), "plugin_step": sum(ks), "plugin_leaf": sum(ks)}
+        if "--no-libcall" not in ATTACH_ARGS:
+            want["strlen"] = len(ks)
+        got = {name: c.get(name, 0) for name in want}
+        expect(got == want, f"{data}: counts {got}, expected {want}")
+        info_ok(a.callmon, data)
+
+
 def one_line_error(p, what, needle):
     lines = p.stderr.strip().splitlines()
     expect(p.returncode != 0 and len(lines) == 1 and needle in p.stderr,
@@ -564,7 +639,7 @@ def main():
     ap.add_argument("--cc", required=True)
     ap.add_argument("--build", choices=sorted(BUILDS))
     ap.add_argument("--case", choices=["counts", "open", "unwind", "churn", "fork", "errors",
-                                       "inherit", "filters", "parked"], required=True)
+                                       "inherit", "filters", "parked", "dlopen"], required=True)
     ap.add_argument("--work", required=True)
     ap.add_argument("--attach-arg", action="append", default=[])
     a = ap.parse_args()
@@ -596,7 +671,8 @@ def main():
         case_unwind(a, build(a.cc, a.work, a.build, THROW_SOURCE))
     else:
         exe = build(a.cc, a.work, a.build)
-        {"counts": case_counts, "open": case_open, "filters": case_filters}[a.case](a, exe)
+        {"counts": case_counts, "open": case_open, "filters": case_filters,
+         "dlopen": case_dlopen}[a.case](a, exe)
     print("FAILED" if FAILURES else "passed", len(FAILURES))
     return 1 if FAILURES else 0
 

@@ -1,0 +1,180 @@
+// Attach: modules dlopen'ed while attached (see attach_dlopen.hpp). Why GOT words rather
+// than the loader's r_debug notification (_dl_debug_state): docs/patching.md, "Modules
+// loaded while attached".
+#include "runtime/patching/attach_dlopen.hpp"
+
+#include <dlfcn.h>
+#include <elf.h>
+#include <link.h>
+#include <sched.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "runtime/patching/attach_collect.hpp"
+#include "runtime/patching/attach_threads.hpp"
+#include "runtime/patching/code_write.hpp"
+#include "runtime/patching/entry_patch.hpp"
+#include "runtime/patching/got_redirect.hpp"
+#include "runtime/patching/got_slots.hpp"
+
+namespace callmon::rt {
+
+namespace {
+
+// The runtime's wrappers (arch/x86_64/dl_trampolines.S, interpose_dlclose.cpp).
+struct Wrapper {
+  const char* name;
+  uintptr_t own;
+};
+Wrapper g_wrappers[] = {{"dlopen", 0}, {"dlmopen", 0}, {"dlsym", 0}, {"dlclose", 0}};
+
+// The modules whose patches are in the list (or who had none): the attach's, then each one
+// a pass took. By load bias, program headers and name (a module dlclose'd behind our back
+// and another loaded at its place has another name string).
+struct Module {
+  uintptr_t bias;
+  const void* phdr;
+  const char* name;
+  uintptr_t lo, hi;  // its PT_LOAD segments, code and GOT
+  bool live;
+};
+constexpr unsigned kMaxModules = 1024;
+Module g_mods[kMaxModules];
+unsigned g_mod_count = 0;
+AttachSites* g_sites = nullptr;
+int g_lock = 0;
+
+struct Lock {
+  Lock() {
+    while (__atomic_exchange_n(&g_lock, 1, __ATOMIC_ACQUIRE)) sched_yield();
+  }
+  ~Lock() { __atomic_store_n(&g_lock, 0, __ATOMIC_RELEASE); }
+};
+
+Module* find(const dl_phdr_info* info) {
+  for (unsigned i = 0; i < g_mod_count; ++i)
+    if (g_mods[i].bias == info->dlpi_addr && g_mods[i].phdr == info->dlpi_phdr &&
+        g_mods[i].name == info->dlpi_name)
+      return &g_mods[i];
+  return nullptr;
+}
+
+Module* add(const dl_phdr_info* info) {
+  if (g_mod_count == kMaxModules) return nullptr;
+  Module& m = g_mods[g_mod_count++];
+  m = {info->dlpi_addr, info->dlpi_phdr, info->dlpi_name, ~uintptr_t{0}, 0, true};
+  for (int i = 0; i < info->dlpi_phnum; ++i) {
+    const ElfW(Phdr)& ph = info->dlpi_phdr[i];
+    if (ph.p_type != PT_LOAD) continue;
+    const uintptr_t a = info->dlpi_addr + ph.p_vaddr;
+    if (a < m.lo) m.lo = a;
+    if (a + ph.p_memsz > m.hi) m.hi = a + ph.p_memsz;
+  }
+  return &m;
+}
+
+bool in_module(const Module& m, uint64_t addr) { return addr >= m.lo && addr < m.hi; }
+
+// Drops the list entries inside modules no longer loaded, and the modules.
+void prune() {
+  for (unsigned i = 0; i < g_mod_count; ++i) g_mods[i].live = false;
+  dl_iterate_phdr([](dl_phdr_info* info, size_t, void*) {
+    if (Module* m = find(info)) m->live = true;
+    return 0;
+  }, nullptr);
+  unsigned kept = 0;
+  for (unsigned i = 0; i < g_mod_count; ++i) {
+    const Module& m = g_mods[i];
+    if (m.live) {
+      g_mods[kept++] = m;
+      continue;
+    }
+    uint32_t n = 0;
+    for (uint32_t k = 0; k < g_sites->count; ++k)
+      if (!in_module(m, g_sites->patches[k].addr)) g_sites->patches[n++] = g_sites->patches[k];
+    g_sites->count = n;
+  }
+  g_mod_count = kept;
+}
+
+// Writes one listed patch in-process, if the bytes are still the ones listed. Code: the
+// page made writable (and still executable) around it, as the start-up passes do.
+bool apply(const attach_abi::Patch& p) {
+  if (memcmp(reinterpret_cast<const void*>(p.addr), p.old_bytes, p.len) != 0) return false;
+  if (p.kind == attach_abi::kGotWord || p.kind == attach_abi::kLibcallWord) {
+    uintptr_t v;
+    memcpy(&v, p.new_bytes, 8);
+    return store_got_slot(reinterpret_cast<uintptr_t*>(p.addr), v);
+  }
+  const auto page = static_cast<uintptr_t>(sysconf(_SC_PAGESIZE));
+  const uintptr_t lo = p.addr & ~(page - 1);
+  const uintptr_t hi = (p.addr + p.len + page - 1) & ~(page - 1);
+  void* at = reinterpret_cast<void*>(lo);
+  if (mprotect(at, hi - lo, PROT_READ | PROT_WRITE | PROT_EXEC) != 0) return false;
+  int32_t rel;
+  memcpy(&rel, p.new_bytes + 1, 4);
+  write_rel32(p.addr, p.new_bytes[0], p.addr + 5 + static_cast<intptr_t>(rel));
+  mprotect(at, hi - lo, PROT_READ | PROT_EXEC);
+  return true;
+}
+
+}  // namespace
+
+void attach_dl_find_wrappers(void* self) {
+  for (Wrapper& w : g_wrappers) w.own = reinterpret_cast<uintptr_t>(dlsym(self, w.name));
+}
+
+uintptr_t attach_dl_wrapper(const char* name) {
+  for (const Wrapper& w : g_wrappers)
+    if (strcmp(name, w.name) == 0) return w.own;
+  return 0;
+}
+
+void attach_dl_begin(AttachSites* sites) {
+  Lock l;
+  g_sites = sites;
+  g_mod_count = 0;
+  dl_iterate_phdr([](dl_phdr_info* info, size_t, void*) {
+    add(info);
+    return 0;
+  }, nullptr);
+}
+
+void attach_dl_pass() {
+  if (attach_session() == 0 || !g_sites) return;
+  Lock l;
+  prune();
+  const unsigned first_mod = g_mod_count;
+  const uint32_t first = g_sites->count;
+  g_sites->failure = nullptr;
+  dl_iterate_phdr([](dl_phdr_info* info, size_t, void*) {
+    if (find(info) || !add(info)) return 0;
+    attach_collect_module(info, g_sites);
+    return 0;
+  }, nullptr);
+  if (g_mod_count == first_mod) return;
+  // --patch and library calls: listed as at the attach (each pass keeps its own table of
+  // the modules it has seen; only the new ones' entries are kept below).
+  attach_collect_begin(g_sites);
+  entry_patch_modules();
+  libcall_patch_modules();
+  attach_collect_end();
+  entry_patch_flush_meta();
+  uint32_t n = first;
+  for (uint32_t k = first; k < g_sites->count; ++k) {
+    const attach_abi::Patch p = g_sites->patches[k];
+    bool ours = false;
+    for (unsigned i = first_mod; i < g_mod_count && !ours; ++i) ours = in_module(g_mods[i], p.addr);
+    if (ours && apply(p)) g_sites->patches[n++] = p;
+  }
+  g_sites->count = n;
+}
+
+void attach_dl_after_unload() {
+  if (attach_session() == 0 || !g_sites) return;
+  Lock l;
+  prune();
+}
+
+}  // namespace callmon::rt

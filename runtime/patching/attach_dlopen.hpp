@@ -1,0 +1,39 @@
+// Attach: modules the program dlopen's while `callmon record -p` is attached (docs/patching.md,
+// "Modules loaded while attached"). At the attach the program's GOT words of dlopen, dlmopen,
+// dlsym and dlclose are listed with the other patches, to become the runtime's wrappers
+// (the ones LD_PRELOAD puts first under `callmon record`); the detach puts them back. A
+// dlopen then asks for the start-up pass (sled_patch.hpp), which, while attached, runs
+// attach_dl_pass instead: the new modules' patches are listed exactly as at the attach, then
+// written in-process, as start-up writes a dlopen'ed module's, and kept in the attach's list
+// so that the detach undoes them with the rest. A module dlclose'd while attached has its
+// entries dropped from the list: the detach leaves its (unmapped or reused) addresses alone.
+#pragma once
+
+#include <cstdint>
+
+#include "runtime/patching/attach_sites.hpp"
+
+struct dl_phdr_info;
+
+namespace callmon::rt {
+
+// Looks up the runtime's own dlopen, dlmopen, dlsym and dlclose in its handle `self`.
+void attach_dl_find_wrappers(void* self);
+
+// The runtime's wrapper for a GOT word bound to `name`, or 0 when `name` is none of those.
+uintptr_t attach_dl_wrapper(const char* name);
+
+// At the end of attach_collect_sites: every module loaded now is the attach's (listed by it);
+// `sites` is the list later modules' patches are appended to.
+void attach_dl_begin(AttachSites* sites);
+
+// While attached, after a dlopen (from sled_patch_modules, under its lock): lists, writes
+// and keeps the patches of the modules loaded since the attach or the last pass. Takes the
+// loader's lock and mprotects: never from a signal handler.
+void attach_dl_pass();
+
+// After a dlclose (interpose_dlclose.cpp): drops the list entries of every module no
+// longer loaded. Does nothing when not attached.
+void attach_dl_after_unload();
+
+}  // namespace callmon::rt
