@@ -11,6 +11,8 @@
 #include <cstdlib>
 #include <cstring>
 #include <map>
+#include <string>
+#include <unordered_map>
 
 #include "attach/thread_group.hpp"
 #include "callmon/attach_inherit_abi.hpp"
@@ -62,7 +64,33 @@ int collect_frame(Dwfl_Frame* state, void* arg) {
   return out->size() >= kMaxDepth ? DWARF_CB_ABORT : DWARF_CB_OK;
 }
 
-enum class Hook { kNone, kPg, kCygEnter, kCygExit };
+// kPatched: a function whose entry --patch turns into a jump to its trampoline (the frame
+// then is the -pg -mfentry mode's, with the function's own address, entry_tramp.hpp).
+enum class Hook { kNone, kPg, kCygEnter, kCygExit, kPatched };
+
+// A function symbol's code, [lo, hi), and the function it belongs to: itself, or for the
+// cold part gcc splits off a function (`foo.cold`, `foo.cold.1`: reached only by jumps from
+// `foo`, so a frame there is foo's, its entry run) foo's start.
+struct FuncRange {
+  uint64_t lo, hi, owner;
+  bool operator<(const FuncRange& o) const { return lo < o.lo; }
+};
+
+// "foo" for "foo.cold" or "foo.cold.N", else "".
+std::string cold_owner(const char* name) {
+  const char* c = std::strstr(name, ".cold");
+  if (!c || c == name) return {};
+  const char* rest = c + 5;
+  if (*rest == '.') {
+    ++rest;
+    if (!*rest) return {};
+    for (const char* d = rest; *d; ++d)
+      if (*d < '0' || *d > '9') return {};
+  } else if (*rest) {
+    return {};
+  }
+  return std::string(name, c);
+}
 
 // Whether the module has call frame information for `pc` (.eh_frame, or .debug_frame in the
 // file itself). Where it has none, libdwfl's x86-64 unwinder goes on by the frame-pointer
@@ -109,14 +137,18 @@ struct OpenFrames::State {
   std::map<uint64_t, Hook> targets;     // call targets already resolved (PLT entries)
   // Every module's function symbols, [start, end), sorted: libdwfl's address look-up scans
   // the whole symbol table each time, too slow while the threads are stopped.
-  std::vector<std::pair<uint64_t, uint64_t>> funcs;
+  std::vector<FuncRange> funcs;
 
-  // The start of the function symbol containing `addr`, or 0.
-  uint64_t function_start(uint64_t addr) const {
-    auto it = std::upper_bound(funcs.begin(), funcs.end(), std::pair{addr, ~uint64_t{0}});
+  // The start of the function containing `addr` (of the function a cold part belongs to,
+  // `*cold` then set), or 0.
+  uint64_t function_start(uint64_t addr, bool* cold) const {
+    auto it = std::upper_bound(funcs.begin(), funcs.end(), FuncRange{addr, 0, 0});
+    *cold = false;
     if (it == funcs.begin()) return 0;
     --it;
-    return addr < it->second ? it->first : 0;
+    if (addr >= it->hi) return 0;
+    *cold = it->owner != it->lo;
+    return it->owner;
   }
 
   ~State() {
@@ -203,11 +235,21 @@ bool OpenFrames::prepare(pid_t pid, const std::string& runtime) {
   dwfl_getmodules(
       s.dwfl,
       [](Dwfl_Module* mod, void**, const char*, Dwarf_Addr, void* arg) -> int {
-        auto* funcs = static_cast<std::vector<std::pair<uint64_t, uint64_t>>*>(arg);
-        for_each_symbol(mod, [funcs](const char*, const GElf_Sym& sym, GElf_Addr addr) {
-          if (GELF_ST_TYPE(sym.st_info) == STT_FUNC && sym.st_shndx != SHN_UNDEF && sym.st_size)
-            funcs->emplace_back(addr, addr + sym.st_size);
+        auto* funcs = static_cast<std::vector<FuncRange>*>(arg);
+        std::unordered_map<std::string, uint64_t> by_name;
+        std::vector<std::pair<std::string, size_t>> cold;  // owner's name, index in funcs
+        for_each_symbol(mod, [&](const char* name, const GElf_Sym& sym, GElf_Addr addr) {
+          if (GELF_ST_TYPE(sym.st_info) != STT_FUNC || sym.st_shndx == SHN_UNDEF || !sym.st_size)
+            return;
+          by_name.emplace(name, addr);
+          std::string owner = cold_owner(name);
+          if (!owner.empty()) cold.emplace_back(std::move(owner), funcs->size());
+          funcs->push_back({addr, addr + sym.st_size, addr});
         });
+        for (const auto& [owner, i] : cold) {
+          auto it = by_name.find(owner);
+          if (it != by_name.end()) (*funcs)[i].owner = it->second;
+        }
         Dwarf_Addr bias;
         dwfl_module_eh_cfi(mod, &bias);
         dwfl_module_dwarf_cfi(mod, &bias);
@@ -239,9 +281,14 @@ UnwindFigures OpenFrames::write(const ThreadGroup& g, const std::vector<attach_a
   // The -pg modes' exit trampoline, which each -pg frame's return-address slot gets once the
   // table is written, as their entry hook does for a new call: the frame then ends when
   // its function returns. 0: the frames are left to end with the recording.
-  uint64_t trampoline = 0;
+  uint64_t trampoline = 0, patched_trampoline = 0;
   if (!g.mem().read(s.table + offsetof(abi::Table, trampoline), &trampoline, 8)) trampoline = 0;
-  std::vector<std::pair<uint64_t, uint64_t>> hijack;  // slot, its return address
+  if (!g.mem().read(s.table + offsetof(abi::Table, patched_trampoline), &patched_trampoline, 8))
+    patched_trampoline = 0;
+  struct Hijack {
+    uint64_t slot, ret, to;  // the slot, its return address, the trampoline it gets
+  };
+  std::vector<Hijack> hijack;
   std::vector<abi::Thread> threads;
   std::vector<abi::Frame> frames;
   std::vector<RawFrame> raw;
@@ -271,20 +318,28 @@ UnwindFigures OpenFrames::write(const ThreadGroup& g, const std::vector<attach_a
     for (size_t i = 0; i < raw.size(); ++i) {
       const RawFrame& r = raw[i];
       const uint64_t lookup = r.activation ? r.pc : r.pc - 1;
-      const uint64_t start = s.function_start(lookup);
+      bool cold = false;
+      const uint64_t start = s.function_start(lookup, &cold);
       if (!start) continue;
       // The hook call must lie wholly before pc: it has run (or, as the current call of a
       // caller frame, is running). A thread stopped before it will enter the call itself.
-      const uint64_t n = std::min<uint64_t>(r.pc - start, kHookWindow);
+      // In a cold part, the function's entry has run: its whole hook window is searched.
+      const uint64_t n = cold ? kHookWindow : std::min<uint64_t>(r.pc - start, kHookWindow);
       Hook hook = Hook::kNone;
       uint64_t site = 0;
       // The patch list is sorted by address (attach_session.cpp, read_patches).
       auto sl = std::lower_bound(patches.begin(), patches.end(), start,
                                  [](const attach_abi::Patch& p, uint64_t a) { return p.addr < a; });
       if (sl != patches.end() && sl->kind == attach_abi::kSledCall && sl->addr < start + 16 &&
-          sl->addr + sl->len <= r.pc) {
+          (cold || sl->addr + sl->len <= r.pc)) {
         hook = Hook::kPg;
         site = sl->addr;
+      } else if (sl != patches.end() && sl->kind == attach_abi::kEntryJump &&
+                 sl->addr < start + 16 && (cold || sl->addr + sl->len <= r.pc)) {
+        // --patch: past its first five bytes the function had begun before the attach (a
+        // thread inside them was moved into the trampoline's copy, attach_session.cpp).
+        hook = Hook::kPatched;
+        site = start;  // what the trampoline's head holds and the entry probe records
       } else if (n >= 5) {
         code.resize(n);
         if (!g.mem().read(start, code.data(), n)) continue;
@@ -301,7 +356,7 @@ UnwindFigures OpenFrames::write(const ThreadGroup& g, const std::vector<attach_a
       abi::Frame f{};
       if (hook == Hook::kCygEnter) {
         // The caller of its exit hook is on its way out: its exit is recorded or lost already.
-        if (!r.activation && r.pc - start >= 6) {
+        if (!r.activation && (cold || r.pc - start >= 6)) {
           uint8_t back[6];
           unsigned len = 0;
           if (g.mem().read(r.pc - 6, back, 6) &&
@@ -319,8 +374,9 @@ UnwindFigures OpenFrames::write(const ThreadGroup& g, const std::vector<attach_a
         const uint64_t slot = raw[i + 1].rsp - 8;
         uint64_t ret = 0;
         if (!g.mem().read(slot, &ret, 8) || ret != raw[i + 1].pc) continue;
-        f = {site, slot - 16, trampoline ? ret : 0};
-        if (trampoline) hijack.emplace_back(slot, ret);
+        const uint64_t to = hook == Hook::kPatched ? patched_trampoline : trampoline;
+        f = {site, slot - 16, to ? ret : 0};
+        if (to) hijack.push_back({slot, ret, to});
       }
       mine.push_back(f);
     }
@@ -350,7 +406,7 @@ UnwindFigures OpenFrames::write(const ThreadGroup& g, const std::vector<attach_a
     hijack.clear();  // a frame the runtime does not know must keep its return address
   }
   // A slot not written keeps its address: that frame then stays open to the end.
-  for (auto [slot, ret] : hijack) (void)g.mem().write(slot, &trampoline, 8);
+  for (const Hijack& h : hijack) (void)g.mem().write(h.slot, &h.to, 8);
   fig.ns = now_ns() - t0;
   return fig;
 }

@@ -37,6 +37,9 @@ struct Table {
   uint32_t threads;     // entries used in thread[]
   Thread thread[kMaxThreads];
   Frame frames[kMaxFrames];
+  uint64_t patched_trampoline;  // set by the runtime: the exit trampoline of functions patched
+                                // with --patch (keeps every call-clobbered register), which
+                                // the tool writes in the return-address slot of their frames
 };
 
 }  // namespace callmon::attach_inherit_abi

@@ -16,11 +16,13 @@
 namespace abi = callmon::attach_inherit_abi;
 
 extern "C" void callmon_pg_return();  // arch/x86_64/pg_return.S
+extern "C" void callmon_patched_return();  // arch/x86_64/patch_entry.S
 
 // Written by the tool through /proc/PID/mem while every thread is stopped (it finds it by
 // name in the runtime's symbol table); read by each thread once, after.
 extern "C" __attribute__((visibility("default"))) abi::Table callmon_attach_inherit;
-abi::Table callmon_attach_inherit = {reinterpret_cast<uint64_t>(&callmon_pg_return), 0, 0, {}, {}};
+abi::Table callmon_attach_inherit = {reinterpret_cast<uint64_t>(&callmon_pg_return), 0, 0, {}, {},
+                                     reinterpret_cast<uint64_t>(&callmon_patched_return)};
 
 namespace callmon::rt {
 
@@ -110,7 +112,7 @@ void attach_inherit_restore_untaken() {
       const abi::Frame& f = t.frames[th.first + k];
       if (!f.ret) continue;
       auto* slot = reinterpret_cast<uint64_t*>(f.sp + 16);
-      if (*slot == t.trampoline) *slot = f.ret;
+      if (*slot == t.trampoline || *slot == t.patched_trampoline) *slot = f.ret;
     }
     th.taken = 1;
   }

@@ -10,6 +10,9 @@
  *   N       nested hold: handle() calls work(), which blocks reading one byte from argv[1]'s
  *           descriptor, then calls leaf(byte); handle() then calls step(2) (attached while
  *           it blocks, the test knows which frames are open: worker, handle, work)
+ *   C       the same as N through handle_cold() -> work_cold(), whose read is on a path gcc
+ *           moves to the split-off part work_cold.cold (it calls the cold function rare()
+ *           first): a frame open at the attach whose pc is in `work_cold.cold`
  *   P <k>   plugin: dlopen's the library named by $ATTACH_PLUGIN (attach_plugin.c) unless it
  *           is loaded, and calls its plugin_run(k) through dlsym
  *   D       dlclose's the plugin (answer 0)
@@ -70,6 +73,22 @@ NOINLINE long work(void) {
 
 NOINLINE long handle(void) { return work() + step(2); }
 
+__attribute__((cold, noinline)) void rare(void) { __asm__ volatile("" ::: "memory"); }
+
+static volatile long cold_arg = 42;  /* unknown to the compiler: both paths stay */
+
+NOINLINE long work_cold(long x) {
+  if (x == 42) {  /* calls a cold function: gcc moves this path to work_cold.cold */
+    rare();
+    char c = 0;
+    if (read(hold_fd, &c, 1) != 1) return -1;
+    return leaf(c);
+  }
+  return leaf(x);
+}
+
+NOINLINE long handle_cold(void) { return work_cold(cold_arg) + step(2); }
+
 static void* plugin;
 
 static long plugin_request(char kind, long k) {
@@ -95,7 +114,7 @@ static void* worker(void* arg) {
     if (kind == 'Q') break;  /* left pending: the other workers see it too */
     pending_kind = 0;
     pthread_mutex_unlock(&lock);
-    long r = kind == 'H' ? serve_hold() : kind == 'N' ? handle()
+    long r = kind == 'H' ? serve_hold() : kind == 'N' ? handle() : kind == 'C' ? handle_cold()
              : kind == 'P' || kind == 'D' ? plugin_request(kind, k) : serve(k);
     pthread_mutex_lock(&lock);
     answer = r;
@@ -116,7 +135,7 @@ int main(int argc, char** argv) {
   long n = 0, total = 0;
   while (fgets(line, sizeof line, stdin)) {
     char kind = line[0];
-    if (!strchr("WHNPDQ", kind)) continue;
+    if (!strchr("WHNCPDQ", kind)) continue;
     pthread_mutex_lock(&lock);
     pending_kind = kind;
     pending_arg = kind == 'W' || kind == 'P' ? atol(line + 1) : 0;
