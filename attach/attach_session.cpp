@@ -218,7 +218,25 @@ Result<AttachFigures> attach_begin(pid_t pid, const std::string& runtime, const 
       moved = true;
     }
     fig.stepped += moved;
+    // A handler running on this thread returns to the pc its signal frame saved: inside
+    // bytes about to change, that pc is moved too (entry_move.hpp), or the patch dropped.
+    for (uint64_t slot : open_frames.signal_pcs(g, tid)) {
+      uint64_t pc = 0;
+      size_t at = 0;
+      if (!g.mem().read(slot, &pc, 8)) continue;
+      const EntryMove m = move_saved_pc(patches, &pc, &at);
+      if (m == EntryMove::kMoved && g.mem().write(slot, &pc, 8)) {
+        ++fig.signal_moved;
+      } else if (m != EntryMove::kNone) {
+        patches[at].len = 0;  // not written, not undone
+        ++fig.signal_refused;
+      }
+    }
   });
+  if (fig.signal_refused)
+    patches.erase(std::remove_if(patches.begin(), patches.end(),
+                                 [](const Patch& p) { return p.len == 0; }),
+                  patches.end());
   fig.skipped = write_patches(g, patches, true);
   fig.unwind = open_frames.write(g, patches, fig.session);
   g.detach_all();

@@ -5,6 +5,7 @@
 #include <elfutils/libdw.h>
 #include <elfutils/libdwfl.h>
 #include <time.h>
+#include <ucontext.h>
 
 #include <algorithm>
 #include <cstddef>
@@ -129,6 +130,11 @@ void for_each_symbol(Dwfl_Module* mod, F&& f) {
 }  // namespace
 
 struct OpenFrames::State {
+  struct Unwound {
+    int rc;
+    std::vector<RawFrame> raw;
+  };
+  std::map<pid_t, Unwound> unwound;  // by signal_pcs, for write()
   Dwfl* dwfl = nullptr;
   bool attached = false;
   uint64_t table = 0;  // the runtime's callmon_attach_inherit
@@ -262,6 +268,26 @@ bool OpenFrames::prepare(pid_t pid, const std::string& runtime) {
   return s.attached;
 }
 
+std::vector<uint64_t> OpenFrames::signal_pcs(const ThreadGroup& g, pid_t tid) {
+  State& s = *st_;
+  std::vector<uint64_t> out;
+  if (!s.table || !s.attached) return out;
+  State::Unwound& u = s.unwound[tid];
+  u.raw.clear();
+  u.rc = dwfl_getthread_frames(s.dwfl, tid, collect_frame, &u.raw);
+  // Past a signal frame (__restore_rt's CFI is marked as one) the next frame is the
+  // interrupted one, an activation. __restore_rt's stack pointer is where the handler's
+  // return address was popped from: the kernel's rt_sigframe puts the ucontext just above it.
+  constexpr uint64_t kRipInUcontext = offsetof(ucontext_t, uc_mcontext.gregs) + 8 * REG_RIP;
+  for (size_t k = 1; k < u.raw.size(); ++k) {
+    if (!u.raw[k].activation || !u.raw[k - 1].rsp) continue;
+    const uint64_t slot = u.raw[k - 1].rsp + kRipInUcontext;
+    uint64_t rip = 0;
+    if (g.mem().read(slot, &rip, 8) && rip == u.raw[k].pc) out.push_back(slot);
+  }
+  return out;
+}
+
 UnwindFigures OpenFrames::write(const ThreadGroup& g, const std::vector<attach_abi::Patch>& patches,
                                 uint32_t session) {
   UnwindFigures fig;
@@ -296,7 +322,13 @@ UnwindFigures OpenFrames::write(const ThreadGroup& g, const std::vector<attach_a
   g.for_each_stopped([&](pid_t tid) {
     if (!s.attached || threads.size() >= abi::kMaxThreads) return;
     raw.clear();
-    const int rc = dwfl_getthread_frames(s.dwfl, tid, collect_frame, &raw);
+    int rc;
+    if (auto it = s.unwound.find(tid); it != s.unwound.end()) {
+      rc = it->second.rc;
+      raw.swap(it->second.raw);
+    } else {
+      rc = dwfl_getthread_frames(s.dwfl, tid, collect_frame, &raw);
+    }
     if (raw.empty()) {
       ++fig.failed;
       return;

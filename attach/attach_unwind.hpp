@@ -44,6 +44,13 @@ class OpenFrames {
   // possible (the attach goes on without inherited frames).
   bool prepare(pid_t pid, const std::string& runtime);
 
+  // Every thread of `g` stopped (after any move of its own registers), patches not yet
+  // written: unwinds thread `tid` (write() reuses the frames) and returns the address of
+  // each saved instruction pointer of a signal frame on its stack (the rip of the ucontext
+  // a handler returns through, checked to hold the interrupted frame's pc), innermost first.
+  // Empty when prepare() failed.
+  std::vector<uint64_t> signal_pcs(const ThreadGroup& g, pid_t tid);
+
   // Every thread of `g` stopped, `patches` (the runtime's list, sorted by address) written:
   // unwinds each stopped thread and writes the open frames of instrumented functions,
   // outermost first, into the runtime's table for session `session`, pointing the -pg

@@ -36,4 +36,24 @@ EntryMove move_out_of_entry(const std::vector<attach_abi::Patch>& patches, user_
   return EntryMove::kUnknown;
 }
 
+EntryMove move_saved_pc(const std::vector<attach_abi::Patch>& patches, uint64_t* rip, size_t* at) {
+  auto it = std::upper_bound(patches.begin(), patches.end(), *rip,
+                             [](uint64_t a, const attach_abi::Patch& p) { return a < p.addr; });
+  if (it == patches.begin()) return EntryMove::kNone;
+  const attach_abi::Patch& p = *--it;
+  *at = static_cast<size_t>(it - patches.begin());
+  if (*rip <= p.addr || *rip >= p.addr + p.len) return EntryMove::kNone;
+  if (p.kind == attach_abi::kSledCall) {
+    *rip = p.addr + p.len;
+    return EntryMove::kMoved;
+  }
+  if (p.kind != attach_abi::kEntryJump) return EntryMove::kNone;
+  user_regs_struct r{};
+  r.rip = *rip;
+  r.orig_rax = ~0ull;  // not in a system call
+  const EntryMove m = move_out_of_entry(patches, &r);
+  if (m == EntryMove::kMoved) *rip = r.rip;
+  return m;
+}
+
 }  // namespace callmon::attach

@@ -9,6 +9,7 @@
 
 #include <sys/user.h>
 
+#include <cstddef>
 #include <cstdint>
 #include <vector>
 
@@ -31,5 +32,14 @@ enum class EntryMove {
 // matching place in its copy. A thread at the function's first byte is left: it will run
 // the jump, and be recorded entering the function.
 EntryMove move_out_of_entry(const std::vector<attach_abi::Patch>& patches, user_regs_struct* r);
+
+// The same for the pc a signal handler will return to (the rip saved in its signal frame,
+// attach_unwind.hpp's signal_pcs): moved into the copy like a stopped thread's (the kernel
+// backed an interrupted system call up before the handler ran, so no restart applies); a pc
+// strictly inside a sled (gcc's five 1-byte nops) goes past it (the nops skipped, the call
+// that replaces them not made: that call of the function is not recorded). kUnknown: inside
+// an entry patch at no listed instruction start: that patch must not be written (a handler
+// cannot be stepped). `*at` is the patch's index in `patches` when not kNone.
+EntryMove move_saved_pc(const std::vector<attach_abi::Patch>& patches, uint64_t* rip, size_t* at);
 
 }  // namespace callmon::attach

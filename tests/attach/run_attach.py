@@ -23,6 +23,10 @@ attach_server.c, built one way per --build (nop sleds of -fpatchable-function-en
   parked  attach_parked.c, built with no flag and attached with --patch: a thread blocked in
           read(2) inside the first five bytes of the function being patched is moved into
           the trampoline's copy; its read finishes and is answered as without attach.
+  sigparked  attach_parked.c again, its reader interrupted in that read(2) by SIGUSR1 and
+          waiting in the handler (sigsuspend) at the attach: the pc its signal frame saved
+          (the `syscall`, byte 2) is inside the jump's bytes; the attach moves it into the
+          copy, so that the handler returns there and the read restarts.
   dlopen  the server dlopen's attach_plugin.c (built the same way) while attached, calls it,
           dlclose's it and loads it again, in two attaches (in the second it is loaded
           before the attach too): output and status as without attach, the plugin's calls
@@ -121,7 +125,11 @@ class Server:
 
 def blocked_in(pid, syscall_nr, fd=None):
     """Whether some thread of `pid` is blocked in system call `syscall_nr` (on `fd`)."""
-    for tid in os.listdir(f"/proc/{pid}/task"):
+    try:
+        tids = os.listdir(f"/proc/{pid}/task")
+    except OSError:
+        return False  # the process has ended
+    for tid in tids:
         try:
             fields = open(f"/proc/{pid}/task/{tid}/syscall").read().split()
         except OSError:
@@ -292,6 +300,62 @@ def case_parked(a, exe):
                 att = None
         p.stdin.write("Q\n")
         p.stdin.flush()
+        lines += p.stdout.readlines()
+        status = p.wait(timeout=30)
+        os.close(r)
+        os.close(w)
+        return "".join(lines), status
+
+    ref_out, ref_status = run(False)
+    out, status = run(True)
+    expect(out == ref_out, f"output with attach differs:\n{out}\nwithout:\n{ref_out}")
+    expect(status == ref_status == 7, f"exit status {status}, without attach {ref_status}")
+
+
+def case_sigparked(a, exe):
+    def run(attach):
+        r, w = os.pipe()
+        p = subprocess.Popen([exe, str(r)], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                             text=True, bufsize=1, pass_fds=(r,))
+        lines = [p.stdout.readline()]
+
+        def request(line, byte=None):
+            if byte is not None:
+                os.write(w, bytes([byte]))
+            try:
+                p.stdin.write(line + "\n")
+                p.stdin.flush()
+            except BrokenPipeError:
+                expect(False, f"the program ended before {line}: {p.wait(timeout=30)}")
+                return
+            lines.append(p.stdout.readline())
+
+        expect(wait_blocked(p.pid, 0, r), "the reader blocks in read")
+        request("R", 11)
+        expect(wait_blocked(p.pid, 0, r), "the reader blocks in read again")
+        request("S")
+        expect(wait_blocked(p.pid, 130), "the reader waits in its SIGUSR1 handler")
+        att = None
+        if attach:
+            data = os.path.join(a.work, f"{os.path.basename(exe)}.sigparked")
+            att = Attach(a.callmon, p.pid, data)
+            expect("attached to process" in att.first and
+                   "1 signal handler(s) will return into a moved copy" in att.first,
+                   f"attach: {att.first.strip()}")
+        request("U")  # the handler returns: into the trampoline's copy, the read restarts
+        expect(wait_blocked(p.pid, 0, r), "the read restarts after the handler")
+        request("R", 12)
+        expect(wait_blocked(p.pid, 0, r), "the reader blocks in read once more")
+        request("R", 13)
+        expect(wait_blocked(p.pid, 0, r), "the reader blocks in read at the end")
+        if att:
+            status, err = att.stop()
+            expect(status == 0 and "detached" in err, f"detach: {status} {err.strip()}")
+            calls = counts(a.callmon, data).get("parked_read", 0)
+            # The read open at the attach (restarted in the copy) has no entry; then two.
+            expect(calls == 2, f"{data}: parked_read {calls} calls, expected 2")
+        request("R", 14)
+        request("Q")
         lines += p.stdout.readlines()
         status = p.wait(timeout=30)
         os.close(r)
@@ -648,7 +712,8 @@ def main():
     ap.add_argument("--cc", required=True)
     ap.add_argument("--build", choices=sorted(BUILDS))
     ap.add_argument("--case", choices=["counts", "open", "unwind", "churn", "fork", "errors",
-                                       "inherit", "filters", "parked", "dlopen"], required=True)
+                                       "inherit", "filters", "parked", "dlopen", "sigparked"],
+                    required=True)
     ap.add_argument("--work", required=True)
     ap.add_argument("--attach-arg", action="append", default=[])
     a = ap.parse_args()
@@ -676,6 +741,8 @@ def main():
         case_inherit(a, build(a.cc, a.work, a.build), nocfi)
     elif a.case == "parked":
         case_parked(a, build(a.cc, a.work, "plain", PARKED_SOURCE))
+    elif a.case == "sigparked":
+        case_sigparked(a, build(a.cc, a.work, "plain", PARKED_SOURCE))
     elif a.case == "unwind":
         case_unwind(a, build(a.cc, a.work, a.build, THROW_SOURCE))
     else:

@@ -90,3 +90,28 @@ TEST(EntryMove, SledPatchesAreNotEntries) {
   auto r = at(0x1002);
   EXPECT_EQ(move_out_of_entry(one, &r), EntryMove::kNone);
 }
+
+// A signal handler's saved pc (move_saved_pc): no system-call restart applies (the kernel
+// backed the pc up before the handler ran); a sled's interior goes past the sled.
+TEST(EntryMove, SavedPcOfASignalFrame) {
+  size_t at_index = 99;
+  uint64_t pc = 0x2002;  // the `syscall` of an interrupted, restarting read
+  EXPECT_EQ(move_saved_pc(kPatches, &pc, &at_index), EntryMove::kMoved);
+  EXPECT_EQ(pc, 0xa002u);
+  EXPECT_EQ(at_index, 1u);
+  pc = 0x1003;  // no listed instruction starts there: the patch must be dropped
+  EXPECT_EQ(move_saved_pc(kPatches, &pc, &at_index), EntryMove::kUnknown);
+  EXPECT_EQ(pc, 0x1003u);
+  EXPECT_EQ(at_index, 0u);
+  for (uint64_t outside : {0x0fffull, 0x1000ull, 0x1005ull, 0x3000ull}) {
+    pc = outside;
+    EXPECT_EQ(move_saved_pc(kPatches, &pc, &at_index), EntryMove::kNone) << std::hex << outside;
+    EXPECT_EQ(pc, outside);
+  }
+  Patch sled = entry_patch(0x1000, 0);
+  sled.kind = callmon::attach_abi::kSledCall;
+  std::vector<Patch> one = {sled};
+  pc = 0x1003;
+  EXPECT_EQ(move_saved_pc(one, &pc, &at_index), EntryMove::kMoved);
+  EXPECT_EQ(pc, 0x1005u);
+}

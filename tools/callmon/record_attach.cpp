@@ -110,6 +110,12 @@ int run_record_attach(const AttachRequest& rq) {
   if (begun->skipped)
     warn(cmd, std::to_string(begun->skipped) + " site(s) changed between the listing and the "
               "patch were left alone");
+  if (begun->signal_moved)
+    std::fprintf(stderr, "callmon record: %u signal handler(s) will return into a moved copy of "
+                 "patched bytes (interrupted inside them)\n", begun->signal_moved);
+  if (begun->signal_refused)
+    warn(cmd, std::to_string(begun->signal_refused) + " function(s) not patched: a signal "
+              "handler will return into their first bytes at no instruction callmon can move");
   if (begun->sleds + begun->got_pg + begun->got_cyg + begun->entries == 0)
     warn(cmd, "nothing to patch: the program has no nop sleds, -pg or -finstrument-functions "
               "hooks (build it with -fpatchable-function-entry=5, or give --patch=REGEX); "
