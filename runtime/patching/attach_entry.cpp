@@ -19,6 +19,7 @@
 #include "runtime/core/runtime_scope.hpp"
 #include "runtime/core/sys.hpp"
 #include "runtime/interposers/interpose.hpp"
+#include "runtime/patching/attach_inherit.hpp"
 #include "runtime/patching/attach_sites.hpp"
 #include "runtime/patching/attach_threads.hpp"
 #include "runtime/recording/process.hpp"
@@ -106,6 +107,7 @@ CALLMON_ATTACH_EXPORT const attach_abi::Reply* callmon_attach_start(const char* 
     return reply(attach_abi::kError, "cannot set the recording up in ", o.dir,
                  " (the program's stderr says why)");
   }
+  attach_inherit_note_start();  // after process_setup, which chose the clock
   // Forwarding to glibc's mcount was set up at load time, when nothing was recorded.
   __atomic_store_n(&callmon_pg_forward_mcount, 0, __ATOMIC_RELEASE);
   __atomic_store_n(&callmon_pg_forward_fentry, 0, __ATOMIC_RELEASE);

@@ -2,7 +2,10 @@
 // (see attach_inherit.hpp).
 #include "runtime/patching/attach_inherit.hpp"
 
+#include <fcntl.h>
 #include <signal.h>
+#include <string.h>
+#include <sys/mman.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -11,7 +14,9 @@
 #include "runtime/core/sys.hpp"
 #include "runtime/hooks/hooks.hpp"
 #include "runtime/patching/attach_threads.hpp"
+#include "runtime/monitor/monitor_dispatch.hpp"
 #include "runtime/recording/event_writer.hpp"
+#include "runtime/selection/filter_select.hpp"
 
 namespace abi = callmon::attach_inherit_abi;
 
@@ -40,7 +45,71 @@ abi::Thread* pending(pid_t tid) {
   return nullptr;
 }
 
+uint64_t g_start_ticks = 0;  // the attach's (attach_inherit_note_start)
+
+// Writes INHERIT records of s's frames from `from` up, outermost first, at `ticks`.
+void write_inherited(ThreadState* s, Frame* from, uint64_t ticks) {
+  uint64_t fields[1 + kInheritBatch];
+  for (Frame* f = from; f < s->top;) {
+    unsigned k = 0;
+    for (; f < s->top && k < kInheritBatch; ++f)
+      if (frame_recorded(s, f)) fields[1 + k++] = f->fn;
+    if (k == 0) continue;
+    fields[0] = k;
+    write_special(s, false, format::kCodeInherit, ticks, fields, k + 1);
+  }
+}
+
+// The detach, for a thread that made no call while attached (it has no file): a file of
+// its own, written by the detaching thread, with its frames open at the attach as INHERIT
+// records at the attach's time and END now, so that they are shown (open the whole time).
+// A state and shadow stack made here for it, and unmapped. Only system calls (open, mmap):
+// no lock, the other threads being stopped. Not with name filters (a frame's selection
+// asks callmon's selection service, per thread) nor in monitor mode.
+void write_untaken(const abi::Table& t, const abi::Thread& th) {
+  if (th.count == 0 || filter_on() || monitor_mode()) return;
+  void* mem = mmap(nullptr, sizeof(ThreadState), PROT_READ | PROT_WRITE,
+                   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (mem == MAP_FAILED) return;
+  const size_t stack_bytes = th.count * sizeof(Frame);
+  void* stack = mmap(nullptr, stack_bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+                     -1, 0);
+  auto* s = static_cast<ThreadState*>(mem);
+  if (stack != MAP_FAILED && thread_open_for(s, th.tid)) {
+    s->stack_base = s->top = static_cast<Frame*>(stack);
+    s->stack_bytes = stack_bytes;
+    s->stack_limit = s->stack_base + th.count;
+    const uint64_t start = g_start_ticks ? g_start_ticks : read_ticks();
+    s->header->start_ticks = start;
+    s->calib_last = start;
+    for (uint32_t i = 0; i < th.count; ++i) {
+      const abi::Frame& a = t.frames[th.first + i];
+      push_frame(s, a.fn, a.sp, 0);  // its slot, if hijacked, is put back by the caller
+    }
+    write_inherited(s, s->stack_base, start);
+    thread_finish(s, true);
+    // thread_finish named it after the calling thread.
+    char path[64];
+    LineBuf p(path, sizeof path);
+    p.str("/proc/self/task/").dec(static_cast<uint64_t>(th.tid)).str("/comm");
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd >= 0) {
+      char name[sizeof s->header->thread_name] = {};
+      ssize_t n = read(fd, name, sizeof name - 1);
+      close(fd);
+      if (n > 0 && name[n - 1] == '\n') name[n - 1] = 0;
+      if (n > 0) memcpy(s->header->thread_name, name, sizeof name);
+    }
+    if (s->chunk_base) munmap(s->chunk_base, s->chunk_size);
+    munmap(s->header, format::kHeaderSize);
+  }
+  if (stack != MAP_FAILED) munmap(stack, stack_bytes);
+  munmap(mem, sizeof(ThreadState));
+}
+
 }  // namespace
+
+void attach_inherit_note_start() { g_start_ticks = read_ticks(); }
 
 void attach_inherit_take(ThreadState* s) {
   abi::Table& t = callmon_attach_inherit;
@@ -59,16 +128,7 @@ void attach_inherit_take(ThreadState* s) {
     note_selection(s, f, false);
   }
   // Outermost first, as a fork child's (thread_after_fork_child).
-  const uint64_t ticks = read_ticks();
-  uint64_t fields[1 + kInheritBatch];
-  for (Frame* f = from; f < s->top;) {
-    unsigned k = 0;
-    for (; f < s->top && k < kInheritBatch; ++f)
-      if (frame_recorded(s, f)) fields[1 + k++] = f->fn;
-    if (k == 0) continue;
-    fields[0] = k;
-    write_special(s, false, format::kCodeInherit, ticks, fields, k + 1);
-  }
+  write_inherited(s, from, read_ticks());
 }
 
 ThreadState* attach_inherit_claim(ThreadState* s) {
@@ -107,6 +167,7 @@ void attach_inherit_restore_untaken() {
     // A thread gone meanwhile: its stack may be another thread's now.
     if (syscall(SYS_tgkill, pid, th.tid, 0) != 0) continue;
     if (th.first >= abi::kMaxFrames || th.count > abi::kMaxFrames - th.first) continue;
+    write_untaken(t, th);
     // Oldest first, only slots still holding the trampoline (as restore_returns).
     for (uint32_t k = 0; k < th.count; ++k) {
       const abi::Frame& f = t.frames[th.first + k];

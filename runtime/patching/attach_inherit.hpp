@@ -28,8 +28,13 @@ ThreadState* attach_inherit_claim(ThreadState* s);
 // the thread could not take its own (no file could be made): the program must go on.
 uintptr_t attach_inherit_return(uintptr_t sp);
 
-// Detach, every other thread stopped: puts back the return addresses of the frames no
-// thread has taken (a thread that made no call while attached), in threads still alive.
+// At the attach (callmon_attach_start): the time a thread's frames are written as
+// inherited at when it makes no call while attached (attach_inherit_restore_untaken).
+void attach_inherit_note_start();
+
+// Detach, every other thread stopped: a thread still alive that made no call while
+// attached (its frames not taken) gets a file of its own with them as INHERIT records and
+// END (not with name filters); the return addresses of its frames are put back.
 void attach_inherit_restore_untaken();
 
 }  // namespace callmon::rt

@@ -174,8 +174,8 @@ void stop_recording(ThreadState* s, const char* why) {
 }
 
 // Creates the thread's event file and maps its header and first chunk.
-bool open_thread_file(ThreadState* s, uint32_t flags) {
-  s->tid = static_cast<pid_t>(gettid());
+bool open_thread_file(ThreadState* s, uint32_t flags, pid_t tid = 0) {
+  s->tid = tid ? tid : static_cast<pid_t>(gettid());
   int fd = -1;
   for (unsigned n = 0; n < 1000 && fd < 0; ++n) {
     LineBuf p(s->path, sizeof s->path);
@@ -302,6 +302,14 @@ ThreadState* reattach_main_state() {
 }
 
 }  // namespace
+
+bool thread_open_for(ThreadState* s, pid_t tid) {
+  s->chunk_size = g_proc.chunk_size;
+  s->window = kFirstWindow;
+  if (open_thread_file(s, 0, tid)) return true;
+  unmap_file(s);
+  return false;
+}
 
 ThreadState* thread_setup() {
   ErrnoSaver es;

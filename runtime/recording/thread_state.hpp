@@ -167,6 +167,12 @@ extern __thread ThreadState* t_state __attribute__((tls_model("initial-exec")));
 // recording is off or failed; the hook then does nothing.
 ThreadState* thread_setup();
 
+// `record -p`'s detach (attach_inherit.cpp): opens a file for thread `tid` of this process,
+// written by the calling thread into `s`, a zeroed state of the caller's with its shadow
+// stack, not the caller's own. thread_finish(s, true) ends it (and names it after the
+// caller: the caller puts the thread's name back). False: no file (nothing to undo).
+bool thread_open_for(ThreadState* s, pid_t tid);
+
 // Writes END and completes the file's header. The state stays in use: glibc still runs
 // code after the key destructors (freeing the thread's memory with the program's free(),
 // which may be instrumented), and those calls simply follow the END. At thread exit the

@@ -45,6 +45,7 @@ Exit 0 passed, 1 failed, 77 skipped (compiler missing, ptrace not permitted).
 import argparse
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -517,12 +518,41 @@ def case_inherit(a, exe, nocfi_exe):
     for request, outer, inner in [("N", "handle", "work")] + (
             [("C", "handle_cold", "work_cold")] if "gcc" in os.path.basename(a.cc) else []):
         inherit_one(a, exe, request, outer, inner)
+    inherit_idle(a, exe)
     # No unwind tables: nothing to unwind with, the attach works as before.
     ref_out, ref_status = inherit_drive(a, nocfi_exe, None, "N")[:2]
     data = os.path.join(a.work, f"{os.path.basename(nocfi_exe)}.inherit")
     out, status, err = inherit_drive(a, nocfi_exe, data, "N")
     expect(out == ref_out and status == ref_status == 3,
            f"without unwind tables: {status} {out} (without attach {ref_status} {ref_out})")
+
+
+def inherit_idle(a, exe):
+    """Attached and detached while the worker blocks in handle() -> work() -> read: a thread
+    that makes no call while attached still shows its frames open at the attach."""
+    s = Server(exe)
+    s.send("N")
+    expect(wait_blocked(s.pid, 0, s.hold_r), "a worker blocks inside handle() -> work()")
+    data = os.path.join(a.work, f"{os.path.basename(exe)}.inheritidle")
+    att = Attach(a.callmon, s.pid, data)
+    status, err = att.stop()
+    expect(status == 0 and "detached" in err, f"detach: {status} {err.strip()}")
+    os.write(s.hold_w, b"\x05")
+    s.lines.append(s.p.stdout.readline())
+    s.finish()
+    r = subprocess.run([a.callmon, "info", "-d", data], capture_output=True, text=True, timeout=60)
+    expect(r.returncode == 0 and "problems:  none" in r.stdout, f"info on {data}: {r.stdout[-400:]}")
+    threads, text = replay_threads(a.callmon, data)
+    held = [t for t in threads.values() if any(n == "work" for _, n, _, _ in t)]
+    if expect(len(held) == 1, f"idle: one thread shows work():\n{text}"):
+        opened = [(d, n, body) for d, n, k, body in held[0] if k == "open"]
+        expect([n for _, n, _ in opened] == ["worker", "handle", "work"] and
+               all("[inherited]" in body for _, _, body in opened) and
+               [d for d, _, _ in opened] == [opened[0][0] + i for i in range(3)] and
+               all(k == "close" for _, _, k, _ in held[0][3:]),
+               f"idle: worker/handle/work open, inherited, nested:\n{text}")
+        # Open from the attach to the detach: well under the test's own duration.
+        expect(re.search(r"\d s \[", text) is None, f"idle: durations from the attach:\n{text}")
 
 
 def inherit_drive(a, exe, data, request):
