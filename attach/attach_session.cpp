@@ -143,6 +143,23 @@ uint64_t write_patches(const ThreadGroup& g, const std::vector<Patch>& patches, 
   return skipped;
 }
 
+// The patches dropped before the write (len 0 in `patches`): their entries in the
+// runtime's list get their old bytes as new ones, so that the detach, which reads that list
+// back, finds them as it expects and puts back what is there already.
+void neutralise(const ThreadGroup& g, uint64_t list, uint32_t count,
+                const std::vector<Patch>& patches) {
+  std::vector<uint64_t> dropped;  // few: one per function a handler returns into
+  for (const Patch& p : patches)
+    if (p.len == 0) dropped.push_back(p.addr);
+  std::vector<Patch> all(count);
+  if (!count || !g.mem().read(list, all.data(), all.size() * sizeof(Patch))) return;
+  for (uint32_t i = 0; i < count; ++i)
+    if (std::find(dropped.begin(), dropped.end(), all[i].addr) != dropped.end()) {
+      std::memcpy(all[i].new_bytes, all[i].old_bytes, sizeof all[i].new_bytes);
+      (void)g.mem().write(list + i * sizeof(Patch), &all[i], sizeof(Patch));
+    }
+}
+
 bool runtime_loaded(pid_t pid, const std::string& runtime) {
   std::ifstream in("/proc/" + std::to_string(pid) + "/maps");
   std::string line;
@@ -164,6 +181,8 @@ Result<AttachFigures> attach_begin(pid_t pid, const std::string& runtime, const 
   pid_t caller = g.pick_caller();
   if (!g.stop(caller)) return Error{"process " + std::to_string(pid) + " exited during the attach"};
   std::vector<Patch> patches;
+  uint64_t list_addr = 0;  // the runtime's list, which the detach reads back
+  uint32_t list_count = 0;
   Entry entry;
   {
     RemoteCall call(g, caller);
@@ -182,6 +201,8 @@ Result<AttachFigures> attach_begin(pid_t pid, const std::string& runtime, const 
     auto list = read_patches(g, *reply);
     if (!list) return Error{list.error()};
     patches = std::move(list).value();
+    list_addr = reply->patches;
+    list_count = reply->patch_count;
     fig.sleds = reply->sleds;
     fig.got_pg = reply->got_pg;
     fig.got_cyg = reply->got_cyg;
@@ -233,6 +254,8 @@ Result<AttachFigures> attach_begin(pid_t pid, const std::string& runtime, const 
       }
     }
   });
+  if (fig.signal_refused)
+    neutralise(g, list_addr, list_count, patches);
   if (fig.signal_refused)
     patches.erase(std::remove_if(patches.begin(), patches.end(),
                                  [](const Patch& p) { return p.len == 0; }),
