@@ -254,12 +254,12 @@ Result<AttachFigures> attach_begin(pid_t pid, const std::string& runtime, const 
       }
     }
   });
-  if (fig.signal_refused)
+  if (fig.signal_refused) {
     neutralise(g, list_addr, list_count, patches);
-  if (fig.signal_refused)
     patches.erase(std::remove_if(patches.begin(), patches.end(),
                                  [](const Patch& p) { return p.len == 0; }),
                   patches.end());
+  }
   fig.skipped = write_patches(g, patches, true);
   fig.unwind = open_frames.write(g, patches, fig.session);
   g.detach_all();
