@@ -43,6 +43,7 @@ constexpr unsigned kMaxModules = 1024;
 Module g_mods[kMaxModules];
 unsigned g_mod_count = 0;
 AttachSites* g_sites = nullptr;
+bool g_frozen = false;  // the detach has read the list
 int g_lock = 0;
 
 struct Lock {
@@ -134,6 +135,7 @@ uintptr_t attach_dl_wrapper(const char* name) {
 void attach_dl_begin(AttachSites* sites) {
   Lock l;
   g_sites = sites;
+  g_frozen = false;
   g_mod_count = 0;
   dl_iterate_phdr([](dl_phdr_info* info, size_t, void*) {
     add(info);
@@ -144,6 +146,7 @@ void attach_dl_begin(AttachSites* sites) {
 void attach_dl_pass() {
   if (attach_session() == 0 || !g_sites) return;
   Lock l;
+  if (g_frozen) return;
   prune();
   const unsigned first_mod = g_mod_count;
   const uint32_t first = g_sites->count;
@@ -169,6 +172,11 @@ void attach_dl_pass() {
     if (ours && apply(p)) g_sites->patches[n++] = p;
   }
   g_sites->count = n;
+}
+
+void attach_dl_freeze() {
+  Lock l;
+  g_frozen = true;
 }
 
 void attach_dl_after_unload() {

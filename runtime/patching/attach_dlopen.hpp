@@ -32,6 +32,11 @@ void attach_dl_begin(AttachSites* sites);
 // loader's lock and mprotects: never from a signal handler.
 void attach_dl_pass();
 
+// The detach (callmon_attach_prestop), before the tool reads the list: no later pass of
+// this session patches anything (a module loaded from now on is left as it is: the tool
+// would not know to undo it). Waits for a pass under way.
+void attach_dl_freeze();
+
 // After a dlclose (interpose_dlclose.cpp): drops the list entries of every module no
 // longer loaded. Does nothing when not attached.
 void attach_dl_after_unload();

@@ -19,6 +19,7 @@
 #include "runtime/core/runtime_scope.hpp"
 #include "runtime/core/sys.hpp"
 #include "runtime/interposers/interpose.hpp"
+#include "runtime/patching/attach_dlopen.hpp"
 #include "runtime/patching/attach_inherit.hpp"
 #include "runtime/patching/attach_sites.hpp"
 #include "runtime/patching/attach_threads.hpp"
@@ -130,6 +131,7 @@ CALLMON_ATTACH_EXPORT const attach_abi::Reply* callmon_attach_prestop() {
   RuntimeScope rs;
   memset(&g_reply.message, 0, sizeof g_reply.message);
   if (attach_session() == 0) return reply(attach_abi::kError, "not recording");
+  attach_dl_freeze();  // modules loaded from now on are not patched: the list is read now
   modules_rescan();
   note_text_range();
   g_reply.patches = reinterpret_cast<uint64_t>(g_sites.patches);
