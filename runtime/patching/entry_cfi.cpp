@@ -160,10 +160,15 @@ RegisterFrame register_frame() {
   static bool tried = false;
   if (tried) return fn;
   tried = true;
-  void* lib = dlopen("libgcc_s.so.1", RTLD_NOW | RTLD_GLOBAL);
+  // glibc's own dlopen, past the runtime's interposer (interpose_process.cpp), which would
+  // run a patch pass (its lock is held here: the pass calls this); dlvsym is not
+  // interposed. The loader notices the new module at the next pass as usual.
+  using DlopenFn = void* (*)(const char*, int);
+  auto real_dlopen = reinterpret_cast<DlopenFn>(dlvsym(RTLD_NEXT, "dlopen", "GLIBC_2.34"));
+  if (!real_dlopen) real_dlopen = reinterpret_cast<DlopenFn>(dlvsym(RTLD_NEXT, "dlopen", "GLIBC_2.2.5"));
+  if (!real_dlopen) return nullptr;
+  void* lib = real_dlopen("libgcc_s.so.1", RTLD_NOW | RTLD_GLOBAL);
   if (!lib) return nullptr;
-  // dlvsym past the runtime's own dlsym (as entry_decode.cpp does): plain dlsym on a
-  // handle looks in libgcc_s and its dependencies only.
   fn = reinterpret_cast<RegisterFrame>(dlvsym(lib, "__register_frame", "GCC_3.0"));
   return fn;
 }
