@@ -1,5 +1,6 @@
 // Instruction decoding for entry patching (see entry_decode.hpp).
 #include "runtime/patching/entry_decode.hpp"
+#include "runtime/patching/entry_length.hpp"
 
 #include <capstone/capstone.h>
 #include <dlfcn.h>
@@ -104,7 +105,13 @@ bool entry_decode_branch(const uint8_t* code, size_t avail, uintptr_t addr, uint
                          uintptr_t* target) {
   *len = 0;
   *target = 0;
-  if (!g_cs.lean_insn || avail == 0) return false;
+  size_t opcode_at;
+  if (size_t n = entry_insn_length(code, avail, &opcode_at)) {
+    *len = static_cast<uint8_t>(n);
+    if (opcode_at != 0xff) *target = branch_target(code, opcode_at, n, addr + n);
+    return true;
+  }
+  if (!g_cs.lean_insn || avail == 0) return false;  // an encoding it does not know: capstone
   const uint8_t* p = code;
   size_t size = avail > 15 ? 15 : avail;
   uint64_t a = addr;

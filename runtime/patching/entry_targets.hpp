@@ -31,7 +31,8 @@ class BranchTargets {
   // The lowest address in [lo, hi) that a direct branch of the module targets, else 0.
   uintptr_t hit(uintptr_t lo, uintptr_t hi) const;
 
-  // What the sweep cost: instructions decoded, bytes covered, nanoseconds (CLOCK_MONOTONIC).
+  // What the sweep cost: instructions decoded, bytes covered, nanoseconds of the thread's CPU
+  // time (CLOCK_THREAD_CPUTIME_ID: page faults on the code included).
   uint64_t insns() const { return insns_; }
   uint64_t bytes() const { return bytes_; }
   uint64_t nanos() const { return nanos_; }
