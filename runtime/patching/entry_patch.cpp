@@ -358,12 +358,17 @@ int module_callback(dl_phdr_info* info, size_t, void*) {
   ModuleStats st;
   if (info->dlpi_name && info->dlpi_name[0] && is_own_ground(path)) {
     module_line("patch-module", st, path,
-                "libc and the dynamic loader carry the runtime itself: not patched (yet)");
+                "libc and the dynamic loader are what the runtime's probes run on (memcpy, mmap, "
+                "write, thread and clock functions: a patched one would re-enter the probe), and "
+                "clone, vfork, setjmp, the signal return and the lazy-binding resolver must "
+                "never have their return redirected: not patched");
     return 0;
   }
   if (info->dlpi_name && info->dlpi_name[0] && is_exception_runtime(path)) {
     module_line("patch-module", st, path,
-                "the unwinder or the C++ runtime: exceptions run through it, not patched");
+                "the unwinder or the C++ runtime: the runtime's exception interposers call it "
+                "(_Unwind_*, __cxa_get_globals) while they put the real return addresses back, "
+                "and a throw through its own redirected frames lost a return: not patched");
     return 0;
   }
   ModuleFunctions funcs(info, file);
