@@ -8,7 +8,8 @@
 #include <cstdint>
 
 extern "C" {
-__attribute__((visibility("hidden"))) uint32_t callmon_xstate_mask = 0;
+__attribute__((visibility("hidden"))) uint32_t callmon_xstate_mask = 0;  // saved
+__attribute__((visibility("hidden"))) uint32_t callmon_xstate_live = 0;  // checked in XINUSE
 __attribute__((visibility("hidden"))) uint64_t callmon_xstate_size = 0;
 __attribute__((visibility("hidden"))) uint8_t callmon_xstate_inuse = 0;
 }
@@ -35,6 +36,7 @@ __attribute__((constructor(101))) void xstate_setup() {
   callmon_xstate_inuse = (a & (1u << 2)) ? 1 : 0;  // XGETBV with ECX = 1
   callmon_xstate_size = (size + 63) & ~uint64_t{63};
   callmon_xstate_size += 64;  // room to align the area down to 64 bytes
+  callmon_xstate_live = mask & ((1u << 2) | (1u << 6));  // upper halves of ymm/zmm0-15
   callmon_xstate_mask = mask;
 }
 
