@@ -1,5 +1,6 @@
 // Instruction decoding for entry patching (see entry_decode.hpp).
 #include "runtime/patching/entry_decode.hpp"
+#include "runtime/patching/entry_length.hpp"
 
 #include <capstone/capstone.h>
 #include <dlfcn.h>
@@ -21,6 +22,8 @@ struct Capstone {
   decltype(&cs_disasm_iter) iter = nullptr;
   csh handle = 0;
   cs_insn* insn = nullptr;
+  csh lean = 0;  // without operand details, for the sweep (entry_decode_branch)
+  cs_insn* lean_insn = nullptr;
   bool tried = false;
   char error[300] = {};
 };
@@ -55,6 +58,9 @@ void load() {
   else if (g_cs.option(g_cs.handle, CS_OPT_DETAIL, CS_OPT_ON) != CS_ERR_OK ||
            !(g_cs.insn = g_cs.malloc_insn(g_cs.handle)))
     err = "cs_option/cs_malloc failed";
+  else if (g_cs.open(CS_ARCH_X86, CS_MODE_64, &g_cs.lean) != CS_ERR_OK ||
+           !(g_cs.lean_insn = g_cs.malloc_insn(g_cs.lean)))
+    err = "cs_open/cs_malloc failed (second handle)";
   if (!err) return;
   char* p = g_cs.error;
   size_t cap = sizeof g_cs.error;
@@ -78,7 +84,46 @@ bool is_legacy_prefix(uint8_t b) {
   }
 }
 
+// The target of a relative branch whose opcode starts at code[i] of an instruction of
+// `size` bytes ending at `next`; 0 when it is none.
+uintptr_t branch_target(const uint8_t* code, size_t i, size_t size, uintptr_t next) {
+  const uint8_t op = code[i];
+  const uint8_t op2 = i + 1 < size ? code[i + 1] : 0;
+  const bool short_form = op == 0xeb || (op >= 0x70 && op <= 0x7f) || (op >= 0xe0 && op <= 0xe3);
+  const bool long_form = op == 0xe8 || op == 0xe9 || (op == 0x0f && op2 >= 0x80 && op2 <= 0x8f) ||
+                         (op == 0xc7 && op2 == 0xf8);
+  if (short_form) return next + static_cast<intptr_t>(static_cast<int8_t>(code[size - 1]));
+  if (!long_form || size < 5) return 0;
+  int32_t d;
+  memcpy(&d, code + size - 4, 4);
+  return next + static_cast<intptr_t>(d);
+}
+
 }  // namespace
+
+bool entry_decode_branch(const uint8_t* code, size_t avail, uintptr_t addr, uint8_t* len,
+                         uintptr_t* target) {
+  *len = 0;
+  *target = 0;
+  size_t opcode_at;
+  if (size_t n = entry_insn_length(code, avail, &opcode_at)) {
+    *len = static_cast<uint8_t>(n);
+    if (opcode_at != 0xff) *target = branch_target(code, opcode_at, n, addr + n);
+    return true;
+  }
+  if (!g_cs.lean_insn || avail == 0) return false;  // an encoding it does not know: capstone
+  const uint8_t* p = code;
+  size_t size = avail > 15 ? 15 : avail;
+  uint64_t a = addr;
+  if (!g_cs.iter(g_cs.lean, &p, &size, &a, g_cs.lean_insn)) return false;
+  const size_t n = g_cs.lean_insn->size;
+  *len = static_cast<uint8_t>(n);
+  size_t i = 0;
+  while (i < n && is_legacy_prefix(code[i])) ++i;
+  if (i < n && (code[i] & 0xf0) == 0x40) ++i;
+  if (i < n) *target = branch_target(code, i, n, addr + n);
+  return true;
+}
 
 const char* entry_decoder_error() {
   if (!g_cs.tried) load();

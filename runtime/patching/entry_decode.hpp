@@ -45,4 +45,12 @@ const char* entry_decoder_error();
 // False when the bytes are no valid x86-64 instruction. entry_decoder_error() must be null.
 bool entry_decode(const uint8_t* code, size_t avail, uintptr_t addr, Insn* out);
 
+// The cheaper decoding of the module-wide sweep for branch targets (entry_targets.hpp):
+// only the length of the instruction at `code` (running at `addr`) and, for a relative
+// jmp, jcc, call, loop/jrcxz or xbegin, its target (else 0). The table decoder of
+// entry_length.hpp, and capstone without operand details for what it does not know.
+// False when the bytes are no valid instruction. entry_decoder_error() must be null.
+bool entry_decode_branch(const uint8_t* code, size_t avail, uintptr_t addr, uint8_t* len,
+                         uintptr_t* target);
+
 }  // namespace callmon::rt

@@ -17,7 +17,8 @@
 //   __cyg_profile_func_enter, or carry nop-sled lists): their own mode records them;
 // - functions shorter than 5 bytes, of unknown size, with a branch into the bytes the jump
 //   replaces (a loop at the entry), or whose first instructions cannot be moved
-//   (entry_reloc.hpp says which).
+//   (entry_reloc.hpp says which); functions whose displaced bytes a direct branch from
+//   anywhere else in the module targets (entry_targets.hpp: one sweep per module).
 // Never considered: libcallmon.so, capstone, the vDSO; the dynamic loader and libc are
 // refused with a note when CALLMON_PATCH_MODULE names them (the text "ld-linux" or "libc"),
 // the unwinder and the C++ runtime whenever it matches them.
@@ -35,9 +36,11 @@
 #include "runtime/core/sys.hpp"
 #include "runtime/patching/attach_collect.hpp"
 #include "runtime/patching/code_write.hpp"
+#include "runtime/patching/entry_cfi.hpp"
 #include "runtime/patching/entry_decode.hpp"
 #include "runtime/patching/entry_funcs.hpp"
 #include "runtime/patching/entry_reloc.hpp"
+#include "runtime/patching/entry_targets.hpp"
 #include "runtime/patching/entry_tramp.hpp"
 #include "runtime/patching/sled_elf.hpp"
 #include "runtime/patching/sled_select.hpp"
@@ -312,6 +315,23 @@ void module_line(const char* head, const ModuleStats& st, const char* path, cons
   log_line(b.c_str(), b.size());
 }
 
+// The trampolines' CFI (entry_cfi.hpp), registered before any of them can run. libgcc's
+// registration allocates with the program's malloc.
+bool register_cfi(const TrampPool& pool) {
+  RuntimeScope rs;
+  return entry_cfi_register(pool);
+}
+
+// One `patch-sweep INSNS BYTES NS PATH` line: what the module's sweep for branch targets
+// (entry_targets.hpp) decoded and how long it took (docs/format.md).
+void sweep_line(const BranchTargets& t, const char* path) {
+  char line[PATH_MAX + 128];
+  LineBuf b(line, sizeof line);
+  b.str("patch-sweep ").dec(t.insns()).ch(' ').dec(t.bytes()).ch(' ').dec(t.nanos()).ch(' ').str(path);
+  b.ch('\n');
+  log_line(b.c_str(), b.size());
+}
+
 int module_callback(dl_phdr_info* info, size_t, void*) {
   if (seen(info)) return 0;
   char path[PATH_MAX];
@@ -338,12 +358,17 @@ int module_callback(dl_phdr_info* info, size_t, void*) {
   ModuleStats st;
   if (info->dlpi_name && info->dlpi_name[0] && is_own_ground(path)) {
     module_line("patch-module", st, path,
-                "libc and the dynamic loader carry the runtime itself: not patched (yet)");
+                "libc and the dynamic loader are what the runtime's probes run on (memcpy, mmap, "
+                "write, thread and clock functions: a patched one would re-enter the probe), and "
+                "clone, vfork, setjmp, the signal return and the lazy-binding resolver must "
+                "never have their return redirected: not patched");
     return 0;
   }
   if (info->dlpi_name && info->dlpi_name[0] && is_exception_runtime(path)) {
     module_line("patch-module", st, path,
-                "the unwinder or the C++ runtime: exceptions run through it, not patched");
+                "the unwinder or the C++ runtime: the runtime's exception interposers call it "
+                "(_Unwind_*, __cxa_get_globals) while they put the real return addresses back, "
+                "and a throw through its own redirected frames lost a return: not patched");
     return 0;
   }
   ModuleFunctions funcs(info, file);
@@ -387,6 +412,8 @@ int module_callback(dl_phdr_info* info, size_t, void*) {
   }
   auto* pending = static_cast<Pending*>(pm);
   size_t npending = 0;
+  BranchTargets targets;  // swept at the first function that gets this far
+  bool swept = false, swept_ok = false;
   for (const EntryFunction& f : funcs) {
     char synth[40];
     const char* name = f.name;
@@ -447,6 +474,22 @@ int module_callback(dl_phdr_info* info, size_t, void*) {
       refuse(st, f, bias, "a branch jumps into the bytes the patch replaces", at);
       continue;
     }
+    if (!swept) {
+      swept = true;
+      swept_ok = targets.build(m, funcs);
+    }
+    if (!swept_ok) {
+      pool.used -= kTrampSlot;
+      refuse(st, f, bias, "no memory for the sweep of the module's branch targets");
+      continue;
+    }
+    if (uintptr_t at = targets.hit(start + 1, start + r.displaced)) {
+      pool.used -= kTrampSlot;
+      refuse(st, f, bias,
+             "a branch from elsewhere in the module (another function, a shared block, an "
+             "assembly label) lands inside the bytes the patch replaces", at);
+      continue;
+    }
     entry_pool_head(pool, slot, f.addr);
     memcpy(slot + kTrampCodeOffset, r.code, r.len);
     pending[npending++] = {start, reinterpret_cast<uintptr_t>(slot), f.addr, f.name, r};
@@ -459,6 +502,9 @@ int module_callback(dl_phdr_info* info, size_t, void*) {
     if (note) {
       st.refused += static_cast<unsigned>(npending);
     } else {
+      if (!register_cfi(pool))
+        note = "patched, but its trampolines have no unwind information (libgcc_s.so.1 or its "
+               "__register_frame missing): an unwinder stops at a pc inside one";
       pg_full_save_returns();  // before the first patched function can run
       if (attach) {
         for (size_t i = 0; i < npending; ++i)
@@ -484,6 +530,7 @@ int module_callback(dl_phdr_info* info, size_t, void*) {
     entry_pool_seal(&pool);  // unmaps the unused pool
   }
   munmap(pm, pending_bytes);
+  if (swept) sweep_line(targets, path);
   module_line("patch-module", st, path, note);
   return 0;
 }
@@ -534,6 +581,7 @@ void patch_calibration_probes() {
     slots[n++] = reinterpret_cast<uintptr_t>(slot);
   }
   if (!entry_pool_seal(&pool)) return;
+  register_cfi(pool);
   const uintptr_t page = static_cast<uintptr_t>(sysconf(_SC_PAGESIZE));
   for (size_t i = 0; i < n; ++i) {
     void* p = reinterpret_cast<void*>(sites[i] & ~(page - 1));

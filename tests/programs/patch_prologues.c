@@ -4,7 +4,9 @@
  *   immediate after the displacement), a `jcc rel8` among the moved bytes, a `call` as the
  *   last moved instruction (its return address pushed by hand), a 2-byte function
  *   followed by padding;
- * - a loop back into the first bytes (`loop_entry`): refused, with its reason in `info`.
+ * - a loop back into the first bytes (`loop_entry`): refused, with its reason in `info`;
+ * - a jump from another function (`jumper`) to the second instruction of `jumped_into`:
+ *   refused too (the module-wide sweep for branch targets), with its reason.
  * Each function is called twice; the results show the moved code computes what the
  * original does. Built with no instrumentation flag (patch mode only). */
 #include <stdio.h>
@@ -18,6 +20,8 @@ long jcc_entry(long);
 long call_entry(long);
 long short_ret(void);
 long loop_entry(long);
+long jumped_into(long);
+long jumper(long);
 long helper(long x) { return x * 3; }
 
 __asm__(
@@ -77,7 +81,20 @@ __asm__(
     "  cmp %rdi, %rax\n"
     "  jl 3b\n"
     "  ret\n"
-    ".size loop_entry, .-loop_entry\n");
+    ".size loop_entry, .-loop_entry\n"
+    ".globl jumped_into\n.type jumped_into,@function\n.p2align 4\n"
+    "jumped_into:\n"
+    "  xor %eax, %eax\n"  /* 2 bytes; `jumper` jumps to byte 2: refused */
+    ".Ljumped_into_2:\n"
+    "  add %rdi, %rax\n"
+    "  add $3, %rax\n"
+    "  ret\n"
+    ".size jumped_into, .-jumped_into\n"
+    ".globl jumper\n.type jumper,@function\n.p2align 4\n"
+    "jumper:\n"
+    "  mov $100, %eax\n"  /* 5 bytes, then a tail jump into jumped_into's middle */
+    "  jmp .Ljumped_into_2\n"
+    ".size jumper, .-jumper\n");
 
 int main(void) {
   for (int i = 0; i < 2; ++i) {
@@ -89,7 +106,8 @@ int main(void) {
     long e = call_entry(i + 1);
     long f = short_ret();
     long g = loop_entry(7);
-    printf("%ld %ld %ld %ld %ld %ld %ld\n", a, b, c, d, e, f, g);
+    long h = jumped_into(i) + jumper(i);
+    printf("%ld %ld %ld %ld %ld %ld %ld %ld\n", a, b, c, d, e, f, g, h);
   }
   return 0;
 }

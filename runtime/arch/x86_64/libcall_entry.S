@@ -10,10 +10,12 @@
  * registers and jump to the function it returned, with the stack as we found it.
  * r11 is scratch, as in the PLT stubs themselves.
  *
- * Frame: 0(%rbp) saved rbp, 8(%rbp) slot; below, 16-byte aligned, 192 bytes (of 208):
- *     0..63(%rsp) rdi rsi rdx rcx r8 r9 rax r10, 64..191(%rsp) xmm0..xmm7
+ * Frame: 0(%rbp) saved rbp, 8(%rbp) slot; below, 16-byte aligned, 208 bytes:
+ *     0..63(%rsp) rdi rsi rdx rcx r8 r9 rax r10, 64..191(%rsp) xmm0..xmm7, 192 rbx in the
+ *     slow path of xstate.inc (the AVX/AVX-512 state saved when in use)
  */
 #include "runtime/arch/x86_64/frame.inc"
+#include "runtime/arch/x86_64/xstate.inc"
 
 	.text
 	.globl	callmon_libcall_entry
@@ -26,10 +28,20 @@ callmon_libcall_entry:
 	subq	$208, %rsp
 	andq	$-16, %rsp
 	ARGS_STORE
+	XSTATE_IF_LIVE 5f		/* leaves r11 alone */
 	movq	%r11, %rdi
 	leaq	8(%rbp), %rsi
 	movq	%rsp, %rdx
 	call	callmon_libcall_enter
+	jmp	6f
+5:
+	XSTATE_SAVE 192
+	movq	%r11, %rdi
+	leaq	8(%rbp), %rsi
+	movq	%rbx, %rdx
+	call	callmon_libcall_enter
+	XSTATE_RESTORE 192
+6:
 	movq	%rax, %r11
 	ARGS_LOAD
 	movq	%rbp, %rsp

@@ -23,7 +23,8 @@
  *              8(%rbp) slot: its return address
  * After `push %rbp; mov %rsp,%rbp` here, the trampoline's own frame is
  *     0(%rbp) saved rbp, 8(%rbp) child, and for __fentry__ 16(%rbp) slot;
- * below it 192 bytes, rounded down to 16-byte alignment (the alignment at mcount's entry
+ * below it 192 bytes (of 208: 192..199 keep rbx in the slow path of xstate.inc, which also
+ * saves the AVX/AVX-512 state when it is in use), rounded down to 16-byte alignment (the alignment at mcount's entry
  * depends on what the prologue pushed), hold the saved registers:
  *     0..63(%rsp)   rdi rsi rdx rcx r8 r9 rax r10
  *     64..191(%rsp) xmm0..xmm7
@@ -34,13 +35,26 @@
  */
 #include "runtime/arch/x86_64/frame.inc"
 #include "runtime/arch/x86_64/relocated.inc"
+#include "runtime/arch/x86_64/xstate.inc"
 
 	.text
 
 .macro	PG_SAVE
-	subq	$192, %rsp
+	subq	$208, %rsp
 	andq	$-16, %rsp
 	ARGS_STORE
+.endm
+
+/* The hook's arguments but `saved` (rdx): child, slot, above. */
+.macro	PG_HOOK_ARGS via_rbp
+	movq	8(%rbp), %rdi
+.if \via_rbp
+	movq	0(%rbp), %rsi
+	addq	$8, %rsi
+.else
+	leaq	16(%rbp), %rsi
+.endif
+	leaq	16(%rbp), %rcx
 .endm
 
 /* PG_ENTRY name, forward, via_rbp, hook: `via_rbp` is 1 where the slot is found through the
@@ -60,16 +74,18 @@
 	jnz	9f
 	FRAME_ENTER
 	PG_SAVE
-	movq	8(%rbp), %rdi
-.if \via_rbp
-	movq	0(%rbp), %rsi
-	addq	$8, %rsi
-.else
-	leaq	16(%rbp), %rsi
-.endif
+	XSTATE_IF_LIVE 5f
+	PG_HOOK_ARGS \via_rbp
 	movq	%rsp, %rdx
-	leaq	16(%rbp), %rcx
 	call	\hook
+	jmp	6f
+5:
+	XSTATE_SAVE 192
+	PG_HOOK_ARGS \via_rbp
+	movq	%rbx, %rdx
+	call	\hook
+	XSTATE_RESTORE 192
+6:
 	ARGS_LOAD
 	movq	%rbp, %rsp
 	popq	%rbp

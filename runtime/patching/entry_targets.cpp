@@ -1,0 +1,85 @@
+// The module-wide sweep for direct branch targets (see entry_targets.hpp).
+#include "runtime/patching/entry_targets.hpp"
+
+#include <sys/mman.h>
+#include <time.h>
+
+#include "runtime/patching/entry_decode.hpp"
+
+namespace callmon::rt {
+
+namespace {
+
+uint64_t now_ns() {
+  timespec t;
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);  // CPU time: the machine may be loaded
+  return static_cast<uint64_t>(t.tv_sec) * 1000000000u + static_cast<uint64_t>(t.tv_nsec);
+}
+
+bool in_exec(const SledModule& m, uintptr_t a, uint64_t size) {
+  for (int i = 0; i < m.exec_count; ++i)
+    if (a >= m.exec[i].start && a + size <= m.exec[i].end) return true;
+  return false;
+}
+
+}  // namespace
+
+BranchTargets::~BranchTargets() {
+  if (bits_) munmap(bits_, map_size_);
+}
+
+void BranchTargets::mark(uintptr_t a) {
+  if (a < lo_ || a >= hi_) return;  // into another module, or the PLT's stubs' neighbours
+  const uintptr_t k = a - lo_;
+  bits_[k >> 3] = static_cast<uint8_t>(bits_[k >> 3] | (1u << (k & 7)));
+}
+
+bool BranchTargets::build(const SledModule& m, const ModuleFunctions& funcs) {
+  if (m.exec_count == 0) return false;
+  const uint64_t t0 = now_ns();
+  lo_ = m.exec[0].start;
+  hi_ = m.exec[m.exec_count - 1].end;
+  map_size_ = ((hi_ - lo_) / 8 + 4096) & ~size_t{4095};
+  void* p = mmap(nullptr, map_size_, PROT_READ | PROT_WRITE,
+                 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  if (p == MAP_FAILED) {
+    bits_ = nullptr;
+    return false;
+  }
+  bits_ = static_cast<uint8_t*>(p);
+  uintptr_t done = 0;  // swept up to here (the list is sorted by address)
+  for (const EntryFunction& f : funcs) {
+    if (f.size == 0 || !in_exec(m, f.addr, f.size)) continue;
+    uintptr_t a = f.addr > done ? f.addr : done;
+    const uintptr_t end = f.addr + f.size;
+    while (a < end) {
+      uint8_t len;
+      uintptr_t target;
+      if (!entry_decode_branch(reinterpret_cast<const uint8_t*>(a), end - a, a, &len, &target)) {
+        ++a;  // data or padding in the code: resynchronise on the next byte
+        continue;
+      }
+      ++insns_;
+      if (target) mark(target);
+      a += len;
+    }
+    if (end > done) {
+      bytes_ += end - (f.addr > done ? f.addr : done);
+      done = end;
+    }
+  }
+  nanos_ = now_ns() - t0;
+  return true;
+}
+
+uintptr_t BranchTargets::hit(uintptr_t lo, uintptr_t hi) const {
+  if (!bits_) return 0;
+  for (uintptr_t a = lo; a < hi; ++a) {
+    if (a < lo_ || a >= hi_) continue;
+    const uintptr_t k = a - lo_;
+    if (bits_[k >> 3] & (1u << (k & 7))) return a;
+  }
+  return 0;
+}
+
+}  // namespace callmon::rt
