@@ -79,14 +79,13 @@ class SpeedscopeWriter {
       out_.write(",\n");
     }
     end_ = at;
-    char line[kFixed3Room + 64];
-    char* p = write_text(line, type == 'O' ? R"({"type":"O","frame":)" : R"({"type":"C","frame":)");
+    char* p = out_.room(kFixed3Room + 64);
+    p = write_text(p, type == 'O' ? R"({"type":"O","frame":)" : R"({"type":"C","frame":)");
     p = std::to_chars(p, p + 16, frame).ptr;
     p = write_text(p, ",\"at\":");
     p = write_fixed3(p, at);
     *p++ = '}';
-    out_.text().append(line, p);
-    out_.written();
+    out_.commit(p);
   }
 
   // Frames are shared by all processes: the same function in two processes is one frame.
