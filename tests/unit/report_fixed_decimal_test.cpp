@@ -95,3 +95,27 @@ TEST(AppendFixed, RandomDurationsAsFmt) {
 
 }  // namespace
 }  // namespace callmon::report
+
+namespace callmon::report {
+namespace {
+
+// write_fixed (the in-place form, three decimals at once from a table) at the edges of
+// its digits: every value of the decimals' table, carries into the integer part, the
+// longest quick text (just under 2^53), and what it leaves past its end untouched.
+TEST(WriteFixed, DecimalTableAndCarriesAsFmt) {
+  auto written = [](double v, int d) {
+    char room[kFixedRoom];
+    return std::string(room, write_fixed(room, v, d));
+  };
+  for (int i = 0; i < 1000; ++i) {
+    const double v = 7 + i / 1000.0;
+    ASSERT_EQ(written(v, 3), fmt::format("{:.3f}", v)) << v;
+  }
+  for (double v : {0.0, 0.0004, 0.9995, 0.99951, 9.9999, 99.9996, 999.9999, 1e15 + 0.999,
+                   9007199254740991.0, 9007199254740992.0, 1e300, -0.0, -2.5})
+    for (int d = 0; d <= 3; ++d) EXPECT_EQ(written(v, d), fmt::format("{:.{}f}", v, d)) << v;
+  EXPECT_EQ(written(9007199254740991.0, 3).size(), 20u);
+}
+
+}  // namespace
+}  // namespace callmon::report
