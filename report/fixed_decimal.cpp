@@ -94,21 +94,38 @@ char* digits_backwards(char* end, uint64_t units) {
   return p;
 }
 
-// The longest text write_quick makes: 2^53 * 1000 has 19 digits, with the point 20.
-constexpr size_t kQuickMax = 24;
+// How many digits `units` takes with the point before its last `Decimals` (at least one
+// before the point): the text's length, known before it is written.
+template <int Decimals>
+size_t text_length(uint64_t units) {
+  size_t n = 1;
+  for (uint64_t left = units / kPow10[Decimals]; left >= 10; left /= 10) ++n;
+  return Decimals > 0 ? n + 1 + Decimals : n;
+}
 
+// The digits are written in place, backwards from the end the length gives: a copy of
+// freshly written bytes from a scratch buffer stalled on the stores just made (a wide load
+// over narrow stores) and was most of the formatting's time.
 template <int Decimals>
 char* write_quick(char* out, double v) {
   uint64_t units = 0;
   if (!scaled_units(v, kPow10[Decimals], units))
     return fmt::format_to(out, "{:.{}f}", v, Decimals);
-  // Written backwards ending in the middle of `digits`, then copied as a fixed block of
-  // kQuickMax bytes (no call to memcpy for a length known only now; `out` has kFixedRoom).
-  char digits[2 * kQuickMax];
-  char* end = digits + kQuickMax;
-  char* p = digits_backwards<Decimals>(end, units);
-  std::memcpy(out, p, kQuickMax);
-  return out + (end - p);
+  char* end = out + text_length<Decimals>(units);
+  digits_backwards<Decimals>(end, units);
+  return end;
+}
+
+template <int Decimals>
+char* write_quick_before(char* end, double v) {
+  uint64_t units = 0;
+  if (!scaled_units(v, kPow10[Decimals], units)) {
+    char text[kFixedRoom];
+    const size_t n = static_cast<size_t>(fmt::format_to(text, "{:.{}f}", v, Decimals) - text);
+    std::memcpy(end - n, text, n);
+    return end - n;
+  }
+  return digits_backwards<Decimals>(end, units);
 }
 
 // The negation also sends NaN to fmt; the sign bit sends -0.0 ("-0.0").
@@ -123,6 +140,21 @@ char* write_fixed(char* out, double v, int decimals) {
     case 1: return write_quick<1>(out, v);
     case 2: return write_quick<2>(out, v);
     default: return write_quick<3>(out, v);
+  }
+}
+
+char* write_fixed_before(char* end, double v, int decimals) {
+  if (!quick_range(v)) {
+    char text[kFixedRoom];
+    const size_t n = static_cast<size_t>(write_fixed(text, v, decimals) - text);
+    std::memcpy(end - n, text, n);
+    return end - n;
+  }
+  switch (decimals) {
+    case 0: return write_quick_before<0>(end, v);
+    case 1: return write_quick_before<1>(end, v);
+    case 2: return write_quick_before<2>(end, v);
+    default: return write_quick_before<3>(end, v);
   }
 }
 

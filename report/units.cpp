@@ -5,6 +5,7 @@
 
 #include <cmath>
 #include <cstring>
+#include <string_view>
 
 #include "analysis/figure_range.hpp"
 #include "report/fixed_decimal.hpp"
@@ -84,33 +85,34 @@ char* write_unit(char* out, size_t u) {
 
 static_assert(kReplayFigureRoom >= 2 * kFixedRoom + 8 + kReplayField);
 
+// The usual durations are written right to left into the 12 columns, spaces first, with no
+// scratch text to copy; what may not fit in them (NaN, infinity, a duration of years) is
+// written to a scratch buffer and padded.
 char* write_replay_duration(char* out, double ns) {
-  // The text goes to a scratch buffer first: its length decides the padding before it.
-  char text[kFixedRoom + 8];
-  char* p = text;
   if (ns < 0) ns = 0;
+  char* const end = out + kReplayField;
+  const auto place = [&](std::string_view unit, double v, int decimals) {
+    std::memset(out, ' ', kReplayField);
+    char* p = end - unit.size();
+    std::memcpy(p, unit.data(), unit.size());
+    write_fixed_before(p, v, decimals);
+    return end;
+  };
+  // The text fits the field in each of these branches: at most "999.999 us", and
+  // "99900000.0 s" below 9.99e16 ns.
   if (ns > 0 && ns < 0.95) {
     // as human_duration: no tenths of a nanosecond below the clock's tick
-    std::memcpy(p, "<1 ns", 5);
-    p += 5;
-  } else if (ns < 999.95) {
-    p = write_fixed(p, ns, 1);
-    std::memcpy(p, " ns", 3);
-    p += 3;
-  } else if (ns < 999999.5) {
-    p = write_fixed(p, ns / 1e3, 3);
-    std::memcpy(p, " us", 3);
-    p += 3;
-  } else if (ns < 999999500.0) {
-    p = write_fixed(p, ns / 1e6, 3);
-    std::memcpy(p, " ms", 3);
-    p += 3;
-  } else {
-    p = write_fixed(p, ns / 1e9, 1);
-    std::memcpy(p, " s", 2);
-    p += 2;
+    std::memcpy(out, "       <1 ns", kReplayField);
+    return end;
   }
-  return pad_field(out, text, p);
+  if (ns < 999.95) return place(" ns", ns, 1);
+  if (ns < 999999.5) return place(" us", ns / 1e3, 3);
+  if (ns < 999999500.0) return place(" ms", ns / 1e6, 3);
+  if (ns < 9.99e16) return place(" s", ns / 1e9, 1);
+  char text[kFixedRoom + 8];
+  char* p = write_fixed(text, ns / 1e9, 1);
+  std::memcpy(p, " s", 2);
+  return pad_field(out, text, p + 2);
 }
 
 char* write_replay_figure(char* out, double ns, double lo, double hi) {

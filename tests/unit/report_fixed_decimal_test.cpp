@@ -8,6 +8,9 @@
 #include <fmt/format.h>
 
 #include <cmath>
+#include <cstring>
+
+#include <cmath>
 #include <cstdint>
 #include <string>
 
@@ -115,6 +118,22 @@ TEST(WriteFixed, DecimalTableAndCarriesAsFmt) {
                    9007199254740991.0, 9007199254740992.0, 1e300, -0.0, -2.5})
     for (int d = 0; d <= 3; ++d) EXPECT_EQ(written(v, d), fmt::format("{:.{}f}", v, d)) << v;
   EXPECT_EQ(written(9007199254740991.0, 3).size(), 20u);
+}
+
+// write_fixed_before writes the same text, ending where it is told, and nothing after it.
+TEST(WriteFixed, BeforeAnEndAsForward) {
+  for (double v : {0.0, 0.04, 0.05, 0.25, 1.0005, 35.24, 999.95, 999.9999, 123456789012.3455,
+                   9007199254740991.0, 9007199254740992.0, 1e300, -0.0, -2.5, double{NAN}, double{INFINITY}}) {
+    for (int d = 0; d <= 3; ++d) {
+      char room[2 * kFixedRoom];
+      std::memset(room, '#', sizeof room);
+      char* end = room + kFixedRoom;
+      char* start = write_fixed_before(end, v, d);
+      EXPECT_EQ(std::string(start, end), fmt::format("{:.{}f}", v, d)) << v;
+      EXPECT_EQ(*end, '#');
+      EXPECT_EQ(start[-1], '#');
+    }
+  }
 }
 
 }  // namespace
