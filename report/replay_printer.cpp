@@ -59,6 +59,26 @@ char* write_text(char* p, std::string_view text) {
   return p + text.size();
 }
 
+// Copies `n` bytes in blocks of 16 (a few fixed-size moves instead of a call to memcpy for
+// a length known only now): writes up to kBlockSlack bytes past p + n, which must be room
+// (later pieces overwrite them), and reads as far past src + n.
+constexpr size_t kBlockSlack = 16;
+char* copy_blocks(char* p, const char* src, size_t n) {
+  for (size_t i = 0; i < n; i += kBlockSlack) std::memcpy(p + i, src + i, kBlockSlack);
+  return p + n;
+}
+
+// " | " and the indentation of depths up to kIndentDepths, with the blocks' slack.
+constexpr size_t kIndentDepths = 256;
+struct IndentText {
+  char text[3 + 2 * kIndentDepths + kBlockSlack];
+  constexpr IndentText() : text() {
+    for (char& c : text) c = ' ';
+    text[1] = '|';
+  }
+};
+constexpr IndentText kIndent;
+
 }  // namespace
 
 ReplayPrinter::ReplayPrinter(std::FILE* out, const format::ProcessMeta& meta,
@@ -89,6 +109,10 @@ uint32_t ReplayPrinter::name_index(uint64_t addr) {
     std::string name = shown_name(symbolizer_.lookup(addr).name);
     if (name.find('(') == std::string::npos && name_style() != analysis::NameStyle::mangled)
       name += "()";
+    // The arena's copy, with the slack copy_blocks reads past its end.
+    name_refs_.push_back(NameRef{name_arena_.size(), name.size()});
+    name_arena_ += name;
+    name_arena_.append(kBlockSlack, '\0');
     names_.push_back(std::move(name));
   }
   return i;
@@ -113,12 +137,18 @@ void ReplayPrinter::start_line() {
 }
 
 char* ReplayPrinter::write_indent(char* p, uint32_t depth) const {
-  p = write_text(p, tid_column_);
+  if (!tid_column_.empty()) p = write_text(p, tid_column_);
   // " | " and two spaces per level: one run of spaces with the bar put in.
   const size_t n = 3 + 2 * size_t{depth};
+  if (depth <= kIndentDepths) return copy_blocks(p, kIndent.text, n);
   std::memset(p, ' ', n);
   p[1] = '|';
   return p + n;
+}
+
+char* ReplayPrinter::write_name(char* p, uint32_t name) const {
+  const NameRef& ref = name_refs_[name];
+  return copy_blocks(p, name_arena_.data() + ref.at, ref.size);
 }
 
 std::string_view ReplayPrinter::pending_text() {
@@ -134,10 +164,10 @@ void ReplayPrinter::open_pending() {
   // "NAME {" with a blank duration, written in place.
   start_line();
   const std::string_view text = pending_text();
-  char* p = room(12 + indent_size(pending_depth_) + text.size() + 3);
+  char* p = room(12 + indent_size(pending_depth_) + text.size() + 3 + 2 * kBlockSlack);
   std::memset(p, ' ', 12);  // replay_blank()
   p = write_indent(p + 12, pending_depth_);
-  p = write_text(p, text);
+  p = pending_has_args_ ? write_text(p, text) : write_name(p, pending_name_);
   p = write_text(p, " {\n");
   commit(p);
 }
@@ -172,17 +202,25 @@ void ReplayPrinter::on_call(const analysis::FinishedCall& call) {
   // hot path, one or two lines per call).
   start_line();
   const bool leaf = pending_ && pending_depth_ == call.depth;
-  // The closing line's name: the open call's at that depth (the one closing), looked up
-  // by address only if that is not it.
+  // The line's name: the pending call's (a leaf), else the open call's at that depth (the
+  // one closing), looked up by address only if that is not it; by its index in the arena,
+  // or as text when it carries arguments.
+  constexpr uint32_t kText = UINT32_MAX;
+  uint32_t name = kText;
   std::string_view text;
   if (leaf) {
-    text = pending_text();
+    if (pending_has_args_)
+      text = pending_text();
+    else
+      name = pending_name_;
   } else if (call.depth < open_addrs_.size() && open_addrs_[call.depth] == call.addr) {
-    text = names_[open_names_[call.depth]];
+    name = open_names_[call.depth];
   } else {
-    text = name_of(call.addr);
+    name = name_index(call.addr);
   }
-  char* p = room(kLineExtra + indent_size(call.depth) + text.size());
+  const size_t text_size = name != kText ? name_refs_[name].size : text.size();
+  const size_t line_room = kLineExtra + 2 * kBlockSlack + indent_size(call.depth) + text_size;
+  char* p = room(line_room);
   // ProcessMeta::ticks_to_ns, inline (the same expression, so the same doubles).
   const double tps = ticks_per_second_;
   auto to_ns = [tps](uint64_t ticks) {
@@ -194,14 +232,14 @@ void ReplayPrinter::on_call(const analysis::FinishedCall& call) {
     const std::string painted = paint_duration(replay_figure(ns, lo, hi), ns, true);
     commit(p);
     append(painted);
-    p = room(kLineExtra + indent_size(call.depth) + text.size());
+    p = room(line_room);
   } else {
     p = write_replay_figure(p, ns, lo, hi);
   }
   p = write_indent(p, call.depth);
   if (leaf) {
     pending_ = false;
-    p = write_text(p, text);
+    p = name != kText ? write_name(p, name) : write_text(p, text);
     retval_leaf_ = true;
     retval_at_ = static_cast<size_t>(p - buf_.get());  // at the ';'
     *p++ = ';';
@@ -210,7 +248,7 @@ void ReplayPrinter::on_call(const analysis::FinishedCall& call) {
     retval_leaf_ = false;
     retval_at_ = static_cast<size_t>(p - buf_.get());  // after the '}'
     p = write_text(p, " /* ");
-    p = write_text(p, text);
+    p = write_name(p, name);
     p = write_text(p, " */");
   }
   if (call.exit != analysis::ExitKind::kNormal) p = write_text(p, exit_mark(call.exit, normal_end_));

@@ -99,6 +99,9 @@ class ReplayPrinter {
   char* write_indent(char* p, uint32_t depth) const;
   // The bytes write_indent writes at `depth`.
   size_t indent_size(uint32_t depth) const { return tid_column_.size() + 3 + 2 * size_t{depth}; }
+  // The function `name`'s shown name (an index in names_), copied from the arena in blocks:
+  // up to 16 bytes past its end must be room.
+  char* write_name(char* p, uint32_t name) const;
   // The pending call's text: its name, or its name with its arguments.
   std::string_view pending_text();
 
@@ -112,6 +115,12 @@ class ReplayPrinter {
   uint32_t max_depth_;
   analysis::AddrIndex name_index_;
   std::vector<std::string> names_;
+  // The same names one after the other, each followed by 16 bytes of slack (write_name).
+  struct NameRef {
+    size_t at, size;
+  };
+  std::vector<NameRef> name_refs_;
+  std::string name_arena_;
   // The output: written by pointer (no std::string append per piece), handed to out_ in
   // blocks of kFlushAt bytes.
   std::unique_ptr<char[]> buf_;
