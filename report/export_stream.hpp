@@ -1,6 +1,7 @@
 // Buffered output of the exports: text is gathered in a buffer of our own and handed to the
-// FILE in blocks of about 1 MiB, so streaming a call at a time costs no system call per
-// call. Writers that format in place (once or twice per call) ask for room, write by
+// FILE in blocks of about 64 KiB, so streaming a call at a time costs no system call per
+// call, and the block is still in the cache when the kernel copies it (with 1 MiB blocks
+// the system time of a 1.5 GB chrome export was 2-4x). Writers that format in place (once or twice per call) ask for room, write by
 // pointer and commit: no std::string append per piece. The first write error is kept and
 // reported once by finish().
 #pragma once
@@ -44,7 +45,7 @@ class ExportStream {
   }
 
  private:
-  static constexpr size_t kFlushAt = size_t{1} << 20;
+  static constexpr size_t kFlushAt = size_t{64} << 10;
   static constexpr size_t kInitial = kFlushAt + (size_t{64} << 10);
   void flush() {
     if (size_ > 0 && std::fwrite(buf_.get(), 1, size_, out_) != size_) ok_ = false;

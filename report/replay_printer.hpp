@@ -122,7 +122,7 @@ class ReplayPrinter {
   std::vector<NameRef> name_refs_;
   std::string name_arena_;
   // The output: written by pointer (no std::string append per piece), handed to out_ in
-  // blocks of kFlushAt bytes.
+  // blocks of 64 KiB.
   std::unique_ptr<char[]> buf_;
   size_t size_ = 0;
   size_t cap_ = 0;

@@ -1,7 +1,7 @@
 // A bigger pipe for a command that streams a lot to its standard output (replay): with the
-// kernel's default 64 KiB pipe, each of the command's 1 MiB writes wakes the reader and
-// the writer many times over; a pipe as big as the write lets the two sides take turns
-// once per block.
+// kernel's default 64 KiB pipe, each of the command's 64 KiB writes fills it and the writer
+// waits for the reader every time; a pipe of 1 MiB lets the two sides run side by side
+// (replay of 20 M calls | cat: 1.6-1.9 s wall against 1.8-2.8 s).
 #pragma once
 
 #include <cstddef>
