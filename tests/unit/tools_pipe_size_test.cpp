@@ -5,6 +5,7 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 
@@ -29,10 +30,11 @@ TEST(WidenPipe, GrowsAPipeUpToTheLimit) {
   widen_pipe(fds[1], size_t{1} << 20);
   const int after = fcntl(fds[1], F_GETPIPE_SZ);
   const size_t max = pipe_max();
-  if (max >= (size_t{1} << 20))
+  if (max >= (size_t{1} << 20)) {
     EXPECT_GE(after, 1 << 20);
-  else if (max > 0)
+  } else if (max > 0) {
     EXPECT_GE(static_cast<size_t>(after), std::min(max, size_t{1} << 20));
+  }
   EXPECT_GE(after, before);
   // Asking less than it holds changes nothing.
   widen_pipe(fds[1], 4096);
