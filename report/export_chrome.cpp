@@ -33,6 +33,7 @@ class ChromeWriter {
 
   void begin_process(const format::ProcessRecording& proc, analysis::ProcessSymbolizer& sym) {
     meta_ = &proc.meta;
+    tps_ = proc.meta.ticks_per_second;
     sym_ = &sym;
     names_.clear();
     event(fmt::format(R"({{"ph":"M","pid":{},"tid":{},"name":"process_name","args":{{"name":{}}}}})",
@@ -53,36 +54,39 @@ class ChromeWriter {
   uint32_t on_enter(uint64_t, uint64_t, uint32_t, bool) { return 0; }
   void on_special(const format::Event&, uint32_t) {}
   void on_call(const analysis::FinishedCall& call) {
-    // Formatted in place (no string per event: this runs once per call): the text up to
-    // the name in a local line, appended at once. The head's numbers are 32-bit: it fits.
-    static_assert(sizeof(R"({"ph":"X","pid":4294967295,"tid":4294967295,"ts":)") < 128);
-    char line[2 + 128 + 2 * kFixed3Room + 32];
-    char* p = line;
+    // Formatted in place (no string per event: this runs once per call).
+    const std::string& quoted = name(call.addr);
+    char* const start = out_.room(2 + call_head_.size() + 2 * kFixed3Room + 16 + quoted.size() +
+                                  kCatRoom);
+    char* p = start;
     if (!first_) *p++ = ',';
     *p++ = '\n';
     first_ = false;
     p = write_text(p, call_head_);
-    p = write_fixed3(p, analysis::ticks_to_time_ns(*meta_, call.vstart) / 1000.0);
+    p = write_fixed3(p, to_ns(call.vstart) / 1000.0);
     p = write_text(p, ",\"dur\":");
-    p = write_fixed3(p, meta_->ticks_to_ns(call.time) / 1000.0);
+    p = write_fixed3(p, to_ns(call.time) / 1000.0);
     p = write_text(p, ",\"name\":");
-    std::string& text = out_.text();
-    text.append(line, p);
-    text += name(call.addr);
+    p = write_text(p, quoted);
     if (call.exit != analysis::ExitKind::kNormal || call.inherited) {
-      text += ",\"cat\":\"";
+      p = write_text(p, ",\"cat\":\"");
       if (call.exit != analysis::ExitKind::kNormal) {
-        text += analysis::exit_kind_name(call.exit);
-        if (call.inherited) text += ',';
+        p = write_text(p, analysis::exit_kind_name(call.exit));
+        if (call.inherited) *p++ = ',';
       }
-      if (call.inherited) text += "inherited";
-      text += '"';
+      if (call.inherited) p = write_text(p, "inherited");
+      *p++ = '"';
     }
-    text += '}';
-    out_.written();
+    *p++ = '}';
+    out_.commit(p);
   }
 
  private:
+  // ProcessMeta::ticks_to_ns (and analysis::ticks_to_time_ns), inline: the same expression,
+  // so the same doubles.
+  double to_ns(uint64_t ticks) const {
+    return tps_ <= 0 ? 0 : static_cast<double>(ticks) * 1e9 / tps_;
+  }
   const std::string& name(uint64_t addr) {
     auto [it, inserted] = names_.try_emplace(addr);
     if (inserted) it->second = json_quote(sym_->lookup(addr).name);
@@ -94,8 +98,12 @@ class ChromeWriter {
     out_.write(text);
   }
 
+  // ',"cat":"' EXIT_KIND ',inherited"': exit_kind_name()'s longest is "exception".
+  static constexpr size_t kCatRoom = 64;
+
   ExportStream& out_;
   const format::ProcessMeta* meta_ = nullptr;
+  double tps_ = 0;  // meta_'s ticks per second
   analysis::ProcessSymbolizer* sym_ = nullptr;
   std::string call_head_;  // a call event's text up to its ts, for this thread
   bool first_ = true;

@@ -25,6 +25,7 @@
 // thread_descriptor,debug_annotation}.proto and interned_data/interned_data.proto of
 // Perfetto's public repository.
 #include <cmath>
+#include <cstring>
 #include <string>
 #include <vector>
 
@@ -180,7 +181,9 @@ class PerfettoWriter {
  private:
   // A point of the compensated clock in whole ns (as chrome's ts, which has 3 decimals of µs).
   uint64_t to_ns(uint64_t vticks) const {
-    double ns = analysis::ticks_to_time_ns(proc_->meta, vticks);
+    // analysis::ticks_to_time_ns, inline (the same expression, so the same doubles).
+    const double tps = proc_->meta.ticks_per_second;
+    const double ns = tps <= 0 ? 0 : static_cast<double>(vticks) * 1e9 / tps;
     return ns <= 0 ? 0 : static_cast<uint64_t>(std::llround(ns));
   }
 
@@ -212,9 +215,16 @@ class PerfettoWriter {
     packet.varint(pf::kTrustedPacketSequenceId, seq_);
     packet.varint(pf::kSequenceFlags, pf::kSeqNeedsIncrementalState);
     packet.message(pf::kTrackEvent, te);
-    SmallProto<56> frame;
-    frame.message(pf::kTracePacket, packet);
-    out_.write(frame.view());
+    // Framed as Trace.packet straight into the stream: its tag, its length (one byte: the
+    // packet is under 128 bytes) and the packet, copied as the whole fixed block (no call
+    // to memcpy for a length known only now).
+    static_assert(sizeof(packet) >= 48 && 48 < 128);
+    const std::string_view body = packet.view();
+    char* p = out_.room(2 + 48);
+    p[0] = static_cast<char>((pf::kTracePacket << 3) | 2);
+    p[1] = static_cast<char>(body.size());
+    std::memcpy(p + 2, body.data(), 48);
+    out_.commit(p + 2 + body.size());
   }
 
   // The sequence's first packet (state cleared, defaults, clock 64 = BOOTTIME = t0 ns) and

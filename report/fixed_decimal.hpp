@@ -19,5 +19,8 @@ void append_fixed(std::string& out, double v, int decimals);
 // line in a local buffer and append it once.
 constexpr size_t kFixedRoom = 320;
 char* write_fixed(char* out, double v, int decimals);
+// The same text written so that it ends at `end`; returns its first character. The bytes
+// it takes before `end` (at most kFixedRoom) must be room. For right-aligned fields.
+char* write_fixed_before(char* end, double v, int decimals);
 
 }  // namespace callmon::report

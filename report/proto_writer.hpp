@@ -81,6 +81,7 @@ class SmallProto {
   void message(uint32_t field, const Nested& nested) {
     bytes(field, nested.view());
   }
+  // The encoded bytes; data() starts the whole array of N bytes (a caller may copy all N).
   std::string_view view() const { return {buf_, n_}; }
 
  private:

@@ -21,7 +21,10 @@
 
 #include <cstdint>
 #include <cstdio>
+#include <cstring>
+#include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "analysis/addr_index.hpp"
@@ -70,37 +73,69 @@ class ReplayPrinter {
 
  private:
   bool hidden(uint32_t depth) const { return max_depth_ != 0 && depth >= max_depth_; }
-  const std::string& name_of(uint64_t addr);
+  // The index in names_ of the function at `addr`, its shown name made on first use.
+  uint32_t name_index(uint64_t addr);
+  const std::string& name_of(uint64_t addr) { return names_[name_index(addr)]; }
   void open_pending();
   void line(const std::string& duration, uint32_t depth, const std::string& text);
   // The blank duration field, with the TID column if shown.
   std::string blank() const;
   // The pieces of a line written in place (the hot path): start_line settles the last
-  // closing line and flushes a full buffer; then the duration field and the TID column;
-  // append_indent the " | " and the indentation; append_pending_name the pending call's
-  // text.
+  // closing line and flushes a full buffer; room(n) makes room for n more bytes and returns
+  // where they go, commit(end) takes what was written up to `end`. write_indent writes the
+  // TID column, the " | " and the indentation.
   void start_line();
-  void append_indent(uint32_t depth);
-  void append_pending_name();
+  char* room(size_t n) {
+    if (size_ + n > cap_) grow(n);
+    return buf_.get() + size_;
+  }
+  void commit(char* end) { size_ = static_cast<size_t>(end - buf_.get()); }
+  void append(std::string_view text) {
+    char* p = room(text.size());
+    std::memcpy(p, text.data(), text.size());
+    commit(p + text.size());
+  }
+  void grow(size_t n);
+  char* write_indent(char* p, uint32_t depth) const;
+  // The bytes write_indent writes at `depth`.
+  size_t indent_size(uint32_t depth) const { return tid_column_.size() + 3 + 2 * size_t{depth}; }
+  // The function `name`'s shown name (an index in names_), copied from the arena in blocks:
+  // up to 16 bytes past its end must be room.
+  char* write_name(char* p, uint32_t name) const;
+  // The pending call's text: its name, or its name with its arguments.
+  std::string_view pending_text();
 
   bool normal_end_ = false;
   std::FILE* out_;
   bool colour_ = false;
   std::string tid_column_;  // " [    TID]" or empty
   const format::ProcessMeta& meta_;
+  double ticks_per_second_;  // meta_'s, for ticks_to_ns written inline
   analysis::ProcessSymbolizer& symbolizer_;
   uint32_t max_depth_;
   analysis::AddrIndex name_index_;
   std::vector<std::string> names_;
-  std::string buf_;
+  // The same names one after the other, each followed by 16 bytes of slack (write_name).
+  struct NameRef {
+    size_t at, size;
+  };
+  std::vector<NameRef> name_refs_;
+  std::string name_arena_;
+  // The output: written by pointer (no std::string append per piece), handed to out_ in
+  // blocks of 64 KiB.
+  std::unique_ptr<char[]> buf_;
+  size_t size_ = 0;
+  size_t cap_ = 0;
   bool pending_ = false;  // a call entered, its opening line not printed yet
-  uint64_t pending_addr_ = 0;
+  uint32_t pending_name_ = 0;  // its index in names_
   uint32_t pending_depth_ = 0;
   uint32_t pending_slot_ = 0;
   bool pending_has_args_ = false;
   std::string pending_args_;        // the pending call's arguments, formatted
+  std::string pending_with_args_;   // its name with them, once asked for
   uint32_t serial_ = 0;             // the slot of the last call entered (never 0 once shown)
   std::vector<uint64_t> open_addrs_;  // addresses of the shown open calls, by depth
+  std::vector<uint32_t> open_names_;  // and their indices in names_
   size_t last_line_at_ = 0;         // where the last line starts in buf_
   uint32_t retval_slot_ = 0;        // the call whose closing line is last in buf_, or 0
   size_t retval_at_ = 0;            // where its return value goes in buf_

@@ -4,6 +4,8 @@
 #include <fmt/format.h>
 
 #include <cmath>
+#include <cstring>
+#include <string_view>
 
 #include "analysis/figure_range.hpp"
 #include "report/fixed_decimal.hpp"
@@ -59,61 +61,97 @@ std::string human_figure(double ns, double lo, double hi) {
 
 namespace {
 
-// Right-aligns what was appended to `out` from `from` on in 12 columns (fmt's "{:>12}").
-void pad_field(std::string& out, size_t from) {
-  const size_t n = out.size() - from;
-  if (n < kReplayField) out.insert(from, kReplayField - n, ' ');
+// Copies the text [from, end) to `out` right-aligned in 12 columns (fmt's "{:>12}");
+// returns the end of what was written.
+char* pad_field(char* out, const char* from, const char* end) {
+  const size_t n = static_cast<size_t>(end - from);
+  if (n < kReplayField) {
+    std::memset(out, ' ', kReplayField - n);
+    out += kReplayField - n;
+  }
+  std::memcpy(out, from, n);
+  return out + n;
+}
+
+// "ns", "us"...: 2 bytes, or 1 for "s".
+char* write_unit(char* out, size_t u) {
+  const char* name = kUnits[u].name;
+  *out++ = name[0];
+  if (name[1] != '\0') *out++ = name[1];
+  return out;
 }
 
 }  // namespace
 
-void append_replay_duration(std::string& out, double ns) {
-  const size_t from = out.size();
+static_assert(kReplayFigureRoom >= 2 * kFixedRoom + 8 + kReplayField);
+
+// The usual durations are written right to left into the 12 columns, spaces first, with no
+// scratch text to copy; what may not fit in them (NaN, infinity, a duration of years) is
+// written to a scratch buffer and padded.
+char* write_replay_duration(char* out, double ns) {
   if (ns < 0) ns = 0;
+  char* const end = out + kReplayField;
+  const auto place = [&](std::string_view unit, double v, int decimals) {
+    std::memset(out, ' ', kReplayField);
+    char* p = end - unit.size();
+    std::memcpy(p, unit.data(), unit.size());
+    write_fixed_before(p, v, decimals);
+    return end;
+  };
+  // The text fits the field in each of these branches: at most "999.999 us", and
+  // "99900000.0 s" below 9.99e16 ns.
   if (ns > 0 && ns < 0.95) {
-    out += "<1 ns";  // as human_duration: no tenths of a nanosecond below the clock's tick
-  } else if (ns < 999.95) {
-    append_fixed(out, ns, 1);
-    out += " ns";
-  } else if (ns < 999999.5) {
-    append_fixed(out, ns / 1e3, 3);
-    out += " us";
-  } else if (ns < 999999500.0) {
-    append_fixed(out, ns / 1e6, 3);
-    out += " ms";
-  } else {
-    append_fixed(out, ns / 1e9, 1);
-    out += " s";
+    // as human_duration: no tenths of a nanosecond below the clock's tick
+    std::memcpy(out, "       <1 ns", kReplayField);
+    return end;
   }
-  pad_field(out, from);
+  if (ns < 999.95) return place(" ns", ns, 1);
+  if (ns < 999999.5) return place(" us", ns / 1e3, 3);
+  if (ns < 999999500.0) return place(" ms", ns / 1e6, 3);
+  if (ns < 9.99e16) return place(" s", ns / 1e9, 1);
+  char text[kFixedRoom + 8];
+  char* p = write_fixed(text, ns / 1e9, 1);
+  std::memcpy(p, " s", 2);
+  return pad_field(out, text, p + 2);
 }
 
-void append_replay_figure(std::string& out, double ns, double lo, double hi) {
-  if (!analysis::is_uncertain(lo, hi)) {
-    append_replay_duration(out, ns);
-    return;
-  }
+char* write_replay_figure(char* out, double ns, double lo, double hi) {
+  if (!analysis::is_uncertain(lo, hi)) return write_replay_duration(out, ns);
   // The range, its unit glued on so that it fits the column ("0.08..2.76ms"): human_range
   // without its space.
-  const size_t from = out.size();
+  char text[2 * kFixedRoom + 8];
+  char* p = text;
   if (!(hi > 0)) {
-    out += "0ns";
+    std::memcpy(p, "0ns", 3);
+    p += 3;
   } else if (hi < 1) {
-    out += "<1ns";
+    std::memcpy(p, "<1ns", 4);
+    p += 4;
   } else {
     size_t u = 0;
     while (u + 1 < std::size(kUnits) && hi >= kUnits[u + 1].scale) ++u;
     double h = hi / kUnits[u].scale, l = (lo > 0 ? lo : 0) / kUnits[u].scale;
     int dec = decimals_for(h);
     if (l == 0)
-      out += '0';
+      *p++ = '0';
     else
-      append_fixed(out, l, dec);
-    out += "..";
-    append_fixed(out, h, dec);
-    out += kUnits[u].name;
+      p = write_fixed(p, l, dec);
+    *p++ = '.';
+    *p++ = '.';
+    p = write_fixed(p, h, dec);
+    p = write_unit(p, u);
   }
-  pad_field(out, from);
+  return pad_field(out, text, p);
+}
+
+void append_replay_duration(std::string& out, double ns) {
+  char text[kReplayFigureRoom];
+  out.append(text, write_replay_duration(text, ns));
+}
+
+void append_replay_figure(std::string& out, double ns, double lo, double hi) {
+  char text[kReplayFigureRoom];
+  out.append(text, write_replay_figure(text, ns, lo, hi));
 }
 
 std::string replay_duration(double ns) {

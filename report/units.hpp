@@ -29,6 +29,11 @@ std::string replay_figure(double ns, double lo, double hi);
 // The same two, appended to `out` (the replay's hot path: no string of their own).
 void append_replay_duration(std::string& out, double ns);
 void append_replay_figure(std::string& out, double ns, double lo, double hi);
+// The same written at `out`, which has room for kReplayFigureRoom bytes (the field is 12
+// columns, more only for durations of years or NaN); returns the end of the text.
+constexpr size_t kReplayFigureRoom = 720;
+char* write_replay_duration(char* out, double ns);
+char* write_replay_figure(char* out, double ns, double lo, double hi);
 
 // Nanoseconds rounded to the nearest integer, as the JSON outputs give them.
 int64_t ns_int(double ns);

@@ -8,6 +8,9 @@
 #include <fmt/format.h>
 
 #include <cmath>
+#include <cstring>
+
+#include <cmath>
 #include <cstdint>
 #include <string>
 
@@ -89,6 +92,46 @@ TEST(AppendFixed, RandomDurationsAsFmt) {
       const double v = ns / scale;
       const int d = static_cast<int>((x >> 8) & 3);
       ASSERT_EQ(fixed(v, d), fmt::format("{:.{}f}", v, d)) << v;
+    }
+  }
+}
+
+}  // namespace
+}  // namespace callmon::report
+
+namespace callmon::report {
+namespace {
+
+// write_fixed (the in-place form, three decimals at once from a table) at the edges of
+// its digits: every value of the decimals' table, carries into the integer part, the
+// longest quick text (just under 2^53), and what it leaves past its end untouched.
+TEST(WriteFixed, DecimalTableAndCarriesAsFmt) {
+  auto written = [](double v, int d) {
+    char room[kFixedRoom];
+    return std::string(room, write_fixed(room, v, d));
+  };
+  for (int i = 0; i < 1000; ++i) {
+    const double v = 7 + i / 1000.0;
+    ASSERT_EQ(written(v, 3), fmt::format("{:.3f}", v)) << v;
+  }
+  for (double v : {0.0, 0.0004, 0.9995, 0.99951, 9.9999, 99.9996, 999.9999, 1e15 + 0.999,
+                   9007199254740991.0, 9007199254740992.0, 1e300, -0.0, -2.5})
+    for (int d = 0; d <= 3; ++d) EXPECT_EQ(written(v, d), fmt::format("{:.{}f}", v, d)) << v;
+  EXPECT_EQ(written(9007199254740991.0, 3).size(), 20u);
+}
+
+// write_fixed_before writes the same text, ending where it is told, and nothing after it.
+TEST(WriteFixed, BeforeAnEndAsForward) {
+  for (double v : {0.0, 0.04, 0.05, 0.25, 1.0005, 35.24, 999.95, 999.9999, 123456789012.3455,
+                   9007199254740991.0, 9007199254740992.0, 1e300, -0.0, -2.5, double{NAN}, double{INFINITY}}) {
+    for (int d = 0; d <= 3; ++d) {
+      char room[2 * kFixedRoom];
+      std::memset(room, '#', sizeof room);
+      char* end = room + kFixedRoom;
+      char* start = write_fixed_before(end, v, d);
+      EXPECT_EQ(std::string(start, end), fmt::format("{:.{}f}", v, d)) << v;
+      EXPECT_EQ(*end, '#');
+      EXPECT_EQ(start[-1], '#');
     }
   }
 }

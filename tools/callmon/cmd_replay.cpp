@@ -13,6 +13,7 @@
 #include "tools/callmon/command.hpp"
 #include "tools/callmon/filter_options.hpp"
 #include "tools/callmon/pager.hpp"
+#include "tools/callmon/pipe_size.hpp"
 #include "tools/callmon/name_option.hpp"
 #include "tools/callmon/recording_options.hpp"
 
@@ -51,6 +52,7 @@ int run_replay(const ReplayOptions& o) {
   // The TID column is worth its width only when several threads are shown.
   const bool tid_column = paths.size() > 1;
   const bool colour = start_terminal(o.term);
+  widen_pipe(1, size_t{1} << 20);  // room for 16 of the printer's 64 KiB blocks
   Progress progress(cmd);
   analysis::ProgressFn tick = progress.callback();
   const uint64_t total_bytes = tick ? analysis::total_file_size(paths) : 0;
