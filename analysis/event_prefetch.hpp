@@ -1,7 +1,7 @@
 // Decoding ahead on a spare core: a thread's records are decoded by a second thread into
 // compact batches while the call walk, which must stay sequential, consumes the batches
-// before them. The walk then only reads arrays (16 bytes and one kind byte per ENTER or
-// EXIT) instead of decoding LEB128 deltas, and the two halves of the work run side by side.
+// before them. The walk then only reads arrays (16 bytes and one kind byte per ENTER, 8 and one
+// per EXIT) instead of decoding LEB128 deltas, and the two halves of the work run side by side.
 //
 // The events are exactly those the reader yields, in the same order: the same reader
 // decodes them (on the other thread), so damage, abandoned chunks, empty chunks and a cut
@@ -93,7 +93,7 @@ struct alignas(64) EventBatch {  // whole cache lines: one slot is written as an
   static constexpr uint8_t kOther = 0xff;
   std::vector<uint8_t> kinds;   // format::Event::kEnter, kExit, or kOther
   std::vector<uint64_t> ticks;  // per plain ENTER/EXIT
-  std::vector<uint64_t> addrs;  // per plain ENTER/EXIT (0 for EXIT)
+  std::vector<uint64_t> addrs;  // per plain ENTER (an EXIT has none)
   std::vector<format::Event> others;  // data: an offset into `payload` until handed out
   std::vector<uint8_t> payload;       // the ARGS and RETVAL payloads of `others`
   uint64_t bytes_read = 0;  // the reader's bytes_read() after the batch's last event
@@ -204,7 +204,7 @@ class alignas(64) EventPrefetch {
           !ev.nested) [[likely]] {
         b.kinds.push_back(ev.type);
         b.ticks.push_back(ev.ticks);
-        b.addrs.push_back(ev.addr);
+        if (ev.type == format::Event::kEnter) b.addrs.push_back(ev.addr);
         continue;
       }
       b.kinds.push_back(EventBatch::kOther);
