@@ -871,7 +871,7 @@ uint64_t walk_thread_prefetched(format::ThreadReader& reader,
 // when a core is free (event_prefetch.hpp); the walk sees the same records either way.
 template <class Sink, class Tick>
 uint64_t walk_thread(format::ThreadReader& reader, CallWalker<Sink>& walker, Tick&& tick) {
-  CoreLease lease(CoreBudget::global(), record_bytes(reader) >= kPrefetchMinBytes);
+  CoreLease lease(CoreBudget::global(), record_bytes(reader) >= prefetch_min_bytes());
   if (lease.spare()) return walk_thread_prefetched(reader, walker, tick);
   return walk_thread_inline(reader, walker, tick);
 }

@@ -18,6 +18,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cstdint>
+#include <cstdlib>
 #include <exception>
 #include <thread>
 #include <utility>
@@ -76,6 +77,17 @@ class CoreLease {
 // Bytes of records a walk should have before decoding ahead pays for the thread it starts
 // and the handoff of each batch (~4 M calls; below this the waits cost more than they save).
 inline constexpr uint64_t kPrefetchMinBytes = 16u << 20;
+
+// kPrefetchMinBytes, or the number CALLMON_PREFETCH_MIN_BYTES gives (tests: 0 decodes
+// every thread ahead when a core is free, so the golden traces check that path too).
+inline uint64_t prefetch_min_bytes() {
+  static const uint64_t bytes = [] {
+    const char* s = std::getenv("CALLMON_PREFETCH_MIN_BYTES");
+    if (s == nullptr || *s < '0' || *s > '9') return kPrefetchMinBytes;
+    return static_cast<uint64_t>(std::strtoull(s, nullptr, 10));
+  }();
+  return bytes;
+}
 
 // About how many bytes of records `reader`'s file holds: up to the end the header gives
 // (files grow by whole windows of chunks and may be mostly unused), within the file.
