@@ -810,7 +810,13 @@ uint64_t walk_thread_inline(format::ThreadReader& reader,
   format::Event ev;
   uint64_t events = 0;
   while (reader.next(ev)) {
-    walker.feed(ev);
+    // Plain ENTER and EXIT (the bulk) by kind, as the prefetched loop feeds them.
+    if (ev.type == format::Event::kEnter && !ev.nested) [[likely]]
+      walker.feed_enter(ev.ticks, ev.addr);
+    else if (ev.type == format::Event::kExit && !ev.nested) [[likely]]
+      walker.feed_exit(ev.ticks);
+    else
+      walker.feed(ev);
     if ((++events & 0xFFFFF) == 0) tick(reader.bytes_read());
   }
   walker.finish();
