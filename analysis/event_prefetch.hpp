@@ -1,7 +1,7 @@
 // Decoding ahead on a spare core: a thread's records are decoded by a second thread into
 // compact batches while the call walk, which must stay sequential, consumes the batches
-// before them. The walk then only reads arrays (16 bytes and one kind byte per ENTER or
-// EXIT) instead of decoding LEB128 deltas, and the two halves of the work run side by side.
+// before them. The walk then only reads arrays (16 bytes and one kind byte per ENTER, 8 and one
+// per EXIT) instead of decoding LEB128 deltas, and the two halves of the work run side by side.
 //
 // The events are exactly those the reader yields, in the same order: the same reader
 // decodes them (on the other thread), so damage, abandoned chunks, empty chunks and a cut
@@ -18,6 +18,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cstdint>
+#include <cstdlib>
 #include <exception>
 #include <thread>
 #include <utility>
@@ -77,6 +78,17 @@ class CoreLease {
 // and the handoff of each batch (~4 M calls; below this the waits cost more than they save).
 inline constexpr uint64_t kPrefetchMinBytes = 16u << 20;
 
+// kPrefetchMinBytes, or the number CALLMON_PREFETCH_MIN_BYTES gives (tests: 0 decodes
+// every thread ahead when a core is free, so the golden traces check that path too).
+inline uint64_t prefetch_min_bytes() {
+  static const uint64_t bytes = [] {
+    const char* s = std::getenv("CALLMON_PREFETCH_MIN_BYTES");
+    if (s == nullptr || *s < '0' || *s > '9') return kPrefetchMinBytes;
+    return static_cast<uint64_t>(std::strtoull(s, nullptr, 10));
+  }();
+  return bytes;
+}
+
 // About how many bytes of records `reader`'s file holds: up to the end the header gives
 // (files grow by whole windows of chunks and may be mostly unused), within the file.
 inline uint64_t record_bytes(const format::ThreadReader& reader) {
@@ -93,7 +105,7 @@ struct alignas(64) EventBatch {  // whole cache lines: one slot is written as an
   static constexpr uint8_t kOther = 0xff;
   std::vector<uint8_t> kinds;   // format::Event::kEnter, kExit, or kOther
   std::vector<uint64_t> ticks;  // per plain ENTER/EXIT
-  std::vector<uint64_t> addrs;  // per plain ENTER/EXIT (0 for EXIT)
+  std::vector<uint64_t> addrs;  // per plain ENTER (an EXIT has none)
   std::vector<format::Event> others;  // data: an offset into `payload` until handed out
   std::vector<uint8_t> payload;       // the ARGS and RETVAL payloads of `others`
   uint64_t bytes_read = 0;  // the reader's bytes_read() after the batch's last event
@@ -204,7 +216,7 @@ class alignas(64) EventPrefetch {
           !ev.nested) [[likely]] {
         b.kinds.push_back(ev.type);
         b.ticks.push_back(ev.ticks);
-        b.addrs.push_back(ev.addr);
+        if (ev.type == format::Event::kEnter) b.addrs.push_back(ev.addr);
         continue;
       }
       b.kinds.push_back(EventBatch::kOther);

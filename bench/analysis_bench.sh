@@ -10,6 +10,7 @@
 # many short threads), 3 runs. Each figure is the median of the runs: wall clock and CPU
 # (user + system) seconds, M calls/s from the wall clock, and the largest peak RSS. Output
 # files go to a temporary directory (the exports' sizes are printed) and are deleted.
+# ONLY=NAME[,NAME...] in the environment runs only those commands (e.g. ONLY=report).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 builds=("${1:-$root/build}")
@@ -49,6 +50,7 @@ printf '%-11s %-6s %8s %8s %9s %8s %10s\n' command build wall_s cpu_s Mcalls/s R
 for entry in "${commands[@]}"; do
   name=${entry%%|*}
   args=${entry#*|}
+  if [ -n "${ONLY:-}" ] && [[ ",$ONLY," != *",$name,"* ]]; then continue; fi
   for b in "${!builds[@]}"; do : > "$work/walls.$b"; : > "$work/cpus.$b"; : > "$work/rss.$b"; done
   for run in $(seq "$runs"); do
     for b in "${!builds[@]}"; do

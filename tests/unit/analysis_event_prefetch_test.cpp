@@ -62,10 +62,12 @@ template <class Reader>
 std::vector<Seen> drain(EventPrefetch<Reader>& p) {
   std::vector<Seen> out;
   while (const EventBatch* b = p.next_batch()) {
-    size_t plain = 0, other = 0;
+    size_t plain = 0, enters = 0, other = 0;
     for (uint8_t k : b->kinds) {
       if (k != EventBatch::kOther) {
-        out.push_back({k, b->ticks[plain], b->addrs[plain], -1});
+        // Only an ENTER has an address in the batch (an EXIT's is 0).
+        const uint64_t addr = k == Event::kEnter ? b->addrs[enters++] : 0;
+        out.push_back({k, b->ticks[plain], addr, -1});
         ++plain;
       } else {
         const Event& e = b->others[other++];
