@@ -265,32 +265,69 @@ def case_filters(a, exe):
     expect(status == ref_status == 3, f"exit status {status}, without attach {ref_status}")
 
 
+class ParkedReader:
+    """attach_parked.c run with the read end of a pipe: each request line goes to its stdin
+    (with a byte written to the pipe first for R) and one output line is read back."""
+
+    def __init__(self, exe):
+        self.r, self.w = os.pipe()
+        self.p = subprocess.Popen([exe, str(self.r)], stdin=subprocess.PIPE,
+                                  stdout=subprocess.PIPE, text=True, bufsize=1,
+                                  pass_fds=(self.r,))
+        self.lines = [self.p.stdout.readline()]
+
+    def blocked(self, what, state=0):
+        """Expects the reader blocked in read (state 0) or in its handler (130)."""
+        expect(wait_blocked(self.p.pid, state, self.r if state == 0 else None), what)
+
+    def request(self, line, byte=None):
+        if byte is not None:
+            os.write(self.w, bytes([byte]))
+        try:
+            self.p.stdin.write(line + "\n")
+            self.p.stdin.flush()
+        except BrokenPipeError:
+            expect(False, f"the program ended before {line}: {self.p.wait(timeout=30)}")
+            return
+        self.lines.append(self.p.stdout.readline())
+
+    def finish(self):
+        self.request("Q")
+        self.lines += self.p.stdout.readlines()
+        status = self.p.wait(timeout=30)
+        os.close(self.r)
+        os.close(self.w)
+        return "".join(self.lines), status
+
+
+def same_as_without_attach(run):
+    """run(attach) -> (output, status): the same either way, exit status 7."""
+    ref_out, ref_status = run(False)
+    out, status = run(True)
+    expect(out == ref_out, f"output with attach differs:\n{out}\nwithout:\n{ref_out}")
+    expect(status == ref_status == 7, f"exit status {status}, without attach {ref_status}")
+
+
 def case_parked(a, exe):
     # Bytes the reader thread reads, one per R; attached for the 2nd-4th and the 6th-7th.
     data_bytes = [11, 12, 13, 14, 15, 16, 17, 18]
 
     def run(attach):
-        r, w = os.pipe()
-        p = subprocess.Popen([exe, str(r)], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                             text=True, bufsize=1, pass_fds=(r,))
-        lines = [p.stdout.readline()]
+        pr = ParkedReader(exe)
         att = None
         for i, b in enumerate(data_bytes):
             # The reader is blocked in parked_read's read(2), its rip inside the jump's bytes.
-            expect(wait_blocked(p.pid, 0, r), f"read {i}: the reader blocks in read")
+            pr.blocked(f"read {i}: the reader blocks in read")
             if attach and i in (1, 5):
                 data = os.path.join(a.work, f"{os.path.basename(exe)}.parked{i}")
-                att = (Attach(a.callmon, p.pid, data), data)
+                att = (Attach(a.callmon, pr.p.pid, data), data)
                 expect("attached to process" in att[0].first and
                        "1 thread(s) moved out of a function's first bytes" in att[0].first,
                        f"attach at read {i}: {att[0].first.strip()}")
-            os.write(w, bytes([b]))
-            p.stdin.write("R\n")
-            p.stdin.flush()
-            lines.append(p.stdout.readline())
+            pr.request("R", b)
             if att and i in (3, 6):
                 # Detached with the reader blocked again, now inside the trampoline's copy.
-                expect(wait_blocked(p.pid, 0, r), f"read {i}: the reader blocks again")
+                pr.blocked(f"read {i}: the reader blocks again")
                 status, err = att[0].stop()
                 expect(status == 0 and "detached" in err, f"detach: {status} {err.strip()}")
                 calls = counts(a.callmon, att[1]).get("parked_read", 0)
@@ -299,74 +336,42 @@ def case_parked(a, exe):
                 want = 3 if i == 3 else 2
                 expect(calls == want, f"{att[1]}: parked_read {calls} calls, expected {want}")
                 att = None
-        p.stdin.write("Q\n")
-        p.stdin.flush()
-        lines += p.stdout.readlines()
-        status = p.wait(timeout=30)
-        os.close(r)
-        os.close(w)
-        return "".join(lines), status
+        return pr.finish()
 
-    ref_out, ref_status = run(False)
-    out, status = run(True)
-    expect(out == ref_out, f"output with attach differs:\n{out}\nwithout:\n{ref_out}")
-    expect(status == ref_status == 7, f"exit status {status}, without attach {ref_status}")
+    same_as_without_attach(run)
 
 
 def case_sigparked(a, exe):
     def run(attach):
-        r, w = os.pipe()
-        p = subprocess.Popen([exe, str(r)], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                             text=True, bufsize=1, pass_fds=(r,))
-        lines = [p.stdout.readline()]
-
-        def request(line, byte=None):
-            if byte is not None:
-                os.write(w, bytes([byte]))
-            try:
-                p.stdin.write(line + "\n")
-                p.stdin.flush()
-            except BrokenPipeError:
-                expect(False, f"the program ended before {line}: {p.wait(timeout=30)}")
-                return
-            lines.append(p.stdout.readline())
-
-        expect(wait_blocked(p.pid, 0, r), "the reader blocks in read")
-        request("R", 11)
-        expect(wait_blocked(p.pid, 0, r), "the reader blocks in read again")
-        request("S")
-        expect(wait_blocked(p.pid, 130), "the reader waits in its SIGUSR1 handler")
+        pr = ParkedReader(exe)
+        pr.blocked("the reader blocks in read")
+        pr.request("R", 11)
+        pr.blocked("the reader blocks in read again")
+        pr.request("S")
+        pr.blocked("the reader waits in its SIGUSR1 handler", 130)
         att = None
         if attach:
             data = os.path.join(a.work, f"{os.path.basename(exe)}.sigparked")
-            att = Attach(a.callmon, p.pid, data)
+            att = Attach(a.callmon, pr.p.pid, data)
             expect("attached to process" in att.first and
                    "1 signal handler(s) will return into a moved copy" in att.first,
                    f"attach: {att.first.strip()}")
-        request("U")  # the handler returns: into the trampoline's copy, the read restarts
-        expect(wait_blocked(p.pid, 0, r), "the read restarts after the handler")
-        request("R", 12)
-        expect(wait_blocked(p.pid, 0, r), "the reader blocks in read once more")
-        request("R", 13)
-        expect(wait_blocked(p.pid, 0, r), "the reader blocks in read at the end")
+        pr.request("U")  # the handler returns: into the trampoline's copy, the read restarts
+        pr.blocked("the read restarts after the handler")
+        pr.request("R", 12)
+        pr.blocked("the reader blocks in read once more")
+        pr.request("R", 13)
+        pr.blocked("the reader blocks in read at the end")
         if att:
             status, err = att.stop()
             expect(status == 0 and "detached" in err, f"detach: {status} {err.strip()}")
             calls = counts(a.callmon, data).get("parked_read", 0)
             # The read open at the attach (restarted in the copy) has no entry; then two.
             expect(calls == 2, f"{data}: parked_read {calls} calls, expected 2")
-        request("R", 14)
-        request("Q")
-        lines += p.stdout.readlines()
-        status = p.wait(timeout=30)
-        os.close(r)
-        os.close(w)
-        return "".join(lines), status
+        pr.request("R", 14)
+        return pr.finish()
 
-    ref_out, ref_status = run(False)
-    out, status = run(True)
-    expect(out == ref_out, f"output with attach differs:\n{out}\nwithout:\n{ref_out}")
-    expect(status == ref_status == 7, f"exit status {status}, without attach {ref_status}")
+    same_as_without_attach(run)
 
 
 def case_open(a, exe):
