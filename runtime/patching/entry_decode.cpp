@@ -74,16 +74,6 @@ void load() {
   g_cs.insn = nullptr;
 }
 
-bool is_legacy_prefix(uint8_t b) {
-  switch (b) {
-    case 0x66: case 0x67: case 0xf0: case 0xf2: case 0xf3:
-    case 0x2e: case 0x3e: case 0x26: case 0x36: case 0x64: case 0x65:
-      return true;
-    default:
-      return false;
-  }
-}
-
 // The target of a relative branch whose opcode starts at code[i] of an instruction of
 // `size` bytes ending at `next`; 0 when it is none.
 uintptr_t branch_target(const uint8_t* code, size_t i, size_t size, uintptr_t next) {

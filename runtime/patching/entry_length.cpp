@@ -105,16 +105,6 @@ int vex_imm(uint8_t map, uint8_t op) {
   return 0;
 }
 
-bool is_legacy_prefix(uint8_t b) {
-  switch (b) {
-    case 0x66: case 0x67: case 0xf0: case 0xf2: case 0xf3:
-    case 0x2e: case 0x3e: case 0x26: case 0x36: case 0x64: case 0x65:
-      return true;
-    default:
-      return false;
-  }
-}
-
 }  // namespace
 
 size_t entry_insn_length(const uint8_t* c, size_t avail, size_t* opcode_at) {
@@ -198,6 +188,16 @@ size_t entry_insn_length(const uint8_t* c, size_t avail, size_t* opcode_at) {
   }
   if (op == 0x8f && i + 1 < n && ((c[i + 1] >> 3) & 7) != 0) return 0;  // XOP
   return finish(i + 1, kMap1[op]);
+}
+
+bool is_legacy_prefix(uint8_t b) {
+  switch (b) {
+    case 0x66: case 0x67: case 0xf0: case 0xf2: case 0xf3:
+    case 0x2e: case 0x3e: case 0x26: case 0x36: case 0x64: case 0x65:
+      return true;
+    default:
+      return false;
+  }
 }
 
 }  // namespace callmon::rt

@@ -17,4 +17,7 @@ namespace callmon::rt {
 // branch). 0 when the encoding is one this decoder does not know, or runs past `avail`.
 size_t entry_insn_length(const uint8_t* code, size_t avail, size_t* opcode_at);
 
+// Whether `b` is one of the legacy prefixes (operand/address size, lock, rep, segment).
+bool is_legacy_prefix(uint8_t b);
+
 }  // namespace callmon::rt
