@@ -6,6 +6,8 @@
 // nor count it (docs/runtime.md, "The runtime's own calls").
 #pragma once
 
+#include <pthread.h>
+
 #include <cstdint>
 
 #include "runtime/recording/thread_state.hpp"
@@ -17,6 +19,8 @@ namespace callmon::rt {
 // access through __tls_get_addr could itself allocate).
 extern __thread uint32_t t_runtime_depth __attribute__((tls_model("initial-exec")));
 extern __thread uint64_t t_runtime_mask __attribute__((tls_model("initial-exec")));
+// The cancelability state the outermost scope replaced.
+extern __thread int t_runtime_cancel __attribute__((tls_model("initial-exec")));
 
 // Any hook reached while this is true returns at once (hooks.cpp, hooks_pg.cpp).
 inline bool in_runtime() { return t_runtime_depth != 0; }
@@ -49,6 +53,11 @@ class RuntimeScope {
       uint64_t old;
       runtime_sigmask(0 /* SIG_BLOCK */, &all, &old);
       t_runtime_mask = old;
+      // The runtime's own open, write, fallocate, close... are cancellation points: a
+      // pthread_cancel pending on the thread would act inside them and unwind through the
+      // runtime's frames (std::terminate, or the program's cleanups skipped). It acts at
+      // the program's next cancellation point instead, as it would without callmon.
+      pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &t_runtime_cancel);
     }
     t_runtime_depth += 1;
     if (ThreadState* s = t_state)
@@ -61,6 +70,7 @@ class RuntimeScope {
     if (t_runtime_depth == 1) {
       if (s) asm volatile("andl %1, %0" : "+m"(s->guard) : "ir"(~kGuardRuntime) : "memory");
       t_runtime_depth = 0;
+      pthread_setcancelstate(t_runtime_cancel, nullptr);
       uint64_t mask = t_runtime_mask;
       runtime_sigmask(2 /* SIG_SETMASK */, &mask, nullptr);
     } else {

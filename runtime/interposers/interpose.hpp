@@ -77,4 +77,9 @@ void exec_wrappers_init();
 // straight to glibc's mcount/__fentry__ (interpose_pg.cpp).
 void pg_setup_forwarding();
 
+// At start-up: points glibc's own pointer to libgcc_s's _Unwind_ForcedUnwind (pthread_exit,
+// cancellation) at the runtime's interposer, which puts redirected return addresses back
+// before the unwind (interpose_unwind_link.cpp). False when glibc's table was not found.
+bool redirect_libc_forced_unwind();
+
 }  // namespace callmon::rt

@@ -82,6 +82,7 @@ __attribute__((constructor(101))) static void callmon_runtime_init() {
   exec_wrappers_init();
   resolve_real_functions();
   pg_setup_forwarding();
+  redirect_libc_forced_unwind();
   // Nop sleds (-mnop-mcount, -fpatchable-function-entry) become calls now, before the
   // program's constructors run and before it has threads (sled_patch.cpp).
   sled_patch_modules();
