@@ -265,39 +265,21 @@ def case_filters(a, exe):
     expect(status == ref_status == 3, f"exit status {status}, without attach {ref_status}")
 
 
-class ParkedReader:
-    """attach_parked.c run with the read end of a pipe: each request line goes to its stdin
-    (with a byte written to the pipe first for R) and one output line is read back."""
-
-    def __init__(self, exe):
-        self.r, self.w = os.pipe()
-        self.p = subprocess.Popen([exe, str(self.r)], stdin=subprocess.PIPE,
-                                  stdout=subprocess.PIPE, text=True, bufsize=1,
-                                  pass_fds=(self.r,))
-        self.lines = [self.p.stdout.readline()]
+class ParkedReader(Server):
+    """attach_parked.c, its reader thread reading the pipe Server holds: R writes a byte to
+    the pipe first."""
 
     def blocked(self, what, state=0):
         """Expects the reader blocked in read (state 0) or in its handler (130)."""
-        expect(wait_blocked(self.p.pid, state, self.r if state == 0 else None), what)
+        expect(wait_blocked(self.p.pid, state, self.hold_r if state == 0 else None), what)
 
     def request(self, line, byte=None):
         if byte is not None:
-            os.write(self.w, bytes([byte]))
+            os.write(self.hold_w, bytes([byte]))
         try:
-            self.p.stdin.write(line + "\n")
-            self.p.stdin.flush()
+            super().request(line)
         except BrokenPipeError:
             expect(False, f"the program ended before {line}: {self.p.wait(timeout=30)}")
-            return
-        self.lines.append(self.p.stdout.readline())
-
-    def finish(self):
-        self.request("Q")
-        self.lines += self.p.stdout.readlines()
-        status = self.p.wait(timeout=30)
-        os.close(self.r)
-        os.close(self.w)
-        return "".join(self.lines), status
 
 
 def same_as_without_attach(run):
