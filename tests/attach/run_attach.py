@@ -208,12 +208,7 @@ def case_counts(a, exe):
     runs = []
     for n, script, k in ((1, first, 7), (2, second, 9)):
         data = os.path.join(a.work, f"{os.path.basename(exe)}.{n}")
-        att = Attach(a.callmon, s.pid, data)
-        expect("attached to process" in att.first, f"attach {n}: {att.first.strip()}")
-        for line in script:
-            s.request(line)
-        status, err = att.stop()
-        expect(status == 0 and "detached" in err, f"detach {n}: {status} {err.strip()}")
+        err = attached_requests(a, s, data, script, n)
         runs.append((data, len(script), k))
         for line in between if n == 1 else []:
             s.request(line)
@@ -263,6 +258,18 @@ def case_filters(a, exe):
     out, status = s.finish()
     expect(out == ref_out, f"output with attach differs:\n{out}\nwithout:\n{ref_out}")
     expect(status == ref_status == 3, f"exit status {status}, without attach {ref_status}")
+
+
+def attached_requests(a, server, data, script, n):
+    """Attaches to `server` into `data`, sends `script` while attached, detaches; expects
+    both to succeed and returns the detach's stderr (`n` names the attach in messages)."""
+    att = Attach(a.callmon, server.pid, data)
+    expect("attached to process" in att.first, f"attach {n}: {att.first.strip()}")
+    for line in script:
+        server.request(line)
+    status, err = att.stop()
+    expect(status == 0 and "detached" in err, f"detach {n}: {status} {err.strip()}")
+    return err
 
 
 class ParkedReader(Server):
@@ -638,12 +645,7 @@ def case_dlopen(a, exe):
     runs = []
     for n, script in ((1, first), (2, second)):
         data = os.path.join(a.work, f"{os.path.basename(exe)}.dl{n}")
-        att = Attach(a.callmon, s.pid, data)
-        expect("attached to process" in att.first, f"attach {n}: {att.first.strip()}")
-        for line in script:
-            s.request(line)
-        status, err = att.stop()
-        expect(status == 0 and "detached" in err, f"detach {n}: {status} {err.strip()}")
+        err = attached_requests(a, s, data, script, n)
         expect("were left" not in err and "changed between" not in err,
                f"detach {n} left patches alone: {err.strip()}")
         runs.append((data, [int(l.split()[1]) for l in script if l.startswith("P")]))
