@@ -6,6 +6,11 @@
 // (arch/x86_64/pg_return.S). When the function returns there, callmon_pg_exit records the
 // exit, pops the frame and hands the real return address back.
 //
+// The fast paths below (pg_enter, callmon_pg_exit) are integer code that never calls out
+// but through slow_call (core/slow_call.hpp): the trampolines keep the AVX/AVX-512 state
+// only around the slow paths (docs/patching.md, "Vector registers"), and
+// tests/audit/fast_path_audit.py checks the built library for any other call or jump.
+//
 // Frames are identified by their slot (Frame::sp = slot - 16, see thread_state.hpp): a
 // function reached by a tail call finds its slot already redirected and shares it with the
 // caller that jumped to it; both end at the one return.
@@ -14,6 +19,7 @@
 #include "runtime/recording/arg_capture.hpp"
 #include "runtime/calibration/calibration.hpp"
 #include "runtime/core/clock.hpp"
+#include "runtime/core/slow_call.hpp"
 #include "runtime/recording/event_writer.hpp"
 #include "runtime/hooks/hooks.hpp"
 #include "runtime/monitor/monitor_dispatch.hpp"
@@ -208,16 +214,18 @@ uintptr_t pg_exit_slow(ThreadState* s, uintptr_t* slot, uint64_t t, const uint64
   return ret;
 }
 
-inline void pg_enter(uintptr_t fn, uintptr_t* slot, const uint64_t* saved) {
-  uint64_t t = read_ticks();
+// The entry's fast path with the clock read at `t`.
+__attribute__((always_inline)) inline void pg_enter_at_time(uint64_t t, uintptr_t fn,
+                                                            uintptr_t* slot,
+                                                            const uint64_t* saved) {
   ThreadState* s = t_state;
   if (__builtin_expect(s == nullptr || s->guard != 0 || s->top == s->stack_limit, 0)) {
-    pg_enter_slow(s, fn, slot, saved);
+    slow_call(&pg_enter_slow, s, fn, slot, saved);
     return;
   }
   uintptr_t ret = *slot;
   if (__builtin_expect(is_return_trampoline(ret), 0)) {
-    pg_enter_slow(s, fn, slot, saved);
+    slow_call(&pg_enter_slow, s, fn, slot, saved);
     return;
   }
   guard_acquire(s);
@@ -229,6 +237,46 @@ inline void pg_enter(uintptr_t fn, uintptr_t* slot, const uint64_t* saved) {
   signal_fence();
   guard_release(s);
   entry_done();
+}
+
+// The entry on the monotonic clock, whose read is a call into libc (clock_gettime).
+void pg_enter_monotonic(uintptr_t fn, uintptr_t* slot, const uint64_t* saved) {
+  pg_enter_at_time(read_ticks(), fn, slot, saved);
+}
+
+inline void pg_enter(uintptr_t fn, uintptr_t* slot, const uint64_t* saved) {
+  if (__builtin_expect(!g_clock_tsc, 0)) {
+    slow_call(&pg_enter_monotonic, fn, slot, saved);
+    return;
+  }
+  pg_enter_at_time(__rdtsc(), fn, slot, saved);
+}
+
+// The exit's fast path with its clock read at `t`.
+__attribute__((always_inline)) inline uintptr_t pg_exit_at_time(uint64_t t, uintptr_t* slot,
+                                                                const uint64_t* saved) {
+  ThreadState* s = t_state;
+  if (__builtin_expect(s != nullptr && s->guard == 0, 1)) {
+    uintptr_t sp = slot_sp(slot);
+    Frame* f = s->top - 1;
+    if (__builtin_expect(f >= s->stack_base && f->sp == sp &&
+                         (f == s->stack_base || f[-1].sp != sp), 1)) {
+      uintptr_t ret = f->ret;
+      *slot = ret;
+      guard_acquire(s);
+      signal_fence();
+      pop_frame(s, f);
+      write_hook_exit(s, t);
+      signal_fence();
+      guard_release(s);
+      return ret;
+    }
+  }
+  return slow_call(&pg_exit_slow, s, slot, t, saved);
+}
+
+uintptr_t pg_exit_monotonic(uintptr_t* slot, const uint64_t* saved) {
+  return pg_exit_at_time(read_ticks(), slot, saved);
 }
 
 }  // namespace
@@ -283,25 +331,9 @@ extern "C" __attribute__((no_instrument_function)) void callmon_pg_enter_fentry(
 // returning function's return address was. Puts the real one back there and returns it.
 extern "C" __attribute__((no_instrument_function)) uintptr_t callmon_pg_exit(
     uintptr_t* slot, const uint64_t* saved) {
-  uint64_t t = exit_ticks();
-  ThreadState* s = t_state;
-  if (__builtin_expect(s != nullptr && s->guard == 0, 1)) {
-    uintptr_t sp = slot_sp(slot);
-    Frame* f = s->top - 1;
-    if (__builtin_expect(f >= s->stack_base && f->sp == sp &&
-                         (f == s->stack_base || f[-1].sp != sp), 1)) {
-      uintptr_t ret = f->ret;
-      *slot = ret;
-      guard_acquire(s);
-      signal_fence();
-      pop_frame(s, f);
-      write_hook_exit(s, t);
-      signal_fence();
-      guard_release(s);
-      return ret;
-    }
-  }
-  return pg_exit_slow(s, slot, t, saved);
+  if (__builtin_expect(!g_clock_tsc, 0)) return slow_call(&pg_exit_monotonic, slot, saved);
+  if (__builtin_expect(g_clock_fenced, 0)) _mm_lfence();  // exit_ticks(), rdtsc only
+  return pg_exit_at_time(__rdtsc(), slot, saved);
 }
 
 namespace callmon::rt {

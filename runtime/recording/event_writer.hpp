@@ -14,6 +14,10 @@
 // never touch the encoding state nor switch chunks, and may use kNestedMargin bytes past
 // the usable part of the chunk.
 //
+// The hot path's calls out of line (a full chunk, a long record, a signal's interference,
+// a burst) go through slow_call (core/slow_call.hpp): they may reach libc, and the -pg,
+// --patch and library-call trampolines keep the vector registers only around those.
+//
 // Why the word: the LEB128 length of a time delta or address delta varies from call to
 // call, and a byte loop or a switch on it mispredicts often enough to cost ~10 ns per call.
 #pragma once
@@ -23,6 +27,7 @@
 
 #include "callmon/format/records.hpp"
 #include "runtime/core/clock.hpp"
+#include "runtime/core/slow_call.hpp"
 #include "runtime/hooks/hook_burst.h"
 #include "runtime/recording/thread_state.hpp"
 
@@ -112,7 +117,8 @@ inline uint8_t* speculative_store(ThreadState* s, uint64_t word, unsigned n) {
 
 inline void commit_store(ThreadState* s, uint8_t* stored_at, uint64_t word, unsigned n) {
   uint8_t* p = bump(&s->cur, n);
-  if (__builtin_expect(p != stored_at, 0)) write_word_interrupted(s, stored_at, p, word, n);
+  if (__builtin_expect(p != stored_at, 0))
+    slow_call(&write_word_interrupted, s, stored_at, p, word, n);
 }
 
 // Stores `word` (n <= 8 bytes of record) at the cursor. Returns false when the usable part
@@ -164,7 +170,7 @@ inline void write_enter(ThreadState* s, uint64_t t, uintptr_t fn) {
       return;
     }
   }
-  write_enter_slow(s, t, fn);
+  slow_call(&write_enter_slow, s, t, fn);
 }
 
 // Depth-0 EXIT: V = dt << 1, and dt = 0 in two bytes (0x80 0x00), never a byte 0. dt is in
@@ -181,7 +187,7 @@ inline void write_exit(ThreadState* s, uint64_t t) {
     s->last_ticks = t;
     return;
   }
-  write_exit_slow(s, t);
+  slow_call(&write_exit_slow, s, t);
 }
 
 // Bytes of the depth-0 ENTER of `fn` after `ticks` that write_enter would write now
@@ -211,7 +217,8 @@ uint64_t write_hook_pause(ThreadState* s, uint64_t from, uint64_t to);
 // CPU whose TSC lags) is neither.
 inline uint64_t check_hook_burst(ThreadState* s, uint64_t from, uint64_t to, uint64_t& covered) {
   uint64_t d = to - from;
-  if (__builtin_expect(d > kHookBurstTicks, 0)) return to > from ? write_hook_pause(s, from, to) : 0;
+  if (__builtin_expect(d > kHookBurstTicks, 0))
+    return to > from ? slow_call(&write_hook_pause, s, from, to) : 0;
   covered += d;
   return 0;
 }

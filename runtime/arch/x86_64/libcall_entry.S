@@ -10,12 +10,11 @@
  * registers and jump to the function it returned, with the stack as we found it.
  * r11 is scratch, as in the PLT stubs themselves.
  *
- * Frame: 0(%rbp) saved rbp, 8(%rbp) slot; below, 16-byte aligned, 208 bytes:
- *     0..63(%rsp) rdi rsi rdx rcx r8 r9 rax r10, 64..191(%rsp) xmm0..xmm7, 192 rbx in the
- *     slow path of xstate.inc (the AVX/AVX-512 state saved when in use)
+ * Frame: 0(%rbp) saved rbp, 8(%rbp) slot; below, 16-byte aligned, 192 bytes:
+ *     0..63(%rsp) rdi rsi rdx rcx r8 r9 rax r10, 64..191(%rsp) xmm0..xmm7
+ * The AVX/AVX-512 state is kept by the hook's slow paths (slow_call.S, xstate.inc).
  */
 #include "runtime/arch/x86_64/frame.inc"
-#include "runtime/arch/x86_64/xstate.inc"
 
 	.text
 	.globl	callmon_libcall_entry
@@ -25,23 +24,13 @@
 callmon_libcall_entry:
 	.cfi_startproc
 	FRAME_ENTER
-	subq	$208, %rsp
+	subq	$192, %rsp
 	andq	$-16, %rsp
 	ARGS_STORE
-	XSTATE_IF_LIVE 5f		/* leaves r11 alone */
 	movq	%r11, %rdi
 	leaq	8(%rbp), %rsi
 	movq	%rsp, %rdx
 	call	callmon_libcall_enter
-	jmp	6f
-5:
-	XSTATE_SAVE 192
-	movq	%r11, %rdi
-	leaq	8(%rbp), %rsi
-	movq	%rbx, %rdx
-	call	callmon_libcall_enter
-	XSTATE_RESTORE 192
-6:
 	movq	%rax, %r11
 	ARGS_LOAD
 	movq	%rbp, %rsp

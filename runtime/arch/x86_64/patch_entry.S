@@ -16,12 +16,11 @@
  * rcx, rdx, rsi, rdi, r8-r11, xmm0-xmm15): the function was compiled with no hook call in
  * it, and gcc's -fipa-ra lets a caller in the same unit keep values in the registers its
  * callee leaves alone (bench/fib.c's main keeps `n` in rsi across fib()). The AVX and
- * AVX-512 state (upper halves, ymm16-31/zmm16-31, opmask registers) is saved around the
- * call when it is in use (xstate.inc), so a function taking or returning __m256/__m512
- * gets its registers whole.
+ * AVX-512 state (upper halves, ymm16-31/zmm16-31, opmask registers) is kept by the hooks'
+ * slow paths, the only code behind these trampolines that may touch it (slow_call.S,
+ * xstate.inc), so a function taking or returning __m256/__m512 gets its registers whole.
  */
 #include "runtime/arch/x86_64/frame.inc"
-#include "runtime/arch/x86_64/xstate.inc"
 
 	.text
 	.globl	callmon_patched_entry
@@ -43,22 +42,11 @@ callmon_patched_entry:
 	movaps	%xmm14, 304(%rsp)
 	movaps	%xmm15, 320(%rsp)
 	ARGS_STORE
-	XSTATE_IF_LIVE 5f
 	movq	8(%rbp), %rdi
 	movq	-14(%rdi), %rdi
 	leaq	16(%rbp), %rsi
 	movq	%rsp, %rdx
 	call	callmon_patched_enter
-	jmp	6f
-5:
-	XSTATE_SAVE 200
-	movq	8(%rbp), %rdi
-	movq	-14(%rdi), %rdi
-	leaq	16(%rbp), %rsi
-	movq	%rbx, %rdx
-	call	callmon_patched_enter
-	XSTATE_RESTORE 200
-6:
 	ARGS_LOAD
 	movq	192(%rsp), %r11
 	movaps	208(%rsp), %xmm8
@@ -126,18 +114,9 @@ callmon_patched_return:
 	movq	%r9, 304(%rsp)
 	movq	%r10, 312(%rsp)
 	movq	%r11, 320(%rsp)
-	XSTATE_IF_LIVE 5f
 	leaq	8(%rbp), %rdi
 	movq	%rsp, %rsi
 	call	callmon_pg_exit
-	jmp	6f
-5:
-	XSTATE_SAVE 328
-	leaq	8(%rbp), %rdi
-	movq	%rbx, %rsi
-	call	callmon_pg_exit
-	XSTATE_RESTORE 328
-6:
 	movq	0(%rsp), %rax
 	movq	8(%rsp), %rdx
 	movaps	16(%rsp), %xmm0

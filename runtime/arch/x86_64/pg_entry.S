@@ -23,11 +23,13 @@
  *              8(%rbp) slot: its return address
  * After `push %rbp; mov %rsp,%rbp` here, the trampoline's own frame is
  *     0(%rbp) saved rbp, 8(%rbp) child, and for __fentry__ 16(%rbp) slot;
- * below it 192 bytes (of 208: 192..199 keep rbx in the slow path of xstate.inc, which also
- * saves the AVX/AVX-512 state when it is in use), rounded down to 16-byte alignment (the alignment at mcount's entry
+ * below it 192 bytes, rounded down to 16-byte alignment (the alignment at mcount's entry
  * depends on what the prologue pushed), hold the saved registers:
  *     0..63(%rsp)   rdi rsi rdx rcx r8 r9 rax r10
  *     64..191(%rsp) xmm0..xmm7
+ *
+ * The AVX/AVX-512 state is not saved here: the hook's fast path is integer code, and its
+ * slow paths, which may call libc, keep that state themselves (slow_call.S, xstate.inc).
  *
  * When nothing is recorded (no CALLMON_DIR) the runtime's start-up stores glibc's own
  * function in callmon_pg_forward_*; the trampoline then jumps there with the stack
@@ -35,12 +37,11 @@
  */
 #include "runtime/arch/x86_64/frame.inc"
 #include "runtime/arch/x86_64/relocated.inc"
-#include "runtime/arch/x86_64/xstate.inc"
 
 	.text
 
 .macro	PG_SAVE
-	subq	$208, %rsp
+	subq	$192, %rsp
 	andq	$-16, %rsp
 	ARGS_STORE
 .endm
@@ -74,18 +75,9 @@
 	jnz	9f
 	FRAME_ENTER
 	PG_SAVE
-	XSTATE_IF_LIVE 5f
 	PG_HOOK_ARGS \via_rbp
 	movq	%rsp, %rdx
 	call	\hook
-	jmp	6f
-5:
-	XSTATE_SAVE 192
-	PG_HOOK_ARGS \via_rbp
-	movq	%rbx, %rdx
-	call	\hook
-	XSTATE_RESTORE 192
-6:
 	ARGS_LOAD
 	movq	%rbp, %rsp
 	popq	%rbp

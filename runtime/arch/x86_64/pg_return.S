@@ -6,8 +6,9 @@
  * shadow-stack frame, writes the real return address back into the slot
  * and returns it, and then return to the real caller with the function's return values
  * intact: rax and rdx (integers, small structs), xmm0 and xmm1 (floating point, small
- * structs), and the AVX/AVX-512 state when it is in use (a __m256/__m512 return value,
- * xstate.inc). st0/st1 (long double) are not saved: the runtime does no x87 arithmetic.
+ * structs); the AVX/AVX-512 state (a __m256/__m512 return value) is kept by the hook's
+ * slow paths, the only ones that may touch it (slow_call.S, xstate.inc). st0/st1 (long
+ * double) are not saved: the runtime does no x87 arithmetic.
  *
  * Stack on entry (the function has just executed `ret`):
  *     %rsp = slot + 8, the caller's stack pointer after the call;
@@ -22,7 +23,6 @@
  *     0(%rsp) rax, 8(%rsp) rdx, 16(%rsp) xmm0, 32(%rsp) xmm1
  */
 #include "runtime/arch/x86_64/frame.inc"
-#include "runtime/arch/x86_64/xstate.inc"
 
 	.text
 	.p2align 4
@@ -46,18 +46,9 @@ callmon_pg_return:
 	.cfi_adjust_cfa_offset 8
 	FRAME_ENTER
 	RETVALS_SAVE
-	XSTATE_IF_LIVE 5f
 	leaq	8(%rbp), %rdi
 	movq	%rsp, %rsi
 	call	callmon_pg_exit
-	jmp	6f
-5:
-	XSTATE_SAVE 48
-	leaq	8(%rbp), %rdi
-	movq	%rbx, %rsi
-	call	callmon_pg_exit
-	XSTATE_RESTORE 48
-6:
 	RETVALS_RESTORE
 	movq	%rbp, %rsp
 	popq	%rbp

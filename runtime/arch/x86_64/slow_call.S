@@ -1,0 +1,69 @@
+/* The one way out of the probes' fast paths into code that may touch vector registers
+ * (xstate.inc, docs/patching.md "Vector registers"):
+ *     R callmon_slow_call(R (*fn)(A...), A... args)      at most 5 integer/pointer args
+ * calls fn(args...) and returns its rax, with the AVX and AVX-512 state as it was before
+ * the call. The hooks' fast paths (hooks_pg.cpp, libcall_hooks.cpp: pure integer code
+ * writing into memory already mapped) reach their slow paths (thread set-up, the trace
+ * window's growth, selection, lost frames, the monotonic clock: anything that may call libc
+ * or the dynamic linker) only through here; runtime/core/slow_call.hpp is the C++ side,
+ * tests/audit/fast_path_audit.py checks the built library keeps to it.
+ *
+ * When no vector component is in use (XSTATE_IF_LIVE) the arguments move down one register
+ * and we jump to fn, which returns to our caller directly. Otherwise the state is saved
+ * below our frame, fn is called and the state put back (XSTATE_SAVE/XSTATE_RESTORE).
+ *
+ * Frame: 0(%rbp) saved rbp, 8(%rbp) return address; 0..47(%rsp) fn and the five
+ * arguments (rdi rsi rdx rcx r8 r9 on entry), 48(%rsp) rbx while the state is saved.
+ * rdx is not kept as a second return register: the slow functions return one word.
+ */
+#include "runtime/arch/x86_64/frame.inc"
+#include "runtime/arch/x86_64/xstate.inc"
+
+	.text
+	.globl	callmon_slow_call
+	.hidden	callmon_slow_call
+	.type	callmon_slow_call, @function
+	.p2align 4
+callmon_slow_call:
+	.cfi_startproc
+	FRAME_ENTER
+	subq	$64, %rsp
+	movq	%rdi, 0(%rsp)
+	movq	%rsi, 8(%rsp)
+	movq	%rdx, 16(%rsp)
+	movq	%rcx, 24(%rsp)
+	movq	%r8, 32(%rsp)
+	movq	%r9, 40(%rsp)
+	XSTATE_IF_LIVE 5f
+	.cfi_remember_state
+	movq	0(%rsp), %r11
+	movq	8(%rsp), %rdi
+	movq	16(%rsp), %rsi
+	movq	24(%rsp), %rdx
+	movq	32(%rsp), %rcx
+	movq	40(%rsp), %r8
+	movq	%rbp, %rsp
+	popq	%rbp
+	.cfi_def_cfa %rsp, 8
+	.cfi_restore %rbp
+	jmp	*%r11
+5:
+	.cfi_restore_state
+	XSTATE_SAVE 48
+	movq	0(%rbx), %r11
+	movq	8(%rbx), %rdi
+	movq	16(%rbx), %rsi
+	movq	24(%rbx), %rdx
+	movq	32(%rbx), %rcx
+	movq	40(%rbx), %r8
+	call	*%r11
+	XSTATE_RESTORE 48
+	movq	%rbp, %rsp
+	popq	%rbp
+	.cfi_def_cfa %rsp, 8
+	.cfi_restore %rbp
+	ret
+	.cfi_endproc
+	.size	callmon_slow_call, .-callmon_slow_call
+
+	.section .note.GNU-stack,"",@progbits
