@@ -12,15 +12,21 @@
 #include <cstdint>
 #include <type_traits>
 
-extern "C" void callmon_slow_call();  // its real signature: slow_call below
+extern "C" void callmon_slow_call();      // their real signatures: slow_call below
+extern "C" void callmon_slow_call_hot();
 
 namespace callmon::rt {
 
 // Calls f(args...) with the vector state kept. At most five arguments, each an integer,
 // enum or pointer, and a result of at most one word (slow_call.S passes them in integer
 // registers and keeps rax only). `args` convert to f's parameter types first.
+// slow_call saves every vector component in use (zmm16-31 and the opmask registers too,
+// which stay "in use" once libc ran an EVEX function: a save on nearly every call, ~250 ns
+// here): for the rare slow paths. slow_call_hot checks the upper halves of ymm/zmm0-15 only
+// (a save only when a function's vector arguments or results are live): for the slow paths
+// a mode takes on every call (slow_call.S).
 template <class R, class... P, class... A>
-inline R slow_call(R (*f)(P...), A... args) {
+inline R slow_call_via(void (*wrapper)(), R (*f)(P...), A... args) {
   static_assert(sizeof...(P) <= 5, "callmon_slow_call passes five arguments");
   static_assert(((std::is_integral_v<P> || std::is_pointer_v<P> || std::is_enum_v<P>) && ...),
                 "integer registers only");
@@ -28,7 +34,17 @@ inline R slow_call(R (*f)(P...), A... args) {
                 "one word returned in rax");
   static_assert(sizeof(std::conditional_t<std::is_void_v<R>, char, R>) <= 8, "one word");
   using Guarded = R (*)(R (*)(P...), P...);
-  return reinterpret_cast<Guarded>(&callmon_slow_call)(f, static_cast<P>(args)...);
+  return reinterpret_cast<Guarded>(wrapper)(f, static_cast<P>(args)...);
+}
+
+template <class R, class... P, class... A>
+inline R slow_call(R (*f)(P...), A... args) {
+  return slow_call_via(&callmon_slow_call, f, args...);
+}
+
+template <class R, class... P, class... A>
+inline R slow_call_hot(R (*f)(P...), A... args) {
+  return slow_call_via(&callmon_slow_call_hot, f, args...);
 }
 
 }  // namespace callmon::rt

@@ -219,13 +219,18 @@ __attribute__((always_inline)) inline void pg_enter_at_time(uint64_t t, uintptr_
                                                             uintptr_t* slot,
                                                             const uint64_t* saved) {
   ThreadState* s = t_state;
-  if (__builtin_expect(s == nullptr || s->guard != 0 || s->top == s->stack_limit, 0)) {
+  if (__builtin_expect(s == nullptr, 0)) {  // the thread's set-up: files, memory, libc
     slow_call(&pg_enter_slow, s, fn, slot, saved);
     return;
   }
+  // Record-time filters and monitor mode come here on every call.
+  if (__builtin_expect(s->guard != 0 || s->top == s->stack_limit, 0)) {
+    slow_call_hot(&pg_enter_slow, s, fn, slot, saved);
+    return;
+  }
   uintptr_t ret = *slot;
-  if (__builtin_expect(is_return_trampoline(ret), 0)) {
-    slow_call(&pg_enter_slow, s, fn, slot, saved);
+  if (__builtin_expect(is_return_trampoline(ret), 0)) {  // a tail call
+    slow_call_hot(&pg_enter_slow, s, fn, slot, saved);
     return;
   }
   guard_acquire(s);
@@ -246,7 +251,7 @@ void pg_enter_monotonic(uintptr_t fn, uintptr_t* slot, const uint64_t* saved) {
 
 inline void pg_enter(uintptr_t fn, uintptr_t* slot, const uint64_t* saved) {
   if (__builtin_expect(!g_clock_tsc, 0)) {
-    slow_call(&pg_enter_monotonic, fn, slot, saved);
+    slow_call_hot(&pg_enter_monotonic, fn, slot, saved);
     return;
   }
   pg_enter_at_time(__rdtsc(), fn, slot, saved);
@@ -272,7 +277,10 @@ __attribute__((always_inline)) inline uintptr_t pg_exit_at_time(uint64_t t, uint
       return ret;
     }
   }
-  return slow_call(&pg_exit_slow, s, slot, t, saved);
+  // Filters and monitor mode come here on every call; no thread state yet (a frame open at
+  // an attach returning first) is rare, and may set the thread up.
+  if (__builtin_expect(s == nullptr, 0)) return slow_call(&pg_exit_slow, s, slot, t, saved);
+  return slow_call_hot(&pg_exit_slow, s, slot, t, saved);
 }
 
 uintptr_t pg_exit_monotonic(uintptr_t* slot, const uint64_t* saved) {
@@ -331,7 +339,7 @@ extern "C" __attribute__((no_instrument_function)) void callmon_pg_enter_fentry(
 // returning function's return address was. Puts the real one back there and returns it.
 extern "C" __attribute__((no_instrument_function)) uintptr_t callmon_pg_exit(
     uintptr_t* slot, const uint64_t* saved) {
-  if (__builtin_expect(!g_clock_tsc, 0)) return slow_call(&pg_exit_monotonic, slot, saved);
+  if (__builtin_expect(!g_clock_tsc, 0)) return slow_call_hot(&pg_exit_monotonic, slot, saved);
   if (__builtin_expect(g_clock_fenced, 0)) _mm_lfence();  // exit_ticks(), rdtsc only
   return pg_exit_at_time(__rdtsc(), slot, saved);
 }

@@ -15,7 +15,7 @@ of its caller; `.cold` parts and out-of-line helpers are followed). Fails on
     (callmon_private_*, libc_private.cpp): vector-safe today, but they stand for libc,
     and a fast path has no business copying or scanning memory of unknown length;
   - a VEX or EVEX instruction (AVX, AVX-512, opmask: it would change the state itself).
-callmon_slow_call is where the walk stops.
+callmon_slow_call and callmon_slow_call_hot are where the walk stops.
 
 Usage: fast_path_audit.py LIBCALLMON_SO [--objdump PATH]
 """
@@ -41,7 +41,7 @@ TRAMPOLINES = {
 # The hooks they call: the roots of the C++ fast paths.
 HOOKS = ["callmon_pg_enter", "callmon_pg_enter_fentry", "callmon_pg_exit",
          "callmon_patched_enter", "callmon_libcall_enter"]
-GUARD = "callmon_slow_call"
+GUARDS = ("callmon_slow_call", "callmon_slow_call_hot")
 
 HEADER = re.compile(r"^([0-9a-f]+) <([^>]+)>:$")
 INSN = re.compile(r"^\s*([0-9a-f]+):\t([0-9a-f ]+)\t(.*)$")
@@ -103,7 +103,7 @@ def audit(funcs, name, indirect_allowed, problems, queue):
         target = m.group(2)
         if target == name:
             continue
-        if target == GUARD:
+        if target in GUARDS:
             continue
         if target.startswith("callmon_private_"):
             problems.append("libc function (the runtime's private copy) " + where)
@@ -120,7 +120,7 @@ def main():
     ap.add_argument("--objdump", default="objdump")
     args = ap.parse_args()
     funcs = disassemble(args.objdump, args.lib)
-    check("the guarded wrapper is in the library", GUARD in funcs)
+    check("the guarded wrappers are in the library", all(g in funcs for g in GUARDS))
     problems, seen = [], set()
     for t, n in TRAMPOLINES.items():
         if check(f"trampoline {t} found", t in funcs):
@@ -136,7 +136,7 @@ def main():
         seen.add(f)
         audit(funcs, f, 0, problems, queue)
     print("audited: " + ", ".join(sorted(seen)))
-    check("the fast paths call nothing but callmon_slow_call and use no AVX",
+    check("the fast paths call nothing but callmon_slow_call(_hot) and use no AVX",
           not problems, "\n".join(problems))
     return summary()
 

@@ -478,6 +478,11 @@ def main():
             return SKIP
     expect.MODE, expect.OPT, expect.COMPILER = args.mode, args.opt, args.compiler
     fx = load_fixture(args.fixture)
+    # A fixture that needs something this machine lacks (a processor feature) says so.
+    reason = getattr(fx, "skip_reason", lambda: None)()
+    if reason:
+        print(f"SKIP: {reason}")
+        return SKIP
     shutil.rmtree(args.work, ignore_errors=True)
     os.makedirs(args.work)
     print(f"fixture {args.fixture}, {args.compiler} -{args.opt} {args.mode}, in {args.work}",

@@ -8,9 +8,21 @@
  * or the dynamic linker) only through here; runtime/core/slow_call.hpp is the C++ side,
  * tests/audit/fast_path_audit.py checks the built library keeps to it.
  *
- * When no vector component is in use (XSTATE_IF_LIVE) the arguments move down one register
- * and we jump to fn, which returns to our caller directly. Otherwise the state is saved
- * below our frame, fn is called and the state put back (XSTATE_SAVE/XSTATE_RESTORE).
+ * When none of the components checked is in use (XSTATE_IF_LIVE) the arguments move down
+ * one register and we jump to fn, which returns to our caller directly. Otherwise the state
+ * is saved below our frame, fn is called and the state put back (XSTATE_SAVE/RESTORE).
+ *
+ * Two entries, which differ in what they check (the save is the same):
+ *   callmon_slow_call      every component saved (callmon_xstate_mask: AVX, opmask,
+ *                          ZMM_Hi256, Hi16_ZMM). glibc's EVEX functions leave opmask and
+ *                          Hi16_ZMM "in use" for good, so this saves on nearly every call:
+ *                          for the rare slow paths (a thread's set-up, the trace window's
+ *                          growth every 16-256 KiB, a new chunk, a signal's interference).
+ *   callmon_slow_call_hot  only the upper halves of ymm/zmm0-15 (callmon_xstate_live),
+ *                          where arguments and results travel: for the slow paths a mode
+ *                          takes on every call (record-time filters, monitor mode, tail
+ *                          calls, the monotonic clock), where a save costs ~130 ns per call
+ *                          here (docs/patching.md, "Vector registers").
  *
  * Frame: 0(%rbp) saved rbp, 8(%rbp) return address; 0..47(%rsp) fn and the five
  * arguments (rdi rsi rdx rcx r8 r9 on entry), 48(%rsp) rbx while the state is saved.
@@ -20,11 +32,13 @@
 #include "runtime/arch/x86_64/xstate.inc"
 
 	.text
-	.globl	callmon_slow_call
-	.hidden	callmon_slow_call
-	.type	callmon_slow_call, @function
+
+.macro	SLOW_CALL name, live
+	.globl	\name
+	.hidden	\name
+	.type	\name, @function
 	.p2align 4
-callmon_slow_call:
+\name:
 	.cfi_startproc
 	FRAME_ENTER
 	subq	$64, %rsp
@@ -34,7 +48,7 @@ callmon_slow_call:
 	movq	%rcx, 24(%rsp)
 	movq	%r8, 32(%rsp)
 	movq	%r9, 40(%rsp)
-	XSTATE_IF_LIVE 5f
+	XSTATE_IF_LIVE 5f, \live
 	.cfi_remember_state
 	movq	0(%rsp), %r11
 	movq	8(%rsp), %rdi
@@ -64,6 +78,11 @@ callmon_slow_call:
 	.cfi_restore %rbp
 	ret
 	.cfi_endproc
-	.size	callmon_slow_call, .-callmon_slow_call
+	.size	\name, .-\name
+
+.endm
+
+	SLOW_CALL callmon_slow_call, callmon_xstate_mask
+	SLOW_CALL callmon_slow_call_hot, callmon_xstate_live
 
 	.section .note.GNU-stack,"",@progbits
