@@ -15,6 +15,7 @@ per call "marginal": (time at N - time at 20) / (calls at N - calls at 20), so s
 costs (the runtime's calibration, mapping the stubs' memory) drop out. Run by hand:
 
     cmake --build build && python3 bench/hot_path_breakdown.py [--n 32] [--runs 7] [--callmon build/bin/callmon]
+        [--base OTHER/build/bin/callmon]
 """
 import argparse
 import json
@@ -52,6 +53,9 @@ def main():
     ap.add_argument("--runs", type=int, default=7)
     ap.add_argument("--callmon", default=os.path.join(ROOT, "build", "bin", "callmon"))
     ap.add_argument("--cc", default="gcc")
+    ap.add_argument("--base", metavar="CALLMON",
+                    help="another build's callmon, recorded with in the same run (its own "
+                         "rows, interleaved with the others): before and after a change")
     args = ap.parse_args()
     callmon = os.path.abspath(args.callmon)
     if not os.access(callmon, os.X_OK):
@@ -83,7 +87,7 @@ def measure(args, callmon, work):
         env = dict(os.environ, LD_PRELOAD=os.path.join(work, lib))
         return lambda n: (run([f"./{prog}", str(n)], work, env), 0.0)
 
-    def recorded(prog):
+    def recorded(prog, callmon=callmon):
         def go(n):
             rec = os.path.join(work, "rec")
             shutil.rmtree(rec, ignore_errors=True)
@@ -105,6 +109,10 @@ def measure(args, callmon, work):
         ("fentry: + clock read at entry and exit", stub("fentry", "fentry2.so")),
         ("fentry: callmon record", recorded("fentry")),
     ]
+    if args.base:
+        base_callmon = os.path.abspath(args.base)
+        rows += [("cyg: callmon record, --base build", recorded("cyg", base_callmon)),
+                 ("fentry: callmon record, --base build", recorded("fentry", base_callmon))]
     times = {name: {args.n: [], SMALL_N: []} for name, _ in rows}
     held = {name: [] for name, _ in rows}
     clock = []
@@ -134,7 +142,7 @@ def measure(args, callmon, work):
         if name.endswith("empty hooks") or name.endswith("__fentry__"):
             step = f"{v - base:+8.1f}"
         print(f"{name:44s} {v:8.1f} {v - base:8.1f} {step:>8s}")
-        if name.endswith("callmon record"):
+        if "callmon record" in name:
             h = statistics.median(held[name]) * 1e9 / fib_calls(args.n)
             print(f"{'  of which: growing the trace file':44s} {h:8.1f}")
             print(f"{'  callmon record less that':44s} {v - h:8.1f} {v - h - base:8.1f}")
