@@ -1,12 +1,11 @@
 /* __m256 arguments and results through the library-call probe (docs/patching.md, "Vector
- * registers"): an instrumented function calls an AVX function of an uninstrumented shared
- * library (libcall_avx_lib.c) through the PLT, first as its thread's first probe (the
- * thread's set-up runs in the probe: libc's AVX2 routines end in vzeroupper) and then
+ * registers"): the program calls an AVX function of an uninstrumented shared library
+ * (libcall_avx_lib.c) through the PLT, first as the process's first probe (the set-up runs
+ * in the probe: libc's AVX2 routines end in vzeroupper) and then
  * often enough for the trace window to grow. `run` and the library function are AVX code
  * (target("avx")), so gcc passes the arguments and the result in ymm0/ymm1; the sums are
  * exact in float and checked against the run without callmon. */
 #include <immintrin.h>
-#include <pthread.h>
 #include <stdio.h>
 
 #include "fixture.h"
@@ -27,8 +26,10 @@ NOT_INSTRUMENTED AVX static double total(__m256 v) {
   return s;
 }
 
-/* Instrumented (its own probes are the mode's), the caller of the library. */
-COUNTED AVX void run(void) {
+/* The caller of the library, left uninstrumented so that the library call's probe is the
+ * process's first (its GOT is the program's, redirected all the same): the process's and
+ * the thread's set-up run in it. */
+NOT_INSTRUMENTED AVX static void run(void) {
   __m256 acc = _mm256_set_ps(8, 7, 6, 5, 4, 3, 2, 1);
   __m256 one = _mm256_set_ps(1, 0, 1, 0, 1, 0, 1, 1);
   acc = lib_vadd(acc, one);
@@ -37,16 +38,11 @@ COUNTED AVX void run(void) {
   sums[1] = total(acc);
 }
 
-NOT_INSTRUMENTED static void* thread_main(void* arg) {
-  (void)arg;
-  run();
-  return NULL;
-}
+/* Instrumented: the program has hooks of its mode (what tells the runtime to record). */
+COUNTED void print_sums(void) { printf("%.0f %.0f\n", sums[0], sums[1]); }
 
 NOT_INSTRUMENTED int main(void) {
-  pthread_t t;
-  pthread_create(&t, NULL, thread_main, NULL);
-  pthread_join(t, NULL);
-  printf("%.0f %.0f\n", sums[0], sums[1]);
+  run();
+  print_sums();
   return 0;
 }

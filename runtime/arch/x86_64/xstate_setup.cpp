@@ -1,8 +1,9 @@
-// What the trampolines save of the vector state (see xstate.inc): the AVX and AVX-512
-// components XCR0 enables, whether XINUSE can be read (xgetbv with ecx = 1), and the size
-// of an XSAVE area in the standard format reaching the last of those components. Set in a
-// constructor of the runtime's first priority, before the program's constructors; until
-// then the mask is 0 and the trampolines save only what they always did.
+// What the probes' slow-path wrappers (slow_call.S) save of the vector state (see
+// xstate.inc): the AVX and AVX-512 components XCR0 enables, the ones checked before the
+// per-call slow paths (callmon_xstate_live), whether XINUSE can be read (xgetbv with
+// ecx = 1), and the size of an XSAVE area in the standard format reaching the last of those
+// components. Set in a constructor of the runtime's first priority, before the program's
+// constructors; until then the mask is 0 and the wrappers save nothing.
 #include <cpuid.h>
 
 #include <cstdint>
