@@ -214,6 +214,14 @@ uintptr_t pg_exit_slow(ThreadState* s, uintptr_t* slot, uint64_t t, const uint64
   return ret;
 }
 
+// Guard bits whose slow path is rare and may do much (call libc): a hook nested in a signal
+// handler's, an exception unwinding, a rescan after dlopen. Their slow paths, like a
+// thread's set-up, save every vector component in use (slow_call); the others - filters,
+// monitor mode, a full shadow stack, recording stopped, the runtime's own work - and tail
+// calls send a mode's every call there and check only where arguments and results travel
+// (slow_call_hot: core/slow_call.hpp).
+constexpr uint32_t kRareGuards = kGuardBusyMask | kGuardUnwinding | kGuardRescan;
+
 // The entry's fast path with the clock read at `t`.
 __attribute__((always_inline)) inline void pg_enter_at_time(uint64_t t, uintptr_t fn,
                                                             uintptr_t* slot,
@@ -223,9 +231,11 @@ __attribute__((always_inline)) inline void pg_enter_at_time(uint64_t t, uintptr_
     slow_call(&pg_enter_slow, s, fn, slot, saved);
     return;
   }
-  // Record-time filters and monitor mode come here on every call.
   if (__builtin_expect(s->guard != 0 || s->top == s->stack_limit, 0)) {
-    slow_call_hot(&pg_enter_slow, s, fn, slot, saved);
+    if (s->guard & kRareGuards)
+      slow_call(&pg_enter_slow, s, fn, slot, saved);
+    else
+      slow_call_hot(&pg_enter_slow, s, fn, slot, saved);
     return;
   }
   uintptr_t ret = *slot;
@@ -277,9 +287,9 @@ __attribute__((always_inline)) inline uintptr_t pg_exit_at_time(uint64_t t, uint
       return ret;
     }
   }
-  // Filters and monitor mode come here on every call; no thread state yet (a frame open at
-  // an attach returning first) is rare, and may set the thread up.
-  if (__builtin_expect(s == nullptr, 0)) return slow_call(&pg_exit_slow, s, slot, t, saved);
+  // No thread state yet (a frame open at an attach returning first) may set the thread up.
+  if (__builtin_expect(s == nullptr || (s->guard & kRareGuards), 0))
+    return slow_call(&pg_exit_slow, s, slot, t, saved);
   return slow_call_hot(&pg_exit_slow, s, slot, t, saved);
 }
 

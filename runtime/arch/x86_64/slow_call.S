@@ -17,11 +17,13 @@
  *                          ZMM_Hi256, Hi16_ZMM). glibc's EVEX functions leave opmask and
  *                          Hi16_ZMM "in use" for good, so this saves on nearly every call:
  *                          for the rare slow paths (a thread's set-up, the trace window's
- *                          growth every 16-256 KiB, a new chunk, a signal's interference).
+ *                          growth every 16-256 KiB, a new chunk, a signal's interference,
+ *                          a rescan after dlopen, an exception unwinding).
  *   callmon_slow_call_hot  only the upper halves of ymm/zmm0-15 (callmon_xstate_live),
  *                          where arguments and results travel: for the slow paths a mode
  *                          takes on every call (record-time filters, monitor mode, tail
- *                          calls, the monotonic clock), where a save costs ~130 ns per call
+ *                          calls, the monotonic clock, a full shadow stack, recording
+ *                          stopped), where a save costs ~130 ns per call
  *                          here (docs/patching.md, "Vector registers").
  *
  * Frame: 0(%rbp) saved rbp, 8(%rbp) return address; 0..47(%rsp) fn and the five
