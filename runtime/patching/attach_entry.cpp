@@ -123,6 +123,7 @@ CALLMON_ATTACH_EXPORT const attach_abi::Reply* callmon_attach_start(const char* 
   g_reply.refused = g_sites.refused;
   g_reply.entries = g_sites.entries;
   g_reply.libcalls = g_sites.libcalls;
+  g_reply.dl_sync = reinterpret_cast<uint64_t>(attach_dl_sync());
   return reply(attach_abi::kOk);
 }
 
@@ -137,6 +138,7 @@ CALLMON_ATTACH_EXPORT const attach_abi::Reply* callmon_attach_prestop() {
   g_reply.patches = reinterpret_cast<uint64_t>(g_sites.patches);
   g_reply.patch_count = g_sites.count;
   g_reply.session = attach_session();
+  g_reply.dl_sync = reinterpret_cast<uint64_t>(attach_dl_sync());
   return reply(attach_abi::kOk);
 }
 
