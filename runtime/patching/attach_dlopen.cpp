@@ -13,6 +13,7 @@
 
 #include "runtime/interposers/interpose.hpp"
 #include "runtime/patching/attach_collect.hpp"
+#include "runtime/patching/attach_meta.hpp"
 #include "runtime/patching/attach_pins.hpp"
 #include "runtime/patching/attach_threads.hpp"
 #include "runtime/patching/code_write.hpp"
@@ -173,6 +174,7 @@ ModulePins g_pins;  // serialised by sled_patch_modules' lock, as the passes
 
 void pass_locked() {
   if (g_frozen) return;
+  attach_meta_release(g_sites);  // after the stop: the attach's held lines, corrected
   prune();
   // Late: no dlopen through a redirected word since the last pass (attach_dl_poked).
   const unsigned gen = __atomic_load_n(&g_dl_generation, __ATOMIC_ACQUIRE);
@@ -243,6 +245,14 @@ bool attach_dl_unload_begin() {
 void attach_dl_freeze() {
   Lock l;
   g_frozen = true;
+  attach_meta_release(g_sites);  // no hook and no pass released them
+}
+
+void attach_dl_release_meta() {
+  // Not waiting: this thread may hold the lock itself, in a pass a signal interrupted.
+  if (__atomic_exchange_n(&g_lock, 1, __ATOMIC_ACQUIRE)) return;
+  attach_meta_release(g_sites);
+  __atomic_store_n(&g_lock, 0, __ATOMIC_RELEASE);
 }
 
 void attach_dl_after_unload(bool begun) {

@@ -37,6 +37,11 @@ void attach_dl_pass();
 // would not know to undo it). Waits for a pass under way.
 void attach_dl_freeze();
 
+// A thread's first hook of the session (attach_inherit_take), once the tool's stop is over:
+// the attach's held meta lines corrected and written (attach_meta.hpp), unless a pass
+// holds the list's lock (it does that itself then).
+void attach_dl_release_meta();
+
 // Around the real dlclose (interpose_dlclose.cpp): begin counts a dlclose under way in the
 // shared DlSync (true when attached), so that the detach does not read the list while an
 // unloaded module's entries are still in it; after_unload drops the list entries of every

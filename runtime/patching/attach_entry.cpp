@@ -21,6 +21,7 @@
 #include "runtime/interposers/interpose.hpp"
 #include "runtime/patching/attach_dlopen.hpp"
 #include "runtime/patching/attach_inherit.hpp"
+#include "runtime/patching/attach_meta.hpp"
 #include "runtime/patching/attach_sites.hpp"
 #include "runtime/patching/attach_threads.hpp"
 #include "runtime/recording/process.hpp"
@@ -100,6 +101,7 @@ CALLMON_ATTACH_EXPORT const attach_abi::Reply* callmon_attach_start(const char* 
   }
   // The calibration measures the hooks the program will call.
   if (g_sites.sleds || g_sites.got_pg || g_sites.entries) g_pg_hooks = true;
+  attach_meta_hold();  // --patch's meta lines wait for the stop (attach_meta.hpp)
   process_reset_for_attach();
   attach_set_session(++g_sessions);
   if (!process_setup()) {

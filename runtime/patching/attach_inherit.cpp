@@ -13,6 +13,7 @@
 #include "runtime/core/clock.hpp"
 #include "runtime/core/sys.hpp"
 #include "runtime/hooks/hooks.hpp"
+#include "runtime/patching/attach_dlopen.hpp"
 #include "runtime/patching/attach_threads.hpp"
 #include "runtime/monitor/monitor_dispatch.hpp"
 #include "runtime/recording/event_writer.hpp"
@@ -114,6 +115,10 @@ void attach_inherit_note_start() { g_start_ticks = read_ticks(); }
 void attach_inherit_take(ThreadState* s) {
   abi::Table& t = callmon_attach_inherit;
   if (!s->header) return;  // monitor mode, or no file
+  // The tool wrote this session's table: its stop is over, the meta lines can say what it
+  // wrote (attach_meta.hpp).
+  if (attach_session() != 0 && __atomic_load_n(&t.session, __ATOMIC_ACQUIRE) == attach_session())
+    attach_dl_release_meta();
   abi::Thread* mine = pending(s->tid);
   // Once: a signal handler's hook may come here again from inside this one.
   if (!mine || __atomic_exchange_n(&mine->taken, 1u, __ATOMIC_ACQ_REL)) return;
