@@ -513,6 +513,7 @@ def case_inherit(a, exe, nocfi_exe):
             [("C", "handle_cold", "work_cold")] if "gcc" in os.path.basename(a.cc) else []):
         inherit_one(a, exe, request, outer, inner)
     inherit_idle(a, exe)
+    inherit_idle_filtered(a, exe)
     # No unwind tables: nothing to unwind with, the attach works as before.
     ref_out, ref_status = inherit_drive(a, nocfi_exe, None, "N")[:2]
     data = os.path.join(a.work, f"{os.path.basename(nocfi_exe)}.inherit")
@@ -547,6 +548,28 @@ def inherit_idle(a, exe):
                f"idle: worker/handle/work open, inherited, nested:\n{text}")
         # Open from the attach to the detach: well under the test's own duration.
         expect(re.search(r"\d s \[", text) is None, f"idle: durations from the attach:\n{text}")
+
+
+def inherit_idle_filtered(a, exe):
+    """inherit_idle with --exclude=^handle$: the idle thread's frames are written by the
+    detaching thread, each by the name filter's table: worker and work shown, handle not."""
+    s = Server(exe)
+    s.send("N")
+    expect(wait_blocked(s.pid, 0, s.hold_r), "a worker blocks inside handle() -> work()")
+    data = os.path.join(a.work, f"{os.path.basename(exe)}.inheritidlefiltered")
+    att = Attach(a.callmon, s.pid, data, extra=["--exclude=^handle$"])
+    status, err = att.stop()
+    expect(status == 0 and "detached" in err, f"detach: {status} {err.strip()}")
+    os.write(s.hold_w, b"\x05")
+    s.lines.append(s.p.stdout.readline())
+    s.finish()
+    threads, text = replay_threads(a.callmon, data)
+    held = [t for t in threads.values() if any(n == "work" for _, n, _, _ in t)]
+    if expect(len(held) == 1, f"idle, filtered: one thread shows work():\n{text}"):
+        opened = [(d, n, body) for d, n, k, body in held[0] if k == "open"]
+        expect([n for _, n, _ in opened] == ["worker", "work"] and
+               all("[inherited]" in body for _, _, body in opened),
+               f"idle, filtered: worker/work open and inherited, handle left out:\n{text}")
 
 
 def inherit_drive(a, exe, data, request):
@@ -666,6 +689,23 @@ def case_dlopen(a, exe):
         got = {name: c.get(name, 0) for name in want}
         expect(got == want, f"{data}: counts {got}, expected {want}")
         info_ok(a.callmon, data)
+    # The dl* calls themselves are no library calls, attached or started under `callmon
+    # record` alike (docs/patching.md, "Calls that are not redirected": they read their
+    # return address): the same script recorded from the start counts the plugin's calls as
+    # the attach did, and no dlopen, dlsym or dlclose either.
+    startup = os.path.join(a.work, f"{os.path.basename(exe)}.startup")
+    s = Server(exe, prefix=[a.callmon, "record", "-o", startup, *ATTACH_ARGS, "--"])
+    for line in second:
+        s.request(line)
+    s.finish()
+    c0 = counts(a.callmon, startup)
+    c2 = counts(a.callmon, runs[1][0])
+    ks = runs[1][1]
+    want = {"plugin_run": len(ks), "plugin_step": sum(ks), "plugin_leaf": sum(ks),
+            "dlopen": 0, "dlmopen": 0, "dlsym": 0, "dlclose": 0}
+    for name, c in (("started under callmon record", c0), ("attached", c2)):
+        got = {n: c.get(n, 0) for n in want}
+        expect(got == want, f"{name}: counts {got}, expected {want}")
 
 
 def case_late(a, exe):
