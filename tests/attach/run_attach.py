@@ -33,6 +33,14 @@ attach_server.c, built one way per --build (nop sleds of -fpatchable-function-en
           (and its strlen) counted exactly, and after the detach its code in memory is its
           file's again (every patch made while attached undone, none written into the
           dlclose'd one).
+          The same script recorded from the start counts the plugin's calls alike, and
+          neither recording counts dlopen, dlsym or dlclose (not library calls).
+  late    the plugin dlopen'ed through pointers to dlopen and dlsym taken at the start (no
+          redirected GOT word sees the call) while attached: patched once callmon sees it in
+          the memory map and a thread switches chunks; its calls then counted exactly.
+  dlchurn a thread dlopen's, calls and dlclose's the plugin in a loop while callmon attaches
+          and detaches six times: no detach finds its patches changed, no injected call fails.
+  inherit (above) also with --exclude=^handle$: the idle thread's frames by the filter.
   --attach-arg adds an option to every `callmon record -p` (--patch=. for the plain build:
   function entries patched at attach). Library calls (strlen, memcpy) are counted exactly
   in counts.
