@@ -163,7 +163,7 @@ void attach_dl_begin(AttachSites* sites) {
   g_dl_gen_seen = __atomic_load_n(&g_dl_generation, __ATOMIC_ACQUIRE);
   publish_count();
   dl_iterate_phdr([](dl_phdr_info* info, size_t, void*) {
-    add(info);
+    if (attach_module_pinned(info)) add(info);  // else not listed: the first pass's
     return 0;
   }, nullptr);
 }
@@ -184,7 +184,7 @@ void pass_locked() {
   const uint32_t first = g_sites->count;
   g_sites->failure = nullptr;
   dl_iterate_phdr([](dl_phdr_info* info, size_t, void*) {
-    if (find(info) || !add(info)) return 0;
+    if (find(info) || !attach_module_pinned(info) || !add(info)) return 0;
     attach_collect_module(info, g_sites);
     return 0;
   }, nullptr);

@@ -5,10 +5,17 @@
 // module under them. A pin is one more reference (dlopen RTLD_NOLOAD) on each module loaded
 // now, dropped after the pass: a dlclose meanwhile only drops the program's reference, and
 // the module is unmapped at the unpin (whose pass then finds its entries gone, as after any
-// dlclose).
+// dlclose), its destructors then running in the thread that made the pass.
 #pragma once
 
+struct dl_phdr_info;
+
 namespace callmon::rt {
+
+// Whether a pass may read the module `info` after its dl_iterate_phdr callback: true unless a
+// pin is held and the module is not among those pinned (one loaded since the pin, which a
+// dlclose could unmap under the pass: left to the next pass). The executable is always.
+bool attach_module_pinned(const dl_phdr_info* info);
 
 class ModulePins {
  public:
@@ -17,6 +24,9 @@ class ModulePins {
   void pin();
   // Drops them (the real dlclose: loaded by dlopen, the runtime binds to libc's).
   void unpin();
+
+  // Whether `info` is one of the modules pinned.
+  bool holds(const dl_phdr_info* info) const;
 
  private:
   static constexpr unsigned kMax = 512;

@@ -222,6 +222,7 @@ void visit_slot(const GotSlot& g, void* p) {
 int module_callback(dl_phdr_info* info, size_t, void* p) {
   auto* out = static_cast<AttachSites*>(p);
   if (out->failure) return 1;
+  if (!attach_module_pinned(info)) return 0;  // loaded since the pin: the first pass's
   attach_collect_module(info, out);
   return 0;
 }
