@@ -106,7 +106,8 @@ bool inside_code_patch(const std::vector<Patch>& patches, uint64_t rip) {
 // the bytes between are written back as they were read, and nothing else runs meanwhile.
 // GOT words, in data the program may share, are written one by one. Returns how many were
 // left alone.
-uint64_t write_patches(const ThreadGroup& g, const std::vector<Patch>& patches, bool install) {
+uint64_t write_patches(const ThreadGroup& g, const std::vector<Patch>& patches, bool install,
+                       std::vector<uint64_t>* skipped_at = nullptr) {
   constexpr uint64_t kWindow = 4096;
   uint64_t skipped = 0;
   std::vector<uint8_t> buf;
@@ -123,6 +124,7 @@ uint64_t write_patches(const ThreadGroup& g, const std::vector<Patch>& patches, 
     buf.resize(hi - lo);
     if (!g.mem().read(lo, buf.data(), buf.size())) {
       skipped += end - i;
+      for (size_t k = i; k < end && skipped_at; ++k) skipped_at->push_back(patches[k].addr);
       i = end;
       continue;
     }
@@ -131,13 +133,21 @@ uint64_t write_patches(const ThreadGroup& g, const std::vector<Patch>& patches, 
       const Patch& p = patches[k];
       uint8_t* at = buf.data() + (p.addr - lo);
       if (std::memcmp(at, install ? p.old_bytes : p.new_bytes, p.len) != 0) {
-        ++skipped;
+        // Already as wanted: written by the runtime itself (a module dlopen'ed between the
+        // listing and the stop, attach_dlopen.hpp), or never written.
+        if (std::memcmp(at, install ? p.new_bytes : p.old_bytes, p.len) != 0) {
+          ++skipped;
+          if (skipped_at) skipped_at->push_back(p.addr);
+        }
         continue;
       }
       std::memcpy(at, install ? p.new_bytes : p.old_bytes, p.len);
       dirty = true;
     }
-    if (dirty && !g.mem().write(lo, buf.data(), buf.size())) skipped += end - i;
+    if (dirty && !g.mem().write(lo, buf.data(), buf.size())) {
+      skipped += end - i;
+      for (size_t k = i; k < end && skipped_at; ++k) skipped_at->push_back(patches[k].addr);
+    }
     i = end;
   }
   return skipped;
@@ -160,6 +170,50 @@ void neutralise(const ThreadGroup& g, uint64_t list, uint32_t count,
     }
 }
 
+// With every thread stopped: waits (letting them run 1 ms, 200 times at most) until no
+// dlclose is between the real dlclose and the runtime's update of its list (DlSync: a
+// module gone may still have entries), then reads the list again into `patches` (modules
+// loaded while the threads ran have theirs added, those unloaded have theirs dropped).
+// `sync` 0 (no DlSync) keeps the list read before. False when the threads do not stop
+// again.
+bool settle_list(ThreadGroup& g, uint64_t sync_addr, uint64_t* list, uint32_t* count,
+                 std::vector<Patch>* patches, uint32_t* waits) {
+  if (!sync_addr) return true;
+  attach_abi::DlSync sync{};
+  for (;;) {
+    if (!g.mem().read(sync_addr, &sync, sizeof sync)) return true;
+    if (!sync.unloading || *waits >= 200) break;
+    ++*waits;
+    g.resume_all();
+    usleep(1000);
+    if (!g.stop_all()) return false;
+  }
+  if (sync.unloading) return true;  // still under way: the list read before
+  Reply r{};
+  r.patches = *list;
+  r.patch_count = sync.count;
+  if (auto fresh = read_patches(g, r)) {
+    *patches = std::move(fresh).value();
+    *count = sync.count;
+  }
+  return true;
+}
+
+// The patches the attach left alone (their bytes had changed since the listing: a module
+// dlclose'd, or dlclose'd and loaded again, before the stop): their entries in the runtime's
+// list get length 0, so that the detach, which reads that list back, does not look for
+// bytes that were never written.
+void forget(const ThreadGroup& g, uint64_t list, uint32_t count, const std::vector<uint64_t>& at) {
+  if (at.empty()) return;
+  std::vector<Patch> all(count);
+  if (!count || !g.mem().read(list, all.data(), all.size() * sizeof(Patch))) return;
+  for (uint32_t i = 0; i < count; ++i)
+    if (std::find(at.begin(), at.end(), all[i].addr) != at.end()) {
+      all[i].len = 0;
+      (void)g.mem().write(list + i * sizeof(Patch), &all[i], sizeof(Patch));
+    }
+}
+
 bool runtime_loaded(pid_t pid, const std::string& runtime) {
   std::ifstream in("/proc/" + std::to_string(pid) + "/maps");
   std::string line;
@@ -172,7 +226,7 @@ bool runtime_loaded(pid_t pid, const std::string& runtime) {
 }  // namespace
 
 Result<AttachFigures> attach_begin(pid_t pid, const std::string& runtime, const std::string& dir,
-                                   const std::string& options) {
+                                   const std::string& options, ModuleWatch* watch) {
   AttachFigures fig;
   const uint64_t t0 = now_ns();
   if (pid == getpid()) return Error{"process " + std::to_string(pid) + " is callmon itself"};
@@ -183,6 +237,7 @@ Result<AttachFigures> attach_begin(pid_t pid, const std::string& runtime, const 
   std::vector<Patch> patches;
   uint64_t list_addr = 0;  // the runtime's list, which the detach reads back
   uint32_t list_count = 0;
+  uint64_t reply_sync = 0;
   Entry entry;
   {
     RemoteCall call(g, caller);
@@ -211,6 +266,8 @@ Result<AttachFigures> attach_begin(pid_t pid, const std::string& runtime, const 
     fig.entries = reply->entries;
     fig.libcalls = reply->libcalls;
     fig.session = reply->session;
+    reply_sync = reply->dl_sync;
+    if (watch) watch->start(pid, reply->dl_sync);
   }  // the caller's registers are back
   // Read the modules while the program runs; unwound below, with every thread stopped.
   OpenFrames open_frames;
@@ -220,6 +277,16 @@ Result<AttachFigures> attach_begin(pid_t pid, const std::string& runtime, const 
     if (g.gone()) return Error{"process " + std::to_string(pid) + " exited during the attach"};
     // Nothing patched, so no thread records: the session can be ended with the others
     // running.
+    g.stop(caller);
+    RemoteCall call(g, caller);
+    (void)call.call(entry.stop, {});
+    return Error{"a thread of process " + std::to_string(pid) +
+                 " did not stop within 5 s (uninterruptible sleep?); nothing was patched"};
+  }
+  // A dlclose under way, or modules loaded or unloaded since the listing: the list as it is
+  // now, read once no dlclose is between the real one and the list's update (DlSync).
+  if (!settle_list(g, reply_sync, &list_addr, &list_count, &patches, &fig.unload_waits)) {
+    if (g.gone()) return Error{"process " + std::to_string(pid) + " exited during the attach"};
     g.stop(caller);
     RemoteCall call(g, caller);
     (void)call.call(entry.stop, {});
@@ -260,7 +327,9 @@ Result<AttachFigures> attach_begin(pid_t pid, const std::string& runtime, const 
                                  [](const Patch& p) { return p.len == 0; }),
                   patches.end());
   }
-  fig.skipped = write_patches(g, patches, true);
+  std::vector<uint64_t> skipped_at;
+  fig.skipped = write_patches(g, patches, true, &skipped_at);
+  forget(g, list_addr, list_count, skipped_at);
   fig.unwind = open_frames.write(g, patches, fig.session);
   g.detach_all();
   fig.stopped_ns = now_ns() - ts;
@@ -307,6 +376,13 @@ Result<AttachFigures> attach_end(pid_t pid, const std::string& runtime) {
                                   " did not stop within 5 s (uninterruptible sleep?); still "
                                   "recording, try again"};
     if (!undone) {
+      // As at the attach: the list as it is once no dlclose is under way.
+      uint64_t list = state.patches;
+      uint32_t count = state.patch_count;
+      if (!settle_list(g, state.dl_sync, &list, &count, &patches, &fig.unload_waits))
+        return Error{g.gone() ? std::string("the program exited")
+                              : "a thread of process " + std::to_string(pid) +
+                                    " did not stop within 5 s; still recording, try again"};
       fig.skipped = write_patches(g, patches, false);
       undone = true;
     }

@@ -11,6 +11,7 @@
 #include <string>
 
 #include "attach/attach_unwind.hpp"
+#include "attach/module_watch.hpp"
 #include "format/result.hpp"
 
 namespace callmon::attach {
@@ -27,6 +28,7 @@ struct AttachFigures {
   uint32_t signal_moved = 0;    // signal handlers' saved pcs moved out of patched bytes
   uint32_t signal_refused = 0;  // entry patches not written: a saved pc inside, unmovable
   uint32_t retries = 0;       // end(): stops retried because a thread was in the runtime
+  uint32_t unload_waits = 0;  // end(): stops retried because a dlclose was under way
   uint32_t session = 0;
   UnwindFigures unwind;       // begin(): frames open at the attach (attach_unwind.hpp)
 };
@@ -34,8 +36,9 @@ struct AttachFigures {
 // Starts recording process `pid` into `dir` (absolute, existing) with the runtime at
 // `runtime` (libcallmon.so) and `options` ("CALLMON_X=value\n" lines; CALLMON_DIR is
 // added). Errors are one-line reasons; the program is left running unchanged.
+// `watch`, if given, is started while the process is seized (module_watch.hpp).
 Result<AttachFigures> attach_begin(pid_t pid, const std::string& runtime, const std::string& dir,
-                                   const std::string& options);
+                                   const std::string& options, ModuleWatch* watch = nullptr);
 
 // Stops the recording attach_begin started: patches undone, files ended, detached. Errors:
 // the process is gone (its recording ended at its exit) or ptrace failed.

@@ -11,7 +11,7 @@
 
 namespace callmon::attach_abi {
 
-inline constexpr uint32_t kVersion = 2;
+inline constexpr uint32_t kVersion = 3;
 
 // The entry points, looked up with dlsym in the loaded runtime. Each returns a Reply*.
 //   callmon_attach_start(const char* options): options "CALLMON_X=value\n..." (the
@@ -56,6 +56,18 @@ struct Patch {
   uint8_t from[8], to[8];
 };
 
+// Shared by the runtime's attach_dlopen.cpp and the tool while attached (Reply::dl_sync
+// gives its address in the program). poke: the tool adds 1 when the program's memory map
+// shows a module loaded or gone (a dlopen that went through no redirected GOT word); the
+// runtime then runs its pass at the next chunk switch. unloading: dlclose calls between
+// the real dlclose and the list's update (the detach waits for 0 before it reads the list
+// again); count: the entries in the list now.
+struct DlSync {
+  uint64_t poke;
+  uint32_t unloading;
+  uint32_t count;
+};
+
 struct Reply {
   uint32_t version;
   int32_t status;
@@ -70,6 +82,7 @@ struct Reply {
   uint64_t entries;      // --patch: function entries to patch (kEntryJump)
   uint64_t libcalls;     // GOT words of library calls to redirect (kLibcallWord)
   uint64_t text_lo, text_hi;  // the runtime's own code: no thread may be stopped there at stop
+  uint64_t dl_sync;      // address of the runtime's DlSync
   char message[1024];    // why, for kError and kAlready; warnings for kOk
 };
 

@@ -34,10 +34,12 @@ CALLMON_EXPORT int dlclose(void* handle) {
   uint64_t from = callmon::rt::read_ticks();
   callmon::rt::modules_before_unload();
   callmon::rt::note_pause(from, callmon::rt::read_ticks());
+  // `record -p`: the detach waits while an unloaded module's entries may still be listed.
+  const bool unloading = callmon::rt::attach_dl_unload_begin();
   int rc = real_dlclose()(handle);
   from = callmon::rt::read_ticks();
   callmon::rt::modules_after_unload();
-  callmon::rt::attach_dl_after_unload();  // `record -p`: its list forgets unloaded modules
+  callmon::rt::attach_dl_after_unload(unloading);  // `record -p`: its list forgets them
   callmon::rt::note_pause(from, callmon::rt::read_ticks());
   return rc;
 }

@@ -11,7 +11,10 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "runtime/interposers/interpose.hpp"
 #include "runtime/patching/attach_collect.hpp"
+#include "runtime/patching/attach_meta.hpp"
+#include "runtime/patching/attach_pins.hpp"
 #include "runtime/patching/attach_threads.hpp"
 #include "runtime/patching/code_write.hpp"
 #include "runtime/patching/entry_patch.hpp"
@@ -45,6 +48,24 @@ unsigned g_mod_count = 0;
 AttachSites* g_sites = nullptr;
 bool g_frozen = false;  // the detach has read the list
 int g_lock = 0;
+attach_abi::DlSync g_sync;     // shared with the tool (attach_abi.hpp)
+uint64_t g_poke_seen = 0;      // the tool's last poke acted upon
+unsigned g_dl_gen_seen = 0;    // g_dl_generation at the last pass (a wrapper's dlopen since?)
+
+void publish_count() { __atomic_store_n(&g_sync.count, g_sites ? g_sites->count : 0, __ATOMIC_RELEASE); }
+
+// A module loaded behind the wrappers' back (a late pass: no redirected dlopen since the last
+// pass) may already run in any thread. Only what a running thread cannot be caught inside of
+// is written then: GOT words (aligned 8-byte stores) and a sled that is one 5-byte nop in one
+// aligned 8-byte word (a single store). A gcc sled of five 1-byte nops may have a thread
+// between its nops, and a function's first bytes (--patch) one inside its instructions:
+// those are left alone, as they would be with every thread stopped and no way to move it.
+bool safe_late(const attach_abi::Patch& p) {
+  if (p.kind == attach_abi::kGotWord || p.kind == attach_abi::kLibcallWord) return true;
+  if (p.kind != attach_abi::kSledCall) return false;
+  const uint8_t* b = p.old_bytes;
+  return b[0] == 0x0f && b[1] == 0x1f && b[2] == 0x44 && b[3] == 0x00 && (p.addr & 7) <= 3;
+}
 
 struct Lock {
   Lock() {
@@ -97,6 +118,7 @@ void prune() {
     g_sites->count = n;
   }
   g_mod_count = kept;
+  publish_count();
 }
 
 // Writes one listed patch in-process, if the bytes are still the ones listed. Code: the
@@ -137,30 +159,42 @@ void attach_dl_begin(AttachSites* sites) {
   g_sites = sites;
   g_frozen = false;
   g_mod_count = 0;
+  g_poke_seen = __atomic_load_n(&g_sync.poke, __ATOMIC_ACQUIRE);
+  g_dl_gen_seen = __atomic_load_n(&g_dl_generation, __ATOMIC_ACQUIRE);
+  publish_count();
   dl_iterate_phdr([](dl_phdr_info* info, size_t, void*) {
-    add(info);
+    if (attach_module_pinned(info)) add(info);  // else not listed: the first pass's
     return 0;
   }, nullptr);
 }
 
-void attach_dl_pass() {
-  if (attach_session() == 0 || !g_sites) return;
-  Lock l;
+namespace {
+
+ModulePins g_pins;  // serialised by sled_patch_modules' lock, as the passes
+
+void pass_locked() {
   if (g_frozen) return;
+  attach_meta_release(g_sites);  // after the stop: the attach's held lines, corrected
   prune();
+  // Late: no dlopen through a redirected word since the last pass (attach_dl_poked).
+  const unsigned gen = __atomic_load_n(&g_dl_generation, __ATOMIC_ACQUIRE);
+  const bool late = gen == g_dl_gen_seen;
+  g_dl_gen_seen = gen;
   const unsigned first_mod = g_mod_count;
   const uint32_t first = g_sites->count;
   g_sites->failure = nullptr;
   dl_iterate_phdr([](dl_phdr_info* info, size_t, void*) {
-    if (find(info) || !add(info)) return 0;
+    if (find(info) || !attach_module_pinned(info) || !add(info)) return 0;
     attach_collect_module(info, g_sites);
     return 0;
   }, nullptr);
   if (g_mod_count == first_mod) return;
   // --patch and library calls: listed as at the attach (each pass keeps its own table of
   // the modules it has seen; only the new ones' entries are kept below).
+  // A late module's function entries are not patched at all (not even listed: their
+  // patch-fn lines would say otherwise).
   attach_collect_begin(g_sites);
-  entry_patch_modules();
+  if (!late) entry_patch_modules();
   libcall_patch_modules();
   attach_collect_end();
   entry_patch_flush_meta();
@@ -169,20 +203,64 @@ void attach_dl_pass() {
     const attach_abi::Patch p = g_sites->patches[k];
     bool ours = false;
     for (unsigned i = first_mod; i < g_mod_count && !ours; ++i) ours = in_module(g_mods[i], p.addr);
-    if (ours && apply(p)) g_sites->patches[n++] = p;
+    if (ours && (!late || safe_late(p)) && apply(p)) g_sites->patches[n++] = p;
   }
   g_sites->count = n;
+  publish_count();
+}
+
+}  // namespace
+
+void attach_dl_pass() {
+  if (attach_session() == 0 || !g_sites || __atomic_load_n(&g_frozen, __ATOMIC_RELAXED)) return;
+  g_pins.pin();  // outside our lock: the unpin's dlclose may run the wrapper's prune
+  {
+    Lock l;
+    pass_locked();
+  }
+  g_pins.unpin();
+  Lock l;
+  prune();  // a module the program dlclose'd during the pass went at the unpin
+}
+
+const attach_abi::DlSync* attach_dl_sync() { return &g_sync; }
+
+bool attach_dl_poked() {
+  if (attach_session() == 0 || !g_sites) return false;
+  const uint64_t poke = __atomic_load_n(&g_sync.poke, __ATOMIC_ACQUIRE);
+  if (poke == __atomic_load_n(&g_poke_seen, __ATOMIC_RELAXED)) return false;
+  // Several threads may see it at once: one takes it.
+  uint64_t seen = __atomic_load_n(&g_poke_seen, __ATOMIC_RELAXED);
+  return seen != poke &&
+         __atomic_compare_exchange_n(&g_poke_seen, &seen, poke, false, __ATOMIC_ACQ_REL,
+                                     __ATOMIC_RELAXED);
+}
+
+bool attach_dl_unload_begin() {
+  if (attach_session() == 0) return false;
+  __atomic_add_fetch(&g_sync.unloading, 1, __ATOMIC_ACQ_REL);
+  return true;
 }
 
 void attach_dl_freeze() {
   Lock l;
   g_frozen = true;
+  attach_meta_release(g_sites);  // no hook and no pass released them
 }
 
-void attach_dl_after_unload() {
-  if (attach_session() == 0 || !g_sites) return;
-  Lock l;
-  prune();
+void attach_dl_release_meta() {
+  // Not waiting: this thread may hold the lock itself, in a pass a signal interrupted.
+  if (__atomic_exchange_n(&g_lock, 1, __ATOMIC_ACQUIRE)) return;
+  attach_meta_release(g_sites);
+  __atomic_store_n(&g_lock, 0, __ATOMIC_RELEASE);
+}
+
+void attach_dl_after_unload(bool begun) {
+  if (attach_session() != 0 && g_sites) {
+    Lock l;
+    prune();
+  }
+  if (begun) __atomic_sub_fetch(&g_sync.unloading, 1, __ATOMIC_ACQ_REL);
 }
 
 }  // namespace callmon::rt

@@ -37,8 +37,27 @@ void attach_dl_pass();
 // would not know to undo it). Waits for a pass under way.
 void attach_dl_freeze();
 
-// After a dlclose (interpose_dlclose.cpp): drops the list entries of every module no
-// longer loaded. Does nothing when not attached.
-void attach_dl_after_unload();
+// A thread's first hook of the session (attach_inherit_take), once the tool's stop is over:
+// the attach's held meta lines corrected and written (attach_meta.hpp), unless a pass
+// holds the list's lock (it does that itself then).
+void attach_dl_release_meta();
+
+// Around the real dlclose (interpose_dlclose.cpp): begin counts a dlclose under way in the
+// shared DlSync (true when attached), so that the detach does not read the list while an
+// unloaded module's entries are still in it; after_unload drops the list entries of every
+// module no longer loaded (when attached), then ends the count begin took (`begun`).
+bool attach_dl_unload_begin();
+void attach_dl_after_unload(bool begun);
+
+// What the runtime shares with the tool while attached (attach_abi.hpp, DlSync).
+const attach_abi::DlSync* attach_dl_sync();
+
+// From a chunk switch (thread_state.cpp), any context: true once per poke of the tool (the
+// program's memory map changed: a module loaded by a dlopen that went through no redirected
+// GOT word, e.g. libc's own for NSS or iconv, or a dlopen pointer taken before the attach).
+// The caller then asks for the pass at its thread's next hook (kGuardRescan), which lists
+// and writes the new modules' patches that are safe with their code maybe running already.
+// No lock, no system call.
+bool attach_dl_poked();
 
 }  // namespace callmon::rt

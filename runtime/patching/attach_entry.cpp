@@ -21,6 +21,7 @@
 #include "runtime/interposers/interpose.hpp"
 #include "runtime/patching/attach_dlopen.hpp"
 #include "runtime/patching/attach_inherit.hpp"
+#include "runtime/patching/attach_meta.hpp"
 #include "runtime/patching/attach_sites.hpp"
 #include "runtime/patching/attach_threads.hpp"
 #include "runtime/recording/process.hpp"
@@ -100,6 +101,7 @@ CALLMON_ATTACH_EXPORT const attach_abi::Reply* callmon_attach_start(const char* 
   }
   // The calibration measures the hooks the program will call.
   if (g_sites.sleds || g_sites.got_pg || g_sites.entries) g_pg_hooks = true;
+  attach_meta_hold();  // --patch's meta lines wait for the stop (attach_meta.hpp)
   process_reset_for_attach();
   attach_set_session(++g_sessions);
   if (!process_setup()) {
@@ -123,6 +125,7 @@ CALLMON_ATTACH_EXPORT const attach_abi::Reply* callmon_attach_start(const char* 
   g_reply.refused = g_sites.refused;
   g_reply.entries = g_sites.entries;
   g_reply.libcalls = g_sites.libcalls;
+  g_reply.dl_sync = reinterpret_cast<uint64_t>(attach_dl_sync());
   return reply(attach_abi::kOk);
 }
 
@@ -137,6 +140,7 @@ CALLMON_ATTACH_EXPORT const attach_abi::Reply* callmon_attach_prestop() {
   g_reply.patches = reinterpret_cast<uint64_t>(g_sites.patches);
   g_reply.patch_count = g_sites.count;
   g_reply.session = attach_session();
+  g_reply.dl_sync = reinterpret_cast<uint64_t>(attach_dl_sync());
   return reply(attach_abi::kOk);
 }
 

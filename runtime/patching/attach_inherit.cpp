@@ -13,6 +13,7 @@
 #include "runtime/core/clock.hpp"
 #include "runtime/core/sys.hpp"
 #include "runtime/hooks/hooks.hpp"
+#include "runtime/patching/attach_dlopen.hpp"
 #include "runtime/patching/attach_threads.hpp"
 #include "runtime/monitor/monitor_dispatch.hpp"
 #include "runtime/recording/event_writer.hpp"
@@ -64,10 +65,26 @@ void write_inherited(ThreadState* s, Frame* from, uint64_t ticks) {
 // its own, written by the detaching thread, with its frames open at the attach as INHERIT
 // records at the attach's time and END now, so that they are shown (open the whole time).
 // A state and shadow stack made here for it, and unmapped. Only system calls (open, mmap):
-// no lock, the other threads being stopped. Not with name filters (a frame's selection
-// asks callmon's selection service, per thread) nor in monitor mode.
+// no lock, the other threads being stopped. With name filters, each frame's selection is
+// the filter table's (function_selected without a rescan: a lookup in the table the
+// prestop's module scan left, no request to callmon's selection service, which is busy
+// detaching); a thread none of whose frames is selected gets no file, as it would get no
+// record. Not in monitor mode.
 void write_untaken(const abi::Table& t, const abi::Thread& th) {
-  if (th.count == 0 || filter_on() || monitor_mode()) return;
+  if (th.count == 0 || monitor_mode()) return;
+  uint8_t* selected = nullptr;
+  if (filter_on()) {
+    void* m = mmap(nullptr, th.count, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (m == MAP_FAILED) return;
+    selected = static_cast<uint8_t*>(m);
+    bool any = false;
+    for (uint32_t i = 0; i < th.count; ++i)
+      any |= (selected[i] = function_selected(t.frames[th.first + i].fn, false) ? 1 : 0) != 0;
+    if (!any) {
+      munmap(selected, th.count);
+      return;
+    }
+  }
   void* mem = mmap(nullptr, sizeof(ThreadState), PROT_READ | PROT_WRITE,
                    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   if (mem == MAP_FAILED) return;
@@ -79,6 +96,7 @@ void write_untaken(const abi::Table& t, const abi::Thread& th) {
     s->stack_base = s->top = static_cast<Frame*>(stack);
     s->stack_bytes = stack_bytes;
     s->stack_limit = s->stack_base + th.count;
+    s->selected = selected;  // null without name filters: every frame recorded
     const uint64_t start = g_start_ticks ? g_start_ticks : read_ticks();
     s->header->start_ticks = start;
     s->calib_last = start;
@@ -104,6 +122,7 @@ void write_untaken(const abi::Table& t, const abi::Thread& th) {
     munmap(s->header, format::kHeaderSize);
   }
   if (stack != MAP_FAILED) munmap(stack, stack_bytes);
+  if (selected) munmap(selected, th.count);
   munmap(mem, sizeof(ThreadState));
 }
 
@@ -114,6 +133,10 @@ void attach_inherit_note_start() { g_start_ticks = read_ticks(); }
 void attach_inherit_take(ThreadState* s) {
   abi::Table& t = callmon_attach_inherit;
   if (!s->header) return;  // monitor mode, or no file
+  // The tool wrote this session's table: its stop is over, the meta lines can say what it
+  // wrote (attach_meta.hpp).
+  if (attach_session() != 0 && __atomic_load_n(&t.session, __ATOMIC_ACQUIRE) == attach_session())
+    attach_dl_release_meta();
   abi::Thread* mine = pending(s->tid);
   // Once: a signal handler's hook may come here again from inside this one.
   if (!mine || __atomic_exchange_n(&mine->taken, 1u, __ATOMIC_ACQ_REL)) return;

@@ -12,6 +12,7 @@
 #include "runtime/interposers/interpose.hpp"
 #include "runtime/patching/attach_collect.hpp"
 #include "runtime/patching/attach_dlopen.hpp"
+#include "runtime/patching/attach_pins.hpp"
 #include "runtime/patching/entry_patch.hpp"
 #include "runtime/patching/got_redirect.hpp"
 #include "runtime/patching/got_slots.hpp"
@@ -221,6 +222,7 @@ void visit_slot(const GotSlot& g, void* p) {
 int module_callback(dl_phdr_info* info, size_t, void* p) {
   auto* out = static_cast<AttachSites*>(p);
   if (out->failure) return 1;
+  if (!attach_module_pinned(info)) return 0;  // loaded since the pin: the first pass's
   attach_collect_module(info, out);
   return 0;
 }
@@ -282,6 +284,9 @@ void attach_collect_sites(AttachSites* out) {
     out->failure = "the runtime cannot find its own hooks (dlsym)";
     return;
   }
+  // A dlclose in another thread meanwhile must not unmap what the passes read (attach_pins.hpp).
+  static ModulePins pins;
+  pins.pin();
   dl_iterate_phdr(module_callback, out);
   // --patch, then library calls, as at start-up (sled_patch_modules): listed, not written.
   // The library-call pass takes the modules the entry pass patches as instrumented.
@@ -294,6 +299,7 @@ void attach_collect_sites(AttachSites* out) {
   // No hook to turn on: nothing at all is patched (the interposers alone record nothing).
   if (out->sleds + out->got_pg + out->got_cyg + out->entries == 0) out->count = 0;
   attach_dl_begin(out);  // modules loaded from now on: attach_dlopen.hpp
+  pins.unpin();
 }
 
 }  // namespace callmon::rt

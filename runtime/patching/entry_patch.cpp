@@ -35,6 +35,7 @@
 #include "runtime/core/runtime_scope.hpp"
 #include "runtime/core/sys.hpp"
 #include "runtime/patching/attach_collect.hpp"
+#include "runtime/patching/attach_meta.hpp"
 #include "runtime/patching/code_write.hpp"
 #include "runtime/patching/entry_cfi.hpp"
 #include "runtime/patching/entry_decode.hpp"
@@ -630,7 +631,30 @@ void entry_patch_attach_pass() {
   entry_patch_modules();
 }
 
+namespace {
+bool g_hold_meta = false;  // attach_meta.hpp: an attach's lines wait for its stop
+}  // namespace
+
+void entry_patch_hold_meta(bool hold) { __atomic_store_n(&g_hold_meta, hold, __ATOMIC_RELEASE); }
+
+void entry_patch_drop_patched(const uint64_t* sites, unsigned n, const char* why) {
+  if (!g_log || g_log_written == g_log_len) return;
+  // Each rewritten line grows by the reason's length; the log's spare room is most of it.
+  const size_t pending = g_log_len - g_log_written;
+  const size_t cap = pending + n * (strlen(why) + 32);
+  void* tmp = mmap(nullptr, cap, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (tmp == MAP_FAILED) return;
+  const size_t len = attach_meta_drop(g_log + g_log_written, pending, sites, n, why,
+                                      static_cast<char*>(tmp), cap);
+  if (len != SIZE_MAX && g_log_written + len <= kLogCap) {
+    memcpy(g_log + g_log_written, tmp, len);
+    g_log_len = g_log_written + len;
+  }
+  munmap(tmp, cap);
+}
+
 void entry_patch_flush_meta() {
+  if (__atomic_load_n(&g_hold_meta, __ATOMIC_ACQUIRE)) return;
   if (!g_log || g_log_written == g_log_len || !g_proc.meta_path[0]) return;
   meta_append(g_log + g_log_written, static_cast<unsigned>(g_log_len - g_log_written));
   g_log_written = g_log_len;

@@ -28,6 +28,13 @@ void entry_patch_attach_pass();
 // set-up once the meta file exists, and by each later pass.
 void entry_patch_flush_meta();
 
+// `record -p` (attach_meta.hpp): while held, entry_patch_flush_meta writes nothing.
+void entry_patch_hold_meta(bool hold);
+
+// `record -p` (attach_meta.hpp): in the lines not written yet, the functions whose jumps at
+// `sites` were dropped are listed as refused for `why` (attach_meta_drop).
+void entry_patch_drop_patched(const uint64_t* sites, unsigned n, const char* why);
+
 // In a fork child, once its own meta file exists: appends every meta line the passes wrote
 // so far (the child's code is patched as the parent's was; its meta file says so too).
 void entry_patch_after_fork_child();

@@ -22,6 +22,7 @@
 #include "runtime/core/options.hpp"
 #include "runtime/core/sys.hpp"
 #include "runtime/patching/attach_collect.hpp"
+#include "runtime/patching/attach_pins.hpp"
 #include "runtime/patching/entry_patch.hpp"
 #include "runtime/patching/got_refs.hpp"
 #include "runtime/patching/got_slots.hpp"
@@ -161,6 +162,7 @@ int collect(dl_phdr_info* info, size_t, void*) {
   if (name && (strstr(name, "linux-vdso") || strstr(name, "/ld-linux") || strstr(name, "/ld.so")))
     return 0;
   if (seen(m.bias, m.phdr)) return 0;
+  if (!attach_module_pinned(info)) return 0;  // `record -p`: read after the callback (attach_pins.hpp)
   Imports im{false, false};
   for_each_got_slot(m.bias, m.dyn, note_import, &im);
   m.instrumented = im.cyg || im.pg;

@@ -22,6 +22,7 @@
 #include "runtime/core/sys.hpp"
 #include "runtime/patching/attach_threads.hpp"
 #include "runtime/patching/attach_inherit.hpp"
+#include "runtime/patching/attach_dlopen.hpp"
 
 namespace callmon::rt {
 
@@ -423,6 +424,12 @@ bool switch_chunk(ThreadState* s, uint8_t* p, unsigned n) {
     return false;
   }
   calibrate_if_due(s, start);
+  // `record -p`: a module loaded behind the wrappers' back (attach_dlopen.hpp): the pass at
+  // this thread's next hook, as after a dlopen.
+  if (attach_dl_poked()) {
+    __atomic_or_fetch(&s->guard, kGuardRescan, __ATOMIC_RELAXED);
+    request_rescan();
+  }
   s->pause_end = read_ticks();
   s->pause_ticks += s->pause_end > start ? s->pause_end - start : 0;
   return true;

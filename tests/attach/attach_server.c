@@ -16,6 +16,12 @@
  *   P <k>   plugin: dlopen's the library named by $ATTACH_PLUGIN (attach_plugin.c) unless it
  *           is loaded, and calls its plugin_run(k) through dlsym
  *   D       dlclose's the plugin (answer 0)
+ *   L       late load: dlopen's the plugin through a pointer to dlopen taken at the start
+ *           (before any attach: no redirected GOT word sees this call) and finds plugin_run
+ *           through such a pointer to dlsym; calls nothing (answer 0)
+ *   R <k>   calls the plugin_run(k) L found
+ *   X       starts a thread that dlopen's the plugin, calls plugin_run(1) and dlclose's it,
+ *           over and over, until Y (answer 0); Y stops and joins it (answer 0)
  *   Q       quit: the workers end, the program prints its total and exits with status 3
  *
  * Built with nop sleds (-fpatchable-function-entry=5), -pg -mfentry, -pg, or
@@ -90,8 +96,38 @@ NOINLINE long work_cold(long x) {
 NOINLINE long handle_cold(void) { return work_cold(cold_arg) + step(2); }
 
 static void* plugin;
+/* Taken at the start (main), before any attach: calls through them go through no GOT word. */
+static void* (*volatile early_dlopen)(const char*, int);
+static void* (*volatile early_dlsym)(void*, const char*);
+static long (*late_run)(long);
+static volatile int churn_stop;
+static pthread_t churn_thread;
+
+static void* churn(void* arg) {
+  (void)arg;
+  const char* path = getenv("ATTACH_PLUGIN");
+  while (!churn_stop) {
+    void* h = dlopen(path, RTLD_NOW);
+    if (!h) break;
+    long (*run)(long) = (long (*)(long))dlsym(h, "plugin_run");
+    if (run) run(1);
+    dlclose(h);
+  }
+  return NULL;
+}
 
 static long plugin_request(char kind, long k) {
+  if (kind == 'X') return pthread_create(&churn_thread, NULL, churn, NULL);
+  if (kind == 'Y') {
+    churn_stop = 1;
+    return pthread_join(churn_thread, NULL);
+  }
+  if (kind == 'L') {
+    void* h = early_dlopen(getenv("ATTACH_PLUGIN"), RTLD_NOW);
+    late_run = h ? (long (*)(long))early_dlsym(h, "plugin_run") : NULL;
+    return late_run ? 0 : -1;
+  }
+  if (kind == 'R') return late_run ? late_run(k) : -1;
   if (kind == 'D') {
     if (plugin) dlclose(plugin);
     plugin = NULL;
@@ -115,7 +151,7 @@ static void* worker(void* arg) {
     pending_kind = 0;
     pthread_mutex_unlock(&lock);
     long r = kind == 'H' ? serve_hold() : kind == 'N' ? handle() : kind == 'C' ? handle_cold()
-             : kind == 'P' || kind == 'D' ? plugin_request(kind, k) : serve(k);
+             : strchr("PDLRXY", kind) ? plugin_request(kind, k) : serve(k);
     pthread_mutex_lock(&lock);
     answer = r;
     answered = 1;
@@ -127,6 +163,8 @@ static void* worker(void* arg) {
 
 int main(int argc, char** argv) {
   if (argc > 1) hold_fd = atoi(argv[1]);
+  early_dlopen = dlopen;
+  early_dlsym = dlsym;
   pthread_t threads[WORKERS];
   for (int i = 0; i < WORKERS; ++i) pthread_create(&threads[i], NULL, worker, NULL);
   setvbuf(stdout, NULL, _IOLBF, 0);
@@ -135,10 +173,10 @@ int main(int argc, char** argv) {
   long n = 0, total = 0;
   while (fgets(line, sizeof line, stdin)) {
     char kind = line[0];
-    if (!strchr("WHNCPDQ", kind)) continue;
+    if (!strchr("WHNCPDQLRXY", kind)) continue;
     pthread_mutex_lock(&lock);
     pending_kind = kind;
-    pending_arg = kind == 'W' || kind == 'P' ? atol(line + 1) : 0;
+    pending_arg = kind == 'W' || kind == 'P' || kind == 'R' ? atol(line + 1) : 0;
     pthread_cond_broadcast(&cond);
     if (kind == 'Q') {
       pthread_mutex_unlock(&lock);

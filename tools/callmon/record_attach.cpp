@@ -78,7 +78,8 @@ int run_record_attach(const AttachRequest& rq) {
   sa.sa_handler = on_stop_signal;
   sigaction(SIGINT, &sa, nullptr);
   sigaction(SIGTERM, &sa, nullptr);
-  auto begun = attach::attach_begin(rq.pid, rq.runtime, rq.dir, rq.options);
+  attach::ModuleWatch watch;  // modules loaded behind the redirected dlopen (module_watch.hpp)
+  auto begun = attach::attach_begin(rq.pid, rq.runtime, rq.dir, rq.options, &watch);
   if (!begun) return fail(cmd, begun.error());
   if (auto st = format::write_session(session_path, session); !st) warn(cmd, st.error());
   std::fprintf(stderr,
@@ -128,6 +129,7 @@ int run_record_attach(const AttachRequest& rq) {
       exited = true;
       break;
     }
+    watch.poll();
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
   session.end_unix_ns = unix_ns();

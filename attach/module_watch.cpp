@@ -1,0 +1,47 @@
+// ModuleWatch (see module_watch.hpp).
+#include "attach/module_watch.hpp"
+
+#include <cstddef>
+#include <fstream>
+
+#include "callmon/attach_abi.hpp"
+
+namespace callmon::attach {
+
+// The executable file mappings, one "start path" per line, as the kernel lists them.
+std::string ModuleWatch::signature() const {
+  std::ifstream in("/proc/" + std::to_string(pid_) + "/maps");
+  std::string line, sig;
+  while (std::getline(in, line)) {
+    // start-end perms offset dev inode path
+    size_t perms = line.find(' ');
+    if (perms == std::string::npos || perms + 4 >= line.size() || line[perms + 3] != 'x') continue;
+    size_t path = line.find('/');
+    if (path == std::string::npos) continue;
+    sig.append(line, 0, line.find('-')).append(" ").append(line, path).push_back('\n');
+  }
+  return sig;
+}
+
+void ModuleWatch::start(pid_t pid, uint64_t dl_sync) {
+  pid_ = pid;
+  sync_ = dl_sync;
+  if (auto m = monitor::TraceeMemory::open(pid)) mem_ = std::move(m).value();
+  last_ = signature();
+}
+
+bool ModuleWatch::poll() {
+  if (!sync_ || !mem_.is_open()) return false;
+  std::string now = signature();
+  if (now == last_ || now.empty()) return false;
+  last_ = std::move(now);
+  const uint64_t at = sync_ + offsetof(attach_abi::DlSync, poke);
+  uint64_t poke = 0;
+  if (!mem_.read(at, &poke, sizeof poke)) return false;
+  ++poke;  // the runtime only reads it: one aligned 8-byte write
+  if (!mem_.write(at, &poke, sizeof poke)) return false;
+  ++pokes_;
+  return true;
+}
+
+}  // namespace callmon::attach

@@ -1,0 +1,41 @@
+// While `callmon record -p` records (no ptrace): notices modules loaded or unloaded in the
+// program by a dlopen that went through none of the GOT words the attach redirected (libc's
+// own dlopen for NSS or iconv, a dlopen pointer taken before the attach), from the program's
+// memory map, and pokes the runtime's DlSync (callmon/attach_abi.hpp) so that its next chunk
+// switch asks for the pass that patches them (docs/patching.md, "Modules loaded while
+// attached"). Reads /proc/PID/maps; writes one word through /proc/PID/mem, opened while the
+// process was seized.
+#pragma once
+
+#include <sys/types.h>
+
+#include <cstdint>
+#include <string>
+
+#include "monitor/tracee_memory.hpp"
+
+namespace callmon::attach {
+
+class ModuleWatch {
+ public:
+  // With the process seized (attach_begin): remembers its map and where DlSync is.
+  void start(pid_t pid, uint64_t dl_sync);
+
+  // Called every few tens of milliseconds while recording: if the set of file-backed
+  // executable mappings changed since the last call, adds 1 to DlSync::poke. Returns
+  // whether it poked.
+  bool poll();
+
+  uint32_t pokes() const { return pokes_; }
+
+ private:
+  std::string signature() const;
+
+  pid_t pid_ = 0;
+  uint64_t sync_ = 0;
+  std::string last_;
+  uint32_t pokes_ = 0;
+  monitor::TraceeMemory mem_;
+};
+
+}  // namespace callmon::attach
