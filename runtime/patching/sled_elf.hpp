@@ -36,6 +36,11 @@ struct SledModule {
   bool imports_pg;
   ExecSegment exec[kMaxExecSegments];
   int exec_count;
+  // clang -fxray-instrument's sled table (`xray_instr_map`, xray_sleds.hpp) in memory, and
+  // its link-time address; null without one.
+  const uint8_t* xray_map;
+  size_t xray_size;
+  uintptr_t xray_link_addr;
 };
 
 // Reads `info`'s sled lists and executable segments, the section headers from the file at
