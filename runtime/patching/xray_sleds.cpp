@@ -90,6 +90,34 @@ void write_sled(uintptr_t site, uint32_t id, uint8_t opcode, uintptr_t to) {
   else memcpy(b, head, 2);
 }
 
+// Whether the tail sled at `site` precedes a direct jump to a function whose entry sled is
+// XRay's (or ours) and selected: that sled stays as compiled, the called function's frame
+// nests in the caller's and the one return ends both (hooks_xray.cpp). Any other tail call
+// (indirect, through the PLT, to an unrecorded function) gets its sled patched and ends the
+// caller's frame there.
+bool tail_to_recorded(const SledModule& m, uintptr_t site) {
+  uintptr_t jmp = site + kSledSize;
+  if (!inside(m, jmp - 6)) return false;  // the jump's 5 bytes are within the code
+  auto* b = reinterpret_cast<const uint8_t*>(jmp);
+  uintptr_t to;
+  if (b[0] == 0xe9) {
+    int32_t rel;
+    memcpy(&rel, b + 1, 4);
+    to = jmp + 5 + static_cast<intptr_t>(rel);
+  } else if (b[0] == 0xeb) {
+    to = jmp + 2 + static_cast<intptr_t>(static_cast<int8_t>(b[1]));
+  } else {
+    return false;
+  }
+  static const uint8_t endbr64[4] = {0xf3, 0x0f, 0x1e, 0xfa};
+  uintptr_t entry = to;
+  if (inside(m, entry) && memcmp(reinterpret_cast<const void*>(entry), endbr64, 4) == 0) entry += 4;
+  if (!inside(m, entry)) return false;
+  auto* e = reinterpret_cast<const uint8_t*>(entry);
+  bool sled = (e[0] == 0xeb && e[1] == 0x09) || (e[0] == 0x41 && e[1] == 0xba && e[6] == 0xe8);
+  return sled && sled_select(to);
+}
+
 }  // namespace
 
 void xray_patch_module(const SledModule& m, bool startup, XrayPatchStats* st) {
@@ -125,6 +153,7 @@ void xray_patch_module(const SledModule& m, bool startup, XrayPatchStats* st) {
       case XrayKind::kTail: t = kToTail, opcode = 0xe8; break;
       default: continue;  // event sites: not calls
     }
+    if (sled.kind == XrayKind::kTail && tail_to_recorded(m, sled.address)) continue;
     auto* bytes = reinterpret_cast<const uint8_t*>(sled.address);
     Shape shape = shape_of(bytes, sled.address, sled.kind);
     if (shape == Shape::kOurs) continue;

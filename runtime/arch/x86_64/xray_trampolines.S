@@ -10,7 +10,8 @@
  * function's caller, the address the return stack buffer predicts. So the hooks are those of
  * the -finstrument-functions mode (hooks_cyg.cpp), with its frame rules:
  *     callmon_cyg_enter(fn, call_site, ticks, sp)
- *     callmon_cyg_exit(fn, call_site, ticks, sp)
+ *     callmon_xray_exit_body(fn, call_site, ticks, sp)   (hooks_xray.cpp)
+ *     callmon_xray_tail_body(fn, call_site, ticks, sp)
  * with `sp` the function's stack pointer at its entry minus 16 (the same value at the entry,
  * at every exit and at a tail call, which is what the exit matches the frame by).
  *
@@ -58,21 +59,21 @@
 /* The exit hook's call for an exit whose function's entry %rsp - 16 is `sp_off`(%rbp); under
  * the fenced clock with the burst check of cyg_hooks.S (the body returns the EXIT's time in
  * rax, 0 if none, and &covered_exit in rdx). */
-.macro	XRAY_CALL_EXIT sp_off
+.macro	XRAY_CALL_EXIT sp_off, body=callmon_xray_exit_body
 	XRAY_FN_TO_RDI
 	movq	8(%rbp), %rsi
 	leaq	\sp_off(%rbp), %rcx
 	cmpb	$0, g_clock_fenced(%rip)
 	jne	2f
 	XRAY_TICKS_TO_RDX
-	call	callmon_cyg_exit
+	call	\body
 	jmp	4f
 2:
 	lfence
 	rdtsc
 	shlq	$32, %rdx
 	orq	%rax, %rdx
-	call	callmon_cyg_exit
+	call	\body
 	testq	%rax, %rax
 	jz	4f
 	movq	%rax, %rdi
@@ -150,8 +151,8 @@ callmon_xray_exit:
 
 /* Called from a tail sled, the function's frame gone and the tail call's arguments in their
  * registers: 0(%rsp) the return into the sled, 8(%rsp) the function's return address, so
- * the function's entry %rsp - 16 is %rbp here. Records the function's exit (the tail-called
- * function's entry follows, as in the -finstrument-functions mode) and returns to the sled. */
+ * the function's entry %rsp - 16 is %rbp here. The body keeps the function's frame open
+ * until the tail-called function returns (hooks_xray.cpp); back to the sled, which jumps. */
 	.globl	callmon_xray_tail
 	.hidden	callmon_xray_tail
 	.type	callmon_xray_tail, @function
@@ -163,11 +164,11 @@ callmon_xray_tail:
 	andq	$-16, %rsp
 	ARGS_STORE
 	XSTATE_IF_LIVE 5f
-	XRAY_CALL_EXIT 0
+	XRAY_CALL_EXIT 0, callmon_xray_tail_body
 	jmp	6f
 5:
 	XSTATE_SAVE 192
-	XRAY_CALL_EXIT 0
+	XRAY_CALL_EXIT 0, callmon_xray_tail_body
 	XSTATE_RESTORE 192
 6:
 	ARGS_LOAD
