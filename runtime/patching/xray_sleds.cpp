@@ -35,6 +35,7 @@ constexpr size_t kSledSize = 11;
 constexpr uint32_t kMaxIds = 1u << 22;
 uint32_t g_next_id = 1;
 bool g_any = false;
+unsigned g_refused = 0;
 
 enum Target { kToEntry, kToExit, kToTail, kTargets };
 
@@ -159,6 +160,7 @@ void xray_patch_module(const SledModule& m, bool startup, XrayPatchStats* st) {
     if (shape == Shape::kOurs) continue;
     if (shape == Shape::kOther) {
       if (st->refused++ == 0) st->first_refused = sled.address;
+      ++g_refused;
       continue;
     }
     if (id == 0) {
@@ -192,5 +194,8 @@ void xray_patch_module(const SledModule& m, bool startup, XrayPatchStats* st) {
 }
 
 bool xray_patched_any() { return g_any; }
+
+unsigned xray_function_count() { return g_next_id - 1; }
+unsigned xray_refused_count() { return g_refused; }
 
 }  // namespace callmon::rt

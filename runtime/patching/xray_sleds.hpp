@@ -37,4 +37,9 @@ void xray_patch_module(const SledModule& m, bool startup, XrayPatchStats* st);
 // Whether any sled was patched in this process.
 bool xray_patched_any();
 
+// Functions whose sleds were patched, and sleds refused (neither XRay's bytes nor ours), in
+// this process so far: the `xray-sleds` meta line (docs/format.md).
+unsigned xray_function_count();
+unsigned xray_refused_count();
+
 }  // namespace callmon::rt

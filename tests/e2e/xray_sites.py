@@ -6,7 +6,8 @@ Builds tests/programs/xray_sites.c with clang -fxray-instrument
 sleds on stderr):
 - plainly, and with libcallmon.so preloaded but no recording directory: every sled holds
   XRay's compiled bytes (compiler-rt's own XRay runtime, linked in, patches nothing either);
-- under `callmon record`: every sled is patched, and the report counts the calls exactly;
+- under `callmon record`: every sled is patched, the report counts the calls exactly, and
+  `info` says how many functions' sleds were patched;
 - under `callmon record --exclude '^leaf$'`: leaf's sleds stay as compiled, the others are
   patched, and leaf's calls are not recorded.
 The program's stdout and exit status are the same every time.
@@ -40,6 +41,15 @@ def report_counts(callmon, data, work):
         return None
     rows = json.loads(proc.stdout).get("functions", [])
     return {r["name"]: r["calls"] for r in rows if r["name"] in ("main", "middle", "leaf")}
+
+
+def xray_functions(callmon, data, work):
+    """info's count of functions whose sleds were patched, and of sleds refused."""
+    proc = run_fixture.run([callmon, "info", "--format", "json", "-d", data], work)
+    if proc.returncode != 0:
+        return None
+    p = json.loads(proc.stdout)["processes"][0]
+    return p.get("xray_functions"), p.get("xray_refused")
 
 
 def main():
@@ -85,6 +95,8 @@ def main():
     counts = report_counts(args.callmon, data, args.work)
     if counts != {"main": 1, "middle": 3, "leaf": 6}:
         problems.append(f"recorded: report counts {counts}")
+    if xray_functions(args.callmon, data, args.work) != (3, 0):  # main, middle, leaf
+        problems.append(f"recorded: info {xray_functions(args.callmon, data, args.work)}")
     data = os.path.join(args.work, "noleaf.data")
     rec = run_fixture.run([args.callmon, "record", "-o", data, "--exclude", "^leaf$", "--", prog],
                           args.work)
@@ -93,6 +105,8 @@ def main():
     counts = report_counts(args.callmon, data, args.work)
     if counts != {"main": 1, "middle": 3}:
         problems.append(f"recorded without leaf: report counts {counts}")
+    if xray_functions(args.callmon, data, args.work) != (2, 0):
+        problems.append(f"recorded without leaf: info {xray_functions(args.callmon, data, args.work)}")
     for p in problems:
         print("FAIL: " + p)
     print(f"{len(problems)} problem(s)" if problems else "PASS")
