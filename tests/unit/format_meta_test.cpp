@@ -468,9 +468,6 @@ TEST(MetaLibcall, PatchFnLines) {
   std::filesystem::remove_all(dir);
 }
 
-}  // namespace
-}  // namespace callmon::format
-
 // `xray-sleds N R` (an XRay build, docs/modes.md): the last line counts; absent, -1.
 TEST_F(MetaTest, XraySledsLastLineCounts) {
   auto m = read_process_meta(write("1.0.meta",
@@ -485,3 +482,6 @@ TEST_F(MetaTest, XraySledsLastLineCounts) {
   EXPECT_FALSE(read_process_meta(write("3.0.meta",
                                        "callmon-process 1\nkey 3.0\nclock tsc 1000\nxray-sleds 1\n")));
 }
+
+}  // namespace
+}  // namespace callmon::format
