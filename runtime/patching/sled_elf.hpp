@@ -1,6 +1,7 @@
 // Finding a loaded module's nop-sled lists: the `__mcount_loc` section (gcc -pg -mfentry
 // -mnop-mcount -mrecord-mcount) and `__patchable_function_entries` (gcc and clang
-// -fpatchable-function-entry). Both are allocated sections, so their contents are read
+// -fpatchable-function-entry), and clang's XRay sled table `xray_instr_map`
+// (-fxray-instrument, xray_map.hpp). All are allocated sections, so their contents are read
 // from memory, already relocated by the dynamic loader; only the section headers come
 // from the module's file.
 #pragma once

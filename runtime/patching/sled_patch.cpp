@@ -1,7 +1,7 @@
 // The nop-sled patcher (see sled_patch.hpp): finds each module's sled list (sled_elf.hpp),
 // checks every site, and writes `call rel32` to the -pg entry trampoline __fentry__
 // (arch/x86_64/pg_entry.S), through a stub page (sled_stub.hpp) when the trampoline is out
-// of rel32 reach.
+// of rel32 reach. The same pass patches clang's XRay sleds (xray_sleds.hpp).
 //
 // Concurrency. A 5-byte nop becoming a 5-byte call is not one atomic change for a CPU
 // that may be executing it: a thread fetching the site while it is rewritten could see
@@ -199,8 +199,12 @@ void xray_report(const char* path, const dl_phdr_info* info, const SledModule& m
   char msg[PATH_MAX + 256];
   LineBuf b(msg, sizeof msg);
   b.str(n > 0 ? exe : path).str(": ");
-  if (xs.failure) b.str("XRay sleds not all patched, ").str(xs.failure);
-  else b.dec(xs.refused).str(" XRay sled(s) hold unknown bytes (first at 0x").hex(xs.first_refused).str(")");
+  if (xs.failure) {
+    b.str("XRay sleds not all patched, ").str(xs.failure);
+  } else {
+    b.dec(xs.refused).str(" XRay sled(s) hold unknown bytes (first at 0x");
+    b.hex(xs.first_refused).ch(')');
+  }
   b.str("; those functions are not recorded");
   diag(msg);
 }

@@ -95,8 +95,9 @@ def main():
     counts = report_counts(args.callmon, data, args.work)
     if counts != {"main": 1, "middle": 3, "leaf": 6}:
         problems.append(f"recorded: report counts {counts}")
-    if xray_functions(args.callmon, data, args.work) != (3, 0):  # main, middle, leaf
-        problems.append(f"recorded: info {xray_functions(args.callmon, data, args.work)}")
+    got = xray_functions(args.callmon, data, args.work)
+    if got != (3, 0):  # main, middle, leaf
+        problems.append(f"recorded: info {got}")
     data = os.path.join(args.work, "noleaf.data")
     rec = run_fixture.run([args.callmon, "record", "-o", data, "--exclude", "^leaf$", "--", prog],
                           args.work)
@@ -105,8 +106,9 @@ def main():
     counts = report_counts(args.callmon, data, args.work)
     if counts != {"main": 1, "middle": 3}:
         problems.append(f"recorded without leaf: report counts {counts}")
-    if xray_functions(args.callmon, data, args.work) != (2, 0):
-        problems.append(f"recorded without leaf: info {xray_functions(args.callmon, data, args.work)}")
+    got = xray_functions(args.callmon, data, args.work)
+    if got != (2, 0):
+        problems.append(f"recorded without leaf: info {got}")
     for p in problems:
         print("FAIL: " + p)
     print(f"{len(problems)} problem(s)" if problems else "PASS")
