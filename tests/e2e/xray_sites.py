@@ -10,6 +10,8 @@ sleds on stderr):
   `info` says how many functions' sleds were patched;
 - under `callmon record --exclude '^leaf$'`: leaf's sleds stay as compiled, the others are
   patched, and leaf's calls are not recorded.
+- under `callmon record` with XRAY_OPTIONS=patch_premain=true (compiler-rt's runtime
+  patched the sleds first): callmon refuses them, says so in one line, records none.
 The program's stdout and exit status are the same every time.
 
 Exit status: 0 passed, 1 failed, 77 skipped. Python stdlib only.
@@ -109,6 +111,18 @@ def main():
     got = xray_functions(args.callmon, data, args.work)
     if got != (2, 0):
         problems.append(f"recorded without leaf: info {got}")
+    # compiler-rt's own XRay runtime told to patch before main: its sleds are not callmon's
+    # to rewrite, and the program must run on as without callmon; one line says so.
+    data = os.path.join(args.work, "compiler_rt.data")
+    xenv = dict(os.environ, XRAY_OPTIONS="patch_premain=true xray_mode=xray-basic verbosity=0")
+    rec = run_fixture.run([args.callmon, "record", "-o", data, "--", prog], args.work, env=xenv)
+    refused = [l for l in rec.stderr.splitlines() if "XRay sled(s) hold unknown bytes" in l]
+    if rec.returncode != 0 or rec.stdout != STDOUT or len(refused) != 1:
+        problems.append("compiler-rt patched first: status, stdout or the one refusal line\n" +
+                        run_fixture.describe(rec))
+    counts = report_counts(args.callmon, data, args.work)
+    if counts not in ({}, None):
+        problems.append(f"compiler-rt patched first: report counts {counts}")
     for p in problems:
         print("FAIL: " + p)
     print(f"{len(problems)} problem(s)" if problems else "PASS")
