@@ -83,6 +83,8 @@ Result<RecordingInfo> gather_info(const format::Recording& rec, const ProgressFn
     pi.calibrations = meta.calibrations.size();
     pi.libcall_slots = meta.libcall_slots;
     pi.libcall_refused = meta.libcall_refused;
+    pi.xray_functions = meta.xray_functions;
+    pi.xray_refused = meta.xray_refused;
     pi.patching = meta.patched_modules;
     if (std::optional<format::ProbeCost> c = process_probe_cost(proc)) {
       size_t measured = std::count_if(meta.calibrations.begin(), meta.calibrations.end(),

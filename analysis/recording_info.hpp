@@ -86,6 +86,8 @@ struct ProcessInfo {
   size_t calibrations = 0;  // `overhead` lines, failed ones included
   int64_t libcall_slots = -1;    // GOT slots redirected to library-call probes; -1: none line
   uint64_t libcall_refused = 0;  // GOT slots refused (GLOB_DAT, unresolved)
+  int64_t xray_functions = -1;   // functions whose XRay sleds were patched; -1: no line
+  uint64_t xray_refused = 0;     // XRay sleds refused
   // Entry patching (record --patch): the modules looked at, what was patched and refused.
   std::vector<format::PatchedModule> patching;
   std::vector<ThreadInfo> threads;

@@ -12,7 +12,8 @@
 # mode, in one run: the plain (uninstrumented) time, the recorded time, the calls, the added
 # ns per call, the cost of one clock read measured in the same run (bench/clock_read.c),
 # and the bytes per call of the trace; uftrace's the same (on the -pg build) when it is
-# installed (and not --no-uftrace). Times are medians of --runs runs, CPU time by default.
+# installed (and not --no-uftrace); with clang, SQLite's clang builds with -finstrument-functions
+# and with XRay sleds too. Times are medians of --runs runs, CPU time by default.
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -153,6 +154,22 @@ SQL
   sq_calls=$calls
   bench_callmon "SQLite shell, $ROWS rows" "-pg -mfentry" "$plain" "$B/sqlite3-fentry" :memory:
   bench_uftrace "SQLite shell, $ROWS rows" "$plain" "$calls" "$B/sqlite3-fentry" :memory:
+  if command -v clang > /dev/null; then
+    # clang's builds: XRay sleds (docs/modes.md) against -finstrument-functions, one compiler.
+    build_sqlite_clang() {  # name flags...
+      local name=$1; shift
+      [ -x "$B/$name" ] ||
+        clang -O2 -g "$@" "$B/sqlite3.c" "$B/shell.c" -ldl -lpthread -lm -o "$B/$name"
+    }
+    build_sqlite_clang sqlite3-clang-plain
+    build_sqlite_clang sqlite3-clang-fi -finstrument-functions
+    build_sqlite_clang sqlite3-clang-xray -fxray-instrument -fxray-instruction-threshold=1
+    plain=$(median_time "$B/sqlite3-clang-plain" :memory:)
+    bench_callmon "SQLite shell, $ROWS rows" "clang -finstrument-functions" "$plain" \
+      "$B/sqlite3-clang-fi" :memory:
+    bench_callmon "SQLite shell, $ROWS rows" "clang -fxray-instrument" "$plain" \
+      "$B/sqlite3-clang-xray" :memory:
+  fi
   unset STDIN
 fi
 

@@ -4,7 +4,8 @@
 Builds bench/fib.c (-O2 -fno-inline -fno-optimize-sibling-calls) plainly and in each hook
 mode asked for with --mode (cyg: -finstrument-functions, pg: -pg, fentry: -pg -mfentry,
 sled-fentry: gcc -pg -mfentry -mnop-mcount -mrecord-mcount, patchable:
--fpatchable-function-entry=5; `all` for all of them), plus -pg for uftrace; runs each the given number of times and takes
+-fpatchable-function-entry=5, xray: clang -fxray-instrument -fxray-instruction-threshold=1,
+built with clang whatever --cc says; `all` for all of them), plus -pg for uftrace; runs each the given number of times and takes
 the median wall time; prints calls, times, overhead per call and trace bytes per call, the
 modes side by side. The "no tool" rows run the instrumented build alone (the -pg ones with
 glibc's mcount and gprof's timer; the sled ones with their nops, untouched). For the sled
@@ -31,12 +32,17 @@ SMALL_N = 20  # about 22 000 calls: start-up cost dominates
 FLAGS = ["-O2", "-fno-inline", "-fno-optimize-sibling-calls", "-g"]
 MODES = {"cyg": ["-finstrument-functions"], "pg": ["-pg"], "fentry": ["-pg", "-mfentry"],
          "sled-fentry": ["-pg", "-mfentry", "-mnop-mcount", "-mrecord-mcount", "-fno-pie"],
-         "patchable": ["-fpatchable-function-entry=5"]}
+         "patchable": ["-fpatchable-function-entry=5"],
+         # clang only: sleds at entries and returns, patched by callmon (docs/modes.md).
+         "xray": ["-fxray-instrument", "-fxray-instruction-threshold=1"]}
+# Modes only one compiler has: built with it whatever --cc says (give --cc clang to compare
+# the other modes with the same compiler).
+MODE_CC = {"xray": "clang"}
 # Link options per mode where they differ from the compile options: the sled-fentry build
 # is linked without -pg (no gprof start-up, no SIGPROF timer: nothing but the nops differs
 # from the plain build) and, as gcc has no -mnop-mcount for PIC, without PIE.
 LINK = {"sled-fentry": ["-no-pie"]}
-SLED_MODES = ("sled-fentry", "patchable")
+SLED_MODES = ("sled-fentry", "patchable", "xray")
 
 
 def fib_calls(n):
@@ -107,7 +113,8 @@ def main():
     ap.add_argument("--cc", default="gcc")
     ap.add_argument("--callmon", default=os.path.join(ROOT, "build", "bin", "callmon"))
     ap.add_argument("--mode", default="cyg",
-                    help="comma-separated hook modes to record: cyg, pg, fentry, or all")
+                    help="comma-separated hook modes to record: cyg, pg, fentry, sled-fentry, "
+                         "patchable, xray, or all")
     ap.add_argument("--clock", choices=["wall", "cpu"], default="wall",
                     help="wall time, or CPU time (user + system; steadier on a loaded machine)")
     ap.add_argument("--record-arg", action="append", default=[],
@@ -135,7 +142,7 @@ def main():
     binaries = {}
     for m in modes:
         binaries[m] = os.path.join(work, "fib_" + m)
-        build(args.cc, binaries[m], MODES[m], LINK.get(m))
+        build(MODE_CC.get(m, args.cc), binaries[m], MODES[m], LINK.get(m))
     calls = fib_calls(args.n) + 1  # + main(), which the instrumented builds record too
     small_calls = fib_calls(SMALL_N) + 1
     rows = []

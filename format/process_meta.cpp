@@ -181,6 +181,12 @@ bool parse_record(ProcessMeta& m, std::string_view name, std::string_view rest,
     if (f.size() != 2 || !parse_u64(f[0], n, 10) || !parse_u64(f[1], r, 10)) return false;
     m.libcall_slots = static_cast<int64_t>(n);
     m.libcall_refused = r;
+  } else if (name == "xray-sleds") {
+    auto f = split(rest, 3);
+    uint64_t n, r;
+    if (f.size() != 2 || !parse_u64(f[0], n, 10) || !parse_u64(f[1], r, 10)) return false;
+    m.xray_functions = static_cast<int64_t>(n);
+    m.xray_refused = r;
   } else if (name == "symbol") {
     // The name is the rest of the line: demangled C++ names contain spaces.
     auto f = split(rest, 2);

@@ -118,6 +118,10 @@ struct ProcessMeta {
   // library-call probes, and slots it refused; -1 without one (--no-libcall, older runtime).
   int64_t libcall_slots = -1;
   uint64_t libcall_refused = 0;
+  // The last `xray-sleds` line: functions whose XRay sleds the runtime patched, and sleds
+  // it refused; -1 without one (no XRay build, older runtime).
+  int64_t xray_functions = -1;
+  uint64_t xray_refused = 0;
   // `libcall-fn` lines: the functions whose recorded calls are library calls (their probe
   // is the library-call stub's), sorted, no repeats.
   std::vector<uint64_t> libcall_functions;

@@ -124,6 +124,10 @@ std::string render_info_json(const analysis::RecordingInfo& info) {
       pj["libcall_slots"] = p.libcall_slots;
       pj["libcall_refused"] = p.libcall_refused;
     }
+    if (p.xray_functions >= 0) {  // an XRay build (docs/modes.md)
+      pj["xray_functions"] = p.xray_functions;
+      pj["xray_refused"] = p.xray_refused;
+    }
     // Only with --patch: the files of other recordings stay as they were.
     if (!patching.empty()) pj["patching"] = std::move(patching);
     procs.push_back(std::move(pj));

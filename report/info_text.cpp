@@ -167,6 +167,10 @@ std::string render_info_text(const analysis::RecordingInfo& info) {
       out += fmt::format("    library calls: {} GOT slots redirected to probes, {} refused "
                          "(GLOB_DAT, unresolved; docs/patching.md)\n",
                          p.libcall_slots, p.libcall_refused);
+    if (p.xray_functions >= 0)
+      out += fmt::format("    XRay sleds: {} patched, {} sled(s) refused (docs/modes.md)\n",
+                         count_of(static_cast<uint64_t>(p.xray_functions), "function", "functions"),
+                         p.xray_refused);
     for (const format::PatchedModule& m : p.patching) {
       out += fmt::format("    entry patching (--patch) of {}: {} patched, {} refused{}\n",
                          m.path, count_of(m.patched, "function", "functions"), m.refused,

@@ -171,7 +171,11 @@ int collect(dl_phdr_info* info, size_t, void*) {
     // Nop sleds: instrumented too once the sled pass has patched them.
     const char* path = name && name[0] ? name : "/proc/self/exe";
     SledModule sm;
-    if (sled_read_module(info, path, &sm) && sm.list_count > 0) m.instrumented = true;
+    if (sled_read_module(info, path, &sm) && (sm.list_count > 0 || sm.xray_map)) {
+      m.instrumented = true;
+      // XRay sleds record through the -finstrument-functions hooks (xray_sleds.hpp).
+      if (sm.xray_map) g_libcall_cyg_program = true;
+    }
   }
   // Entry patching (--patch): a module with a patched function is instrumented now too.
   for (int i = 0; i < m.exec_count && !m.instrumented; ++i)

@@ -60,6 +60,12 @@ bool parse(const uint8_t* file, size_t size, const dl_phdr_info* info, SledModul
     const char* name = names + sh[i].sh_name;
     size_t room = strs.sh_size - sh[i].sh_name;
     if (sh[i].sh_type == SHT_DYNSYM) dynsym = i;
+    if (name_is(name, room, "xray_instr_map") && (sh[i].sh_flags & SHF_ALLOC) &&
+        sh[i].sh_type != SHT_NOBITS && sh[i].sh_size) {
+      out->xray_map = reinterpret_cast<const uint8_t*>(bias + sh[i].sh_addr);
+      out->xray_size = sh[i].sh_size;
+      out->xray_link_addr = sh[i].sh_addr;
+    }
     bool sled = name_is(name, room, "__mcount_loc") ||
                 name_is(name, room, "__patchable_function_entries");
     // Only allocated lists are in memory (an object file's would not be; a linked

@@ -1,6 +1,7 @@
 // Finding a loaded module's nop-sled lists: the `__mcount_loc` section (gcc -pg -mfentry
 // -mnop-mcount -mrecord-mcount) and `__patchable_function_entries` (gcc and clang
-// -fpatchable-function-entry). Both are allocated sections, so their contents are read
+// -fpatchable-function-entry), and clang's XRay sled table `xray_instr_map`
+// (-fxray-instrument, xray_map.hpp). All are allocated sections, so their contents are read
 // from memory, already relocated by the dynamic loader; only the section headers come
 // from the module's file.
 #pragma once
@@ -36,6 +37,11 @@ struct SledModule {
   bool imports_pg;
   ExecSegment exec[kMaxExecSegments];
   int exec_count;
+  // clang -fxray-instrument's sled table (`xray_instr_map`, xray_sleds.hpp) in memory, and
+  // its link-time address; null without one.
+  const uint8_t* xray_map;
+  size_t xray_size;
+  uintptr_t xray_link_addr;
 };
 
 // Reads `info`'s sled lists and executable segments, the section headers from the file at

@@ -1,7 +1,7 @@
 // The nop-sled patcher (see sled_patch.hpp): finds each module's sled list (sled_elf.hpp),
 // checks every site, and writes `call rel32` to the -pg entry trampoline __fentry__
 // (arch/x86_64/pg_entry.S), through a stub page (sled_stub.hpp) when the trampoline is out
-// of rel32 reach.
+// of rel32 reach. The same pass patches clang's XRay sleds (xray_sleds.hpp).
 //
 // Concurrency. A 5-byte nop becoming a 5-byte call is not one atomic change for a CPU
 // that may be executing it: a thread fetching the site while it is rewritten could see
@@ -41,6 +41,7 @@
 #include "runtime/patching/sled_entry_check.hpp"
 #include "runtime/patching/sled_select.hpp"
 #include "runtime/patching/sled_stub.hpp"
+#include "runtime/patching/xray_sleds.hpp"
 #include "runtime/core/sys.hpp"
 
 extern "C" void __fentry__();  // pg_entry.S
@@ -187,6 +188,27 @@ void report(const char* path, const Stats& st) {
   diag(msg);
 }
 
+// Patches the module's XRay sleds and says on stderr what it had to leave.
+void xray_report(const char* path, const dl_phdr_info* info, const SledModule& m) {
+  XrayPatchStats xs{};
+  xray_patch_module(m, g_startup, &xs);
+  if (!xs.refused && !xs.failure) return;
+  char exe[PATH_MAX];
+  ssize_t n = path == info->dlpi_name ? -1 : readlink(path, exe, sizeof exe - 1);
+  if (n > 0) exe[n] = 0;
+  char msg[PATH_MAX + 256];
+  LineBuf b(msg, sizeof msg);
+  b.str(n > 0 ? exe : path).str(": ");
+  if (xs.failure) {
+    b.str("XRay sleds not all patched, ").str(xs.failure);
+  } else {
+    b.dec(xs.refused).str(" XRay sled(s) hold unknown bytes (first at 0x");
+    b.hex(xs.first_refused).ch(')');
+  }
+  b.str("; those functions are not recorded");
+  diag(msg);
+}
+
 bool seen(const dl_phdr_info* info) {
   for (unsigned i = 0; i < g_done_count; ++i)
     if (g_done[i].bias == info->dlpi_addr && g_done[i].phdr == info->dlpi_phdr) return true;
@@ -199,7 +221,8 @@ int module_callback(dl_phdr_info* info, size_t, void*) {
   if (seen(info)) return 0;
   const char* path = info->dlpi_name && info->dlpi_name[0] ? info->dlpi_name : "/proc/self/exe";
   SledModule m;
-  if (!sled_read_module(info, path, &m) || m.list_count == 0 || m.imports_pg || m.exec_count == 0)
+  if (!sled_read_module(info, path, &m) || (m.list_count == 0 && !m.xray_map) || m.imports_pg ||
+      m.exec_count == 0)
     return 0;
   uintptr_t self = reinterpret_cast<uintptr_t>(&sled_patch_modules);
   for (int i = 0; i < m.exec_count; ++i)
@@ -212,6 +235,7 @@ int module_callback(dl_phdr_info* info, size_t, void*) {
   for (int i = 0; i < m.list_count; ++i)
     patch_list(m, m.lists[i], info->dlpi_addr, entries, &st, &writable, &stub);
   if (writable) set_code_writable(m, false, g_startup);
+  if (m.xray_map) xray_report(path, info, m);  // clang -fxray-instrument (xray_sleds.hpp)
   if (st.patched) g_any = true;
   if (st.refused || st.misplaced || st.failure) {
     char exe[PATH_MAX];

@@ -21,6 +21,7 @@
 #include "runtime/core/runtime_scope.hpp"
 #include "runtime/patching/got_redirect.hpp"
 #include "runtime/patching/sled_patch.hpp"
+#include "runtime/patching/xray_sleds.hpp"
 #include "runtime/core/sys.hpp"
 #include "runtime/recording/thread_state.hpp"
 
@@ -148,6 +149,20 @@ void put_libcall_line() {
   char line[64];
   LineBuf b(line, sizeof line);
   b.str("libcall-slots ").dec(n).ch(' ').dec(r).ch('\n');
+  meta_append(b.c_str(), static_cast<unsigned>(b.size()));
+}
+
+// The `xray-sleds` line (xray_sleds.hpp) when the sled passes patched or refused XRay sleds
+// since the last one: after the start-up pass and after each dlopen that brought some.
+unsigned g_xray_written = 0;
+
+void put_xray_line() {
+  unsigned n = xray_function_count(), r = xray_refused_count();
+  if (n + r == g_xray_written) return;
+  g_xray_written = n + r;
+  char line[64];
+  LineBuf b(line, sizeof line);
+  b.str("xray-sleds ").dec(n).ch(' ').dec(r).ch('\n');
   meta_append(b.c_str(), static_cast<unsigned>(b.size()));
 }
 
@@ -335,6 +350,7 @@ void modules_rescan() {
   dl_iterate_phdr(module_callback, nullptr);
   filter_scan_done();
   put_libcall_line();
+  put_xray_line();
   __atomic_store_n(&g_scan_lock, 0, __ATOMIC_RELEASE);
 }
 

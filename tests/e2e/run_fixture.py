@@ -118,6 +118,8 @@ MODE_FLAGS = {"cyg": ["-finstrument-functions"], "pg": ["-pg"], "fentry": ["-pg"
               "sled-fentry": ["-pg", "-mfentry", "-mnop-mcount", "-mrecord-mcount",
                               "-fno-pie", "-no-pie"],
               "patchable": ["-fpatchable-function-entry=5"],
+              # clang's XRay sleds, patched by callmon at start-up (docs/modes.md).
+              "xray": ["-fxray-instrument", "-fxray-instruction-threshold=1"],
               # No flag at all: `record --patch=.` patches the entries in memory
               # (docs/patching.md); the fixture's libraries and plugins too.
               "patch": []}
@@ -465,6 +467,7 @@ def main():
                     help="hook mode: cyg (-finstrument-functions), pg (-pg), fentry (-pg -mfentry), "
                          "sled-fentry (gcc -pg -mfentry -mnop-mcount -mrecord-mcount), "
                          "patchable (-fpatchable-function-entry=5), "
+                         "xray (clang -fxray-instrument), "
                          "patch (no flag, recorded with --patch=.)")
     ap.add_argument("--work", required=True)
     ap.add_argument("--record-arg", action="append", default=[],
@@ -686,8 +689,9 @@ def check_coverage(fx, args, argv, data, failures):
     fx.LIVE_COVERAGE also live coverage (`callmon coverage -- PROG`). Not in the nop-sled
     modes: coverage does not find their functions yet (docs/reliability.md). With --patch
     (the `patch` mode) the patched functions are listed: the fixture's among them, with
-    their calls (the module's start-up code, patched too, may be listed besides)."""
-    if args.mode in ("sled-fentry", "patchable"):
+    their calls (the module's start-up code, patched too, may be listed besides). Nor in the
+    XRay mode, whose sleds coverage does not read either."""
+    if args.mode in ("sled-fentry", "patchable", "xray"):
         return
     check_coverage_json(fx, "coverage", run([args.callmon, "coverage", "--format=json", "-d",
                                               data], args.work), failures,

@@ -14,7 +14,12 @@
 /* A function left out of every hook mode: no_instrument_function covers
  * -finstrument-functions and -pg (gcc and clang), but not -fpatchable-function-entry, whose
  * nop sleds the runtime patches into hooks; patchable_function_entry(0, 0) gives the
- * function no sled. */
+ * function no sled; clang's xray_never_instrument no XRay sleds (-fxray-instrument). */
+#if defined(__clang__)
+#define NOT_INSTRUMENTED                                                                   \
+  __attribute__((no_instrument_function, patchable_function_entry(0, 0), xray_never_instrument))
+#else
 #define NOT_INSTRUMENTED __attribute__((no_instrument_function, patchable_function_entry(0, 0)))
+#endif
 
 #endif

@@ -468,5 +468,20 @@ TEST(MetaLibcall, PatchFnLines) {
   std::filesystem::remove_all(dir);
 }
 
+// `xray-sleds N R` (an XRay build, docs/modes.md): the last line counts; absent, -1.
+TEST_F(MetaTest, XraySledsLastLineCounts) {
+  auto m = read_process_meta(write("1.0.meta",
+                                   "callmon-process 1\nkey 1.0\nclock tsc 2096000000\n"
+                                   "xray-sleds 12 0\nxray-sleds 15 2\n"));
+  ASSERT_TRUE(m) << m.error();
+  EXPECT_EQ(m->xray_functions, 15);
+  EXPECT_EQ(m->xray_refused, 2u);
+  auto none = read_process_meta(write("2.0.meta", "callmon-process 1\nkey 2.0\nclock tsc 1000\n"));
+  ASSERT_TRUE(none) << none.error();
+  EXPECT_EQ(none->xray_functions, -1);
+  EXPECT_FALSE(read_process_meta(write("3.0.meta",
+                                       "callmon-process 1\nkey 3.0\nclock tsc 1000\nxray-sleds 1\n")));
+}
+
 }  // namespace
 }  // namespace callmon::format

@@ -308,7 +308,7 @@ int run_record(const RecordOptions& o) {
     warn(cmd, st.error());
   if (!has_events(dir))
     warn(cmd, "no instrumented function was called; was " + o.command[0] +
-                  " built with -finstrument-functions, -pg or nop sleds? (" + o.dir +
+                  " built with -finstrument-functions, -pg, nop sleds or XRay sleds? (" + o.dir +
                   " holds no events)");
   return ended->status;
 }

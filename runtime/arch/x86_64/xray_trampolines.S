@@ -1,0 +1,183 @@
+/* Trampolines of the XRay mode (docs/modes.md, "XRay sleds"): clang -fxray-instrument puts
+ * an 11-byte sled at each function's entry, at each `ret` and before each tail call, and
+ * the runtime rewrites them (runtime/patching/xray_sleds.cpp) into
+ *     entry:  mov $id, %r10d; call callmon_xray_entry
+ *     exit:   mov $id, %r10d; jmp  callmon_xray_exit
+ *     tail:   mov $id, %r10d; call callmon_xray_tail
+ * (through a stub page when the module is out of rel32 reach). `id` indexes
+ * callmon_xray_fns, the functions' addresses. No return address is replaced: the exit
+ * trampoline is reached by a jump from the function's `ret` site and itself returns to the
+ * function's caller, the address the return stack buffer predicts. So the hooks are those of
+ * the -finstrument-functions mode (hooks_cyg.cpp), with its frame rules:
+ *     callmon_cyg_enter(fn, call_site, ticks, sp)
+ *     callmon_xray_exit_body(fn, call_site, ticks, sp)   (hooks_xray.cpp)
+ *     callmon_xray_tail_body(fn, call_site, ticks, sp)
+ * with `sp` the function's stack pointer at its entry minus 16 (the same value at the entry,
+ * at every exit and at a tail call, which is what the exit matches the frame by).
+ *
+ * Unlike the -finstrument-functions hooks, which the compiler calls like any function, these
+ * run where the function expects no call: the entry and tail trampolines keep the argument
+ * registers (frame.inc's ARGS_STORE: rdi rsi rdx rcx r8 r9 rax r10, xmm0-7), the exit
+ * trampoline the return values (RETVALS_SAVE: rax rdx xmm0 xmm1), and the AVX state when it
+ * is in use (xstate.inc). r10 (the id) and r11 are free in an XRay sled: compiler-rt's
+ * patched sleds clobber them too.
+ */
+#include "runtime/hooks/hook_burst.h"
+#include "runtime/arch/x86_64/frame.inc"
+#include "runtime/arch/x86_64/xstate.inc"
+
+	.text
+
+/* rdx = the TSC when it is the clock, else 0 (the body reads CLOCK_MONOTONIC); clobbers rax. */
+.macro	XRAY_TICKS_TO_RDX
+	xorl	%edx, %edx
+	cmpb	$0, g_clock_tsc(%rip)
+	je	1f
+	rdtsc
+	shlq	$32, %rdx
+	orq	%rax, %rdx
+1:
+.endm
+
+/* rdi = the function of id r10d. */
+.macro	XRAY_FN_TO_RDI
+	movq	callmon_xray_fns(%rip), %rdi
+	movl	%r10d, %r10d
+	movq	(%rdi,%r10,8), %rdi
+.endm
+
+/* The entry hook's call; the trampoline's frame: 0(%rbp) saved rbp, 8(%rbp) the return
+ * into the function's sled, 16(%rbp) the function's return address (its call site). */
+.macro	XRAY_CALL_ENTER
+	XRAY_FN_TO_RDI
+	movq	16(%rbp), %rsi
+	XRAY_TICKS_TO_RDX
+	movq	%rbp, %rcx		/* the function's entry %rsp - 16 */
+	call	callmon_cyg_enter
+.endm
+
+/* The exit hook's call for an exit whose function's entry %rsp - 16 is `sp_off`(%rbp); under
+ * the fenced clock with the burst check of cyg_hooks.S (the body returns the EXIT's time in
+ * rax, 0 if none, and &covered_exit in rdx). */
+.macro	XRAY_CALL_EXIT sp_off, body=callmon_xray_exit_body
+	XRAY_FN_TO_RDI
+	movq	8(%rbp), %rsi
+	leaq	\sp_off(%rbp), %rcx
+	cmpb	$0, g_clock_fenced(%rip)
+	jne	2f
+	XRAY_TICKS_TO_RDX
+	call	\body
+	jmp	4f
+2:
+	lfence
+	rdtsc
+	shlq	$32, %rdx
+	orq	%rax, %rdx
+	call	\body
+	testq	%rax, %rax
+	jz	4f
+	movq	%rax, %rdi
+	movq	%rdx, %r8
+	rdtsc
+	shlq	$32, %rdx
+	orq	%rdx, %rax
+	movq	%rax, %rsi
+	subq	%rdi, %rsi
+	cmpq	$CALLMON_HOOK_BURST_TICKS, %rsi
+	ja	3f
+	addq	%rsi, (%r8)
+	jmp	4f
+3:
+	movq	%rax, %rsi
+	call	callmon_cyg_exit_pause
+4:
+.endm
+
+/* Called from an entry sled: 0(%rsp) the return into the sled, 8(%rsp) the function's own
+ * return address. */
+	.globl	callmon_xray_entry
+	.hidden	callmon_xray_entry
+	.type	callmon_xray_entry, @function
+	.p2align 4
+callmon_xray_entry:
+	.cfi_startproc
+	FRAME_ENTER
+	subq	$208, %rsp
+	andq	$-16, %rsp
+	ARGS_STORE
+	XSTATE_IF_LIVE 5f
+	XRAY_CALL_ENTER
+	jmp	6f
+5:
+	XSTATE_SAVE 192
+	XRAY_CALL_ENTER
+	XSTATE_RESTORE 192
+6:
+	ARGS_LOAD
+	movq	%rbp, %rsp
+	popq	%rbp
+	.cfi_def_cfa %rsp, 8
+	.cfi_restore %rbp
+	ret
+	.cfi_endproc
+	.size	callmon_xray_entry, .-callmon_xray_entry
+
+/* Jumped to from an exit sled (the function's `ret`): 0(%rsp) the function's return
+ * address, %rsp its entry %rsp. Returns there, as the `ret` would have. */
+	.globl	callmon_xray_exit
+	.hidden	callmon_xray_exit
+	.type	callmon_xray_exit, @function
+	.p2align 4
+callmon_xray_exit:
+	.cfi_startproc
+	FRAME_ENTER
+	RETVALS_SAVE
+	XSTATE_IF_LIVE 5f
+	XRAY_CALL_EXIT -8
+	jmp	6f
+5:
+	XSTATE_SAVE 48
+	XRAY_CALL_EXIT -8
+	XSTATE_RESTORE 48
+6:
+	RETVALS_RESTORE
+	movq	%rbp, %rsp
+	popq	%rbp
+	.cfi_def_cfa %rsp, 8
+	.cfi_restore %rbp
+	ret
+	.cfi_endproc
+	.size	callmon_xray_exit, .-callmon_xray_exit
+
+/* Called from a tail sled, the function's frame gone and the tail call's arguments in their
+ * registers: 0(%rsp) the return into the sled, 8(%rsp) the function's return address, so
+ * the function's entry %rsp - 16 is %rbp here. The body keeps the function's frame open
+ * until the tail-called function returns (hooks_xray.cpp); back to the sled, which jumps. */
+	.globl	callmon_xray_tail
+	.hidden	callmon_xray_tail
+	.type	callmon_xray_tail, @function
+	.p2align 4
+callmon_xray_tail:
+	.cfi_startproc
+	FRAME_ENTER
+	subq	$208, %rsp
+	andq	$-16, %rsp
+	ARGS_STORE
+	XSTATE_IF_LIVE 5f
+	XRAY_CALL_EXIT 0, callmon_xray_tail_body
+	jmp	6f
+5:
+	XSTATE_SAVE 192
+	XRAY_CALL_EXIT 0, callmon_xray_tail_body
+	XSTATE_RESTORE 192
+6:
+	ARGS_LOAD
+	movq	%rbp, %rsp
+	popq	%rbp
+	.cfi_def_cfa %rsp, 8
+	.cfi_restore %rbp
+	ret
+	.cfi_endproc
+	.size	callmon_xray_tail, .-callmon_xray_tail
+
+	.section .note.GNU-stack,"",@progbits

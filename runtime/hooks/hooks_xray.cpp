@@ -1,0 +1,121 @@
+// The exit body of the XRay mode (arch/x86_64/xray_trampolines.S; the entry is the
+// -finstrument-functions one, callmon_cyg_enter). It differs from callmon_cyg_exit in tail
+// calls only. A tail call to an instrumented function keeps its sled unpatched
+// (xray_sleds.cpp): the caller's frame stays open and the called function's frame, whose
+// entry stack pointer is the caller's (the caller's frame is gone, the return address is
+// the same), nests in it. The one return ends both, as a -pg mode ends the frames sharing a
+// return slot: after the innermost frame, every frame below it with the same `sp` is
+// closed too (a frame's sp is always above its callees' otherwise). A tail call to anything
+// else (through the PLT, indirect, to an unrecorded function) is a patched tail sled: its
+// body keeps the caller's frame open and redirects the caller's return address to the -pg
+// exit trampoline (callmon_pg_return), which ends the frames sharing that return when the
+// called function returns, as in the -pg modes (hooks_pg.cpp) — the one return in such a
+// chain that is mispredicted.
+#include "runtime/core/clock.hpp"
+#include "runtime/core/sys.hpp"
+#include "runtime/hooks/hooks.hpp"
+#include "runtime/recording/event_writer.hpp"
+
+using namespace callmon::rt;
+
+extern "C" {
+void callmon_pg_return();       // pg_return.S
+void callmon_patched_return();  // patch_entry.S
+}
+
+#define CALLMON_XRAY_BODY extern "C" __attribute__((no_instrument_function))
+
+namespace {
+
+// Closes the frames at the top of the shadow stack whose sp is `sp`: functions that
+// tail-called the one whose exit was just recorded. Rare (a tail call), so out of line.
+__attribute__((noinline)) void close_tail_callers(uintptr_t sp, uint64_t t) {
+  ThreadState* s = t_state;
+  if (!s || (s->guard & (kGuardStopped | kGuardMonitor)) || s->overflow_depth) return;
+  if (s->top == s->stack_base || s->top[-1].sp != sp) return;
+  // One of them redirected the return (a patched tail sled): the function returns through
+  // the -pg exit trampoline, which ends them all (hooks_pg.cpp).
+  for (const Frame* f = s->top; f > s->stack_base && f[-1].sp == sp; --f)
+    if (f[-1].ret) return;
+  ErrnoSaver es;
+  bool nested = guard_enter(s);
+  while (s->top > s->stack_base && s->top[-1].sp == sp) {
+    Frame* f = s->top - 1;
+    pop_frame(s, f);
+    if (!frame_recorded(s, f)) note_filtered(s, nested);
+    else if (!take_back_short(s, nested, f, t)) put_exit(s, nested, t);
+  }
+  guard_leave(s);
+}
+
+}  // namespace
+
+// What the exit body hands its trampoline in rax and rdx, as callmon_cyg_exit does (the
+// time of the EXIT written on the fast path, or 0, and the thread's covered_exit).
+struct XrayExitDone {
+  uint64_t written;
+  uint64_t* covered;
+};
+
+// `ticks`: the trampoline's rdtsc, or 0 on the monotonic clock. `sp`: the function's stack
+// pointer at its entry minus 16.
+CALLMON_XRAY_BODY XrayExitDone callmon_xray_exit_body(void* this_fn, void* /*call_site*/,
+                                                     uint64_t ticks, uintptr_t sp) {
+  uint64_t t = __builtin_expect(ticks != 0, 1) ? ticks : monotonic_ns();
+  ThreadState* s = t_state;
+  uintptr_t fn = reinterpret_cast<uintptr_t>(this_fn);
+  if (__builtin_expect(s == nullptr || s->guard != 0, 0)) {
+    exit_slow(s, fn, sp);
+    close_tail_callers(sp, t);
+    return {0, nullptr};
+  }
+  Frame* f = s->top - 1;
+  if (__builtin_expect(f < s->stack_base || f->fn != fn, 0)) {
+    exit_slow(s, fn, sp);
+    close_tail_callers(sp, t);
+    return {0, nullptr};
+  }
+  guard_acquire(s);
+  signal_fence();
+  pop_frame(s, f);
+  write_exit(s, t);
+  uint64_t written = s->last_ticks;
+  signal_fence();
+  guard_release(s);
+  if (__builtin_expect(f > s->stack_base && f[-1].sp == sp, 0)) {
+    close_tail_callers(sp, t);
+    return {0, nullptr};
+  }
+  return {written, &s->covered_exit};
+}
+
+// A patched tail sled of `this_fn` (the tail call follows): the function's frame stays
+// open and its return goes through the -pg exit trampoline, unless it cannot (another hook
+// of the thread is active, the frame is not the innermost): then its exit is recorded
+// here, before the tail call.
+CALLMON_XRAY_BODY XrayExitDone callmon_xray_tail_body(void* this_fn, void* call_site,
+                                                     uint64_t ticks, uintptr_t sp) {
+  ThreadState* s = t_state;
+  uintptr_t fn = reinterpret_cast<uintptr_t>(this_fn);
+  auto* slot = reinterpret_cast<uintptr_t*>(sp + 16);  // the function's return address
+  // Also while an exception propagates (a destructor's tail call in a landing pad): the
+  // unwinder's hooks put the redirected return back and redirect it again as for the -pg
+  // modes' (hooks.cpp, note_throw / note_catch).
+  constexpr uint32_t kNot = kGuardBusyMask | kGuardOverflow | kGuardStopped | kGuardMonitor |
+                            kGuardRuntime;
+  if (s != nullptr && (s->guard & kNot) == 0) {
+    Frame* f = s->top - 1;
+    if (f >= s->stack_base && f->fn == fn && f->sp == sp && f->ret == 0) {
+      uintptr_t ret = *slot;
+      if (ret == reinterpret_cast<uintptr_t>(&callmon_pg_return) ||
+          ret == reinterpret_cast<uintptr_t>(&callmon_patched_return))
+        return {0, nullptr};  // a frame below with the same return redirected it already
+      // The real address first: a signal's unwinder restores slots from frames' ret.
+      f->ret = ret;
+      signal_fence();
+      *slot = reinterpret_cast<uintptr_t>(&callmon_pg_return);
+      return {0, nullptr};
+    }
+  }
+  return callmon_xray_exit_body(this_fn, call_site, ticks, sp);
+}
