@@ -112,12 +112,6 @@ concept RetvalSink = requires(S& s, const format::Event& ev, const FinishedCall&
 //       FinishedCall::vstart to come)
 template <class S>
 concept EnterClockSink = requires(S& s, uint64_t t) { s.on_enter_clock(t); };
-// and optionally (the decoding thread's walker, walk_thread_prefetched):
-//   static constexpr bool kClockOnly = true;
-//       the walk keeps only the compensated clock (vclock()) and the stream's state: no
-//       call is built, on_call is never called and on_enter's slot is not kept
-template <class S>
-concept ClockOnlySink = requires { requires S::kClockOnly; };
 
 // What compensation charges the probes, in ticks per call.
 struct WalkCost {
@@ -153,11 +147,6 @@ inline constexpr double kCalibrationNoise = 0.03;
 template <class Sink>
 class CallWalker {
  public:
-  // ClockOnly sinks (walk_thread_prefetched's decoding thread) keep nothing of the calls:
-  // the walk only keeps the compensated clock (what the frames owe, which are library
-  // calls) and the stream's state.
-  static constexpr bool kClockOnly = ClockOnlySink<Sink>;
-
   explicit CallWalker(Sink& sink) : sink_(sink) { stack_.reserve(256); }
 
   // The probes' cost: each call's self loses `inner` for its own pair and `outer - inner`
@@ -177,6 +166,7 @@ class CallWalker {
     // The first calibration in the run is held against this one (the start-up's).
     last_calib_outer_ = cost.outer - cost.extra_outer;
     note_plain_costs();
+    note_overlap_tables();
   }
   void set_probe_cost(double inner, double outer) { set_cost(WalkCost{inner, outer}); }
 
@@ -205,138 +195,108 @@ class CallWalker {
   }
 
   // Consumes the next record of the stream.
-  [[gnu::always_inline]] void feed(const format::Event& ev) { feed_record<false>(ev, 0); }
+  [[gnu::always_inline]] void feed(const format::Event& ev) {
+    if (ev.type >= format::Event::kArgs) [[unlikely]] {
+      value_record(ev);
+      return;
+    }
+    begin_record(ev.ticks, ev.nested);
+    // Annotations (CALIB, CLOCK, HIDDEN, SYNC, LOST) are no point of the clock: a CALIB
+    // shares its time with the PAUSE that follows it, whose stretch ends there; a HIDDEN
+    // with the record it comes before.
+    const auto depth = static_cast<uint32_t>(stack_.size());
+    switch (ev.type) {
+      case format::Event::kEnter:
+        enter_record(ev.ticks, ev.addr);
+        break;
+      case format::Event::kExit:
+        exit_record(ev.ticks, ev.nested);
+        break;
+      case format::Event::kUnwind: {
+        // The probes' parts of the calls it closes (note_plain_costs), library calls' apart.
+        const auto closed = static_cast<double>(std::min<uint64_t>(ev.count, stack_.size()));
+        const auto lib = static_cast<double>(libcalls_closed(ev.count));
+        advance_clock_to(ev.ticks, (cost_.inner * closed + cost_.libcall_extra_inner * lib) / 2,
+                         ((cost_.outer - cost_.inner) * closed + lib_extra_between() * lib) / 2);
+        ExitKind kind = ev.reason == 1   ? ExitKind::kException
+                        : ev.reason == 2 ? ExitKind::kLongjmp
+                                         : ExitKind::kUnwound;
+        for (uint64_t i = 0; i < ev.count && !stack_.empty(); ++i) pop(ev.ticks, kind);
+        break;
+      }
+      case format::Event::kInherit:
+        advance_clock_to(ev.ticks, 0, 0);
+        push(ev.addr, first_ticks_, true);
+        break;
+      case format::Event::kClock:
+        if (!stack_.empty()) stack_.back().clocked = true;
+        sink_.on_special(ev, depth);
+        break;
+      case format::Event::kCalib:
+        if (cost_set_) note_calibration(ev);
+        sink_.on_special(ev, depth);
+        break;
+      case format::Event::kHidden:
+        note_hidden(ev);
+        sink_.on_special(ev, depth);
+        break;
+      case format::Event::kPause: {
+        paused_ += ev.count;
+        // What a preempted interval in this gap already took out of the pause's stretch
+        // (the scheduler preempted the thread while the recorder held it) is not taken
+        // twice.
+        uint64_t from = ev.ticks - std::min(ev.ticks, ev.count);
+        removed_ += ev.count - std::min(ev.count, preempted_within(from, ev.ticks));
+        advance_clock_to(ev.ticks, 0, 0);
+        sink_.on_special(ev, depth);
+        break;
+      }
+      case format::Event::kEnd:
+      case format::Event::kExec:
+        advance_clock_to(ev.ticks, 0, 0);
+        pending_close_ = true;
+        saw_end_ = true;
+        close_ticks_ = ev.ticks;
+        sink_.on_special(ev, depth);
+        break;
+      case format::Event::kSync:
+      case format::Event::kLost:
+        sink_.on_special(ev, depth);
+        break;
+      default:  // FORK
+        advance_clock_to(ev.ticks, 0, 0);
+        sink_.on_special(ev, depth);
+        break;
+    }
+  }
 
   // feed() of a plain ENTER (not nested, nothing but its time and address) and of a plain
   // EXIT, for callers that know the kind already (the decoded batches of
-  // walk_thread_prefetched): the same steps without the tests on the kind.
+  // walk_thread_prefetched): feed()'s steps for them, without the tests on the kind.
   [[gnu::always_inline]] void feed_enter(uint64_t ticks, uint64_t addr) {
     begin_record(ticks, false);
-    enter_record<false>(ticks, addr, 0);
+    enter_record(ticks, addr);
   }
   [[gnu::always_inline]] void feed_exit(uint64_t ticks) {
     begin_record(ticks, false);
-    exit_record<false>(ticks, false, 0);
-  }
-
-  // feed(), feed_enter() and feed_exit() with the compensated clock's reading after the
-  // record given (`vclock`), as another walker of the same stream and set-up computed it
-  // (a ClockOnly walker on the decoding thread: walk_thread_prefetched). This walker's own
-  // clock is then not kept; everything else is as feed() does it.
-  [[gnu::always_inline]] void feed_at(const format::Event& ev, uint64_t vclock) {
-    feed_record<true>(ev, vclock);
-  }
-  [[gnu::always_inline]] void feed_enter_at(uint64_t ticks, uint64_t addr, uint64_t vclock) {
-    begin_record(ticks, false);
-    enter_record<true>(ticks, addr, vclock);
-  }
-  [[gnu::always_inline]] void feed_exit_at(uint64_t ticks, uint64_t vclock) {
-    begin_record(ticks, false);
-    exit_record<true>(ticks, false, vclock);
-  }
-
-  // The compensated clock's reading after the last record fed (FinishedCall::vstart's
-  // clock), and after finish().
-  uint64_t vclock() const { return clk_.vnow; }
-
-  // Copies the set-up of `other` (cost, library calls, off-CPU intervals, pauses, clock
-  // helper limit) into this walker, which must not have been fed yet: a second walker of
-  // the same stream then keeps the same compensated clock.
-  template <class Other>
-  void copy_setup(const CallWalker<Other>& other) {
-    cost_ = other.cost_;
-    cost_set_ = other.cost_set_;
-    hidden_share_ = other.hidden_share_;
-    taken_back_share_ = other.taken_back_share_;
-    last_calib_outer_ = other.last_calib_outer_;
-    for (int i = 0; i < 2; ++i) {
-      enter_before_[i] = other.enter_before_[i];
-      enter_after_[i] = other.enter_after_[i];
-      exit_before_[i] = other.exit_before_[i];
-      exit_after_[i] = other.exit_after_[i];
-    }
-    libcall_fns_ = other.libcall_fns_;
-    libcall_lo_ = other.libcall_lo_;
-    libcall_hi_ = other.libcall_hi_;
-    clock_helper_ticks_ = other.clock_helper_ticks_;
-    subtract_pauses_ = other.subtract_pauses_;
-    set_offcpu(other.offcpu_list_);
-  }
-
-  // A ClockOnly walker's feed of a decoded batch (EventBatch's arrays: n kinds, the times
-  // and addresses of the plain ENTER and EXIT, the other records whole), writing the
-  // clock's reading after each record to vclocks[i]. The same steps as feed() and
-  // feed_enter()/feed_exit(), with the clock's state held in registers over runs of plain
-  // records (in the object, each record's clock waited on the stores of the one before).
-  void clock_batch(size_t n, const uint8_t* kinds, const uint64_t* ticks, const uint64_t* addrs,
-                   const format::Event* others, uint64_t* vclocks)
-    requires kClockOnly
-  {
-    size_t i = 0;
-    while (i < n) {
-      if (started_ && gap_preempted_.empty()) {
-        // begin_record and enter_record/exit_record for plain records that need nothing
-        // else: no off-CPU interval before them.
-        ClockState c = clk_;
-        uint64_t last = last_ticks_, gap = gap_start_;
-        const uint64_t off = next_off_start_;
-        // What the innermost open call owes, in a register too (its frame's `owed` is
-        // written when a call opens above it and when the run ends): through the frame, each
-        // record's clock waited on the store of the one before.
-        double top = stack_.empty() ? 0 : stack_.back().owed;
-        const size_t from = i;
-        for (; i < n; ++i) {
-          const uint8_t kind = kinds[i];
-          if (kind > format::Event::kExit) break;
-          const uint64_t t = *ticks;
-          if (t > off) break;
-          ++ticks;
-          last = std::max(last, t);
-          gap = std::max(gap, t);
-          const bool open = !stack_.empty();
-          if (kind == format::Event::kEnter) {
-            const bool lib = is_libcall(*addrs++);
-            advance_clock(c, t, enter_before_[lib], enter_after_[lib], open, top);
-            if (open) stack_.back().owed = top;
-            push(0, t, false);
-            stack_.back().libcall = lib;
-            top = 0;
-          } else {
-            const bool lib = open && stack_.back().libcall;
-            advance_clock(c, t, exit_before_[lib], exit_after_[lib], open, top);
-            if (!open) [[unlikely]] {
-              ++unmatched_;
-            } else {  // pop(): what it still owes goes to its caller
-              stack_.pop_back();
-              if (!stack_.empty()) top = stack_.back().owed + top;
-            }
-          }
-          vclocks[i] = c.vnow;
-        }
-        if (!stack_.empty()) stack_.back().owed = top;
-        clk_ = c;
-        last_ticks_ = last;
-        gap_start_ = gap;
-        if (i != from) pending_close_ = false;
-        if (i == n) break;
-      }
-      // Any other record, or one after an off-CPU interval, or the first: as feed() does.
-      if (kinds[i] == format::Event::kEnter)
-        feed_enter(*ticks++, *addrs++);
-      else if (kinds[i] == format::Event::kExit)
-        feed_exit(*ticks++);
-      else
-        feed(*others++);
-      vclocks[i++] = clk_.vnow;
-    }
+    exit_record(ticks, false);
   }
 
   // The stream ended: closes the calls still open, as unfinished when the last record was
   // END or EXEC, else as cut at the thread's last time.
-  void finish() { finish_record<false>(0); }
-  // finish() with the clock's reading after it given (feed_at): what the other walker's
-  // vclock() gave after its finish().
-  void finish_at(uint64_t vclock) { finish_record<true>(vclock); }
+  void finish() {
+    // Calls recorded after END (glibc frees a thread's memory with the program's free()
+    // after the thread's key destructors) leave a stream that ends without END but with
+    // nothing open: the thread did finish.
+    ended_cleanly_ = pending_close_ || (saw_end_ && stack_.empty());
+    ExitKind kind = pending_close_ ? ExitKind::kUnfinished : ExitKind::kCut;
+    uint64_t at = pending_close_ ? close_ticks_ : last_ticks_;
+    left_open_ = stack_.size();
+    // A cut stream closes at its last record's time, which may be an annotation's (LOST).
+    if (!stack_.empty() && at > v_ticks_) advance_clock_to(at, 0, 0);
+    while (!stack_.empty()) pop(at, kind);
+    pending_close_ = false;
+  }
 
   uint64_t unmatched_exits() const { return unmatched_; }
   size_t depth() const { return stack_.size(); }
@@ -361,179 +321,6 @@ class CallWalker {
   uint64_t left_open() const { return left_open_; }
 
  private:
-  template <class>
-  friend class CallWalker;  // copy_setup
-
-  template <bool kGiven>
-  void finish_record(uint64_t vclock) {
-    // Calls recorded after END (glibc frees a thread's memory with the program's free()
-    // after the thread's key destructors) leave a stream that ends without END but with
-    // nothing open: the thread did finish.
-    ended_cleanly_ = pending_close_ || (saw_end_ && stack_.empty());
-    ExitKind kind = pending_close_ ? ExitKind::kUnfinished : ExitKind::kCut;
-    uint64_t at = pending_close_ ? close_ticks_ : last_ticks_;
-    left_open_ = stack_.size();
-    // A cut stream closes at its last record's time, which may be an annotation's (LOST).
-    if constexpr (kGiven)
-      clk_.vnow = vclock;
-    else if (!stack_.empty() && at > clk_.ticks)
-      advance_clock_to(at, 0, 0);
-    while (!stack_.empty()) pop(at, kind);
-    pending_close_ = false;
-  }
-
-  // feed()'s first steps for every record but ARGS and RETVAL: the window of RETVAL, the
-  // thread's times, the off-CPU intervals before it, the END rule.
-  [[gnu::always_inline]] void begin_record(uint64_t ticks, bool nested) {
-    if constexpr (RetvalSink<Sink>) {
-      // A record ends the window in which a RETVAL of its nesting may follow an EXIT.
-      if (!nested) exited_valid_[0] = false;
-      exited_valid_[1] = false;
-    }
-    if (!started_) [[unlikely]] {
-      started_ = true;
-      first_ticks_ = ticks;
-      gap_start_ = ticks;
-      clk_.v = static_cast<double>(ticks);
-      clk_.ticks = ticks;
-      clk_.vnow = to_ticks(clk_.v + 0.5);
-    }
-    if (ticks > next_off_start_) [[unlikely]]
-      apply_offcpu(ticks);
-    else if (!gap_preempted_.empty()) [[unlikely]]
-      gap_preempted_.clear();
-    if (ticks > last_ticks_) last_ticks_ = ticks;
-    if (ticks > gap_start_) gap_start_ = ticks;
-    pending_close_ = false;  // an END/EXEC that is not the last record is ignored
-  }
-
-  // Moves the compensated clock to a record at `ticks` (advance_clock_to), or takes its
-  // reading as given.
-  template <bool kGiven>
-  [[gnu::always_inline]] void clock_to(uint64_t ticks, double before, double after,
-                                       uint64_t vclock) {
-    if constexpr (kGiven)
-      clk_.vnow = vclock;
-    else
-      advance_clock_to(ticks, before, after);
-  }
-
-  // An ENTER, after begin_record.
-  template <bool kGiven>
-  [[gnu::always_inline]] void enter_record(uint64_t ticks, uint64_t addr, uint64_t vclock) {
-    enter_libcall_ = is_libcall(addr);
-    clock_to<kGiven>(ticks, enter_before_[enter_libcall_], enter_after_[enter_libcall_],
-                     vclock);
-    push(addr, ticks, false);
-    stack_.back().libcall = enter_libcall_;
-  }
-
-  // An EXIT, after begin_record.
-  template <bool kGiven>
-  [[gnu::always_inline]] void exit_record(uint64_t ticks, bool nested, uint64_t vclock) {
-    const bool lib = top_is_libcall();
-    clock_to<kGiven>(ticks, exit_before_[lib], exit_after_[lib], vclock);
-    if (stack_.empty()) [[unlikely]] {
-      ++unmatched_;
-      return;
-    }
-    pop(ticks, ExitKind::kNormal);
-    if constexpr (RetvalSink<Sink>) {
-      exited_[nested] = popped_;
-      exited_valid_[nested] = true;
-    }
-  }
-
-  // feed() and feed_at().
-  template <bool kGiven>
-  [[gnu::always_inline]] void feed_record(const format::Event& ev, uint64_t vclock) {
-    if (ev.type >= format::Event::kArgs) [[unlikely]] {
-      value_record(ev);
-      return;
-    }
-    begin_record(ev.ticks, ev.nested);
-    // Annotations (CALIB, CLOCK, HIDDEN, SYNC, LOST) are no point of the clock: a CALIB
-    // shares its time with the PAUSE that follows it, whose stretch ends there; a HIDDEN
-    // with the record it comes before.
-    const uint32_t depth = static_cast<uint32_t>(stack_.size());
-    switch (ev.type) {
-      case format::Event::kEnter:
-        enter_record<kGiven>(ev.ticks, ev.addr, vclock);
-        break;
-      case format::Event::kExit:
-        exit_record<kGiven>(ev.ticks, ev.nested, vclock);
-        break;
-      case format::Event::kUnwind: {
-        const auto closed = static_cast<double>(std::min<uint64_t>(ev.count, stack_.size()));
-        const auto lib = static_cast<double>(libcalls_closed(ev.count));
-        clock_to<kGiven>(ev.ticks, (cost_.inner * closed + cost_.libcall_extra_inner * lib) / 2,
-                         ((cost_.outer - cost_.inner) * closed + lib_extra_between() * lib) / 2,
-                         vclock);
-        ExitKind kind = ev.reason == 1   ? ExitKind::kException
-                        : ev.reason == 2 ? ExitKind::kLongjmp
-                                         : ExitKind::kUnwound;
-        for (uint64_t i = 0; i < ev.count && !stack_.empty(); ++i) pop(ev.ticks, kind);
-        break;
-      }
-      case format::Event::kInherit:
-        clock_to<kGiven>(ev.ticks, 0, 0, vclock);
-        push(ev.addr, first_ticks_, true);
-        break;
-      case format::Event::kClock:
-        if (!stack_.empty()) stack_.back().clocked = true;
-        sink_.on_special(ev, depth);
-        break;
-      case format::Event::kCalib:
-        if (cost_set_) note_calibration(ev);
-        sink_.on_special(ev, depth);
-        break;
-      case format::Event::kHidden:
-        note_hidden(ev);
-        sink_.on_special(ev, depth);
-        break;
-      case format::Event::kPause: {
-        paused_ += ev.count;
-        // What a preempted interval in this gap already took out of the pause's stretch
-        // (the scheduler preempted the thread while the recorder held it) is not taken
-        // twice.
-        uint64_t from = ev.ticks - std::min(ev.ticks, ev.count);
-        removed_ += ev.count - std::min(ev.count, preempted_within(from, ev.ticks));
-        clock_to<kGiven>(ev.ticks, 0, 0, vclock);
-        sink_.on_special(ev, depth);
-        break;
-      }
-      case format::Event::kEnd:
-      case format::Event::kExec:
-        clock_to<kGiven>(ev.ticks, 0, 0, vclock);
-        pending_close_ = true;
-        saw_end_ = true;
-        close_ticks_ = ev.ticks;
-        sink_.on_special(ev, depth);
-        break;
-      case format::Event::kSync:
-      case format::Event::kLost:
-        sink_.on_special(ev, depth);
-        break;
-      default:  // FORK
-        clock_to<kGiven>(ev.ticks, 0, 0, vclock);
-        sink_.on_special(ev, depth);
-        break;
-    }
-  }
-
-  // The compensated clock: its reading, the raw time and the removed ticks it has been
-  // advanced to, the probes' part due after the last record, the unrecorded calls' cost due
-  // at the next point of the clock, and the reading rounded to a tick (vclock()), or the
-  // reading given (feed_at).
-  struct ClockState {
-    double v = 0;
-    uint64_t ticks = 0;
-    uint64_t removed = 0;
-    double cost_due = 0;
-    double hidden_due = 0;
-    uint64_t vnow = 0;
-  };
-
   struct OpenFrame {
     uint64_t addr;
     uint64_t start;
@@ -564,12 +351,6 @@ class CallWalker {
   };
 
   [[gnu::always_inline]] void push(uint64_t addr, uint64_t ticks, bool inherited) {
-    if constexpr (kClockOnly) {
-      OpenFrame& f = stack_.push();
-      f.libcall = false;
-      f.owed = 0;
-      return;
-    }
     auto depth = static_cast<uint32_t>(stack_.size());
     if constexpr (EnterClockSink<Sink>) sink_.on_enter_clock(vclock());
     uint32_t slot = sink_.on_enter(addr, ticks, depth, inherited);
@@ -623,14 +404,19 @@ class CallWalker {
     next_off_start_ = next_off_ < v.size() ? std::max(v[next_off_].start, t) : UINT64_MAX;
   }
 
+  // The compensated clock (see the top), rounded to a tick.
+  // v_ >= 0: rounding by a cast (std::llround is a libm call, 4% of report's time).
+  uint64_t vclock() const { return to_ticks(v_ + 0.5); }
+
   // The probes' parts on either side of a record's time (WalkCost: an ENTER's call starts
   // `inner`/2 after its time and its caller's work stopped (outer - inner)/2 before it; an
   // EXIT mirrors that). How a call's share splits between its stretches changes no call's
   // time: its own pair's parts lie in its own stretches, its children's outer parts in its.
   // A library call's probe parts differ by WalkCost::libcall_extra_*: the ENTER's call is
   // enter_libcall_, an EXIT's the innermost open one, an UNWIND's the ones it closes.
-  // (note_plain_costs has them for a plain ENTER and EXIT, feed_record for an UNWIND; every
-  // other record has none.)
+  // note_plain_costs has them for an ENTER and EXIT, feed() for an UNWIND; every other
+  // record has none.
+
   // What a library call's pair adds to its caller's own stretches beyond a call's.
   double lib_extra_between() const { return cost_.libcall_extra_outer - cost_.libcall_extra_inner; }
   bool top_is_libcall() const { return !stack_.empty() && stack_.back().libcall; }
@@ -651,41 +437,28 @@ class CallWalker {
   // Moves the compensated clock to a record at `ticks`: by the ticks since the previous
   // record less what compensation takes out of that stretch (`before`: the probes' parts
   // before the record's time) and what is owed, never backwards; `after` is due from the
-  // next stretch. vclock() is its reading rounded to a tick.
+  // next stretch.
   [[gnu::always_inline]] void advance_clock_to(uint64_t ticks, double before, double after) {
-    if (stack_.empty()) {
-      double none = 0;
-      advance_clock(clk_, ticks, before, after, false, none);
-    } else {
-      advance_clock(clk_, ticks, before, after, true, stack_.back().owed);
-    }
-  }
-  // advance_clock_to on the clock `c` (clk_, or a copy of it in registers: clock_batch),
-  // `owed` what the innermost open call owes when `open` (else none is open).
-  [[gnu::always_inline]] void advance_clock(ClockState& c, uint64_t ticks, double before,
-                                            double after, bool open, double& owed) const {
-    double d = to_double(ticks - std::min(ticks, c.ticks));
+    double d = to_double(ticks - std::min(ticks, v_ticks_));
     if (subtract_pauses_) {
       uint64_t removed = removed_ + preempted_;
-      d -= to_double(removed - c.removed);
-      c.removed = removed;
+      d -= to_double(removed - v_removed_);
+      v_removed_ = removed;
     }
-    d -= c.cost_due + c.hidden_due + before;
-    c.cost_due = after;
-    c.hidden_due = 0;
-    c.ticks = std::max(c.ticks, ticks);
-    if (!open) {  // outside every call: nobody owes
-      c.v += std::max(d, 0.0);
-    } else {
-      d -= owed;
-      owed = d < 0 ? -d : 0;
-      // Without a branch (d <= 0 at random where calls are shorter than their probes'
-      // estimate): v + 0.0 is v, since v >= +0.
-      c.v += d > 0 ? d : 0.0;
+    d -= cost_due_ + hidden_due_ + before;
+    cost_due_ = after;
+    hidden_due_ = 0;
+    v_ticks_ = std::max(v_ticks_, ticks);
+    if (stack_.empty()) {  // outside every call: nobody owes
+      v_ += std::max(d, 0.0);
+      return;
     }
-    // Rounded to a tick; v >= 0: by a cast (std::llround is a libm call, 4% of report's
-    // time).
-    c.vnow = to_ticks(c.v + 0.5);
+    double& owed = stack_.back().owed;
+    d -= owed;
+    owed = d < 0 ? -d : 0;
+    // Without a branch (d <= 0 at random where calls are shorter than their probes'
+    // estimate): v_ + 0.0 is v_, since v_ >= +0.
+    v_ += d > 0 ? d : 0.0;
   }
 
   // A calibration in the run: its cost applies from here on; the previous one and it bound
@@ -705,8 +478,8 @@ class CallWalker {
     note_plain_costs();
   }
 
-  // The probes' parts around a plain ENTER or EXIT, computed once per cost rather than per
-  // record.
+  // The probes' parts around an ENTER or EXIT (above), computed once per cost rather than
+  // per record.
   void note_plain_costs() {
     const double between = lib_extra_between();
     enter_before_[0] = (cost_.outer - cost_.inner + 0.0) / 2;
@@ -717,6 +490,53 @@ class CallWalker {
     exit_before_[1] = (cost_.inner + cost_.libcall_extra_inner) / 2;
     exit_after_[0] = (cost_.outer - cost_.inner + 0.0) / 2;
     exit_after_[1] = (cost_.outer - cost_.inner + between) / 2;
+  }
+
+  // feed()'s first steps for every record but ARGS and RETVAL: the window of RETVAL, the
+  // thread's times, the off-CPU intervals before it, the END rule.
+  [[gnu::always_inline]] void begin_record(uint64_t ticks, bool nested) {
+    if constexpr (RetvalSink<Sink>) {
+      // A record ends the window in which a RETVAL of its nesting may follow an EXIT.
+      if (!nested) exited_valid_[0] = false;
+      exited_valid_[1] = false;
+    }
+    if (!started_) [[unlikely]] {
+      started_ = true;
+      first_ticks_ = ticks;
+      gap_start_ = ticks;
+      v_ = static_cast<double>(ticks);
+      v_ticks_ = ticks;
+    }
+    if (ticks > next_off_start_) [[unlikely]]
+      apply_offcpu(ticks);
+    else if (!gap_preempted_.empty()) [[unlikely]]
+      gap_preempted_.clear();
+    if (ticks > last_ticks_) last_ticks_ = ticks;
+    if (ticks > gap_start_) gap_start_ = ticks;
+    pending_close_ = false;  // an END/EXEC that is not the last record is ignored
+  }
+
+  // An ENTER (plain or nested), after begin_record.
+  [[gnu::always_inline]] void enter_record(uint64_t ticks, uint64_t addr) {
+    enter_libcall_ = is_libcall(addr);
+    advance_clock_to(ticks, enter_before_[enter_libcall_], enter_after_[enter_libcall_]);
+    push(addr, ticks, false);
+    stack_.back().libcall = enter_libcall_;
+  }
+
+  // An EXIT (plain or nested), after begin_record.
+  [[gnu::always_inline]] void exit_record(uint64_t ticks, bool nested) {
+    const bool lib = top_is_libcall();
+    advance_clock_to(ticks, exit_before_[lib], exit_after_[lib]);
+    if (stack_.empty()) [[unlikely]] {
+      ++unmatched_;
+      return;
+    }
+    pop(ticks, ExitKind::kNormal);
+    if constexpr (RetvalSink<Sink>) {
+      exited_[nested] = popped_;
+      exited_valid_[nested] = true;
+    }
   }
 
   // A HIDDEN record: the unrecorded calls' probe cost (calibrated) comes out of the stretch
@@ -730,7 +550,7 @@ class CallWalker {
     if (!cost_set_) return;
     double cost = static_cast<double>(ev.count) * cost_.hidden +
                   static_cast<double>(ev.addr) * cost_.taken_back;
-    clk_.hidden_due += cost;
+    hidden_due_ += cost;
     if (stack_.empty()) return;
     OpenFrame& f = stack_.back();
     f.hidden_pairs += ev.count + ev.addr;
@@ -765,12 +585,6 @@ class CallWalker {
   }
 
   [[gnu::always_inline]] void pop(uint64_t ticks, ExitKind kind) {
-    if constexpr (kClockOnly) {  // what it still owes goes to its caller (see the top)
-      const double owed = stack_.back().owed;
-      stack_.pop_back();
-      if (!stack_.empty()) stack_.back().owed += owed;
-      return;
-    }
     const OpenFrame& f = stack_.back();
     FinishedCall call;
     call.addr = f.addr;
@@ -815,13 +629,13 @@ class CallWalker {
       self_hi_base =
           std::max(self_hi_base, time_hi_floor > f.child_lo ? time_hi_floor - f.child_lo : 0);
     }
-    call.self_lo = std::min(call.self, sub_ticks(self_lo_base, cost_.overlap_down, pairs));
-    call.self_hi = std::max(call.self, self_hi_base + overlap_ticks(cost_.overlap_up, pairs));
+    call.self_lo = std::min(call.self, sub_ticks(self_lo_base, overlap_down(pairs)));
+    call.self_hi = std::max(call.self, self_hi_base + overlap_up(pairs));
     uint64_t time_lo_base = self_lo_base + f.child_lo;
     uint64_t time_hi_base = std::max(self_hi_base + f.child_hi, time_hi_floor);
     const uint64_t below = f.descendants + 1 + f.hidden_pairs;  // its pairs and those inside
-    call.time_lo = std::min(call.time, sub_ticks(time_lo_base, cost_.overlap_down, below));
-    call.time_hi = std::max(call.time, time_hi_base + overlap_ticks(cost_.overlap_up, below));
+    call.time_lo = std::min(call.time, sub_ticks(time_lo_base, overlap_down(below)));
+    call.time_hi = std::max(call.time, time_hi_base + overlap_up(below));
     call.depth = static_cast<uint32_t>(stack_.size() - 1);
     call.slot = f.slot;
     call.exit = kind;
@@ -867,9 +681,23 @@ class CallWalker {
     return per_pair > 0 ? ceil_ticks(per_pair * to_double(pairs)) : 0;
   }
   // `base` less that much, not below 0.
-  static uint64_t sub_ticks(uint64_t base, double per_pair, uint64_t pairs) {
-    uint64_t d = overlap_ticks(per_pair, pairs);
+  static uint64_t sub_ticks(uint64_t base, uint64_t d) {
     return base > d ? base - d : 0;
+  }
+  // overlap_ticks of WalkCost::overlap_down and overlap_up for `pairs` pairs, from a table
+  // for the few pairs most calls border (4 of them per call were ~5% of the walk).
+  uint64_t overlap_down(uint64_t pairs) const {
+    return pairs < kOverlapTable ? overlap_down_tab_[pairs]
+                                 : overlap_ticks(cost_.overlap_down, pairs);
+  }
+  uint64_t overlap_up(uint64_t pairs) const {
+    return pairs < kOverlapTable ? overlap_up_tab_[pairs] : overlap_ticks(cost_.overlap_up, pairs);
+  }
+  void note_overlap_tables() {
+    for (uint64_t k = 0; k < kOverlapTable; ++k) {
+      overlap_down_tab_[k] = overlap_ticks(cost_.overlap_down, k);
+      overlap_up_tab_[k] = overlap_ticks(cost_.overlap_up, k);
+    }
   }
   // v rounded down (the cast truncates, which is floor for v > 0), at least 0. Casts rather
   // than std::floor/ceil: without SSE4.1 those are calls, once per call walked.
@@ -915,18 +743,29 @@ class CallWalker {
   bool saw_end_ = false;
   WalkCost cost_;
   bool cost_set_ = false;
+  // overlap_ticks of cost_.overlap_down and overlap_up for 0..kOverlapTable-1 pairs (set_cost;
+  // the calibrations in the run leave the overlap as it is).
+  static constexpr uint64_t kOverlapTable = 64;
+  uint64_t overlap_down_tab_[kOverlapTable] = {};
+  uint64_t overlap_up_tab_[kOverlapTable] = {};
   // The library calls' functions (set_libcall_functions), their lowest and highest, and
   // whether the ENTER being fed is one's.
   const std::vector<uint64_t>* libcall_fns_ = nullptr;
   uint64_t libcall_lo_ = 0, libcall_hi_ = 0;
   bool enter_libcall_ = false;
   uint64_t clock_helper_ticks_ = 5000;  // 5 us on the 10^9 ticks/s clock
-  ClockState clk_;
+  // The compensated clock: its reading, the raw time and the removed ticks it has been
+  // advanced to, and the probes' part due after the last record.
+  double v_ = 0;
+  uint64_t v_ticks_ = 0;
+  uint64_t v_removed_ = 0;
+  double cost_due_ = 0;
+  double hidden_due_ = 0;     // unrecorded calls' cost due at the next point of the clock
   // WalkCost::hidden and taken_back over outer (a calibration in the run scales them).
   double hidden_share_ = 1;
   double taken_back_share_ = 1;
   double last_calib_outer_ = 0;  // the last CALIB record's outer cost (0: none yet)
-  // cost_before/cost_after of a plain ENTER and EXIT, [1] when the call is a library
+  // The probes' parts before and after an ENTER and EXIT, [1] when the call is a library
   // call's (note_plain_costs).
   double enter_before_[2] = {0, 0}, enter_after_[2] = {0, 0};
   double exit_before_[2] = {0, 0}, exit_after_[2] = {0, 0};
@@ -975,48 +814,7 @@ uint64_t walk_thread_inline(format::ThreadReader& reader,
   return events;
 }
 
-// The compensated clock kept on the decoding thread of walk_thread_prefetched: a walker
-// of the same stream with the same set-up that keeps nothing but the clock (ClockOnlySink),
-// its reading after each record handed to the walk with the record (CallWalker::feed_at).
-// The clock is a running floating-point sum through the stream with what calls owe handed
-// to their callers, so it cannot be split; moved whole to the decoder's core, it leaves the
-// walk's core the calls and their figures, and each core about half the work
-// (docs/report.md, "Where a record's time goes").
-struct ClockTap {
-  static constexpr bool kClockOnly = true;
-  uint32_t on_enter(uint64_t, uint64_t, uint32_t, bool) { return 0; }
-  void on_call(const FinishedCall&) {}
-  void on_special(const format::Event&, uint32_t) {}
-};
-class alignas(64) DecoderClock {
- public:
-  static constexpr bool kOn = true;
-  template <class Sink>
-  explicit DecoderClock(const CallWalker<Sink>& setup) : walker_(std::make_unique<Walker>()) {
-    walker_->walker.copy_setup(setup);
-  }
-  // The batch's events are decoded and the payloads' pointers are offsets (which a
-  // ClockOnly walk does not read).
-  void batch(EventBatch& b) {
-    b.vclocks.resize(b.kinds.size());
-    walker_->walker.clock_batch(b.kinds.size(), b.kinds.data(), b.ticks.data(), b.addrs.data(),
-                                b.others.data(), b.vclocks.data());
-  }
-  uint64_t finish() {
-    walker_->walker.finish();
-    return walker_->walker.vclock();
-  }
-
- private:
-  struct alignas(64) Walker {  // on cache lines of its own: only the decoder writes them
-    ClockTap tap;
-    CallWalker<ClockTap> walker{tap};
-  };
-  std::unique_ptr<Walker> walker_;
-};
-
-// walk_thread's loop when a decoder runs ahead on a spare core (event_prefetch.hpp), with
-// the compensated clock (DecoderClock) beside it.
+// walk_thread's loop when a decoder runs ahead on a spare core (event_prefetch.hpp).
 //
 // The decoder writes the reader's cursor and its batch's vector ends at every record while
 // this thread writes the walker's and the sink's state at every record. The reader, the
@@ -1038,33 +836,29 @@ uint64_t walk_thread_prefetched(format::ThreadReader& reader,
     format::ThreadReader& from;
     ~MoveBack() { to = std::move(from); }
   } move_back{reader, own->reader};  // also when next_batch() rethrows the decoder's error
-  auto prefetch = std::make_unique<EventPrefetch<format::ThreadReader, DecoderClock>>(
-      own->reader, DecoderClock(walker));
+  auto prefetch = std::make_unique<EventPrefetch<format::ThreadReader>>(own->reader);
   uint64_t events = 0;
-  uint64_t final_vclock = 0;
   while (const EventBatch* b = prefetch->next_batch()) {
     const size_t n = b->kinds.size();
     const uint8_t* kinds = b->kinds.data();
     const uint64_t* ticks = b->ticks.data();
     const uint64_t* addrs = b->addrs.data();
-    const uint64_t* vclocks = b->vclocks.data();
     const format::Event* other = b->others.data();
     for (size_t i = 0; i < n; ++i) {
       if (kinds[i] == format::Event::kEnter) {
-        walker.feed_enter_at(*ticks++, *addrs++, vclocks[i]);
+        walker.feed_enter(*ticks++, *addrs++);
       } else if (kinds[i] == format::Event::kExit) {
-        walker.feed_exit_at(*ticks++, vclocks[i]);
+        walker.feed_exit(*ticks++);
       } else {
-        walker.feed_at(*other++, vclocks[i]);
+        walker.feed(*other++);
       }
     }
     const uint64_t before = events;
     events += n;
     if ((before >> 20) != (events >> 20)) tick(b->bytes_read);
-    if (b->last) final_vclock = b->final_vclock;
   }
   prefetch.reset();  // joins the decoder before the reader moves back
-  walker.finish_at(final_vclock);
+  walker.finish();
   return events;
 }
 

@@ -108,10 +108,6 @@ struct alignas(64) EventBatch {  // whole cache lines: one slot is written as an
   std::vector<uint64_t> addrs;  // per plain ENTER (an EXIT has none)
   std::vector<format::Event> others;  // data: an offset into `payload` until handed out
   std::vector<uint8_t> payload;       // the ARGS and RETVAL payloads of `others`
-  // With a clock (EventPrefetch's Clock): its reading after each event, one per kind, and
-  // after its finish() in the last batch.
-  std::vector<uint64_t> vclocks;
-  uint64_t final_vclock = 0;
   uint64_t bytes_read = 0;  // the reader's bytes_read() after the batch's last event
   bool last = false;        // the reader had no more events after it
 
@@ -121,41 +117,27 @@ struct alignas(64) EventBatch {  // whole cache lines: one slot is written as an
     addrs.clear();
     others.clear();
     payload.clear();
-    vclocks.clear();
     last = false;
   }
 };
 
-// No clock: EventPrefetch's default.
-struct NoClock {
-  static constexpr bool kOn = false;
-  void batch(EventBatch&) {}
-  uint64_t finish() { return 0; }
-};
-
 // Decodes `reader` on a thread of its own into a ring of batches; next_batch() hands them
 // out in order on the calling thread. Reader: bool next(format::Event&), uint64_t
-// bytes_read() const (format::ThreadReader; tests use others).
-// Clock: work done on the decoding thread whose result goes with each event
-// (EventBatch::vclocks): kOn, batch(EventBatch&) filling the batch's vclocks once its events
-// are decoded, and finish() after the last batch, returning its final_vclock (the call
-// walk's compensated clock: call_walk.hpp's DecoderClock). The reader must not be
+// bytes_read() const (format::ThreadReader; tests use others). The reader must not be
 // touched by the caller until the EventPrefetch is destroyed (which stops and joins the
 // decoder), except through what next_batch() returns. An exception in the decoder is
 // rethrown by next_batch() where its batch would have come.
-template <class Reader, class Clock = NoClock>
+template <class Reader>
 class alignas(64) EventPrefetch {
  public:
   static constexpr size_t kSlots = 4;
   static constexpr size_t kBatchEvents = 16384;
 
-  explicit EventPrefetch(Reader& reader, Clock clock = Clock{})
-      : reader_(reader), clock_(std::move(clock)) {
+  explicit EventPrefetch(Reader& reader) : reader_(reader) {
     for (EventBatch& b : slots_) {
       b.kinds.reserve(kBatchEvents);
       b.ticks.reserve(kBatchEvents);
       b.addrs.reserve(kBatchEvents);
-      if constexpr (Clock::kOn) b.vclocks.reserve(kBatchEvents);
     }
     decoder_ = std::thread([this] { decode_all(); });
   }
@@ -247,14 +229,9 @@ class alignas(64) EventPrefetch {
       b.others.push_back(ev);
     }
     b.bytes_read = reader_.bytes_read();
-    if constexpr (Clock::kOn) {
-      clock_.batch(b);
-      if (b.last) b.final_vclock = clock_.finish();
-    }
   }
 
   Reader& reader_;
-  Clock clock_;  // the decoding thread's
   EventBatch slots_[kSlots];
   bool failed_[kSlots] = {};  // the slot's batch is the decoder's exception (error_)
   std::atomic<uint64_t> produced_{0};  // batches filled
