@@ -166,6 +166,7 @@ class CallWalker {
     // The first calibration in the run is held against this one (the start-up's).
     last_calib_outer_ = cost.outer - cost.extra_outer;
     note_plain_costs();
+    note_overlap_tables();
   }
   void set_probe_cost(double inner, double outer) { set_cost(WalkCost{inner, outer}); }
 
@@ -199,57 +200,24 @@ class CallWalker {
       value_record(ev);
       return;
     }
-    if constexpr (RetvalSink<Sink>) {
-      // A record ends the window in which a RETVAL of its nesting may follow an EXIT.
-      if (!ev.nested) exited_valid_[0] = false;
-      exited_valid_[1] = false;
-    }
-    if (!started_) {
-      started_ = true;
-      first_ticks_ = ev.ticks;
-      gap_start_ = ev.ticks;
-      v_ = static_cast<double>(ev.ticks);
-      v_ticks_ = ev.ticks;
-    }
-    if (ev.ticks > next_off_start_) [[unlikely]]
-      apply_offcpu(ev.ticks);
-    else if (!gap_preempted_.empty()) [[unlikely]]
-      gap_preempted_.clear();
-    if (ev.ticks > last_ticks_) last_ticks_ = ev.ticks;
-    if (ev.ticks > gap_start_) gap_start_ = ev.ticks;
-    pending_close_ = false;  // an END/EXEC that is not the last record is ignored
-    if (ev.type == format::Event::kPause) {
-      paused_ += ev.count;
-      // What a preempted interval in this gap already took out of the pause's stretch
-      // (the scheduler preempted the thread while the recorder held it) is not taken twice.
-      uint64_t from = ev.ticks - std::min(ev.ticks, ev.count);
-      removed_ += ev.count - std::min(ev.count, preempted_within(from, ev.ticks));
-    }
+    begin_record(ev.ticks, ev.nested);
     // Annotations (CALIB, CLOCK, HIDDEN, SYNC, LOST) are no point of the clock: a CALIB
     // shares its time with the PAUSE that follows it, whose stretch ends there; a HIDDEN
     // with the record it comes before.
-    if (ev.type == format::Event::kEnter) enter_libcall_ = is_libcall(ev.addr);
-    if (ev.type != format::Event::kCalib && ev.type != format::Event::kClock &&
-        ev.type != format::Event::kHidden && ev.type != format::Event::kSync &&
-        ev.type != format::Event::kLost)
-      advance_clock(ev);
+    const auto depth = static_cast<uint32_t>(stack_.size());
     switch (ev.type) {
       case format::Event::kEnter:
-        push(ev.addr, ev.ticks, false);
-        stack_.back().libcall = enter_libcall_;
+        enter_record(ev.ticks, ev.addr);
         break;
       case format::Event::kExit:
-        if (stack_.empty()) {
-          ++unmatched_;
-        } else {
-          pop(ev.ticks, ExitKind::kNormal);
-          if constexpr (RetvalSink<Sink>) {
-            exited_[ev.nested] = popped_;
-            exited_valid_[ev.nested] = true;
-          }
-        }
+        exit_record(ev.ticks, ev.nested);
         break;
       case format::Event::kUnwind: {
+        // The probes' parts of the calls it closes (note_plain_costs), library calls' apart.
+        const auto closed = static_cast<double>(std::min<uint64_t>(ev.count, stack_.size()));
+        const auto lib = static_cast<double>(libcalls_closed(ev.count));
+        advance_clock_to(ev.ticks, (cost_.inner * closed + cost_.libcall_extra_inner * lib) / 2,
+                         ((cost_.outer - cost_.inner) * closed + lib_extra_between() * lib) / 2);
         ExitKind kind = ev.reason == 1   ? ExitKind::kException
                         : ev.reason == 2 ? ExitKind::kLongjmp
                                          : ExitKind::kUnwound;
@@ -257,59 +225,61 @@ class CallWalker {
         break;
       }
       case format::Event::kInherit:
+        advance_clock_to(ev.ticks, 0, 0);
         push(ev.addr, first_ticks_, true);
         break;
       case format::Event::kClock:
         if (!stack_.empty()) stack_.back().clocked = true;
-        sink_.on_special(ev, static_cast<uint32_t>(stack_.size()));
+        sink_.on_special(ev, depth);
         break;
       case format::Event::kCalib:
         if (cost_set_) note_calibration(ev);
-        sink_.on_special(ev, static_cast<uint32_t>(stack_.size()));
+        sink_.on_special(ev, depth);
         break;
       case format::Event::kHidden:
         note_hidden(ev);
-        sink_.on_special(ev, static_cast<uint32_t>(stack_.size()));
+        sink_.on_special(ev, depth);
         break;
-      case format::Event::kPause:
-        sink_.on_special(ev, static_cast<uint32_t>(stack_.size()));
+      case format::Event::kPause: {
+        paused_ += ev.count;
+        // What a preempted interval in this gap already took out of the pause's stretch
+        // (the scheduler preempted the thread while the recorder held it) is not taken
+        // twice.
+        uint64_t from = ev.ticks - std::min(ev.ticks, ev.count);
+        removed_ += ev.count - std::min(ev.count, preempted_within(from, ev.ticks));
+        advance_clock_to(ev.ticks, 0, 0);
+        sink_.on_special(ev, depth);
         break;
+      }
       case format::Event::kEnd:
       case format::Event::kExec:
+        advance_clock_to(ev.ticks, 0, 0);
         pending_close_ = true;
         saw_end_ = true;
         close_ticks_ = ev.ticks;
-        sink_.on_special(ev, static_cast<uint32_t>(stack_.size()));
+        sink_.on_special(ev, depth);
         break;
-      default:
-        sink_.on_special(ev, static_cast<uint32_t>(stack_.size()));
+      case format::Event::kSync:
+      case format::Event::kLost:
+        sink_.on_special(ev, depth);
+        break;
+      default:  // FORK
+        advance_clock_to(ev.ticks, 0, 0);
+        sink_.on_special(ev, depth);
         break;
     }
   }
 
   // feed() of a plain ENTER (not nested, nothing but its time and address) and of a plain
   // EXIT, for callers that know the kind already (the decoded batches of
-  // walk_thread_prefetched): the same steps without the tests on the kind.
+  // walk_thread_prefetched): feed()'s steps for them, without the tests on the kind.
   [[gnu::always_inline]] void feed_enter(uint64_t ticks, uint64_t addr) {
-    begin_plain(ticks);
-    enter_libcall_ = is_libcall(addr);
-    advance_clock_to(ticks, enter_before_[enter_libcall_], enter_after_[enter_libcall_]);
-    push(addr, ticks, false);
-    stack_.back().libcall = enter_libcall_;
+    begin_record(ticks, false);
+    enter_record(ticks, addr);
   }
   [[gnu::always_inline]] void feed_exit(uint64_t ticks) {
-    begin_plain(ticks);
-    const bool lib = top_is_libcall();
-    advance_clock_to(ticks, exit_before_[lib], exit_after_[lib]);
-    if (stack_.empty()) [[unlikely]] {
-      ++unmatched_;
-      return;
-    }
-    pop(ticks, ExitKind::kNormal);
-    if constexpr (RetvalSink<Sink>) {
-      exited_[0] = popped_;
-      exited_valid_[0] = true;
-    }
+    begin_record(ticks, false);
+    exit_record(ticks, false);
   }
 
   // The stream ended: closes the calls still open, as unfinished when the last record was
@@ -444,31 +414,9 @@ class CallWalker {
   // time: its own pair's parts lie in its own stretches, its children's outer parts in its.
   // A library call's probe parts differ by WalkCost::libcall_extra_*: the ENTER's call is
   // enter_libcall_, an EXIT's the innermost open one, an UNWIND's the ones it closes.
-  double cost_before(const format::Event& ev) const {
-    switch (ev.type) {
-      case format::Event::kEnter:
-        return (cost_.outer - cost_.inner + (enter_libcall_ ? lib_extra_between() : 0)) / 2;
-      case format::Event::kExit:
-        return (cost_.inner + (top_is_libcall() ? cost_.libcall_extra_inner : 0)) / 2;
-      case format::Event::kUnwind:
-        return (cost_.inner * static_cast<double>(std::min<uint64_t>(ev.count, stack_.size())) +
-                cost_.libcall_extra_inner * static_cast<double>(libcalls_closed(ev.count))) / 2;
-      default: return 0;
-    }
-  }
-  double cost_after(const format::Event& ev) const {
-    switch (ev.type) {
-      case format::Event::kEnter:
-        return (cost_.inner + (enter_libcall_ ? cost_.libcall_extra_inner : 0)) / 2;
-      case format::Event::kExit:
-        return (cost_.outer - cost_.inner + (top_is_libcall() ? lib_extra_between() : 0)) / 2;
-      case format::Event::kUnwind:
-        return ((cost_.outer - cost_.inner) *
-                    static_cast<double>(std::min<uint64_t>(ev.count, stack_.size())) +
-                lib_extra_between() * static_cast<double>(libcalls_closed(ev.count))) / 2;
-      default: return 0;
-    }
-  }
+  // note_plain_costs has them for an ENTER and EXIT, feed() for an UNWIND; every other
+  // record has none.
+
   // What a library call's pair adds to its caller's own stretches beyond a call's.
   double lib_extra_between() const { return cost_.libcall_extra_outer - cost_.libcall_extra_inner; }
   bool top_is_libcall() const { return !stack_.empty() && stack_.back().libcall; }
@@ -486,11 +434,10 @@ class CallWalker {
     return std::binary_search(libcall_fns_->begin(), libcall_fns_->end(), addr);
   }
 
-  // Moves the compensated clock to the record `ev`: by the ticks since the previous record
-  // less what compensation takes out of that stretch and what is owed, never backwards.
-  [[gnu::always_inline]] void advance_clock(const format::Event& ev) {
-    advance_clock_to(ev.ticks, cost_before(ev), cost_after(ev));
-  }
+  // Moves the compensated clock to a record at `ticks`: by the ticks since the previous
+  // record less what compensation takes out of that stretch (`before`: the probes' parts
+  // before the record's time) and what is owed, never backwards; `after` is due from the
+  // next stretch.
   [[gnu::always_inline]] void advance_clock_to(uint64_t ticks, double before, double after) {
     double d = to_double(ticks - std::min(ticks, v_ticks_));
     if (subtract_pauses_) {
@@ -509,7 +456,9 @@ class CallWalker {
     double& owed = stack_.back().owed;
     d -= owed;
     owed = d < 0 ? -d : 0;
-    if (d > 0) v_ += d;
+    // Without a branch (d <= 0 at random where calls are shorter than their probes'
+    // estimate): v_ + 0.0 is v_, since v_ >= +0.
+    v_ += d > 0 ? d : 0.0;
   }
 
   // A calibration in the run: its cost applies from here on; the previous one and it bound
@@ -529,9 +478,8 @@ class CallWalker {
     note_plain_costs();
   }
 
-  // The probes' parts around a plain ENTER or EXIT (cost_before/cost_after), computed once
-  // per cost rather than per record, by the same expressions: feed_enter and feed_exit
-  // give the clock exactly what feed() gives it.
+  // The probes' parts around an ENTER or EXIT (above), computed once per cost rather than
+  // per record.
   void note_plain_costs() {
     const double between = lib_extra_between();
     enter_before_[0] = (cost_.outer - cost_.inner + 0.0) / 2;
@@ -544,11 +492,12 @@ class CallWalker {
     exit_after_[1] = (cost_.outer - cost_.inner + between) / 2;
   }
 
-  // feed()'s first steps for a record that is a point of the clock, not nested, not a
-  // PAUSE: the thread's times, the off-CPU intervals before it, the END rule.
-  [[gnu::always_inline]] void begin_plain(uint64_t ticks) {
+  // feed()'s first steps for every record but ARGS and RETVAL: the window of RETVAL, the
+  // thread's times, the off-CPU intervals before it, the END rule.
+  [[gnu::always_inline]] void begin_record(uint64_t ticks, bool nested) {
     if constexpr (RetvalSink<Sink>) {
-      exited_valid_[0] = false;
+      // A record ends the window in which a RETVAL of its nesting may follow an EXIT.
+      if (!nested) exited_valid_[0] = false;
       exited_valid_[1] = false;
     }
     if (!started_) [[unlikely]] {
@@ -564,7 +513,30 @@ class CallWalker {
       gap_preempted_.clear();
     if (ticks > last_ticks_) last_ticks_ = ticks;
     if (ticks > gap_start_) gap_start_ = ticks;
-    pending_close_ = false;
+    pending_close_ = false;  // an END/EXEC that is not the last record is ignored
+  }
+
+  // An ENTER (plain or nested), after begin_record.
+  [[gnu::always_inline]] void enter_record(uint64_t ticks, uint64_t addr) {
+    enter_libcall_ = is_libcall(addr);
+    advance_clock_to(ticks, enter_before_[enter_libcall_], enter_after_[enter_libcall_]);
+    push(addr, ticks, false);
+    stack_.back().libcall = enter_libcall_;
+  }
+
+  // An EXIT (plain or nested), after begin_record.
+  [[gnu::always_inline]] void exit_record(uint64_t ticks, bool nested) {
+    const bool lib = top_is_libcall();
+    advance_clock_to(ticks, exit_before_[lib], exit_after_[lib]);
+    if (stack_.empty()) [[unlikely]] {
+      ++unmatched_;
+      return;
+    }
+    pop(ticks, ExitKind::kNormal);
+    if constexpr (RetvalSink<Sink>) {
+      exited_[nested] = popped_;
+      exited_valid_[nested] = true;
+    }
   }
 
   // A HIDDEN record: the unrecorded calls' probe cost (calibrated) comes out of the stretch
@@ -657,13 +629,13 @@ class CallWalker {
       self_hi_base =
           std::max(self_hi_base, time_hi_floor > f.child_lo ? time_hi_floor - f.child_lo : 0);
     }
-    call.self_lo = std::min(call.self, sub_ticks(self_lo_base, cost_.overlap_down, pairs));
-    call.self_hi = std::max(call.self, self_hi_base + overlap_ticks(cost_.overlap_up, pairs));
+    call.self_lo = std::min(call.self, sub_ticks(self_lo_base, overlap_down(pairs)));
+    call.self_hi = std::max(call.self, self_hi_base + overlap_up(pairs));
     uint64_t time_lo_base = self_lo_base + f.child_lo;
     uint64_t time_hi_base = std::max(self_hi_base + f.child_hi, time_hi_floor);
     const uint64_t below = f.descendants + 1 + f.hidden_pairs;  // its pairs and those inside
-    call.time_lo = std::min(call.time, sub_ticks(time_lo_base, cost_.overlap_down, below));
-    call.time_hi = std::max(call.time, time_hi_base + overlap_ticks(cost_.overlap_up, below));
+    call.time_lo = std::min(call.time, sub_ticks(time_lo_base, overlap_down(below)));
+    call.time_hi = std::max(call.time, time_hi_base + overlap_up(below));
     call.depth = static_cast<uint32_t>(stack_.size() - 1);
     call.slot = f.slot;
     call.exit = kind;
@@ -709,9 +681,23 @@ class CallWalker {
     return per_pair > 0 ? ceil_ticks(per_pair * to_double(pairs)) : 0;
   }
   // `base` less that much, not below 0.
-  static uint64_t sub_ticks(uint64_t base, double per_pair, uint64_t pairs) {
-    uint64_t d = overlap_ticks(per_pair, pairs);
+  static uint64_t sub_ticks(uint64_t base, uint64_t d) {
     return base > d ? base - d : 0;
+  }
+  // overlap_ticks of WalkCost::overlap_down and overlap_up for `pairs` pairs, from a table
+  // for the few pairs most calls border (4 of them per call were ~5% of the walk).
+  uint64_t overlap_down(uint64_t pairs) const {
+    return pairs < kOverlapTable ? overlap_down_tab_[pairs]
+                                 : overlap_ticks(cost_.overlap_down, pairs);
+  }
+  uint64_t overlap_up(uint64_t pairs) const {
+    return pairs < kOverlapTable ? overlap_up_tab_[pairs] : overlap_ticks(cost_.overlap_up, pairs);
+  }
+  void note_overlap_tables() {
+    for (uint64_t k = 0; k < kOverlapTable; ++k) {
+      overlap_down_tab_[k] = overlap_ticks(cost_.overlap_down, k);
+      overlap_up_tab_[k] = overlap_ticks(cost_.overlap_up, k);
+    }
   }
   // v rounded down (the cast truncates, which is floor for v > 0), at least 0. Casts rather
   // than std::floor/ceil: without SSE4.1 those are calls, once per call walked.
@@ -757,6 +743,11 @@ class CallWalker {
   bool saw_end_ = false;
   WalkCost cost_;
   bool cost_set_ = false;
+  // overlap_ticks of cost_.overlap_down and overlap_up for 0..kOverlapTable-1 pairs (set_cost;
+  // the calibrations in the run leave the overlap as it is).
+  static constexpr uint64_t kOverlapTable = 64;
+  uint64_t overlap_down_tab_[kOverlapTable] = {};
+  uint64_t overlap_up_tab_[kOverlapTable] = {};
   // The library calls' functions (set_libcall_functions), their lowest and highest, and
   // whether the ENTER being fed is one's.
   const std::vector<uint64_t>* libcall_fns_ = nullptr;
@@ -774,7 +765,7 @@ class CallWalker {
   double hidden_share_ = 1;
   double taken_back_share_ = 1;
   double last_calib_outer_ = 0;  // the last CALIB record's outer cost (0: none yet)
-  // cost_before/cost_after of a plain ENTER and EXIT, [1] when the call is a library
+  // The probes' parts before and after an ENTER and EXIT, [1] when the call is a library
   // call's (note_plain_costs).
   double enter_before_[2] = {0, 0}, enter_after_[2] = {0, 0};
   double exit_before_[2] = {0, 0}, exit_after_[2] = {0, 0};
