@@ -29,6 +29,8 @@ std::string base_of(const std::string& path) {
 
 class ChromeWriter {
  public:
+  // Its sink may run beside the walk (analysis/offload_sink.hpp): it needs only calls.
+  static constexpr bool kOffload = true;
   explicit ChromeWriter(ExportStream& out) : out_(out) {}
 
   void begin_process(const format::ProcessRecording& proc, analysis::ProcessSymbolizer& sym) {
