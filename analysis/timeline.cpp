@@ -93,8 +93,11 @@ uint32_t TimelineSink::on_enter(uint64_t, uint64_t, uint32_t depth, bool) {
 void TimelineSink::on_call(const FinishedCall& call) {
   if (call.inherited) return;  // a call of the parent process, shown there
   TimelineBox b;
-  b.start_ns = meta_.ticks_to_ns(call.vstart);
-  b.busy_ns = meta_.ticks_to_ns(call.time);
+  // ProcessMeta::ticks_to_ns inline (the same expression, so the same doubles): a call
+  // per value was 4% of `callmon html`'s time line.
+  const double tps = meta_.ticks_per_second;
+  b.start_ns = tps <= 0 ? 0 : static_cast<double>(call.vstart) * 1e9 / tps;
+  b.busy_ns = tps <= 0 ? 0 : static_cast<double>(call.time) * 1e9 / tps;
   b.end_ns = b.start_ns + b.busy_ns;
   b.depth = call.depth;
   b.addr = call.addr;
