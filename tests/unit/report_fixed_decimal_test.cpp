@@ -136,5 +136,20 @@ TEST(WriteFixed, BeforeAnEndAsForward) {
   }
 }
 
+// The text's length comes from the digit count of the scaled value (its bit width): every
+// power of ten and its neighbours, where the count changes, at each number of decimals.
+TEST(AppendFixed, DigitCountAtPowersOfTen) {
+  double p = 1;
+  for (int e = 0; e <= 15; ++e, p *= 10) {
+    for (double v : {p, p - 1, p + 1, p / 1000, p / 1000 - 0.001, p / 100 - 0.01, p - 0.001})
+      if (v >= 0) expect_as_fmt(v);
+    char text[kFixedRoom];
+    for (int d = 0; d <= 3; ++d) {
+      char* end = write_fixed(text, p, d);
+      EXPECT_EQ(std::string(text, end), fmt::format("{:.{}f}", p, d)) << p;
+    }
+  }
+}
+
 }  // namespace
 }  // namespace callmon::report
