@@ -1,8 +1,7 @@
-// The exports' threads (analysis/offload_sink.hpp, report/export_stream.hpp): a sink run
-// beside the walk sees the same openings and calls, in the same order, with its own slots,
-// as when the walk calls it directly, across many batches; an exception in it comes back
-// from finish(); and an export stream written through its writer thread gives the bytes
-// written, in order.
+// The exports' sink beside the walk (analysis/offload_sink.hpp): it sees the same openings
+// and calls, in the same order, with its own slots, as when the walk calls it directly,
+// across many batches; an exception in it comes back from finish(); and the export stream
+// it writes to (report/export_stream.hpp) gives the bytes written, in order, across blocks.
 #include <gtest/gtest.h>
 
 #include <cstdio>
@@ -118,7 +117,7 @@ TEST(OffloadSink, TheSinksExceptionComesBackFromFinish) {
 namespace callmon::report {
 namespace {
 
-TEST(ExportStream, ThroughItsWriterThreadInOrder) {
+TEST(ExportStream, BlocksInOrder) {
   std::FILE* f = std::tmpfile();
   ASSERT_NE(f, nullptr);
   std::string expected;
