@@ -39,6 +39,11 @@ struct OffloadRecord {
 };
 static_assert(sizeof(OffloadRecord) == 32);
 
+// A sink that declares `static constexpr bool kCallsOnly = true` ignores on_enter (returns 0,
+// keeps nothing): its openings are not passed on at all, half the records.
+template <class S>
+concept CallsOnlySink = requires { requires S::kCallsOnly; };
+
 template <class Sink>
 class OffloadSink {
  public:
@@ -64,6 +69,7 @@ class OffloadSink {
   // The walk's side (call_walk.hpp's sink).
   void on_enter_clock(uint64_t vticks) { vticks_ = vticks; }
   uint32_t on_enter(uint64_t addr, uint64_t ticks, uint32_t depth, bool inherited) {
+    if constexpr (CallsOnlySink<Sink>) return 0;
     put(OffloadRecord{addr, vticks_, ticks, depth, OffloadRecord::kEnter, ExitKind::kNormal,
                       inherited});
     return 0;

@@ -32,6 +32,7 @@ class ChromeWriter {
  public:
   // Its sink may run beside the walk (analysis/offload_sink.hpp): it needs only calls.
   static constexpr bool kOffload = true;
+  static constexpr bool kCallsOnly = true;  // on_enter does nothing (offload_sink.hpp)
   explicit ChromeWriter(ExportStream& out) : out_(out) {}
 
   void begin_process(const format::ProcessRecording& proc, analysis::ProcessSymbolizer& sym) {
