@@ -53,12 +53,18 @@ struct ExportEstimate {
   uint64_t threads = 0;  // the threads it would hold
   uint64_t bytes = 0;    // its size
   bool exact = false;    // bytes counted by writing to nowhere (folded, callgrind), not modelled
+  bool sampled = false;  // calls counted on a part of a thread and scaled (sample_bytes)
+  bool bound = false;    // filters were not applied: at most this (sample_bytes with filters)
 };
 // chrome, speedscope, perfetto: a quick walk counts the calls (and the bytes of their names)
 // and a measured size per call gives the bytes. folded, callgrind: the export is run into a
 // counting sink. Errors: those of the export's walk.
+// `sample_bytes` (chrome, speedscope, perfetto; 0: count everything): decode at most about
+// that many bytes of each thread's records and scale, and apply only the thread filter (an
+// upper bound when other filters are active: `bound`). For the note before a large export,
+// which must not cost a pass over the whole recording.
 Result<ExportEstimate> estimate_export(const format::Recording& rec, const std::string& format,
-                                       const ExportOptions& options);
+                                       const ExportOptions& options, uint64_t sample_bytes = 0);
 // The measured bytes per call of a streamed format (chrome with a short name, speedscope,
 // perfetto); 0 for folded and callgrind, whose size does not grow with the calls.
 double export_bytes_per_call(const std::string& format);

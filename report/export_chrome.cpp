@@ -12,8 +12,8 @@
 // speedscope ignores. --no-compensation gives the measured times.
 #include <fmt/format.h>
 
-#include <unordered_map>
 
+#include "analysis/addr_index.hpp"
 #include "analysis/export_walk.hpp"
 #include "report/export.hpp"
 #include "report/export_json.hpp"
@@ -29,6 +29,9 @@ std::string base_of(const std::string& path) {
 
 class ChromeWriter {
  public:
+  // Its sink may run beside the walk (analysis/offload_sink.hpp): it needs only calls.
+  static constexpr bool kOffload = true;
+  static constexpr bool kCallsOnly = true;  // on_enter does nothing (offload_sink.hpp)
   explicit ChromeWriter(ExportStream& out) : out_(out) {}
 
   void begin_process(const format::ProcessRecording& proc, analysis::ProcessSymbolizer& sym) {
@@ -36,6 +39,7 @@ class ChromeWriter {
     tps_ = proc.meta.ticks_per_second;
     sym_ = &sym;
     names_.clear();
+    name_index_ = analysis::AddrIndex();
     event(fmt::format(R"({{"ph":"M","pid":{},"tid":{},"name":"process_name","args":{{"name":{}}}}})",
                       proc.meta.pid, proc.meta.pid,
                       json_quote(base_of(proc.meta.exe) + " [" + proc.meta.key + "]")));
@@ -87,10 +91,13 @@ class ChromeWriter {
   double to_ns(uint64_t ticks) const {
     return tps_ <= 0 ? 0 : static_cast<double>(ticks) * 1e9 / tps_;
   }
+  // Each function's name quoted once per process, found by the dense index of its address.
   const std::string& name(uint64_t addr) {
-    auto [it, inserted] = names_.try_emplace(addr);
-    if (inserted) it->second = json_quote(sym_->lookup(addr).name);
-    return it->second;
+    bool inserted;
+    const uint32_t i =
+        name_index_.find_or_insert(addr, static_cast<uint32_t>(names_.size()), inserted);
+    if (inserted) names_.push_back(json_quote(sym_->lookup(addr).name));
+    return names_[i];
   }
   void event(const std::string& text) {
     out_.write(first_ ? "\n" : ",\n");
@@ -107,7 +114,8 @@ class ChromeWriter {
   analysis::ProcessSymbolizer* sym_ = nullptr;
   std::string call_head_;  // a call event's text up to its ts, for this thread
   bool first_ = true;
-  std::unordered_map<uint64_t, std::string> names_;  // quoted names of this process
+  analysis::AddrIndex name_index_;  // this process's functions: index in names_
+  std::vector<std::string> names_;  // quoted names of this process
 };
 
 }  // namespace

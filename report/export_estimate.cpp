@@ -11,10 +11,12 @@
 #include <sys/types.h>
 
 #include <cstdio>
+#include <algorithm>
 #include <cstring>
 #include <unordered_map>
 
 #include "analysis/addr_index.hpp"
+#include "analysis/event_prefetch.hpp"
 #include "analysis/export_walk.hpp"
 #include "format/module_lifetimes.hpp"
 #include "report/export.hpp"
@@ -68,31 +70,32 @@ class CountingVisitor {
 
 // What CountingVisitor counts, from the records alone (no walk): for a recording whose
 // calls no filter selects (filters->active() false), every ENTER and every inherited frame
-// is one finished call of the walk. Errors: a thread file that cannot be opened.
+// is one finished call of the walk. With `sample_bytes` (not 0) a thread is decoded up to
+// about that many bytes of records and its counts scaled to the whole thread (`sampled`
+// says so when one was). Errors: a thread file that cannot be opened.
 struct QuickCount {
   uint64_t calls = 0, threads = 0, name_bytes = 0, distinct_name_bytes = 0;
+  bool sampled = false;
 };
 Result<QuickCount> count_records(const format::Recording& rec,
-                                 const analysis::FilterSet* filters) {
+                                 const analysis::FilterSet* filters, uint64_t sample_bytes) {
   QuickCount count;
-  auto cache = analysis::make_elf_cache();
-  for (const format::ProcessRecording& proc : rec.processes) {
-    analysis::ProcessSymbolizer sym(proc.meta, cache);
-    format::ModuleLifetimes lifetimes(proc.meta.modules);
+  struct ProcessCount {
+    analysis::ProcessSymbolizer& sym;
+    QuickCount& count;
+    uint64_t sample_bytes;
     // Each function's quoted name length, by the dense index of its address.
     analysis::AddrIndex index;
     std::vector<uint64_t> lengths;
-    for (const format::ThreadFile& tf : proc.threads) {
-      if (filters && !filters->keeps_thread(tf.tid)) continue;
-      auto opened = format::ThreadReader::open(tf.path);
-      if (!opened) return Error{opened.error()};
-      format::ThreadReader& reader = opened.value();
-      reader.use_module_lifetimes(lifetimes);
+    void operator()(const format::ThreadFile&, format::ThreadReader& reader,
+                    std::vector<std::string>&) {
       ++count.threads;
+      uint64_t calls = 0, name_bytes = 0;
       format::Event ev;
+      bool whole = true;
       while (reader.next(ev)) {
         if (ev.type != format::Event::kEnter && ev.type != format::Event::kInherit) continue;
-        ++count.calls;
+        ++calls;
         bool inserted;
         const uint32_t i =
             index.find_or_insert(ev.addr, static_cast<uint32_t>(lengths.size()), inserted);
@@ -100,10 +103,33 @@ Result<QuickCount> count_records(const format::Recording& rec,
           lengths.push_back(sym.lookup(ev.addr).name.size() + 2);  // quoted
           count.distinct_name_bytes += lengths.back();
         }
-        count.name_bytes += lengths[i];
+        name_bytes += lengths[i];
+        // Checked once per call only, every 4096 calls: bytes_read() moves by chunks.
+        if (sample_bytes != 0 && (calls & 4095) == 0 && reader.bytes_read() >= sample_bytes) {
+          whole = false;
+          break;
+        }
       }
+      if (!whole) {
+        // The rest of the thread as its decoded part: calls per byte of records alike.
+        const double scale = static_cast<double>(analysis::record_bytes(reader)) /
+                             static_cast<double>(std::max<uint64_t>(1, reader.bytes_read()));
+        if (scale > 1) {
+          calls = static_cast<uint64_t>(static_cast<double>(calls) * scale);
+          name_bytes = static_cast<uint64_t>(static_cast<double>(name_bytes) * scale);
+          count.sampled = true;
+        }
+      }
+      count.calls += calls;
+      count.name_bytes += name_bytes;
     }
-  }
+    void end(std::vector<std::string>&) {}
+  };
+  auto done = analysis::for_each_thread_reader(
+      rec, filters, [&](const format::ProcessRecording&, analysis::ProcessSymbolizer& sym) {
+        return ProcessCount{sym, count, sample_bytes, {}, {}};
+      });
+  if (!done) return Error{done.error()};
   return count;
 }
 
@@ -116,7 +142,7 @@ ssize_t count_write(void* cookie, const char*, size_t size) {
 }  // namespace
 
 Result<ExportEstimate> estimate_export(const format::Recording& rec, const std::string& fmt,
-                                       const ExportOptions& options) {
+                                       const ExportOptions& options, uint64_t sample_bytes) {
   ExportEstimate est;
   if (fmt == "folded" || fmt == "callgrind") {
     uint64_t bytes = 0;
@@ -132,12 +158,14 @@ Result<ExportEstimate> estimate_export(const format::Recording& rec, const std::
     est.exact = true;
   }
   CountingVisitor counter;
-  if (options.filters && options.filters->active()) {
+  if (options.filters && options.filters->active() && sample_bytes == 0) {
     auto walked = analysis::walk_recording(rec, options.compensate, options.filters, counter);
     if (!walked) return Error{walked.error()};
   } else {
-    auto counted = count_records(rec, options.filters);
+    auto counted = count_records(rec, options.filters, sample_bytes);
     if (!counted) return Error{counted.error()};
+    est.sampled = counted->sampled;
+    est.bound = options.filters && options.filters->active();
     counter.calls = counted->calls;
     counter.threads = counted->threads;
     counter.name_bytes = counted->name_bytes;

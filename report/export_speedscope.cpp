@@ -20,6 +20,8 @@ namespace {
 
 class SpeedscopeWriter {
  public:
+  // Its sink may run beside the walk (analysis/offload_sink.hpp): it needs only calls.
+  static constexpr bool kOffload = true;
   explicit SpeedscopeWriter(ExportStream& out) : out_(out) {}
 
   void begin_process(const format::ProcessRecording& proc, analysis::ProcessSymbolizer& sym) {

@@ -3,7 +3,8 @@
 // calls a fmt::format("{:.3f}") per value was most of their time. The text is byte for byte
 // what fmt::format("{:.{}f}", v, decimals) writes: the double is split into its exact
 // integer mantissa and power of two, so the rounding is that of the exact value, as fmt's;
-// only exact ties, negative values, NaN and values of 2^53 or more go to fmt itself.
+// exact ties go to the even neighbour as fmt's do; negative values, NaN and values of 2^53 or
+// more go to fmt itself.
 #pragma once
 
 #include <string>

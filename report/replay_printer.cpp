@@ -59,19 +59,14 @@ char* write_text(char* p, std::string_view text) {
   return p + text.size();
 }
 
-// Copies `n` bytes in blocks of 16 (a few fixed-size moves instead of a call to memcpy for
-// a length known only now): writes up to kBlockSlack bytes past p + n, which must be room
-// (later pieces overwrite them), and reads as far past src + n.
-constexpr size_t kBlockSlack = 16;
-char* copy_blocks(char* p, const char* src, size_t n) {
-  for (size_t i = 0; i < n; i += kBlockSlack) std::memcpy(p + i, src + i, kBlockSlack);
-  return p + n;
-}
+// Pieces copied in blocks (report/name_arena.hpp) write up to kBlockSlack - 1 bytes past
+// their end: the room asked for includes that.
+constexpr size_t kBlockSlack = kCopyBlock;
 
 // " | " and the indentation of depths up to kIndentDepths, with the blocks' slack.
 constexpr size_t kIndentDepths = 256;
 struct IndentText {
-  char text[3 + 2 * kIndentDepths + kBlockSlack];
+  char text[block_read_size(3 + 2 * kIndentDepths)];
   constexpr IndentText() : text() {
     for (char& c : text) c = ' ';
     text[1] = '|';
@@ -109,10 +104,8 @@ uint32_t ReplayPrinter::name_index(uint64_t addr) {
     std::string name = shown_name(symbolizer_.lookup(addr).name);
     if (name.find('(') == std::string::npos && name_style() != analysis::NameStyle::mangled)
       name += "()";
-    // The arena's copy, with the slack copy_blocks reads past its end.
-    name_refs_.push_back(NameRef{name_arena_.size(), name.size()});
-    name_arena_ += name;
-    name_arena_.append(kBlockSlack, '\0');
+    // The arena's copy, padded for the block copies (name_arena.hpp).
+    name_refs_.push_back(name_arena_.add(name));
     names_.push_back(std::move(name));
   }
   return i;
@@ -147,8 +140,8 @@ char* ReplayPrinter::write_indent(char* p, uint32_t depth) const {
 }
 
 char* ReplayPrinter::write_name(char* p, uint32_t name) const {
-  const NameRef& ref = name_refs_[name];
-  return copy_blocks(p, name_arena_.data() + ref.at, ref.size);
+  const NameArena::Ref& ref = name_refs_[name];
+  return name_arena_.copy(p, ref);
 }
 
 std::string_view ReplayPrinter::pending_text() {

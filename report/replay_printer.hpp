@@ -31,6 +31,7 @@
 #include "analysis/call_walk.hpp"
 #include "analysis/symbolizer.hpp"
 #include "format/process_meta.hpp"
+#include "report/name_arena.hpp"
 
 namespace callmon::report {
 
@@ -115,12 +116,9 @@ class ReplayPrinter {
   uint32_t max_depth_;
   analysis::AddrIndex name_index_;
   std::vector<std::string> names_;
-  // The same names one after the other, each followed by 16 bytes of slack (write_name).
-  struct NameRef {
-    size_t at, size;
-  };
-  std::vector<NameRef> name_refs_;
-  std::string name_arena_;
+  // The same names one after the other, padded for block copies (write_name).
+  std::vector<NameArena::Ref> name_refs_;
+  NameArena name_arena_;
   // The output: written by pointer (no std::string append per piece), handed to out_ in
   // blocks of 64 KiB.
   std::unique_ptr<char[]> buf_;

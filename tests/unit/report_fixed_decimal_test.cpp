@@ -136,5 +136,45 @@ TEST(WriteFixed, BeforeAnEndAsForward) {
   }
 }
 
+// The text's length comes from the digit count of the scaled value (its bit width): every
+// power of ten and its neighbours, where the count changes, at each number of decimals.
+TEST(AppendFixed, DigitCountAtPowersOfTen) {
+  double p = 1;
+  for (int e = 0; e <= 15; ++e, p *= 10) {
+    for (double v : {p, p - 1, p + 1, p / 1000, p / 1000 - 0.001, p / 100 - 0.01, p - 0.001})
+      if (v >= 0) expect_as_fmt(v);
+    char text[kFixedRoom];
+    for (int d = 0; d <= 3; ++d) {
+      char* end = write_fixed(text, p, d);
+      EXPECT_EQ(std::string(text, end), fmt::format("{:.{}f}", p, d)) << p;
+    }
+  }
+}
+
+// Exact ties (v * 10^decimals exactly halfway between two integers) are rounded in place,
+// to the even neighbour: every one of ~50 000 ties of random magnitudes (2^-10 to 2^52, the
+// time points of real recordings among them) as fmt writes it.
+TEST(AppendFixed, EveryExactTieAsFmt) {
+  uint64_t state = 88172645463325252u;
+  auto next = [&state] {
+    state ^= state << 13;
+    state ^= state >> 7;
+    state ^= state << 17;
+    return state;
+  };
+  int ties = 0;
+  for (int i = 0; i < 2000000 && ties < 50000; ++i) {
+    const int e = static_cast<int>(next() % 62) - 10;
+    const double v = std::ldexp(static_cast<double>(next() >> 11), e - 52);
+    const int d = static_cast<int>(next() % 4);
+    // A tie: the fraction of v * 10^d, exact in a long double's 64-bit mantissa for these.
+    const long double scaled = static_cast<long double>(v) * std::pow(10.0L, d);
+    if (scaled - std::floor(scaled) != 0.5L) continue;
+    ++ties;
+    ASSERT_EQ(fixed(v, d), fmt::format("{:.{}f}", v, d)) << v << " " << d;
+  }
+  EXPECT_GT(ties, 1000);
+}
+
 }  // namespace
 }  // namespace callmon::report

@@ -68,7 +68,8 @@ uint64_t recording_bytes(const format::Recording& rec) {
 }
 
 std::string estimate_text(const report::ExportEstimate& est) {
-  return fmt::format("{}, {}, {} {} ({} bytes)", report::count_of(est.calls, "call", "calls"),
+  return fmt::format("{}{}, {}, {} {} ({} bytes)", est.sampled ? "about " : "",
+                     report::count_of(est.calls, "call", "calls"),
                      report::count_of(est.threads, "thread", "threads"),
                      est.exact ? "exactly" : "about", human_bytes(est.bytes), est.bytes);
 }
@@ -115,7 +116,12 @@ int run_export(const ExportCmdOptions& o) {
   const uint64_t large = large_output();
   if (per_call > 0 &&
       static_cast<double>(recording_bytes(*rec)) * per_call >= static_cast<double>(large)) {
-    auto est = report::estimate_export(*rec, o.format, eo);
+    // A sample of each thread's records (not a pass over the whole recording: that cost as
+    // much as the decoding of the export itself); with call filters it only bounds the
+    // size, and the filtered count (a walk) runs when the bound is large.
+    constexpr uint64_t kNoteSampleBytes = 4u << 20;
+    auto est = report::estimate_export(*rec, o.format, eo, kNoteSampleBytes);
+    if (est && est->bound && est->bytes >= large) est = report::estimate_export(*rec, o.format, eo);
     if (est && est->bytes >= large)
       std::fprintf(stderr,
                    "callmon %s: note: writing %s (--estimate tells the size without writing; "

@@ -1,0 +1,199 @@
+// The exports' sink beside the walk (analysis/offload_sink.hpp): it sees the same openings
+// and calls, in the same order, with its own slots, as when the walk calls it directly,
+// across many batches; an exception in it comes back from finish(); and the export stream
+// it writes to (report/export_stream.hpp) gives the bytes written, in order, across blocks.
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "analysis/call_walk.hpp"
+#include "analysis/offload_sink.hpp"
+#include "analysis/timeline.hpp"
+#include "report/export_stream.hpp"
+
+namespace callmon::analysis {
+namespace {
+
+// Writes down what it is given; on_enter's slot is a serial of its own.
+struct LogSink {
+  std::vector<std::string> log;
+  uint32_t serial = 100;
+  uint64_t clock = 0;
+  bool throw_at_call = false;
+  void on_enter_clock(uint64_t v) { clock = v; }
+  uint32_t on_enter(uint64_t addr, uint64_t ticks, uint32_t depth, bool inherited) {
+    log.push_back("enter " + std::to_string(addr) + " " + std::to_string(ticks) + " " +
+                  std::to_string(depth) + " " + std::to_string(inherited) + " @" +
+                  std::to_string(clock));
+    return ++serial;
+  }
+  void on_call(const FinishedCall& c) {
+    if (throw_at_call) throw std::runtime_error("sink failed");
+    log.push_back("call " + std::to_string(c.addr) + " " + std::to_string(c.vstart) + " " +
+                  std::to_string(c.time) + " " + std::to_string(c.depth) + " " +
+                  std::to_string(static_cast<int>(c.exit)) + " " +
+                  std::to_string(c.inherited) + " slot " + std::to_string(c.slot));
+  }
+  void on_special(const format::Event&, uint32_t) {}
+};
+
+// A recursion of `n` calls deep `depth`, twice the batch size and more.
+std::vector<format::Event> events(size_t calls) {
+  std::vector<format::Event> out;
+  uint64_t t = 1;
+  size_t made = 0;
+  while (made < calls) {
+    for (int d = 0; d < 5 && made < calls; ++d, ++made) {
+      format::Event e;
+      e.type = format::Event::kEnter;
+      e.ticks = t += 3;
+      e.addr = 0x1000 + static_cast<uint64_t>(d) * 16 + made % 7;
+      out.push_back(e);
+    }
+    for (int d = 0; d < 5; ++d) {
+      format::Event e;
+      e.type = format::Event::kExit;
+      e.ticks = t += 5;
+      out.push_back(e);
+    }
+  }
+  return out;
+}
+
+template <class Sink>
+void walk(Sink& sink, const std::vector<format::Event>& evs) {
+  CallWalker<Sink> walker(sink);
+  for (const auto& e : evs) walker.feed(e);
+  walker.finish();
+}
+
+TEST(OffloadSink, SameCallsInTheSameOrderAsDirect) {
+  const auto evs = events(3 * OffloadSink<LogSink>::kBatch + 123);
+  LogSink direct;
+  walk(direct, evs);
+  LogSink inner;
+  {
+    OffloadSink<LogSink> beside(inner);
+    walk(beside, evs);
+    beside.finish();
+  }
+  ASSERT_EQ(inner.log.size(), direct.log.size());
+  EXPECT_EQ(inner.log, direct.log);
+}
+
+TEST(OffloadSink, UnfinishedCallsAndAnEmptyWalk) {
+  LogSink inner;
+  {
+    OffloadSink<LogSink> beside(inner);
+    beside.finish();
+  }
+  EXPECT_TRUE(inner.log.empty());
+  auto evs = events(10);
+  evs.resize(evs.size() - 3);  // three calls still open: the walk ends them as unfinished
+  LogSink direct;
+  walk(direct, evs);
+  LogSink offloaded;
+  {
+    OffloadSink<LogSink> beside(offloaded);
+    walk(beside, evs);
+    beside.finish();
+  }
+  EXPECT_EQ(offloaded.log, direct.log);
+}
+
+TEST(OffloadSink, TheSinksExceptionComesBackFromFinish) {
+  LogSink inner;
+  inner.throw_at_call = true;
+  OffloadSink<LogSink> beside(inner);
+  walk(beside, events(2 * OffloadSink<LogSink>::kBatch));  // the walk never waits forever
+  EXPECT_THROW(beside.finish(), std::runtime_error);
+}
+
+// The time line beside the walk gets only the calls, each with its caller's serial from
+// the walk's thread (TaggingSink): the same boxes as built on the walk's thread, through
+// several compactions (a small budget).
+TEST(OffloadSink, TimelineBesideTheWalkGivesTheSameBoxes) {
+  format::ProcessMeta meta;
+  meta.ticks_per_second = 1e9;
+  const auto evs = events(3 * OffloadSink<TimelineSink>::kBatch + 77);
+  TimelineSink direct(meta, 50);
+  walk(direct, evs);
+  double direct_merged = 0;
+  const auto want = direct.finish(direct_merged);
+  TimelineSink timeline(meta, 50);
+  {
+    OffloadSink<TimelineSink> beside(timeline);
+    walk(beside, evs);
+    beside.finish();
+  }
+  double merged = 0;
+  const auto got = timeline.finish(merged);
+  EXPECT_EQ(merged, direct_merged);
+  ASSERT_EQ(got.size(), want.size());
+  for (size_t i = 0; i < got.size(); ++i) {
+    EXPECT_EQ(got[i].start_ns, want[i].start_ns) << i;
+    EXPECT_EQ(got[i].end_ns, want[i].end_ns) << i;
+    EXPECT_EQ(got[i].depth, want[i].depth) << i;
+    EXPECT_EQ(got[i].addr, want[i].addr) << i;
+    EXPECT_EQ(got[i].count, want[i].count) << i;
+    EXPECT_EQ(got[i].mixed, want[i].mixed) << i;
+    EXPECT_EQ(got[i].busy_ns, want[i].busy_ns) << i;
+  }
+}
+
+}  // namespace
+}  // namespace callmon::analysis
+
+namespace callmon::report {
+namespace {
+
+TEST(ExportStream, BlocksInOrder) {
+  std::FILE* f = std::tmpfile();
+  ASSERT_NE(f, nullptr);
+  std::string expected;
+  {
+    ExportStream out(f);
+    for (int i = 0; i < 200000; ++i) {
+      const std::string piece = std::to_string(i) + (i % 1000 == 0 ? std::string(70000, 'x') : ",");
+      expected += piece;
+      if (i % 2) {
+        out.write(piece);
+      } else {
+        char* p = out.room(piece.size());
+        std::copy(piece.begin(), piece.end(), p);
+        out.commit(p + piece.size());
+      }
+    }
+    ASSERT_TRUE(out.finish());
+  }
+  std::rewind(f);
+  std::string got(expected.size() + 1, '\0');
+  got.resize(std::fread(got.data(), 1, got.size(), f));
+  std::fclose(f);
+  EXPECT_EQ(got.size(), expected.size());
+  EXPECT_TRUE(got == expected);
+}
+
+TEST(ExportStream, SmallOutputAndAFailedWrite) {
+  std::FILE* f = std::tmpfile();
+  {
+    ExportStream out(f);
+    out.write("{}");
+    EXPECT_TRUE(out.finish());
+  }
+  std::fclose(f);
+  std::FILE* full = std::fopen("/dev/full", "w");
+  if (full == nullptr) GTEST_SKIP() << "no /dev/full";
+  {
+    ExportStream out(full);
+    for (int i = 0; i < 100000; ++i) out.write("0123456789");
+    EXPECT_FALSE(out.finish());
+  }
+  std::fclose(full);
+}
+
+}  // namespace
+}  // namespace callmon::report
