@@ -27,6 +27,15 @@ inline void guard_leave(ThreadState* s) {
   s->guard -= 1;
 }
 
+// Guard bits whose slow path is rare and may do much (call libc): a hook nested in a signal
+// handler's, an exception unwinding, a rescan after dlopen. Their slow paths, like a
+// thread's set-up, save every vector component in use (slow_call); the others - filters,
+// monitor mode, a full shadow stack, recording stopped, the runtime's own work - and tail
+// calls send a mode's every call there and check only where arguments and results travel
+// (slow_call_hot: core/slow_call.hpp). Shared by the -pg, --patch, library-call and XRay
+// fast paths (hooks_pg.cpp, hooks_xray.cpp).
+inline constexpr uint32_t kRareGuards = kGuardBusyMask | kGuardUnwinding | kGuardRescan;
+
 // Record writers of the slow paths: a nested hook writes self-contained SPECIAL records.
 // Each first writes the HIDDEN record of what the recorder did unseen since the record
 // before (put_hidden), so that analysis takes its cost out of the call it happened in.

@@ -1,8 +1,9 @@
 // Bodies of the -finstrument-functions hooks __cyg_profile_func_enter/exit, whose entry
 // points (arch/x86_64/cyg_hooks.S) read the clock and come here. The common case is inline
-// here: one TLS load, one test, a shadow-stack push or pop and a 1–4 byte record; everything
-// else goes to hooks.cpp.
+// here (the entry's in cyg_enter.hpp, shared with the XRay mode): one TLS load, one test, a
+// shadow-stack push or pop and a 1–4 byte record; everything else goes to hooks.cpp.
 #include "runtime/core/clock.hpp"
+#include "runtime/hooks/cyg_enter.hpp"
 #include "runtime/recording/event_writer.hpp"
 #include "runtime/hooks/hooks.hpp"
 
@@ -21,20 +22,8 @@ CALLMON_CYG_BODY void callmon_cyg_enter(void* this_fn, void* call_site, uint64_t
                                         uintptr_t sp) {
   // The stub read the clock first thing. (The fenced clock reads it again last, in
   // write_hook_enter: see event_writer.hpp.)
-  uint64_t t = stub_ticks(ticks);
-  ThreadState* s = t_state;
-  uintptr_t fn = reinterpret_cast<uintptr_t>(this_fn);
-  if (__builtin_expect(s == nullptr || s->guard != 0 || s->top == s->stack_limit, 0)) {
-    enter_slow(s, fn, sp, reinterpret_cast<uintptr_t>(call_site));
-    return;
-  }
-  guard_acquire(s);
-  signal_fence();
-  push_frame(s, fn, sp, 0);  // no return address to put back (pg_restore_returns skips it)
-  write_hook_enter(s, t, fn);
-  signal_fence();
-  guard_release(s);
-  entry_done();
+  cyg_enter_at_time<SlowPath::kDirect>(stub_ticks(ticks), reinterpret_cast<uintptr_t>(this_fn),
+                                       reinterpret_cast<uintptr_t>(call_site), sp);
 }
 
 // What the exit body hands its stub, in rax and rdx: the time of the EXIT written here, or

@@ -214,14 +214,6 @@ uintptr_t pg_exit_slow(ThreadState* s, uintptr_t* slot, uint64_t t, const uint64
   return ret;
 }
 
-// Guard bits whose slow path is rare and may do much (call libc): a hook nested in a signal
-// handler's, an exception unwinding, a rescan after dlopen. Their slow paths, like a
-// thread's set-up, save every vector component in use (slow_call); the others - filters,
-// monitor mode, a full shadow stack, recording stopped, the runtime's own work - and tail
-// calls send a mode's every call there and check only where arguments and results travel
-// (slow_call_hot: core/slow_call.hpp).
-constexpr uint32_t kRareGuards = kGuardBusyMask | kGuardUnwinding | kGuardRescan;
-
 // The entry's fast path with the clock read at `t`.
 __attribute__((always_inline)) inline void pg_enter_at_time(uint64_t t, uintptr_t fn,
                                                             uintptr_t* slot,

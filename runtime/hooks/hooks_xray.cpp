@@ -1,6 +1,12 @@
-// The exit body of the XRay mode (arch/x86_64/xray_trampolines.S; the entry is the
-// -finstrument-functions one, callmon_cyg_enter). It differs from callmon_cyg_exit in tail
-// calls only. A tail call to an instrumented function keeps its sled unpatched
+// The bodies of the XRay mode's trampolines (arch/x86_64/xray_trampolines.S). They record
+// what the -finstrument-functions hooks do (hooks_cyg.cpp: the entry's fast path is
+// cyg_enter.hpp's), but run behind trampolines that keep no vector state: their fast paths
+// are integer code that calls nothing, and every slow path (thread set-up, the monotonic
+// clock, the rare guards, filters, tail calls) goes through slow_call or slow_call_hot
+// (core/slow_call.hpp) as the -pg hooks' do (hooks_pg.cpp; docs/patching.md "Vector
+// registers"). tests/audit/fast_path_audit.py checks the built library keeps to it.
+//
+// The exit differs from callmon_cyg_exit in tail calls. A tail call to an instrumented function keeps its sled unpatched
 // (xray_sleds.cpp): the caller's frame stays open and the called function's frame, whose
 // entry stack pointer is the caller's (the caller's frame is gone, the return address is
 // the same), nests in it. The one return ends both, as a -pg mode ends the frames sharing a
@@ -12,7 +18,9 @@
 // called function returns, as in the -pg modes (hooks_pg.cpp) — the one return in such a
 // chain that is mispredicted.
 #include "runtime/core/clock.hpp"
+#include "runtime/core/slow_call.hpp"
 #include "runtime/core/sys.hpp"
+#include "runtime/hooks/cyg_enter.hpp"
 #include "runtime/hooks/hooks.hpp"
 #include "runtime/recording/event_writer.hpp"
 
@@ -48,7 +56,33 @@ __attribute__((noinline)) void close_tail_callers(uintptr_t sp, uint64_t t) {
   guard_leave(s);
 }
 
+// The exit when the fast path cannot take it (no thread state, a guard set, not the
+// innermost frame), and the tail callers it may close.
+void xray_exit_slow(ThreadState* s, uintptr_t fn, uintptr_t sp, uint64_t t) {
+  exit_slow(s, fn, sp);
+  close_tail_callers(sp, t);
+}
+
+// The entry on the monotonic clock, whose read is a call into libc (clock_gettime).
+void xray_enter_monotonic(uintptr_t fn, uintptr_t site, uintptr_t sp) {
+  cyg_enter_at_time<SlowPath::kVectorSafe>(monotonic_ns(), fn, site, sp);
+}
+
 }  // namespace
+
+// The entry trampoline's body: callmon_cyg_enter's work with its slow paths behind
+// slow_call. `ticks`: the trampoline's rdtsc, or 0 on the monotonic clock. `sp`: the
+// function's stack pointer at its entry minus 16.
+CALLMON_XRAY_BODY void callmon_xray_enter_body(void* this_fn, void* call_site, uint64_t ticks,
+                                               uintptr_t sp) {
+  uintptr_t fn = reinterpret_cast<uintptr_t>(this_fn);
+  uintptr_t site = reinterpret_cast<uintptr_t>(call_site);
+  if (__builtin_expect(ticks == 0, 0)) {
+    slow_call_hot(&xray_enter_monotonic, fn, site, sp);
+    return;
+  }
+  cyg_enter_at_time<SlowPath::kVectorSafe>(ticks, fn, site, sp);
+}
 
 // What the exit body hands its trampoline in rax and rdx, as callmon_cyg_exit does (the
 // time of the EXIT written on the fast path, or 0, and the thread's covered_exit).
@@ -59,20 +93,22 @@ struct XrayExitDone {
 
 // `ticks`: the trampoline's rdtsc, or 0 on the monotonic clock. `sp`: the function's stack
 // pointer at its entry minus 16.
-CALLMON_XRAY_BODY XrayExitDone callmon_xray_exit_body(void* this_fn, void* /*call_site*/,
-                                                     uint64_t ticks, uintptr_t sp) {
-  uint64_t t = __builtin_expect(ticks != 0, 1) ? ticks : monotonic_ns();
+namespace {
+
+// The exit's fast path at `t`.
+__attribute__((always_inline)) inline XrayExitDone xray_exit_at_time(uint64_t t, uintptr_t fn,
+                                                                     uintptr_t sp) {
   ThreadState* s = t_state;
-  uintptr_t fn = reinterpret_cast<uintptr_t>(this_fn);
   if (__builtin_expect(s == nullptr || s->guard != 0, 0)) {
-    exit_slow(s, fn, sp);
-    close_tail_callers(sp, t);
+    if (s == nullptr || (s->guard & kRareGuards))
+      slow_call(&xray_exit_slow, s, fn, sp, t);
+    else
+      slow_call_hot(&xray_exit_slow, s, fn, sp, t);
     return {0, nullptr};
   }
   Frame* f = s->top - 1;
   if (__builtin_expect(f < s->stack_base || f->fn != fn, 0)) {
-    exit_slow(s, fn, sp);
-    close_tail_callers(sp, t);
+    slow_call_hot(&xray_exit_slow, s, fn, sp, t);
     return {0, nullptr};
   }
   guard_acquire(s);
@@ -82,11 +118,30 @@ CALLMON_XRAY_BODY XrayExitDone callmon_xray_exit_body(void* this_fn, void* /*cal
   uint64_t written = s->last_ticks;
   signal_fence();
   guard_release(s);
-  if (__builtin_expect(f > s->stack_base && f[-1].sp == sp, 0)) {
-    close_tail_callers(sp, t);
+  if (__builtin_expect(f > s->stack_base && f[-1].sp == sp, 0)) {  // tail callers: rare
+    slow_call_hot(&close_tail_callers, sp, t);
     return {0, nullptr};
   }
   return {written, &s->covered_exit};
+}
+
+// The exit on the monotonic clock (never fenced: the trampoline ignores the result).
+void xray_exit_monotonic(uintptr_t fn, uintptr_t sp) {
+  xray_exit_at_time(monotonic_ns(), fn, sp);
+}
+
+}  // namespace
+
+// `ticks`: the trampoline's rdtsc, or 0 on the monotonic clock. `sp`: the function's stack
+// pointer at its entry minus 16.
+CALLMON_XRAY_BODY XrayExitDone callmon_xray_exit_body(void* this_fn, void* /*call_site*/,
+                                                     uint64_t ticks, uintptr_t sp) {
+  uintptr_t fn = reinterpret_cast<uintptr_t>(this_fn);
+  if (__builtin_expect(ticks == 0, 0)) {
+    slow_call_hot(&xray_exit_monotonic, fn, sp);
+    return {0, nullptr};
+  }
+  return xray_exit_at_time(ticks, fn, sp);
 }
 
 // A patched tail sled of `this_fn` (the tail call follows): the function's frame stays

@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
 """The probes' fast paths keep away from the vector registers (docs/patching.md, "Vector
-registers"; runtime/arch/x86_64/xstate.inc): the -pg, --patch and library-call trampolines
-no longer save the AVX/AVX-512 state, so the code behind them must reach anything that may
-touch it (libc, the dynamic linker, a call through a pointer) only through
-callmon_slow_call, which saves it.
+registers"; runtime/arch/x86_64/xstate.inc): the -pg, --patch, library-call and XRay
+trampolines no longer save the AVX/AVX-512 state, so the code behind them must reach
+anything that may touch it (libc, the dynamic linker, a call through a pointer) only
+through callmon_slow_call, which saves it.
 
 Disassembles the built libcallmon.so with objdump and walks, from the trampolines and
 the hooks they call, every function reached by a direct call or jump (inlined code is part
@@ -37,10 +37,14 @@ TRAMPOLINES = {
     "callmon_patched_entry": 0,
     "callmon_patched_return": 1,
     "callmon_libcall_entry": 1,    # to the library function
+    "callmon_xray_entry": 0,       # XRay sleds (xray_trampolines.S)
+    "callmon_xray_exit": 0,
+    "callmon_xray_tail": 0,
 }
 # The hooks they call: the roots of the C++ fast paths.
 HOOKS = ["callmon_pg_enter", "callmon_pg_enter_fentry", "callmon_pg_exit",
-         "callmon_patched_enter", "callmon_libcall_enter"]
+         "callmon_patched_enter", "callmon_libcall_enter",
+         "callmon_xray_enter_body", "callmon_xray_exit_body", "callmon_xray_tail_body"]
 GUARDS = ("callmon_slow_call", "callmon_slow_call_hot")
 
 HEADER = re.compile(r"^([0-9a-f]+) <([^>]+)>:$")

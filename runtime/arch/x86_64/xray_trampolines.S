@@ -18,13 +18,15 @@
  * Unlike the -finstrument-functions hooks, which the compiler calls like any function, these
  * run where the function expects no call: the entry and tail trampolines keep the argument
  * registers (frame.inc's ARGS_STORE: rdi rsi rdx rcx r8 r9 rax r10, xmm0-7), the exit
- * trampoline the return values (RETVALS_SAVE: rax rdx xmm0 xmm1), and the AVX state when it
- * is in use (xstate.inc). r10 (the id) and r11 are free in an XRay sled: compiler-rt's
- * patched sleds clobber them too.
+ * trampoline the return values (RETVALS_SAVE: rax rdx xmm0 xmm1). They keep no AVX or
+ * AVX-512 state (__m256/__m512 arguments and results, zmm16-31, the opmask registers): the
+ * bodies' fast paths are integer code that calls nothing, and their slow paths save that
+ * state through callmon_slow_call (slow_call.S; docs/patching.md "Vector registers",
+ * checked by tests/audit/fast_path_audit.py), as does the fenced clock's burst below. r10
+ * (the id) and r11 are free in an XRay sled: compiler-rt's patched sleds clobber them too.
  */
 #include "runtime/hooks/hook_burst.h"
 #include "runtime/arch/x86_64/frame.inc"
-#include "runtime/arch/x86_64/xstate.inc"
 
 	.text
 
@@ -53,7 +55,7 @@
 	movq	16(%rbp), %rsi
 	XRAY_TICKS_TO_RDX
 	movq	%rbp, %rcx		/* the function's entry %rsp - 16 */
-	call	callmon_cyg_enter
+	call	callmon_xray_enter_body
 .endm
 
 /* The exit hook's call for an exit whose function's entry %rsp - 16 is `sp_off`(%rbp); under
@@ -87,9 +89,11 @@
 	ja	3f
 	addq	%rsi, (%r8)
 	jmp	4f
-3:
-	movq	%rax, %rsi
-	call	callmon_cyg_exit_pause
+3:					/* a burst: callmon_cyg_exit_pause(from, to), may reach libc */
+	movq	%rax, %rdx
+	movq	%rdi, %rsi
+	leaq	callmon_cyg_exit_pause(%rip), %rdi
+	call	callmon_slow_call
 4:
 .endm
 
@@ -102,17 +106,10 @@
 callmon_xray_entry:
 	.cfi_startproc
 	FRAME_ENTER
-	subq	$208, %rsp
+	subq	$192, %rsp
 	andq	$-16, %rsp
 	ARGS_STORE
-	XSTATE_IF_LIVE 5f
 	XRAY_CALL_ENTER
-	jmp	6f
-5:
-	XSTATE_SAVE 192
-	XRAY_CALL_ENTER
-	XSTATE_RESTORE 192
-6:
 	ARGS_LOAD
 	movq	%rbp, %rsp
 	popq	%rbp
@@ -132,14 +129,7 @@ callmon_xray_exit:
 	.cfi_startproc
 	FRAME_ENTER
 	RETVALS_SAVE
-	XSTATE_IF_LIVE 5f
 	XRAY_CALL_EXIT -8
-	jmp	6f
-5:
-	XSTATE_SAVE 48
-	XRAY_CALL_EXIT -8
-	XSTATE_RESTORE 48
-6:
 	RETVALS_RESTORE
 	movq	%rbp, %rsp
 	popq	%rbp
@@ -160,17 +150,10 @@ callmon_xray_exit:
 callmon_xray_tail:
 	.cfi_startproc
 	FRAME_ENTER
-	subq	$208, %rsp
+	subq	$192, %rsp
 	andq	$-16, %rsp
 	ARGS_STORE
-	XSTATE_IF_LIVE 5f
 	XRAY_CALL_EXIT 0, callmon_xray_tail_body
-	jmp	6f
-5:
-	XSTATE_SAVE 192
-	XRAY_CALL_EXIT 0, callmon_xray_tail_body
-	XSTATE_RESTORE 192
-6:
 	ARGS_LOAD
 	movq	%rbp, %rsp
 	popq	%rbp

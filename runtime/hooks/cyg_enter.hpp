@@ -1,0 +1,47 @@
+// The entry fast path of the -finstrument-functions hooks (hooks_cyg.cpp), shared with the
+// XRay entry body (hooks_xray.cpp). Inlined into each: the cyg hook is an ordinary call the
+// compiler already saves the vector registers around, so it goes to its slow path directly;
+// the XRay trampolines save nothing but the argument registers, so the XRay body reaches
+// every slow path through slow_call (core/slow_call.hpp, docs/patching.md "Vector
+// registers"), as the -pg hooks do.
+#pragma once
+
+#include <cstdint>
+
+#include "runtime/core/slow_call.hpp"
+#include "runtime/hooks/hooks.hpp"
+#include "runtime/recording/event_writer.hpp"
+
+namespace callmon::rt {
+
+// How the entry reaches enter_slow.
+enum class SlowPath {
+  kDirect,       // a plain call (the -finstrument-functions hooks)
+  kVectorSafe,   // slow_call for a thread's set-up and the rare guards, else slow_call_hot
+};
+
+// Records the entry of `fn` at `t` (the hook's clock read); `sp` is the frame the exit
+// matches, `site` the call site.
+template <SlowPath kSlow>
+__attribute__((always_inline)) inline void cyg_enter_at_time(uint64_t t, uintptr_t fn,
+                                                             uintptr_t site, uintptr_t sp) {
+  ThreadState* s = t_state;
+  if (__builtin_expect(s == nullptr || s->guard != 0 || s->top == s->stack_limit, 0)) {
+    if constexpr (kSlow == SlowPath::kDirect)
+      enter_slow(s, fn, sp, site);
+    else if (s == nullptr || (s->guard & kRareGuards))
+      slow_call(&enter_slow, s, fn, sp, site);
+    else
+      slow_call_hot(&enter_slow, s, fn, sp, site);
+    return;
+  }
+  guard_acquire(s);
+  signal_fence();
+  push_frame(s, fn, sp, 0);  // no return address to put back (pg_restore_returns skips it)
+  write_hook_enter(s, t, fn);
+  signal_fence();
+  guard_release(s);
+  entry_done();
+}
+
+}  // namespace callmon::rt
