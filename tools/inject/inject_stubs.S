@@ -73,10 +73,7 @@ callmon_inject_return_stub:
 	FRAME_ENTER
 	andq	$-16, %rsp
 	call	callmon_inject_take_value
-	movq	%rbp, %rsp
-	popq	%rbp
-	.cfi_def_cfa %rsp, 8
-	.cfi_restore %rbp
+	FRAME_LEAVE
 	ret
 	.cfi_endproc
 	.size	callmon_inject_return_stub, .-callmon_inject_return_stub

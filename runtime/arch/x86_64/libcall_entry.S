@@ -33,10 +33,7 @@ callmon_libcall_entry:
 	call	callmon_libcall_enter
 	movq	%rax, %r11
 	ARGS_LOAD
-	movq	%rbp, %rsp
-	popq	%rbp
-	.cfi_def_cfa %rsp, 8
-	.cfi_restore %rbp
+	FRAME_LEAVE
 	jmp	*%r11
 	.cfi_endproc
 	.size	callmon_libcall_entry, .-callmon_libcall_entry

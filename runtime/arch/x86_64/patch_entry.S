@@ -57,10 +57,7 @@ callmon_patched_entry:
 	movaps	288(%rsp), %xmm13
 	movaps	304(%rsp), %xmm14
 	movaps	320(%rsp), %xmm15
-	movq	%rbp, %rsp
-	popq	%rbp
-	.cfi_def_cfa %rsp, 8
-	.cfi_restore %rbp
+	FRAME_LEAVE
 	ret
 	.cfi_endproc
 	.size	callmon_patched_entry, .-callmon_patched_entry
@@ -142,10 +139,7 @@ callmon_patched_return:
 	movq	304(%rsp), %r9
 	movq	312(%rsp), %r10
 	movq	320(%rsp), %r11
-	movq	%rbp, %rsp
-	popq	%rbp
-	.cfi_def_cfa %rsp, 8
-	.cfi_restore %rbp
+	FRAME_LEAVE
 	/* The real return address is in the slot now (callmon_pg_exit wrote it back). */
 	leaq	8(%rsp), %rsp
 	.cfi_adjust_cfa_offset -8

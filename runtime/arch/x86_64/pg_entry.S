@@ -79,10 +79,7 @@
 	movq	%rsp, %rdx
 	call	\hook
 	ARGS_LOAD
-	movq	%rbp, %rsp
-	popq	%rbp
-	.cfi_def_cfa %rsp, 8
-	.cfi_restore %rbp
+	FRAME_LEAVE
 	ret
 9:
 	jmp	*%r11

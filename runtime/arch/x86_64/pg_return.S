@@ -50,10 +50,7 @@ callmon_pg_return:
 	movq	%rsp, %rsi
 	call	callmon_pg_exit
 	RETVALS_RESTORE
-	movq	%rbp, %rsp
-	popq	%rbp
-	.cfi_def_cfa %rsp, 8
-	.cfi_restore %rbp
+	FRAME_LEAVE
 	/* Not `ret`: the function's own `ret` already took the return-stack-buffer entry of
 	 * the real caller (and was mispredicted); a second `ret` here would take the entry of
 	 * the caller's caller and leave every later return of the chain mispredicted too. */

@@ -58,10 +58,7 @@
 	movq	24(%rsp), %rdx
 	movq	32(%rsp), %rcx
 	movq	40(%rsp), %r8
-	movq	%rbp, %rsp
-	popq	%rbp
-	.cfi_def_cfa %rsp, 8
-	.cfi_restore %rbp
+	FRAME_LEAVE
 	jmp	*%r11
 5:
 	.cfi_restore_state
@@ -74,10 +71,7 @@
 	movq	40(%rbx), %r8
 	call	*%r11
 	XSTATE_RESTORE 48
-	movq	%rbp, %rsp
-	popq	%rbp
-	.cfi_def_cfa %rsp, 8
-	.cfi_restore %rbp
+	FRAME_LEAVE
 	ret
 	.cfi_endproc
 	.size	\name, .-\name

@@ -111,10 +111,7 @@ callmon_xray_entry:
 	ARGS_STORE
 	XRAY_CALL_ENTER
 	ARGS_LOAD
-	movq	%rbp, %rsp
-	popq	%rbp
-	.cfi_def_cfa %rsp, 8
-	.cfi_restore %rbp
+	FRAME_LEAVE
 	ret
 	.cfi_endproc
 	.size	callmon_xray_entry, .-callmon_xray_entry
@@ -131,10 +128,7 @@ callmon_xray_exit:
 	RETVALS_SAVE
 	XRAY_CALL_EXIT -8
 	RETVALS_RESTORE
-	movq	%rbp, %rsp
-	popq	%rbp
-	.cfi_def_cfa %rsp, 8
-	.cfi_restore %rbp
+	FRAME_LEAVE
 	ret
 	.cfi_endproc
 	.size	callmon_xray_exit, .-callmon_xray_exit
@@ -155,10 +149,7 @@ callmon_xray_tail:
 	ARGS_STORE
 	XRAY_CALL_EXIT 0, callmon_xray_tail_body
 	ARGS_LOAD
-	movq	%rbp, %rsp
-	popq	%rbp
-	.cfi_def_cfa %rsp, 8
-	.cfi_restore %rbp
+	FRAME_LEAVE
 	ret
 	.cfi_endproc
 	.size	callmon_xray_tail, .-callmon_xray_tail
