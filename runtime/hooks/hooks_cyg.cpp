@@ -1,9 +1,9 @@
 // Bodies of the -finstrument-functions hooks __cyg_profile_func_enter/exit, whose entry
 // points (arch/x86_64/cyg_hooks.S) read the clock and come here. The common case is inline
-// here (the entry's in cyg_enter.hpp, shared with the XRay mode): one TLS load, one test, a
+// here (the entry's in cyg_fast_path.hpp, shared with the XRay mode): one TLS load, one test, a
 // shadow-stack push or pop and a 1–4 byte record; everything else goes to hooks.cpp.
 #include "runtime/core/clock.hpp"
-#include "runtime/hooks/cyg_enter.hpp"
+#include "runtime/hooks/cyg_fast_path.hpp"
 #include "runtime/recording/event_writer.hpp"
 #include "runtime/hooks/hooks.hpp"
 
@@ -49,13 +49,7 @@ CALLMON_CYG_BODY CygExitDone callmon_cyg_exit(void* this_fn, void* /*call_site*/
     exit_slow(s, fn, sp);
     return {0, nullptr};
   }
-  guard_acquire(s);
-  signal_fence();
-  pop_frame(s, f);
-  write_exit(s, t);
-  uint64_t written = s->last_ticks;
-  signal_fence();
-  guard_release(s);
+  uint64_t written = cyg_exit_frame(s, f, t);
   return {written, &s->covered_exit};
 }
 

@@ -1,6 +1,6 @@
 // The bodies of the XRay mode's trampolines (arch/x86_64/xray_trampolines.S). They record
 // what the -finstrument-functions hooks do (hooks_cyg.cpp: the entry's fast path is
-// cyg_enter.hpp's), but run behind trampolines that keep no vector state: their fast paths
+// cyg_fast_path.hpp's), but run behind trampolines that keep no vector state: their fast paths
 // are integer code that calls nothing, and every slow path (thread set-up, the monotonic
 // clock, the rare guards, filters, tail calls) goes through slow_call or slow_call_hot
 // (core/slow_call.hpp) as the -pg hooks' do (hooks_pg.cpp; docs/patching.md "Vector
@@ -20,7 +20,7 @@
 #include "runtime/core/clock.hpp"
 #include "runtime/core/slow_call.hpp"
 #include "runtime/core/sys.hpp"
-#include "runtime/hooks/cyg_enter.hpp"
+#include "runtime/hooks/cyg_fast_path.hpp"
 #include "runtime/hooks/hooks.hpp"
 #include "runtime/recording/event_writer.hpp"
 
@@ -111,13 +111,7 @@ __attribute__((always_inline)) inline XrayExitDone xray_exit_at_time(uint64_t t,
     slow_call_hot(&xray_exit_slow, s, fn, sp, t);
     return {0, nullptr};
   }
-  guard_acquire(s);
-  signal_fence();
-  pop_frame(s, f);
-  write_exit(s, t);
-  uint64_t written = s->last_ticks;
-  signal_fence();
-  guard_release(s);
+  uint64_t written = cyg_exit_frame(s, f, t);
   if (__builtin_expect(f > s->stack_base && f[-1].sp == sp, 0)) {  // tail callers: rare
     slow_call_hot(&close_tail_callers, sp, t);
     return {0, nullptr};

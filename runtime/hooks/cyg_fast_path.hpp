@@ -1,5 +1,5 @@
-// The entry fast path of the -finstrument-functions hooks (hooks_cyg.cpp), shared with the
-// XRay entry body (hooks_xray.cpp). Inlined into each: the cyg hook is an ordinary call the
+// The fast paths of the -finstrument-functions hooks (hooks_cyg.cpp), shared with the XRay
+// bodies (hooks_xray.cpp). Inlined into each: the cyg hook is an ordinary call the
 // compiler already saves the vector registers around, so it goes to its slow path directly;
 // the XRay trampolines save nothing but the argument registers, so the XRay body reaches
 // every slow path through slow_call (core/slow_call.hpp, docs/patching.md "Vector
@@ -42,6 +42,21 @@ __attribute__((always_inline)) inline void cyg_enter_at_time(uint64_t t, uintptr
   signal_fence();
   guard_release(s);
   entry_done();
+}
+
+// The exits' common step: pops the innermost frame `f` (the returning function's) and writes
+// its EXIT at `t`; returns the time the EXIT carries (the fenced clock's burst check starts
+// there: cyg_hooks.S).
+__attribute__((always_inline)) inline uint64_t cyg_exit_frame(ThreadState* s, Frame* f,
+                                                              uint64_t t) {
+  guard_acquire(s);
+  signal_fence();
+  pop_frame(s, f);
+  write_exit(s, t);
+  uint64_t written = s->last_ticks;
+  signal_fence();
+  guard_release(s);
+  return written;
 }
 
 }  // namespace callmon::rt
