@@ -25,6 +25,7 @@
  * its return value in callee-saved registers or memory across its exit hook.
  */
 #include "runtime/hooks/hook_burst.h"
+#include "runtime/arch/x86_64/frame.inc"
 #include "runtime/arch/x86_64/relocated.inc"
 
 /* The marker RETURN_IF_UNRELOCATED compares with its own address (relocated.inc). */
@@ -38,17 +39,6 @@ callmon_self_ref:
 	.size	callmon_self_ref, 8
 
 	.text
-
-/* rdx = the TSC when it is the clock, else 0 (the body reads CLOCK_MONOTONIC); clobbers rax. */
-.macro	TICKS_TO_RDX
-	xorl	%edx, %edx
-	cmpb	$0, g_clock_tsc(%rip)
-	je	1f
-	rdtsc
-	shlq	$32, %rdx
-	orq	%rax, %rdx
-1:
-.endm
 
 	.globl	__cyg_profile_func_enter
 	.type	__cyg_profile_func_enter, @function

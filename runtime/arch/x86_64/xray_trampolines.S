@@ -30,17 +30,6 @@
 
 	.text
 
-/* rdx = the TSC when it is the clock, else 0 (the body reads CLOCK_MONOTONIC); clobbers rax. */
-.macro	XRAY_TICKS_TO_RDX
-	xorl	%edx, %edx
-	cmpb	$0, g_clock_tsc(%rip)
-	je	1f
-	rdtsc
-	shlq	$32, %rdx
-	orq	%rax, %rdx
-1:
-.endm
-
 /* rdi = the function of id r10d. */
 .macro	XRAY_FN_TO_RDI
 	movq	callmon_xray_fns(%rip), %rdi
@@ -53,7 +42,7 @@
 .macro	XRAY_CALL_ENTER
 	XRAY_FN_TO_RDI
 	movq	16(%rbp), %rsi
-	XRAY_TICKS_TO_RDX
+	TICKS_TO_RDX
 	movq	%rbp, %rcx		/* the function's entry %rsp - 16 */
 	call	callmon_xray_enter_body
 .endm
@@ -67,7 +56,7 @@
 	leaq	\sp_off(%rbp), %rcx
 	cmpb	$0, g_clock_fenced(%rip)
 	jne	2f
-	XRAY_TICKS_TO_RDX
+	TICKS_TO_RDX
 	call	\body
 	jmp	4f
 2:
