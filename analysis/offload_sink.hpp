@@ -15,12 +15,10 @@
 #pragma once
 
 #include <atomic>
-#include <concepts>
 #include <cstdint>
 #include <exception>
 #include <memory>
 #include <thread>
-#include <type_traits>
 #include <vector>
 
 #include "analysis/call_walk.hpp"
@@ -46,31 +44,14 @@ static_assert(sizeof(OffloadRecord) == 32);
 template <class S>
 concept CallsOnlySink = requires { requires S::kCallsOnly; };
 
-// A sink whose openings need only their depth, worked out on the walk's thread (cheap), so
-// that only the calls go across, each with the tag its opening gave:
-//   uint64_t walk_enter(uint32_t depth);                 // on the walk's thread
-//   void on_call(const FinishedCall& call, uint64_t tag);  // beside it
-template <class S>
-concept TaggingSink = requires(S& s, const FinishedCall& c, uint32_t d) {
-  { s.walk_enter(d) } -> std::same_as<uint64_t>;
-  s.on_call(c, uint64_t{});
-};
-
-// A finished call with its opening's tag (TaggingSink).
-struct TaggedOffloadRecord : OffloadRecord {
-  uint64_t tag;
-};
-
 template <class Sink>
 class OffloadSink {
-  using Record = std::conditional_t<TaggingSink<Sink>, TaggedOffloadRecord, OffloadRecord>;
-
  public:
   static constexpr size_t kSlots = 4;
   static constexpr size_t kBatch = 8192;  // 256 KiB: a slot stays within the L2 cache
 
   explicit OffloadSink(Sink& inner) : inner_(inner) {
-    for (Batch& b : slots_) b.records = std::make_unique_for_overwrite<Record[]>(kBatch);
+    for (Batch& b : slots_) b.records = std::make_unique_for_overwrite<OffloadRecord[]>(kBatch);
     fill_ = slots_[0].records.get();
     fill_end_ = fill_ + kBatch;
     consumer_ = std::thread([this] { consume_all(); });
@@ -88,22 +69,14 @@ class OffloadSink {
   // The walk's side (call_walk.hpp's sink).
   void on_enter_clock(uint64_t vticks) { vticks_ = vticks; }
   uint32_t on_enter(uint64_t addr, uint64_t ticks, uint32_t depth, bool inherited) {
-    if constexpr (TaggingSink<Sink>) {
-      if (tags_.size() <= depth) tags_.resize(depth + 1);
-      tags_[depth] = inner_.walk_enter(depth);
-    } else if constexpr (!CallsOnlySink<Sink>) {
-      put(OffloadRecord{addr, vticks_, ticks, depth, OffloadRecord::kEnter, ExitKind::kNormal,
-                        inherited});
-    }
+    if constexpr (CallsOnlySink<Sink>) return 0;
+    put(OffloadRecord{addr, vticks_, ticks, depth, OffloadRecord::kEnter, ExitKind::kNormal,
+                      inherited});
     return 0;
   }
   void on_call(const FinishedCall& call) {
-    const OffloadRecord r{call.addr, call.vstart, call.time, call.depth, OffloadRecord::kCall,
-                          call.exit, call.inherited};
-    if constexpr (TaggingSink<Sink>)
-      put(TaggedOffloadRecord{r, call.depth < tags_.size() ? tags_[call.depth] : 0});
-    else
-      put(r);
+    put(OffloadRecord{call.addr, call.vstart, call.time, call.depth, OffloadRecord::kCall,
+                      call.exit, call.inherited});
   }
   void on_special(const format::Event&, uint32_t) {}
 
@@ -117,12 +90,12 @@ class OffloadSink {
 
  private:
   struct alignas(64) Batch {
-    std::unique_ptr<Record[]> records;
+    std::unique_ptr<OffloadRecord[]> records;
     size_t size = 0;
     bool last = false;
   };
 
-  void put(const Record& r) {
+  void put(const OffloadRecord& r) {
     *fill_++ = r;
     if (fill_ == fill_end_) [[unlikely]]
       hand_over(false);
@@ -169,18 +142,7 @@ class OffloadSink {
 
   void replay(const Batch& b) {
     for (size_t i = 0; i < b.size; ++i) {
-      const Record& r = b.records[i];
-      if constexpr (TaggingSink<Sink>) {
-        FinishedCall call;
-        call.addr = r.addr;
-        call.vstart = r.a;
-        call.time = r.b;
-        call.depth = r.depth;
-        call.exit = r.exit;
-        call.inherited = r.inherited;
-        inner_.on_call(call, r.tag);
-        continue;
-      }
+      const OffloadRecord& r = b.records[i];
       if (r.kind == OffloadRecord::kEnter) {
         if constexpr (EnterClockSink<Sink>) inner_.on_enter_clock(r.a);
         const uint32_t slot = inner_.on_enter(r.addr, r.b, r.depth, r.inherited);
@@ -202,13 +164,12 @@ class OffloadSink {
 
   Sink& inner_;
   Batch slots_[kSlots];
-  Record* fill_ = nullptr;  // the walk's next record, in slots_[made_ % kSlots]
-  Record* fill_end_ = nullptr;
+  OffloadRecord* fill_ = nullptr;  // the walk's next record, in slots_[made_ % kSlots]
+  OffloadRecord* fill_end_ = nullptr;
   uint64_t made_ = 0;      // batches handed over (the walk's thread)
   uint64_t vticks_ = 0;    // the last on_enter_clock
   alignas(64) std::atomic<uint64_t> produced_{0};
   alignas(64) std::atomic<uint64_t> consumed_{0};
-  std::vector<uint64_t> tags_;  // the walk's side: each open call's tag (TaggingSink)
   std::vector<uint32_t> slots_by_depth_;  // the inner sink's slot of the open call at each depth
   std::exception_ptr error_;
   std::thread consumer_;

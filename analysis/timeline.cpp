@@ -84,25 +84,13 @@ void compact_timeline(std::vector<TimelineBox>& boxes, double min_ns, size_t sor
   boxes = std::move(out);
 }
 
-uint64_t TimelineSink::walk_enter(uint32_t depth) {
-  const uint64_t caller =
-      depth > 0 && depth - 1 < open_serial_.size() ? open_serial_[depth - 1] : 0;
+uint32_t TimelineSink::on_enter(uint64_t, uint64_t, uint32_t depth, bool) {
   if (open_serial_.size() <= depth) open_serial_.resize(depth + 1);
   open_serial_[depth] = ++serial_;
-  return caller;
-}
-
-uint32_t TimelineSink::on_enter(uint64_t, uint64_t, uint32_t depth, bool) {
-  walk_enter(depth);
   return 0;
 }
 
 void TimelineSink::on_call(const FinishedCall& call) {
-  const uint32_t d = call.depth;
-  on_call(call, d > 0 && d - 1 < open_serial_.size() ? open_serial_[d - 1] : 0);
-}
-
-void TimelineSink::on_call(const FinishedCall& call, uint64_t caller) {
   if (call.inherited) return;  // a call of the parent process, shown there
   TimelineBox b;
   // ProcessMeta::ticks_to_ns inline (the same expression, so the same doubles): a call
@@ -117,7 +105,7 @@ void TimelineSink::on_call(const FinishedCall& call, uint64_t caller) {
   first_ns_ = std::min(first_ns_, b.start_ns);
   last_ns_ = std::max(last_ns_, b.end_ns);
   const uint32_t d = call.depth;
-  const uint64_t parent = caller;
+  const uint64_t parent = d > 0 && d - 1 < open_serial_.size() ? open_serial_[d - 1] : 0;
   if (groups_.size() <= d) groups_.resize(d + 1);
   OpenGroup& g = groups_[d];
   const bool narrow = b.end_ns - b.start_ns < min_ns_;

@@ -44,12 +44,6 @@ class TimelineSink {
 
   uint32_t on_enter(uint64_t addr, uint64_t ticks, uint32_t depth, bool inherited);
   void on_call(const FinishedCall& call);
-  // The same split for a sink beside the walk (offload_sink.hpp, TaggingSink): walk_enter is
-  // on_enter's bookkeeping, on the walk's thread, and returns the caller's entry serial
-  // (the same at a call's opening as at its end: no other call opens at the caller's
-  // depth in between); on_call(call, caller) touches only the boxes.
-  uint64_t walk_enter(uint32_t depth);
-  void on_call(const FinishedCall& call, uint64_t caller);
   void on_special(const format::Event&, uint32_t) {}
 
   // After the walk: the boxes, sorted by start then depth, and the width under which calls

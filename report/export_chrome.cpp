@@ -12,6 +12,7 @@
 // speedscope ignores. --no-compensation gives the measured times.
 #include <fmt/format.h>
 
+#include <unordered_map>
 
 #include "analysis/addr_index.hpp"
 #include "analysis/export_walk.hpp"

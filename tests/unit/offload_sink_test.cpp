@@ -11,7 +11,6 @@
 
 #include "analysis/call_walk.hpp"
 #include "analysis/offload_sink.hpp"
-#include "analysis/timeline.hpp"
 #include "report/export_stream.hpp"
 
 namespace callmon::analysis {
@@ -110,38 +109,6 @@ TEST(OffloadSink, TheSinksExceptionComesBackFromFinish) {
   OffloadSink<LogSink> beside(inner);
   walk(beside, events(2 * OffloadSink<LogSink>::kBatch));  // the walk never waits forever
   EXPECT_THROW(beside.finish(), std::runtime_error);
-}
-
-// The time line beside the walk gets only the calls, each with its caller's serial from
-// the walk's thread (TaggingSink): the same boxes as built on the walk's thread, through
-// several compactions (a small budget).
-TEST(OffloadSink, TimelineBesideTheWalkGivesTheSameBoxes) {
-  format::ProcessMeta meta;
-  meta.ticks_per_second = 1e9;
-  const auto evs = events(3 * OffloadSink<TimelineSink>::kBatch + 77);
-  TimelineSink direct(meta, 50);
-  walk(direct, evs);
-  double direct_merged = 0;
-  const auto want = direct.finish(direct_merged);
-  TimelineSink timeline(meta, 50);
-  {
-    OffloadSink<TimelineSink> beside(timeline);
-    walk(beside, evs);
-    beside.finish();
-  }
-  double merged = 0;
-  const auto got = timeline.finish(merged);
-  EXPECT_EQ(merged, direct_merged);
-  ASSERT_EQ(got.size(), want.size());
-  for (size_t i = 0; i < got.size(); ++i) {
-    EXPECT_EQ(got[i].start_ns, want[i].start_ns) << i;
-    EXPECT_EQ(got[i].end_ns, want[i].end_ns) << i;
-    EXPECT_EQ(got[i].depth, want[i].depth) << i;
-    EXPECT_EQ(got[i].addr, want[i].addr) << i;
-    EXPECT_EQ(got[i].count, want[i].count) << i;
-    EXPECT_EQ(got[i].mixed, want[i].mixed) << i;
-    EXPECT_EQ(got[i].busy_ns, want[i].busy_ns) << i;
-  }
 }
 
 }  // namespace
