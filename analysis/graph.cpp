@@ -11,7 +11,6 @@
 
 #include "analysis/compensation.hpp"
 #include "analysis/figure_range.hpp"
-#include "analysis/offload_sink.hpp"
 #include "analysis/symbolizer.hpp"
 
 namespace callmon::analysis {
@@ -204,11 +203,10 @@ class GraphMerger {
 
 // Feeds one thread's calls to the process's graph, the thread's own graph and its timeline.
 // `thread` is null when the process has one thread: its graph is the process's then.
-template <class Timeline>  // TimelineSink, or one beside the walk (offload_sink.hpp)
 struct ThreadTee {
   GraphSink& process;
   GraphSink* thread;
-  Timeline& timeline;
+  TimelineSink& timeline;
   uint32_t on_enter(uint64_t addr, uint64_t ticks, uint32_t depth, bool inherited) {
     if (thread) thread->on_enter(addr, ticks, depth, inherited);
     timeline.on_enter(addr, ticks, depth, inherited);
@@ -277,19 +275,12 @@ Result<CallGraph> build_graph(const format::Recording& rec, const GraphOptions& 
         // A process's only thread has the process's graph: no second one to build.
         PendingThread t{process_threads > 1 ? std::make_unique<GraphSink>() : nullptr, {}, {}};
         TimelineSink timeline(proc.meta, thread_budget);
-        // A big thread's time line (its compaction sorts and merges) is built on a thread
-        // of its own while the walk builds the graphs (offload_sink.hpp).
-        if (record_bytes(reader) >= prefetch_min_bytes() && CoreBudget::global().free() >= 2) {
-          OffloadSink<TimelineSink> beside(timeline);
-          ThreadTee<OffloadSink<TimelineSink>> tee{sink, t.graph.get(), beside};
-          walk_filtered(reader, tee, options.filters, &names, proc, tf, options.compensate,
-                        progress);
-          beside.finish();
-        } else {
-          ThreadTee<TimelineSink> tee{sink, t.graph.get(), timeline};
-          walk_filtered(reader, tee, options.filters, &names, proc, tf, options.compensate,
-                        progress);
-        }
+        // The time line stays on the walk's thread: built beside it (offload_sink.hpp) it
+        // cost 40% more CPU for the same wall time on SQLite's 110.9 M calls, and more
+        // wall time on a busy machine (docs/html.md).
+        ThreadTee tee{sink, t.graph.get(), timeline};
+        walk_filtered(reader, tee, options.filters, &names, proc, tf, options.compensate,
+                      progress);
         t.boxes = timeline.finish(t.view.merged_below_ns);
         t.view.pid = proc.meta.pid;
         t.view.tid = tf.tid;
