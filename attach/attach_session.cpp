@@ -88,7 +88,8 @@ Result<std::vector<Patch>> read_patches(const ThreadGroup& g, const Reply& r) {
 // Whether `rip` lies strictly inside a code patch (past its first byte): a thread resumed
 // there would run the middle of the new instruction.
 bool is_code(const Patch& p) {
-  return p.kind == attach_abi::kSledCall || p.kind == attach_abi::kEntryJump;
+  return p.kind == attach_abi::kSledCall || p.kind == attach_abi::kEntryJump ||
+         p.kind == attach_abi::kXraySled;
 }
 
 bool inside_code_patch(const std::vector<Patch>& patches, uint64_t rip) {
@@ -96,8 +97,23 @@ bool inside_code_patch(const std::vector<Patch>& patches, uint64_t rip) {
                              [](uint64_t a, const Patch& p) { return a < p.addr; });
   if (it == patches.begin()) return false;
   --it;
-  return (it->kind == attach_abi::kSledCall || it->kind == attach_abi::kEntryJump) &&
-         rip > it->addr && rip < it->addr + it->len;
+  return is_code(*it) && rip > it->addr && rip < it->addr + it->len;
+}
+
+// After the undo, a thread stopped between a patched XRay sled's `mov` and its call/jmp
+// (byte 6) would run the middle of the compiled sled's nops: it goes where the compiled
+// sled takes it, past the sled (entry, tail: `jmp .+11`) or to its `ret` (exit).
+void leave_xray_sled(const ThreadGroup& g, const std::vector<Patch>& patches, pid_t tid) {
+  user_regs_struct r{};
+  if (!g.get_regs(tid, &r)) return;
+  auto it = std::upper_bound(patches.begin(), patches.end(), r.rip,
+                             [](uint64_t a, const Patch& p) { return a < p.addr; });
+  if (it == patches.begin()) return;
+  --it;
+  if (it->kind != attach_abi::kXraySled || r.rip <= it->addr || r.rip >= it->addr + it->len)
+    return;
+  r.rip = it->old_bytes[0] == 0xc3 ? it->addr : it->addr + it->len;
+  g.set_regs(tid, r);
 }
 
 // Writes each patch's new bytes (install) or old bytes (undo) where the other ones are.
@@ -265,6 +281,7 @@ Result<AttachFigures> attach_begin(pid_t pid, const std::string& runtime, const 
     fig.refused = reply->refused;
     fig.entries = reply->entries;
     fig.libcalls = reply->libcalls;
+    fig.xray = reply->xray;
     fig.session = reply->session;
     reply_sync = reply->dl_sync;
     if (watch) watch->start(pid, reply->dl_sync);
@@ -384,6 +401,7 @@ Result<AttachFigures> attach_end(pid_t pid, const std::string& runtime) {
                               : "a thread of process " + std::to_string(pid) +
                                     " did not stop within 5 s; still recording, try again"};
       fig.skipped = write_patches(g, patches, false);
+      g.for_each_stopped([&](pid_t tid) { leave_xray_sled(g, patches, tid); });
       undone = true;
     }
     // No thread may be inside the runtime's code (a hook on its way) when its file ends:

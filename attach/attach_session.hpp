@@ -19,6 +19,7 @@ namespace callmon::attach {
 struct AttachFigures {
   uint64_t sleds = 0, got_pg = 0, got_cyg = 0, got_unwind = 0, refused = 0;
   uint64_t entries = 0, libcalls = 0;  // --patch function entries, library-call GOT words
+  uint64_t xray = 0;                   // clang -fxray-instrument sleds
   uint64_t skipped = 0;       // patches not written/undone: the bytes were not as expected
   uint64_t stopped_ns = 0;    // how long every thread was stopped (the longest stop)
   uint64_t total_ns = 0;      // from the first ptrace call to the detach

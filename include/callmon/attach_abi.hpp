@@ -11,7 +11,7 @@
 
 namespace callmon::attach_abi {
 
-inline constexpr uint32_t kVersion = 3;
+inline constexpr uint32_t kVersion = 4;
 
 // The entry points, looked up with dlsym in the loaded runtime. Each returns a Reply*.
 //   callmon_attach_start(const char* options): options "CALLMON_X=value\n..." (the
@@ -38,14 +38,16 @@ enum PatchKind : uint32_t {
                   // the runtime interposes: the unwinder's, longjmp) gets the runtime's
   kEntryJump = 2, // --patch: a function's first bytes become `jmp rel32` to its trampoline
   kLibcallWord = 3,  // a GOT word of a call into another module gets its library-call stub
+  kXraySled = 4,  // clang -fxray-instrument: an 11-byte sled becomes `mov $id, %r10d` and a
+                  // call/jmp rel32 to an XRay trampoline (runtime/patching/xray_sleds.hpp)
 };
 
 struct Patch {
   uint64_t addr;
-  uint32_t len;   // 5 (kSledCall, kEntryJump) or 8 (kGotWord, kLibcallWord)
+  uint32_t len;   // 5 (kSledCall, kEntryJump), 8 (kGotWord, kLibcallWord) or 11 (kXraySled)
   uint32_t kind;
-  uint8_t old_bytes[8];  // what is there now (and goes back at detach)
-  uint8_t new_bytes[8];
+  uint8_t old_bytes[16];  // what is there now (and goes back at detach); len bytes used
+  uint8_t new_bytes[16];
   // kEntryJump only: where a thread stopped inside the instructions the jump displaces
   // goes instead (docs/patching.md, "Attaching"). The instruction boundaries after the
   // first (offsets from addr, `displaced` itself included when the copy jumps back there)
@@ -81,6 +83,7 @@ struct Reply {
   uint64_t refused;      // sled sites left alone (not a known nop, not a function entry)
   uint64_t entries;      // --patch: function entries to patch (kEntryJump)
   uint64_t libcalls;     // GOT words of library calls to redirect (kLibcallWord)
+  uint64_t xray;         // XRay sleds to patch (kXraySled)
   uint64_t text_lo, text_hi;  // the runtime's own code: no thread may be stopped there at stop
   uint64_t dl_sync;      // address of the runtime's DlSync
   char message[1024];    // why, for kError and kAlready; warnings for kOk

@@ -9,8 +9,12 @@ namespace {
 AttachSites* g_out = nullptr;
 }  // namespace
 
-void attach_collect_begin(AttachSites* out) { g_out = out; }
-void attach_collect_end() { g_out = nullptr; }
+AttachSites* attach_collect_begin(AttachSites* out) {
+  AttachSites* prev = g_out;
+  g_out = out;
+  return prev;
+}
+void attach_collect_end(AttachSites* prev) { g_out = prev; }
 bool attach_collecting() { return g_out != nullptr; }
 
 bool attach_list_entry(uintptr_t site, uintptr_t tramp_entry, uintptr_t copy, const Relocated& r) {
@@ -30,6 +34,19 @@ bool attach_list_entry(uintptr_t site, uintptr_t tramp_entry, uintptr_t copy, co
   memcpy(p->from, r.bound_from, sizeof p->from);
   memcpy(p->to, r.bound_to, sizeof p->to);
   ++g_out->entries;
+  return true;
+}
+
+bool attach_list_xray(uintptr_t site, const uint8_t* old_bytes, const uint8_t* new_bytes) {
+  if (!g_out || g_out->failure) return false;
+  attach_abi::Patch* p = attach_sites_next(g_out);
+  if (!p) return false;
+  p->addr = site;
+  p->len = 11;
+  p->kind = attach_abi::kXraySled;
+  memcpy(p->old_bytes, old_bytes, 11);
+  memcpy(p->new_bytes, new_bytes, 11);
+  ++g_out->xray;
   return true;
 }
 

@@ -62,6 +62,9 @@ void publish_count() { __atomic_store_n(&g_sync.count, g_sites ? g_sites->count 
 // those are left alone, as they would be with every thread stopped and no way to move it.
 bool safe_late(const attach_abi::Patch& p) {
   if (p.kind == attach_abi::kGotWord || p.kind == attach_abi::kLibcallWord) return true;
+  // An XRay sled's bytes past its first two never run while those are XRay's: written
+  // first, then the two in one aligned store (xray_sleds.cpp).
+  if (p.kind == attach_abi::kXraySled) return (p.addr & 1) == 0;
   if (p.kind != attach_abi::kSledCall) return false;
   const uint8_t* b = p.old_bytes;
   return b[0] == 0x0f && b[1] == 0x1f && b[2] == 0x44 && b[3] == 0x00 && (p.addr & 7) <= 3;
@@ -135,9 +138,18 @@ bool apply(const attach_abi::Patch& p) {
   const uintptr_t hi = (p.addr + p.len + page - 1) & ~(page - 1);
   void* at = reinterpret_cast<void*>(lo);
   if (mprotect(at, hi - lo, PROT_READ | PROT_WRITE | PROT_EXEC) != 0) return false;
-  int32_t rel;
-  memcpy(&rel, p.new_bytes + 1, 4);
-  write_rel32(p.addr, p.new_bytes[0], p.addr + 5 + static_cast<intptr_t>(rel));
+  if (p.kind == attach_abi::kXraySled) {
+    auto* b = reinterpret_cast<uint8_t*>(p.addr);
+    memcpy(b + 2, p.new_bytes + 2, p.len - 2);
+    uint16_t h;
+    memcpy(&h, p.new_bytes, 2);
+    if ((p.addr & 1) == 0) __atomic_store_n(reinterpret_cast<uint16_t*>(p.addr), h, __ATOMIC_RELEASE);
+    else memcpy(b, p.new_bytes, 2);
+  } else {
+    int32_t rel;
+    memcpy(&rel, p.new_bytes + 1, 4);
+    write_rel32(p.addr, p.new_bytes[0], p.addr + 5 + static_cast<intptr_t>(rel));
+  }
   mprotect(at, hi - lo, PROT_READ | PROT_EXEC);
   return true;
 }

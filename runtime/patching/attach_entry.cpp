@@ -125,6 +125,7 @@ CALLMON_ATTACH_EXPORT const attach_abi::Reply* callmon_attach_start(const char* 
   g_reply.refused = g_sites.refused;
   g_reply.entries = g_sites.entries;
   g_reply.libcalls = g_sites.libcalls;
+  g_reply.xray = g_sites.xray;
   g_reply.dl_sync = reinterpret_cast<uint64_t>(attach_dl_sync());
   return reply(attach_abi::kOk);
 }

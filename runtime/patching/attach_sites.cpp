@@ -20,6 +20,7 @@
 #include "runtime/patching/sled_select.hpp"
 #include "runtime/patching/sled_entry_check.hpp"
 #include "runtime/patching/sled_stub.hpp"
+#include "runtime/patching/xray_sleds.hpp"
 
 namespace callmon::rt {
 
@@ -156,10 +157,21 @@ const ExecSegment* segment_of(const SledModule& m, uintptr_t site) {
 void collect_sleds(const dl_phdr_info* info, AttachSites* out) {
   const char* path = info->dlpi_name && info->dlpi_name[0] ? info->dlpi_name : "/proc/self/exe";
   SledModule m;
-  if (!sled_read_module(info, path, &m) || m.list_count == 0 || m.imports_pg || m.exec_count == 0)
+  if (!sled_read_module(info, path, &m) || (m.list_count == 0 && !m.xray_map) || m.imports_pg ||
+      m.exec_count == 0)
     return;
-  EntryCheck entries(info);
   sled_select_module(info);  // --include/--exclude: only selected functions are patched
+  if (m.xray_map) {
+    // clang -fxray-instrument: the XRay pass lists its writes instead of making them.
+    XrayPatchStats xs{};
+    AttachSites* prev = attach_collect_begin(out);
+    xray_patch_module(m, false, &xs);
+    attach_collect_end(prev);
+    out->refused += xs.refused;
+    if (xs.failure && !out->failure) out->failure = xs.failure;
+    if (m.list_count == 0) return;
+  }
+  EntryCheck entries(info);
   const uintptr_t fentry = g_own.fentry;
   uintptr_t stub = 0;
   static const uint8_t endbr64[4] = {0xf3, 0x0f, 0x1e, 0xfa};
@@ -269,7 +281,7 @@ void attach_collect_sites(AttachSites* out) {
   out->count = 0;
   g_word_count = 0;
   out->sleds = out->got_pg = out->got_cyg = out->got_unwind = out->refused = 0;
-  out->entries = out->libcalls = 0;
+  out->entries = out->libcalls = out->xray = 0;
   out->failure = nullptr;
   if (!out->patches) {
     void* mem = mmap(nullptr, kMaxPatches * sizeof(attach_abi::Patch), PROT_READ | PROT_WRITE,
@@ -297,7 +309,7 @@ void attach_collect_sites(AttachSites* out) {
     attach_collect_end();
   }
   // No hook to turn on: nothing at all is patched (the interposers alone record nothing).
-  if (out->sleds + out->got_pg + out->got_cyg + out->entries == 0) out->count = 0;
+  if (out->sleds + out->got_pg + out->got_cyg + out->entries + out->xray == 0) out->count = 0;
   attach_dl_begin(out);  // modules loaded from now on: attach_dlopen.hpp
   pins.unpin();
 }

@@ -15,6 +15,7 @@ struct AttachSites {
   uint32_t count;
   uint64_t sleds, got_pg, got_cyg, got_unwind, refused;
   uint64_t entries, libcalls;  // --patch function entries, library-call GOT words
+  uint64_t xray;               // clang -fxray-instrument sleds (xray_sleds.hpp)
   const char* failure;  // why nothing can be patched, or nullptr
 };
 
@@ -25,6 +26,7 @@ struct AttachSites {
 // a function the runtime interposes to follow exceptions, longjmp and stack walks
 // (_Unwind_RaiseException, longjmp, backtrace...). Takes the loader's lock
 // (dl_iterate_phdr) and maps memory: only while the program's threads run.
+// Each XRay sled of a selected function is listed as xray_patch_module would write it.
 // With --patch, the entry patcher's selection is listed too (each function's first bytes
 // become `jmp` to its trampoline, prepared now), and so are the library-call pass's GOT words
 // (unless CALLMON_LIBCALL=0), as attach_collect.hpp says.

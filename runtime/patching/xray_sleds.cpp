@@ -13,6 +13,7 @@
 #include <string.h>
 #include <sys/mman.h>
 
+#include "runtime/patching/attach_collect.hpp"
 #include "runtime/patching/code_write.hpp"
 #include "runtime/patching/sled_select.hpp"
 #include "runtime/patching/sled_stub.hpp"
@@ -78,17 +79,25 @@ Shape shape_of(const uint8_t* b, uintptr_t site, XrayKind kind) {
   return Shape::kOther;
 }
 
-void write_sled(uintptr_t site, uint32_t id, uint8_t opcode, uintptr_t to) {
-  auto* b = reinterpret_cast<uint8_t*>(site);
+// The patched sled's 11 bytes: `mov $id, %r10d` and `opcode` rel32 to `to`.
+void patched_bytes(uintptr_t site, uint32_t id, uint8_t opcode, uintptr_t to, uint8_t* b) {
   int32_t rel = static_cast<int32_t>(static_cast<intptr_t>(to - (site + kSledSize)));
+  b[0] = 0x41;  // mov $imm32, %r10d
+  b[1] = 0xba;
   memcpy(b + 2, &id, 4);
   b[6] = opcode;
   memcpy(b + 7, &rel, 4);
-  const uint8_t head[2] = {0x41, 0xba};  // mov $imm32, %r10d
+}
+
+void write_sled(uintptr_t site, uint32_t id, uint8_t opcode, uintptr_t to) {
+  auto* b = reinterpret_cast<uint8_t*>(site);
+  uint8_t now[kSledSize];
+  patched_bytes(site, id, opcode, to, now);
+  memcpy(b + 2, now + 2, kSledSize - 2);
   uint16_t h;
-  memcpy(&h, head, 2);
+  memcpy(&h, now, 2);
   if ((site & 1) == 0) __atomic_store_n(reinterpret_cast<uint16_t*>(site), h, __ATOMIC_RELEASE);
-  else memcpy(b, head, 2);
+  else memcpy(b, now, 2);
 }
 
 // Whether the tail sled at `site` precedes a direct jump to a function whose entry sled is
@@ -179,6 +188,16 @@ void xray_patch_module(const SledModule& m, bool startup, XrayPatchStats* st) {
         break;
       }
       to = stubs[t];
+    }
+    if (attach_collecting()) {
+      // `callmon record -p`: listed, written by the tool with every thread stopped.
+      uint8_t now[kSledSize];
+      patched_bytes(sled.address, id, opcode, to, now);
+      if (!attach_list_xray(sled.address, bytes, now)) {
+        st->failure = "the attach's patch list is full";
+        break;
+      }
+      continue;
     }
     if (!writable) {
       if (!set_code_writable(m, true, startup)) {

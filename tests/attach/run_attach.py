@@ -73,6 +73,8 @@ BUILDS = {
     "fentry": ["-pg", "-mfentry"],
     "pg": ["-pg"],
     "cyg": ["-finstrument-functions"],
+    # clang only: XRay's sleds, patched while attached and put back at detach
+    "xray": ["-fxray-instrument", "-fxray-instruction-threshold=1"],
     "plain": [],
     # gcc only, not position-independent; linked without -pg (docs/modes.md, "Nop sleds")
     "nopmcount": ["-fno-pie", "-pg", "-mfentry", "-mnop-mcount", "-mrecord-mcount"],
@@ -220,6 +222,8 @@ def case_counts(a, exe):
         runs.append((data, len(script), k))
         for line in between if n == 1 else []:
             s.request(line)
+    if a.build == "xray":
+        expect(code_as_in_file(s.pid, exe), "the server's code after the detach is its file's")
     for line in after:
         s.request(line)
     out, status = s.finish()

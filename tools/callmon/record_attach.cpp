@@ -85,14 +85,16 @@ int run_record_attach(const AttachRequest& rq) {
   std::fprintf(stderr,
                "callmon record: attached to process %d (session %u): %llu sled(s), %llu -pg, "
                "%llu -finstrument-functions and %llu unwinder GOT word(s), %llu function "
-               "entries and %llu library-call GOT word(s) patched; threads stopped %s%s; "
+               "entries, %llu library-call GOT word(s) and %llu XRay sled(s) patched; threads "
+               "stopped %s%s; "
                "recording into %s%s\n",
                static_cast<int>(rq.pid), begun->session, static_cast<unsigned long long>(begun->sleds),
                static_cast<unsigned long long>(begun->got_pg),
                static_cast<unsigned long long>(begun->got_cyg),
                static_cast<unsigned long long>(begun->got_unwind),
                static_cast<unsigned long long>(begun->entries),
-               static_cast<unsigned long long>(begun->libcalls), ms(begun->stopped_ns).c_str(),
+               static_cast<unsigned long long>(begun->libcalls),
+               static_cast<unsigned long long>(begun->xray), ms(begun->stopped_ns).c_str(),
                begun->moved ? (" (" + std::to_string(begun->moved) +
                                " thread(s) moved out of a function's first bytes)").c_str()
                             : "",
@@ -117,9 +119,10 @@ int run_record_attach(const AttachRequest& rq) {
   if (begun->signal_refused)
     warn(cmd, std::to_string(begun->signal_refused) + " function(s) not patched: a signal "
               "handler will return into their first bytes at no instruction callmon can move");
-  if (begun->sleds + begun->got_pg + begun->got_cyg + begun->entries == 0)
+  if (begun->sleds + begun->got_pg + begun->got_cyg + begun->entries + begun->xray == 0)
     warn(cmd, "nothing to patch: the program has no nop sleds, -pg or -finstrument-functions "
-              "hooks (build it with -fpatchable-function-entry=5, or give --patch=REGEX); "
+              "hooks nor XRay sleds (build it with -fpatchable-function-entry=5, or give "
+              "--patch=REGEX); "
               "nothing will be recorded");
   const auto until = std::chrono::steady_clock::now() +
                      std::chrono::duration<double>(rq.duration_s > 0 ? rq.duration_s : 1e9);
