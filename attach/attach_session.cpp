@@ -290,20 +290,13 @@ Result<AttachFigures> attach_begin(pid_t pid, const std::string& runtime, const 
   OpenFrames open_frames;
   open_frames.prepare(pid, runtime);
   const uint64_t ts = now_ns();
-  if (!g.stop_all()) {
+  // A dlclose under way, or modules loaded or unloaded since the listing: the list as it is
+  // now, read once no dlclose is between the real one and the list's update (DlSync).
+  if (!g.stop_all() ||
+      !settle_list(g, reply_sync, &list_addr, &list_count, &patches, &fig.unload_waits)) {
     if (g.gone()) return Error{"process " + std::to_string(pid) + " exited during the attach"};
     // Nothing patched, so no thread records: the session can be ended with the others
     // running.
-    g.stop(caller);
-    RemoteCall call(g, caller);
-    (void)call.call(entry.stop, {});
-    return Error{"a thread of process " + std::to_string(pid) +
-                 " did not stop within 5 s (uninterruptible sleep?); nothing was patched"};
-  }
-  // A dlclose under way, or modules loaded or unloaded since the listing: the list as it is
-  // now, read once no dlclose is between the real one and the list's update (DlSync).
-  if (!settle_list(g, reply_sync, &list_addr, &list_count, &patches, &fig.unload_waits)) {
-    if (g.gone()) return Error{"process " + std::to_string(pid) + " exited during the attach"};
     g.stop(caller);
     RemoteCall call(g, caller);
     (void)call.call(entry.stop, {});
