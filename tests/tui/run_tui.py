@@ -54,12 +54,17 @@ class Tmux:
         return self.run("capture-pane", "-p", "-t", "tui")
 
     def wait_for(self, pred, timeout=15.0):
-        """The first screen for which pred(screen) holds, or the last one after timeout."""
+        """The first settled screen for which pred(screen) holds, or the last one after
+        timeout. Settled: two captures 0.1 s apart agree — a capture can catch the program
+        mid-repaint (a loaded machine caught the flat profile with rows of the old and the
+        new sort order mixed), and that screen must not be judged."""
         end = time.monotonic() + timeout
+        prev = None
         while True:
             s = self.screen()
-            if pred(s) or time.monotonic() > end:
+            if (pred(s) and s == prev) or time.monotonic() > end:
                 return s
+            prev = s
             time.sleep(0.1)
 
     def kill(self):
