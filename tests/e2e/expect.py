@@ -186,3 +186,14 @@ def filtered_fixture(ns, base, include=(), exclude=()):
     ns["INFO"] = {"exit_status": base.INFO["exit_status"], "exit_signal": None, "calls": calls,
                   "problems": [], "processes": [{"key": "P1.0", "threads": [("finished", calls)]}]}
     ns["tree"] = lambda r: drop(base.tree(r), keeps)
+
+
+def cpu_flag_missing(flag, why):
+    """A fixture's skip reason when the processor lacks FLAG as the kernel reports it in
+    /proc/cpuinfo (the kernel clears a flag whose state it does not enable), else None."""
+    try:
+        with open("/proc/cpuinfo") as f:
+            flags = next((l.split(":", 1)[1].split() for l in f if l.startswith("flags")), [])
+    except OSError:
+        return "cannot read /proc/cpuinfo"
+    return None if flag in flags else why
