@@ -63,6 +63,39 @@ def run(cmd, cwd, timeout=RUN_TIMEOUT, env=None):
         return subprocess.CompletedProcess(cmd, None, out, err + f"\n[timed out after {timeout}s]")
 
 
+def site_test_start(doc, add_args=None):
+    """The common start of the tests that build one of tests/programs' site programs
+    themselves (sled_sites.py, xray_sites.py): parses --callmon, --runtime (libcallmon.so),
+    --cc, --work and what add_args(parser) adds; returns (args, None), or (None, SKIP) when
+    the compiler is missing. The work directory is made empty."""
+    ap = argparse.ArgumentParser(description=doc.splitlines()[0])
+    ap.add_argument("--callmon", required=True)
+    ap.add_argument("--runtime", required=True, help="libcallmon.so")
+    ap.add_argument("--cc", required=True)
+    ap.add_argument("--work", required=True)
+    if add_args:
+        add_args(ap)
+    args = ap.parse_args()
+    if not args.cc or args.cc.endswith("-NOTFOUND") or not shutil.which(args.cc):
+        print(f"SKIP: compiler not found ({args.cc})")
+        return None, SKIP
+    shutil.rmtree(args.work, ignore_errors=True)
+    os.makedirs(args.work)
+    return args, None
+
+
+def build_site_program(args, name, flags):
+    """Builds tests/programs/NAME.c with args.cc and FLAGS into args.work; its path, or None
+    after printing the failed build."""
+    prog = os.path.join(args.work, name)
+    built = run([args.cc, "-g", "-Wall", "-I", PROGRAMS] + flags +
+                ["-o", prog, os.path.join(PROGRAMS, name + ".c")], args.work)
+    if built.returncode != 0:
+        print("FAIL: build\n" + describe(built))
+        return None
+    return prog
+
+
 def child_pids(pid):
     """The pids whose parent is pid (from /proc)."""
     kids = []

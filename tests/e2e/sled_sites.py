@@ -15,47 +15,34 @@ list entry that names a function without a sled (--bad-site), and checks:
 
 Exit status: 0 passed, 1 failed, 77 skipped. Python stdlib only.
 """
-import argparse
 import json
 import os
 import re
-import shutil
-import subprocess
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-PROGRAMS = os.path.join(os.path.dirname(HERE), "programs")
 sys.path.insert(0, HERE)
-import run_fixture  # noqa: E402  (MODE_FLAGS, run)
+import run_fixture  # noqa: E402  (MODE_FLAGS, run, site_test_start)
 
 RESULT = "result 33\n"  # sum over i<3 of (3i+1)+(3i+4), plus 42 with the bad site
 COUNTS = {"main()": 1, "middle()": 3, "leaf()": 6}
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--callmon", required=True)
-    ap.add_argument("--runtime", required=True, help="libcallmon.so")
-    ap.add_argument("--cc", required=True)
-    ap.add_argument("--mode", required=True, choices=["sled-fentry", "patchable"])
-    ap.add_argument("--bad-site", action="store_true")
-    ap.add_argument("--misplaced", action="store_true",
-                    help="build with -fpatchable-function-entry=5,1 (patchable mode)")
-    ap.add_argument("--work", required=True)
-    args = ap.parse_args()
-    if not args.cc or args.cc.endswith("-NOTFOUND") or not shutil.which(args.cc):
-        print(f"SKIP: compiler not found ({args.cc})")
-        return 77
-    shutil.rmtree(args.work, ignore_errors=True)
-    os.makedirs(args.work)
-    prog = os.path.join(args.work, "sled_sites")
-    cmd = [args.cc, "-O2", "-g", "-Wall", "-I", PROGRAMS] + run_fixture.MODE_FLAGS[args.mode]
-    cmd += ["-DBAD_SITE"] if args.bad_site else []
-    cmd += ["-fpatchable-function-entry=5,1"] if args.misplaced else []
-    cmd += ["-o", prog, os.path.join(PROGRAMS, "sled_sites.c")]
-    built = run_fixture.run(cmd, args.work)
-    if built.returncode != 0:
-        print("FAIL: build\n" + run_fixture.describe(built))
+    def more_args(ap):
+        ap.add_argument("--mode", required=True, choices=["sled-fentry", "patchable"])
+        ap.add_argument("--bad-site", action="store_true")
+        ap.add_argument("--misplaced", action="store_true",
+                        help="build with -fpatchable-function-entry=5,1 (patchable mode)")
+
+    args, skip = run_fixture.site_test_start(__doc__, more_args)
+    if skip:
+        return skip
+    flags = ["-O2"] + run_fixture.MODE_FLAGS[args.mode]
+    flags += ["-DBAD_SITE"] if args.bad_site else []
+    flags += ["-fpatchable-function-entry=5,1"] if args.misplaced else []
+    prog = run_fixture.build_site_program(args, "sled_sites", flags)
+    if not prog:
         return 1
     failures = run_fixture.Failures()
     result = "result 75\n" if args.bad_site else RESULT

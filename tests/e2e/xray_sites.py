@@ -16,17 +16,14 @@ The program's stdout and exit status are the same every time.
 
 Exit status: 0 passed, 1 failed, 77 skipped. Python stdlib only.
 """
-import argparse
 import json
 import os
 import re
-import shutil
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-PROGRAMS = os.path.join(os.path.dirname(HERE), "programs")
 sys.path.insert(0, HERE)
-import run_fixture  # noqa: E402  (MODE_FLAGS, run, describe)
+import run_fixture  # noqa: E402  (MODE_FLAGS, run, describe, site_test_start)
 
 STDOUT = "result 51\n"
 SLEDS = re.compile(r"sleds: (\d+) compiled, (\d+) patched \((\d+) of leaf\), (\d+) other")
@@ -55,24 +52,13 @@ def xray_functions(callmon, data, work):
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--callmon", required=True)
-    ap.add_argument("--runtime", required=True, help="libcallmon.so")
-    ap.add_argument("--cc", required=True)
-    ap.add_argument("--opt", default="O2")
-    ap.add_argument("--work", required=True)
-    args = ap.parse_args()
-    if not args.cc or args.cc.endswith("-NOTFOUND") or not shutil.which(args.cc):
-        print(f"SKIP: compiler not found ({args.cc})")
-        return 77
-    shutil.rmtree(args.work, ignore_errors=True)
-    os.makedirs(args.work)
-    prog = os.path.join(args.work, "xray_sites")
-    cmd = [args.cc, f"-{args.opt}", "-g", "-Wall", "-I", PROGRAMS] + run_fixture.MODE_FLAGS["xray"]
-    cmd += ["-o", prog, os.path.join(PROGRAMS, "xray_sites.c")]
-    built = run_fixture.run(cmd, args.work)
-    if built.returncode != 0:
-        print("FAIL: build\n" + run_fixture.describe(built))
+    args, skip = run_fixture.site_test_start(
+        __doc__, lambda ap: ap.add_argument("--opt", default="O2"))
+    if skip:
+        return skip
+    prog = run_fixture.build_site_program(args, "xray_sites",
+                                          [f"-{args.opt}"] + run_fixture.MODE_FLAGS["xray"])
+    if not prog:
         return 1
     problems = []
 
