@@ -19,8 +19,9 @@ namespace callmon::rt {
 // access through __tls_get_addr could itself allocate).
 extern __thread uint32_t t_runtime_depth __attribute__((tls_model("initial-exec")));
 extern __thread uint64_t t_runtime_mask __attribute__((tls_model("initial-exec")));
-// The cancelability state the outermost scope replaced.
+// The cancelability state and type the outermost scope replaced.
 extern __thread int t_runtime_cancel __attribute__((tls_model("initial-exec")));
+extern __thread int t_runtime_cancel_type __attribute__((tls_model("initial-exec")));
 
 // Any hook reached while this is true returns at once (hooks.cpp, hooks_pg.cpp).
 inline bool in_runtime() { return t_runtime_depth != 0; }
@@ -57,7 +58,9 @@ class RuntimeScope {
       // pthread_cancel pending on the thread would act inside them and unwind through the
       // runtime's frames (std::terminate, or the program's cleanups skipped). It acts at
       // the program's next cancellation point instead, as it would without callmon.
+      // Deferred too, for the way back (below).
       pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &t_runtime_cancel);
+      pthread_setcanceltype(PTHREAD_CANCEL_DEFERRED, &t_runtime_cancel_type);
     }
     t_runtime_depth += 1;
     if (ThreadState* s = t_state)
@@ -70,7 +73,12 @@ class RuntimeScope {
     if (t_runtime_depth == 1) {
       if (s) asm volatile("andl %1, %0" : "+m"(s->guard) : "ir"(~kGuardRuntime) : "memory");
       t_runtime_depth = 0;
+      // State, then type: a thread of asynchronous type cancelled meanwhile is cancelled
+      // by the second call. glibc 2.36's pthread_setcancelstate would act on it too, but
+      // without setting the thread's result: pthread_join then saw NULL, not
+      // PTHREAD_CANCELED (pthread_setcanceltype sets it).
       pthread_setcancelstate(t_runtime_cancel, nullptr);
+      pthread_setcanceltype(t_runtime_cancel_type, nullptr);
       uint64_t mask = t_runtime_mask;
       runtime_sigmask(2 /* SIG_SETMASK */, &mask, nullptr);
     } else {

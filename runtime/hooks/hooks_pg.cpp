@@ -356,12 +356,14 @@ void pg_full_save_returns() { g_return_trampoline = &callmon_patched_return; }
 
 // Oldest first, so that where an abandoned frame and a live one name the same slot, the
 // live (newer) frame's address is the one left there. Only slots that still hold the
-// trampoline are touched: a frame's stack may have been reused since.
+// trampoline are touched: a frame's stack may have been reused since. A half-pushed frame
+// (sp 0: an asynchronous cancellation's unwind interrupted the entry hook) has not
+// redirected its slot yet.
 void pg_restore_returns() {
   ThreadState* s = attach_inherit_claim(t_state);  // frames open at an attach, hijacked
   if (!s) return;
   for (Frame* f = s->stack_base; f < s->top; ++f) {
-    if (!f->ret) continue;
+    if (!f->ret || !f->sp) continue;
     uintptr_t* slot = sp_slot(f->sp);
     if (is_return_trampoline(*slot)) *slot = f->ret;
   }
@@ -374,7 +376,7 @@ void pg_hijack_returns() {
   uintptr_t tramp = return_trampoline();
   signal_fence();
   for (Frame* f = s->stack_base; f < s->top; ++f) {
-    if (!f->ret) continue;
+    if (!f->ret || !f->sp) continue;
     uintptr_t* slot = sp_slot(f->sp);
     if (*slot == f->ret) *slot = tramp;
   }

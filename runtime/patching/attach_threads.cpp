@@ -41,7 +41,7 @@ void restore_returns(ThreadState* s) {
   const auto tramp = reinterpret_cast<uintptr_t>(&callmon_pg_return);
   const auto full = reinterpret_cast<uintptr_t>(&callmon_patched_return);
   for (Frame* f = s->stack_base; f < s->top; ++f) {
-    if (!f->ret) continue;
+    if (!f->ret || !f->sp) continue;  // half-pushed: its slot not redirected yet
     auto* slot = reinterpret_cast<uintptr_t*>(f->sp + 16);
     if (*slot == tramp || *slot == full) *slot = f->ret;
   }

@@ -53,15 +53,19 @@ inline void guard_release(ThreadState* s) {
 
 // Pushes a shadow-stack frame and returns it. The slot is published (top raised) before it
 // is filled, so that a signal's hooks push above it, not over it; until the fill its `sp`
-// is 0, as pop_frames leaves every slot above the top. (Monitored threads pop their own way:
-// their signal handlers' hooks push no frames.)
+// is 0, as pop_frames leaves every slot above the top. `sp` is written last: a frame whose
+// `sp` is 0 is half-pushed (its `ret` may still be an earlier frame's), and whoever walks
+// the frames from a signal's context skips it — an asynchronous cancellation's forced
+// unwind runs pg_restore_returns inside the interrupted hook. (Monitored threads pop their
+// own way: their signal handlers' hooks push no frames.)
 inline Frame* push_frame(ThreadState* s, uintptr_t fn, uintptr_t sp, uintptr_t ret) {
   Frame* f = s->top;
   s->top = f + 1;
   signal_fence();
   f->fn = fn;
-  f->sp = sp;
   f->ret = ret;
+  signal_fence();
+  f->sp = sp;
   return f;
 }
 

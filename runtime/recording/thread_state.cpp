@@ -30,6 +30,7 @@ __thread ThreadState* t_state __attribute__((tls_model("initial-exec"))) = nullp
 __thread uint32_t t_runtime_depth __attribute__((tls_model("initial-exec"))) = 0;
 __thread uint64_t t_runtime_mask __attribute__((tls_model("initial-exec"))) = 0;
 __thread int t_runtime_cancel __attribute__((tls_model("initial-exec"))) = 0;
+__thread int t_runtime_cancel_type __attribute__((tls_model("initial-exec"))) = 0;
 
 namespace {
 
