@@ -109,6 +109,10 @@ def make_recordings(callmon, cc, work):
         dirs[name] = os.path.join(work, name.replace("_conf", ".conf"))
         open(dirs[name], "w").write(text)
     dirs["fib"] = os.path.join(work, "fib")
+    # fib linked with -static: no dynamic loader, so no LD_PRELOAD: refused before it runs.
+    dirs["static_fib"] = os.path.join(work, "static_fib")
+    subprocess.run([cc, "-O2", "-static", "-finstrument-functions", "-I", PROGRAMS, "-o",
+                    dirs["static_fib"], os.path.join(PROGRAMS, "fib.c")], check=True)
     # A process already traced (by its parent, through PTRACE_TRACEME): `monitor -p` on it
     # must be refused by the kernel, which is how "not permitted to ptrace" is simulated.
     HELPERS.append(subprocess.Popen([sys.executable, "-c", "import ctypes, time; "
@@ -222,6 +226,9 @@ def cases(dirs):
          ["record", "-o", dirs["missing"] + ".rec", "-p", "999999999"]),
         ("record: -p of a process already traced (not permitted)",
          ["record", "-o", dirs["missing"] + ".rec", "-p", dirs["traced_pid"], "--duration", "1"]),
+        ("record: a statically linked program (not run)",
+         ["record", "-o", dirs["missing"] + ".rec", "--", dirs["static_fib"]]),
+        ("trace: a statically linked program (not run)", ["trace", "--", dirs["static_fib"]]),
         ("monitor: no program", ["monitor"]),
         ("monitor: program not found", ["monitor", "--", "/no/such/program"]),
         ("monitor: not an ELF file", ["monitor", "--", dirs["not_elf"]]),
@@ -289,14 +296,17 @@ def main():
         try:
             p = subprocess.run([args.callmon] + argv, cwd=args.work, capture_output=True,
                                text=True, errors="replace", timeout=20)
-            status, err = p.returncode, p.stderr
+            status, err, out = p.returncode, p.stderr, p.stdout
         except subprocess.TimeoutExpired:
-            status, err = None, "[hung: no answer in 20 s]"
+            status, err, out = None, "[hung: no answer in 20 s]", ""
         lines = err.splitlines()
         ok = status is not None and status > 0 and status < 128 and len(lines) == 1 \
             and lines[0].startswith("callmon")
         # The message names the unknown option, not a required one it lacks as well.
         if what.endswith(": unknown option") and "--no-such-option" not in err:
+            ok = False
+        # ...and a static program's, the reason (it used to run, then blame its build flags).
+        if "statically linked" in what and ("statically linked" not in err or "fib(" in out):
             ok = False
         if not ok:
             failed += 1

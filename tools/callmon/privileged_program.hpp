@@ -1,7 +1,7 @@
 // Programs the runtime cannot get into: the dynamic loader runs a program that gains
 // privileges when executed (set-user-ID, set-group-ID, file capabilities) in secure mode and
-// ignores LD_PRELOAD, so `record`, `trace`, `inject` and `run` would see nothing. They ask
-// here first and say why before the program runs (docs/security.md, "Privilege boundaries").
+// ignores LD_PRELOAD, and a statically linked program has no loader at all, so `record`,
+// `trace`, `inject`, `run` and `coverage` would see nothing. They ask here first and say why before the program runs (docs/security.md, "Privilege boundaries").
 #pragma once
 
 #include <optional>
@@ -16,10 +16,15 @@ namespace callmon::tools {
 // `#!` files). Looks only at the file: its mode bits and its security.capability xattr.
 std::optional<std::string> privilege_gain(const std::string& program);
 
+// True when `program` is an ELF executable with no program interpreter (linked with
+// -static or -static-pie): no dynamic loader runs in it, so LD_PRELOAD means nothing there.
+// False for scripts, dynamically linked programs and files that cannot be read as ELF.
+bool statically_linked(const std::string& program);
+
 // The error for a command that would preload the runtime into `program` (shown as `shown`,
-// the user's spelling) when privilege_gain finds something, else nothing: says what the
-// program gains, that the loader would ignore LD_PRELOAD so nothing would be seen, that it
-// was not run, and what to do instead.
+// the user's spelling) when privilege_gain finds something or the program is statically
+// linked, else nothing: says why the runtime cannot get in so nothing would be seen, that
+// it was not run, and what to do instead.
 std::optional<std::string> preload_refusal(const std::string& program, const std::string& shown);
 
 }  // namespace callmon::tools
