@@ -96,13 +96,22 @@ char** child_env(char* const envp[], char** out, char* scratch) {
   char* preload_buf = scratch;
   char* dir_buf = scratch + kChildEnvScratch / 2;
   bool has_preload = false;
+  // A library callmon put in front of its runtime for this program only (an ASan build's
+  // runtime, tools' first_library.hpp): the programs it starts did not have it without
+  // callmon, and ASan loaded into them would change them (its leak check at exit).
+  const char* first = start_env_get("CALLMON_PRELOAD_FIRST");
   for (char* const* e = envp; e && *e; ++e) {
     if (has_name(*e, "LD_PRELOAD") && self[0] && !has_preload) {
       has_preload = true;
-      if (!contains(*e + 11, self)) {
+      const char* value = *e + 11;
+      if (first && first[0] && has_prefix(value, first) && value[name_len(first)] == ':')
+        value += name_len(first) + 1;  // name_len: the whole string (it holds no '=')
+      if (!contains(value, self) || value != *e + 11) {
         // Ours first, then the program's own preloads.
         LineBuf b(preload_buf, kChildEnvScratch / 2);
-        b.str("LD_PRELOAD=").str(self).ch(':').str(*e + 11);
+        b.str("LD_PRELOAD=");
+        if (!contains(value, self)) b.str(self).ch(':');
+        b.str(value);
         out[n++] = preload_buf;
         continue;
       }
@@ -119,7 +128,8 @@ char** child_env(char* const envp[], char** out, char* scratch) {
   size_t added = 1;
   for (size_t i = 0; i < kept_count && added < kChildEnvExtra; ++i) {
     const char* e = kept[i];
-    if (!has_prefix(e, "CALLMON_") || lookup(envp, e)) continue;
+    if (!has_prefix(e, "CALLMON_") || lookup(envp, e) || has_name(e, "CALLMON_PRELOAD_FIRST"))
+      continue;
     if (has_name(e, "CALLMON_DIR") && g_proc.dir[0]) {
       // Absolute (the process set it up so): the child may start in another directory.
       LineBuf b(dir_buf, kChildEnvScratch / 2);

@@ -17,6 +17,8 @@
 #include <cstring>
 #include <sstream>
 
+#include "tools/callmon/first_library.hpp"
+
 extern char** environ;
 
 namespace callmon::tools {
@@ -92,7 +94,9 @@ Result<ChildExit> run_program(const std::string& path, const std::vector<std::st
   std::vector<char*> argv, envp;
   for (auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
   argv.push_back(nullptr);
-  for (auto& e : env) envp.push_back(const_cast<char*>(e.c_str()));
+  std::vector<std::string> env_first = env;  // an ASan build needs its runtime first
+  put_first_library(env_first, path);
+  for (auto& e : env_first) envp.push_back(const_cast<char*>(e.c_str()));
   envp.push_back(nullptr);
 
   int pipefd[2];

@@ -1,0 +1,68 @@
+#!/usr/bin/env python3
+"""A gcc -fsanitize=address build (libasan.so linked dynamically) under callmon: ASan used
+to refuse to start ("ASan runtime does not come first in initial library list", status 1)
+because callmon's runtime was first in LD_PRELOAD. Now the program runs as without callmon
+(status, the sum it prints), its 100 calls of work() are recorded, and the shell it starts
+gets callmon's runtime in LD_PRELOAD but not libasan (which it did not have without callmon).
+
+  run_asan_program.py --callmon build/bin/callmon --cc gcc --mode cyg|fentry --work DIR
+Exit status: 0 passed, 1 failed, 77 skipped (no libasan to link with).
+"""
+import argparse
+import json
+import os
+import subprocess
+import sys
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+FLAGS = {"cyg": ["-finstrument-functions"], "fentry": ["-pg", "-mfentry"]}
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--callmon", required=True)
+    ap.add_argument("--cc", required=True)
+    ap.add_argument("--mode", required=True, choices=sorted(FLAGS))
+    ap.add_argument("--work", required=True)
+    a = ap.parse_args()
+    os.makedirs(a.work, exist_ok=True)
+    exe = os.path.join(a.work, "asan_program")
+    built = subprocess.run([a.cc, "-O1", "-g", "-fsanitize=address", *FLAGS[a.mode],
+                            os.path.join(ROOT, "tests", "programs", "asan_program.c"), "-o", exe],
+                           capture_output=True, text=True)
+    if built.returncode != 0:
+        print("SKIP: cannot build with -fsanitize=address:\n" + built.stderr)
+        return 77
+    problems = []
+    env = {k: v for k, v in os.environ.items() if k not in ("LD_PRELOAD",)
+           and not k.startswith("CALLMON_")}
+    plain = subprocess.run([exe], capture_output=True, text=True, timeout=60, cwd=a.work, env=env)
+    if plain.returncode != 0 or "sum 161700\nchild LD_PRELOAD=[]\n" != plain.stdout:
+        problems.append(f"plain run: status {plain.returncode}, output {plain.stdout!r}")
+    data = os.path.join(a.work, "asan.data")
+    rec = subprocess.run([a.callmon, "record", "-o", data, "--", exe], capture_output=True,
+                         text=True, timeout=120, cwd=a.work, env=env)
+    lines = rec.stdout.splitlines()
+    if rec.returncode != plain.returncode or not lines or lines[0] != "sum 161700":
+        problems.append(f"under callmon: status {rec.returncode}, output {rec.stdout!r}, "
+                        f"stderr {rec.stderr!r}")
+    child = [l for l in lines if l.startswith("child LD_PRELOAD=")]
+    if len(child) != 1 or "libcallmon.so" not in child[0] or "libasan" in child[0]:
+        problems.append(f"the shell's LD_PRELOAD: {child}")
+    rep = subprocess.run([a.callmon, "report", "--format=json", "-d", data], capture_output=True,
+                         text=True, timeout=60)
+    calls = {}
+    if rep.returncode == 0:
+        for f in json.loads(rep.stdout).get("functions", []):
+            calls[f["name"]] = calls.get(f["name"], 0) + f["calls"]
+    if calls.get("work") != 100:
+        problems.append(f"report: work() called {calls.get('work')} times, not 100 "
+                        f"(status {rep.returncode}: {rep.stderr.strip()})")
+    for p in problems:
+        print("FAIL " + p)
+    print("ok" if not problems else f"{len(problems)} problem(s)")
+    return 1 if problems else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
