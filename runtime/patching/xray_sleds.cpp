@@ -214,7 +214,18 @@ void xray_patch_module(const SledModule& m, bool startup, XrayPatchStats* st) {
 
 bool xray_patched_any() { return g_any; }
 
-unsigned xray_function_count() { return g_next_id - 1; }
-unsigned xray_refused_count() { return g_refused; }
+namespace {
+// What the counts start from: 0, or what they were at the last attach's start (ids are
+// never reused, so a second attach gives the same functions new ones).
+unsigned g_count_base = 0, g_refused_base = 0;
+}  // namespace
+
+void xray_counts_restart() {
+  g_count_base = g_next_id - 1;
+  g_refused_base = g_refused;
+}
+
+unsigned xray_function_count() { return g_next_id - 1 - g_count_base; }
+unsigned xray_refused_count() { return g_refused - g_refused_base; }
 
 }  // namespace callmon::rt

@@ -38,8 +38,13 @@ void xray_patch_module(const SledModule& m, bool startup, XrayPatchStats* st);
 bool xray_patched_any();
 
 // Functions whose sleds were patched, and sleds refused (neither XRay's bytes nor ours), in
-// this process so far: the `xray-sleds` meta line (docs/format.md).
+// this process so far (since the last xray_counts_restart): the `xray-sleds` meta line
+// (docs/format.md).
 unsigned xray_function_count();
 unsigned xray_refused_count();
+
+// `callmon record -p`, before an attach lists its sleds: the counts start again from 0, so
+// each attach's meta file counts what that attach patched (as a start-up's does).
+void xray_counts_restart();
 
 }  // namespace callmon::rt

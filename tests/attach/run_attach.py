@@ -203,6 +203,11 @@ def info_ok(callmon, data):
     expect(r.returncode == 0, f"replay on {data}: {r.stderr.strip()}")
 
 
+def xray_line(callmon, data):
+    r = subprocess.run([callmon, "info", "-d", data], capture_output=True, text=True, timeout=60)
+    return next((l.strip() for l in r.stdout.splitlines() if "XRay sleds" in l), "")
+
+
 def reference(exe, script):
     s = Server(exe)
     for line in script:
@@ -229,6 +234,17 @@ def case_counts(a, exe):
             s.request(line)
     if a.build == "xray":
         expect(code_as_in_file(s.pid, exe), "the server's code after the detach is its file's")
+        # `info` says what each attach patched as a start-up recording does (the xray-sleds
+        # meta line), the second attach too (not both attaches' sleds together).
+        start = os.path.join(a.work, f"{os.path.basename(exe)}.startup")
+        subprocess.run([a.callmon, "record", "-o", start, "--", exe, "0"], input="Q\n",
+                       capture_output=True, text=True, timeout=60)
+        want = xray_line(a.callmon, start)
+        expect(want.startswith("XRay sleds: "), f"{start}: info shows the XRay sleds: {want!r}")
+        for n in (1, 2):
+            data = os.path.join(a.work, f"{os.path.basename(exe)}.{n}")
+            got = xray_line(a.callmon, data)
+            expect(got == want, f"{data}: info says {got!r}, a start-up recording {want!r}")
     for line in after:
         s.request(line)
     out, status = s.finish()
