@@ -103,8 +103,8 @@ bool inside_code_patch(const std::vector<Patch>& patches, uint64_t rip) {
 
 // After the undo, a thread stopped between a patched XRay sled's `mov` and its call/jmp
 // (byte 6) would run the middle of the compiled sled's nops: it goes where the compiled
-// sled takes it, past the sled (entry, tail: `jmp .+11`) or to its `ret` (exit).
-// (xray_leave.hpp).
+// sled takes it, past the sled (entry, tail: `jmp .+11`) or to its `ret` (exit);
+// xray_leave.hpp.
 void leave_xray_sled(const ThreadGroup& g, const std::vector<Patch>& patches, pid_t tid) {
   user_regs_struct r{};
   uint64_t rip = 0;
@@ -398,7 +398,7 @@ Result<AttachFigures> attach_end(pid_t pid, const std::string& runtime) {
     patches = std::move(list).value();
   }
   // XRay sleds: the signal frames' saved pcs are looked at with every thread stopped
-  // (leave_xray_sled); the modules are read now, while the program runs.
+  // (leave_xray_signal_frames); the modules are read now, while the program runs.
   OpenFrames signal_frames;
   const bool xray_frames = has_xray(patches) && signal_frames.prepare(pid, runtime);
   bool undone = false;
@@ -440,15 +440,13 @@ Result<AttachFigures> attach_end(pid_t pid, const std::string& runtime) {
       status = static_cast<attach_abi::Status>(reply->status);
       if (status != attach_abi::kOk && status != attach_abi::kBusy) return Error{reply->message};
       fig.session = state.session;
-    }
+    }  // the caller's registers are back: its stack can be unwound
+    if (status == attach_abi::kOk && xray_frames)
+      g.for_each_stopped([&](pid_t tid) {
+        fig.signal_moved += leave_xray_signal_frames(g, patches, tid, signal_frames);
+      });
     fig.stopped_ns = std::max(fig.stopped_ns, now_ns() - ts);
-    if (status == attach_abi::kOk) {
-      if (xray_frames)
-        g.for_each_stopped([&](pid_t tid) {
-          fig.signal_moved += leave_xray_signal_frames(g, patches, tid, signal_frames);
-        });
-      break;
-    }
+    if (status == attach_abi::kOk) break;
     if (++fig.retries > 500) return Error{"a thread stayed inside the runtime's hooks; try again"};
     g.resume_all();
     usleep(1000);
