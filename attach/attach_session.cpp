@@ -14,6 +14,7 @@
 #include "attach/remote_call.hpp"
 #include "attach/remote_symbols.hpp"
 #include "attach/thread_group.hpp"
+#include "attach/xray_leave.hpp"
 #include "callmon/attach_abi.hpp"
 
 namespace callmon::attach {
@@ -102,18 +103,37 @@ bool inside_code_patch(const std::vector<Patch>& patches, uint64_t rip) {
 
 // After the undo, a thread stopped between a patched XRay sled's `mov` and its call/jmp
 // (byte 6) would run the middle of the compiled sled's nops: it goes where the compiled
-// sled takes it, past the sled (entry, tail: `jmp .+11`) or to its `ret` (exit).
+// sled takes it, past the sled (entry, tail: `jmp .+11`) or to its `ret` (exit);
+// xray_leave.hpp.
 void leave_xray_sled(const ThreadGroup& g, const std::vector<Patch>& patches, pid_t tid) {
   user_regs_struct r{};
-  if (!g.get_regs(tid, &r)) return;
-  auto it = std::upper_bound(patches.begin(), patches.end(), r.rip,
-                             [](uint64_t a, const Patch& p) { return a < p.addr; });
-  if (it == patches.begin()) return;
-  --it;
-  if (it->kind != attach_abi::kXraySled || r.rip <= it->addr || r.rip >= it->addr + it->len)
-    return;
-  r.rip = it->old_bytes[0] == 0xc3 ? it->addr : it->addr + it->len;
-  g.set_regs(tid, r);
+  uint64_t rip = 0;
+  if (g.get_regs(tid, &r) && (rip = r.rip, leave_xray_pc(patches, &rip))) {
+    r.rip = rip;
+    g.set_regs(tid, r);
+  }
+}
+
+// The same for the pcs saved in a thread's signal frames (a handler interrupted it inside a
+// sled and has not returned yet): each is rewritten in its ucontext. Called once the runtime
+// has put back every return address its hooks redirected (callmon_attach_stop): before,
+// the unwind would stop at the first of them (the exit trampoline has no caller's CFI), and
+// a handler blocked in a library call (a call through a redirected GOT word) has one.
+// Returns how many saved pcs were moved.
+uint32_t leave_xray_signal_frames(const ThreadGroup& g, const std::vector<Patch>& patches,
+                                  pid_t tid, OpenFrames& frames) {
+  uint32_t moved = 0;
+  for (uint64_t slot : frames.signal_pcs(g, tid)) {
+    uint64_t pc = 0;
+    if (g.mem().read(slot, &pc, 8) && leave_xray_pc(patches, &pc) && g.mem().write(slot, &pc, 8))
+      ++moved;
+  }
+  return moved;
+}
+
+bool has_xray(const std::vector<Patch>& patches) {
+  return std::any_of(patches.begin(), patches.end(),
+                     [](const Patch& p) { return p.kind == attach_abi::kXraySled; });
 }
 
 // Writes each patch's new bytes (install) or old bytes (undo) where the other ones are.
@@ -377,6 +397,10 @@ Result<AttachFigures> attach_end(pid_t pid, const std::string& runtime) {
     if (!list) return Error{list.error()};
     patches = std::move(list).value();
   }
+  // XRay sleds: the signal frames' saved pcs are looked at with every thread stopped
+  // (leave_xray_signal_frames); the modules are read now, while the program runs.
+  OpenFrames signal_frames;
+  const bool xray_frames = has_xray(patches) && signal_frames.prepare(pid, runtime);
   bool undone = false;
   for (;;) {
     const uint64_t ts = now_ns();
@@ -416,7 +440,11 @@ Result<AttachFigures> attach_end(pid_t pid, const std::string& runtime) {
       status = static_cast<attach_abi::Status>(reply->status);
       if (status != attach_abi::kOk && status != attach_abi::kBusy) return Error{reply->message};
       fig.session = state.session;
-    }
+    }  // the caller's registers are back: its stack can be unwound
+    if (status == attach_abi::kOk && xray_frames)
+      g.for_each_stopped([&](pid_t tid) {
+        fig.signal_moved += leave_xray_signal_frames(g, patches, tid, signal_frames);
+      });
     fig.stopped_ns = std::max(fig.stopped_ns, now_ns() - ts);
     if (status == attach_abi::kOk) break;
     if (++fig.retries > 500) return Error{"a thread stayed inside the runtime's hooks; try again"};

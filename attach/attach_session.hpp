@@ -27,6 +27,7 @@ struct AttachFigures {
   uint32_t stepped = 0;       // threads moved out of a sled before it was patched
   uint32_t moved = 0;         // threads moved from a function's first bytes into its copy
   uint32_t signal_moved = 0;    // signal handlers' saved pcs moved out of patched bytes
+                                // (end(): out of patched XRay sleds, xray_leave.hpp)
   uint32_t signal_refused = 0;  // entry patches not written: a saved pc inside, unmovable
   uint32_t retries = 0;       // end(): stops retried because a thread was in the runtime
   uint32_t unload_waits = 0;  // end(): stops retried because a dlclose was under way

@@ -67,7 +67,16 @@ int collect_frame(Dwfl_Frame* state, void* arg) {
 
 // kPatched: a function whose entry --patch turns into a jump to its trampoline (the frame
 // then is the -pg -mfentry mode's, with the function's own address, entry_tramp.hpp).
-enum class Hook { kNone, kPg, kCygEnter, kCygExit, kPatched };
+// kXray: a clang -fxray-instrument function whose entry sled the attach patches (the frame
+// then is the -finstrument-functions mode's, xray_trampolines.S).
+enum class Hook { kNone, kPg, kCygEnter, kCygExit, kPatched, kXray };
+
+// Whether `p` is an XRay entry (or tail) sled as compiled: `jmp .+11` and nine bytes of nops.
+// A function's first sled is its entry sled.
+bool xray_entry_sled(const attach_abi::Patch& p) {
+  return p.kind == attach_abi::kXraySled && p.len >= 2 && p.old_bytes[0] == 0xeb &&
+         p.old_bytes[1] == 0x09;
+}
 
 // A function symbol's code, [lo, hi), and the function it belongs to: itself, or for the
 // cold part gcc splits off a function (`foo.cold`, `foo.cold.1`: reached only by jumps from
@@ -372,6 +381,13 @@ UnwindFigures OpenFrames::write(const ThreadGroup& g, const std::vector<attach_a
         // thread inside them was moved into the trampoline's copy, attach_session.cpp).
         hook = Hook::kPatched;
         site = start;  // what the trampoline's head holds and the entry probe records
+      } else if (sl != patches.end() && xray_entry_sled(*sl) && sl->addr < start + 16 &&
+                 (cold || sl->addr + sl->len <= r.pc)) {
+        // XRay: past its entry sled (compiled `jmp .+11`, so a thread is at its first byte
+        // or past it) the function was entered before the attach; one at the first byte
+        // runs the patched sled and gets an ENTER.
+        hook = Hook::kXray;
+        site = start;  // what callmon_xray_fns holds for it (the table's function address)
       } else if (n >= 5) {
         code.resize(n);
         if (!g.mem().read(start, code.data(), n)) continue;
@@ -399,6 +415,16 @@ UnwindFigures OpenFrames::write(const ThreadGroup& g, const std::vector<attach_a
         if (!r.rsp) continue;
         // As cyg_hooks.S passes it: the function's stack pointer at its hook call, minus 16.
         f = {start, r.rsp - 16, 0};
+      } else if (hook == Hook::kXray) {
+        // As xray_trampolines.S passes it: the function's stack pointer at its entry (the
+        // CFA minus 8, the return-address slot) minus 16, at its entry, exits and tail
+        // sleds alike. Its exit sled ends it as the exit hook ends a -finstrument-functions
+        // frame: no return address is redirected.
+        if (i + 1 >= raw.size() || !raw[i + 1].rsp) continue;
+        const uint64_t slot = raw[i + 1].rsp - 8;
+        uint64_t ret = 0;
+        if (!g.mem().read(slot, &ret, 8) || ret != raw[i + 1].pc) continue;
+        f = {site, slot - 16, 0};
       } else {
         // The -pg modes: the ENTER holds the hook's call site and the frame is named by
         // its return-address slot, just below the caller's stack pointer (the CFA).

@@ -105,8 +105,8 @@ double time_probed(ThreadState* s, uint8_t* buf, Frame* frames, uint64_t (*paren
 void measure_overlap(ThreadState* s, uint8_t* buf, Frame* frames, ProbeCost& cost, bool pg,
                      uint64_t* samples) {
   using Fn = uint64_t (*)(uint64_t);
-  const Fn probed[2] = {pg ? calibration_pg_serial : calibration_serial,
-                        pg ? calibration_pg_parallel : calibration_parallel};
+  const ProbeFunctions fns = probe_functions(pg);
+  const Fn probed[2] = {fns.serial, fns.parallel};
   const Fn plain[2] = {calibration_plain_serial, calibration_plain_parallel};
   double up = 0, down = 0;
   for (int k = 0; k < 2; ++k) {
@@ -135,12 +135,12 @@ void measure_hidden(ThreadState* s, uint8_t* buf, Frame* frames, ProbeCost& cost
   s->last_ticks = 0;
   s->last_addr = 0;
   s->tables.clear();
+  void (*const round)() = probe_functions(pg).parent;
   uint64_t saved_depth = s->record_depth;
   s->record_depth = 1;
   int done = 0;
   for (; done < kHiddenRounds; ++done) {
-    if (pg) calibration_pg_parent();
-    else calibration_parent();
+    round();
     if (s->top != frames || s->cur > s->limit) break;
   }
   s->record_depth = saved_depth;
@@ -163,12 +163,12 @@ void measure_taken_back(ThreadState* s, uint8_t* buf, FrameRecord* records, Prob
   s->tables.clear();
   s->records = records;
   s->min_ticks = UINT64_MAX;
+  void (*const parent)() = probe_functions(pg).parent;
   uint64_t* empty = samples + kHiddenRounds;
   int done = 0;
   for (; done < kHiddenRounds; ++done) {
     uint64_t t0 = ordered_ticks();
-    if (pg) calibration_pg_parent();
-    else calibration_parent();
+    parent();
     uint64_t t1 = ordered_ticks();
     samples[done] = t1 - t0;
     t0 = ordered_ticks();
@@ -217,7 +217,7 @@ size_t calibration_bytes(int rounds, size_t buffer) {
 ProbeCost calibrate_on(void* mem, int rounds, size_t buffer, bool pg, bool overlap,
                        void (*parent)() = nullptr) {
   ProbeCost cost{0, 0};
-  void (*const round)() = parent ? parent : pg ? calibration_pg_parent : calibration_parent;
+  void (*const round)() = parent ? parent : probe_functions(pg).parent;
   auto* s = static_cast<ThreadState*>(mem);
   uint8_t* buf = reinterpret_cast<uint8_t*>(s + 1);
   auto* frames = reinterpret_cast<Frame*>(buf + buffer);

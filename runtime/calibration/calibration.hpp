@@ -2,6 +2,8 @@
 // real hook path, so analysis can subtract it (docs/runtime.md, "Overhead compensation").
 #pragma once
 
+#include <cstdint>
+
 #include "runtime/calibration/probe_cost.hpp"
 
 namespace callmon::rt {
@@ -10,7 +12,9 @@ namespace callmon::rt {
 // thread state (no file, signals blocked) a few thousand times, decodes the records they
 // wrote, and returns the typical costs. Call on a thread that is inside no hook; it
 // restores the calling thread's state. `pg`: measure the -pg hooks (trampolines and return
-// redirection, calibration_probe_pg.cpp) instead of the -finstrument-functions ones.
+// redirection, calibration_probe_pg.cpp) instead of the -finstrument-functions ones; not
+// `pg` in a process whose XRay sleds are patched (g_xray_hooks): the XRay trampolines
+// (calibration_xray.cpp).
 ProbeCost calibrate_probe_cost(bool pg = false);
 
 // The library-call probe's own cost (docs/runtime.md, "Library calls' own cost"): the same
@@ -40,6 +44,20 @@ void calibration_pg_libcall_parent();
 // Set by the -pg hooks before the process's first set-up: the process uses them, so the
 // calibration measures them.
 extern bool g_pg_hooks;
+
+// Set by the XRay sled pass (xray_sleds.cpp) when it patches or lists a sled: without
+// g_pg_hooks, the calibration measures the XRay trampolines rather than the
+// -finstrument-functions hooks.
+extern bool g_xray_hooks;
+
+// The probe functions the calibration calls: `pg`'s, else the XRay mode's when g_xray_hooks
+// and their ids could be set up (calibration_xray.cpp), else -finstrument-functions'.
+struct ProbeFunctions {
+  void (*parent)();
+  uint64_t (*serial)(uint64_t);
+  uint64_t (*parallel)(uint64_t);
+};
+ProbeFunctions probe_functions(bool pg);
 
 }  // namespace callmon::rt
 

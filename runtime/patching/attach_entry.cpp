@@ -24,6 +24,7 @@
 #include "runtime/patching/attach_meta.hpp"
 #include "runtime/patching/attach_sites.hpp"
 #include "runtime/patching/attach_threads.hpp"
+#include "runtime/patching/xray_sleds.hpp"
 #include "runtime/recording/process.hpp"
 #include "runtime/selection/filter_select.hpp"
 
@@ -94,6 +95,7 @@ CALLMON_ATTACH_EXPORT const attach_abi::Reply* callmon_attach_start(const char* 
   }
   copy_str(g_dir, sizeof g_dir, o.dir);
   filter_reset_for_attach();  // this attach's name filters (CALLMON_SELECT), not the last one's
+  xray_counts_restart();      // its `xray-sleds` line counts this attach's sleds
   attach_collect_sites(&g_sites);
   if (g_sites.failure) {
     set_options_text(nullptr);

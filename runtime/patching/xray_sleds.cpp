@@ -13,6 +13,8 @@
 #include <string.h>
 #include <sys/mman.h>
 
+#include "runtime/calibration/calibration.hpp"
+#include "runtime/calibration/xray_calib_ids.h"
 #include "runtime/patching/attach_collect.hpp"
 #include "runtime/patching/code_write.hpp"
 #include "runtime/patching/sled_select.hpp"
@@ -33,7 +35,9 @@ namespace {
 constexpr size_t kSledSize = 11;
 // Ids are never reused (a module unloaded and loaded again gets new ones): 4 Mi functions,
 // 32 MiB of address space reserved, touched only as far as used.
+// The last CALLMON_XRAY_CALIB_IDS are the calibration's (xray_calib_ids.h), never handed out.
 constexpr uint32_t kMaxIds = 1u << 22;
+static_assert(CALLMON_XRAY_CALIB_ID0 + CALLMON_XRAY_CALIB_IDS == kMaxIds);
 uint32_t g_next_id = 1;
 bool g_any = false;
 unsigned g_refused = 0;
@@ -173,12 +177,13 @@ void xray_patch_module(const SledModule& m, bool startup, XrayPatchStats* st) {
       continue;
     }
     if (id == 0) {
-      if (!table_ready() || g_next_id == kMaxIds) {
+      if (!table_ready() || g_next_id == CALLMON_XRAY_CALIB_ID0) {
         st->failure = "no room for more function ids";
         break;
       }
       id = g_next_id++;
       callmon_xray_fns[id] = fn;
+      g_xray_hooks = true;  // the process set-up calibrates the XRay trampolines
     }
     uintptr_t to = trampoline(t);
     if (!rel32_reaches(sled.address + kSledSize, to)) {
@@ -214,7 +219,24 @@ void xray_patch_module(const SledModule& m, bool startup, XrayPatchStats* st) {
 
 bool xray_patched_any() { return g_any; }
 
-unsigned xray_function_count() { return g_next_id - 1; }
-unsigned xray_refused_count() { return g_refused; }
+bool xray_set_calibration_fns(const uintptr_t* fns, unsigned n) {
+  if (n > CALLMON_XRAY_CALIB_IDS || !table_ready()) return false;
+  for (unsigned i = 0; i < n; ++i) callmon_xray_fns[CALLMON_XRAY_CALIB_ID0 + i] = fns[i];
+  return true;
+}
+
+namespace {
+// What the counts start from: 0, or what they were at the last attach's start (ids are
+// never reused, so a second attach gives the same functions new ones).
+unsigned g_count_base = 0, g_refused_base = 0;
+}  // namespace
+
+void xray_counts_restart() {
+  g_count_base = g_next_id - 1;
+  g_refused_base = g_refused;
+}
+
+unsigned xray_function_count() { return g_next_id - 1 - g_count_base; }
+unsigned xray_refused_count() { return g_refused - g_refused_base; }
 
 }  // namespace callmon::rt

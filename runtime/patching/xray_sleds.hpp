@@ -37,9 +37,19 @@ void xray_patch_module(const SledModule& m, bool startup, XrayPatchStats* st);
 // Whether any sled was patched in this process.
 bool xray_patched_any();
 
+// The XRay calibration's functions (arch/x86_64/xray_calib.S) at the reserved ids
+// CALLMON_XRAY_CALIB_ID0.. (calibration/xray_calib_ids.h), so the trampolines record them.
+// False when the id table cannot be mapped or n is too large.
+bool xray_set_calibration_fns(const uintptr_t* fns, unsigned n);
+
 // Functions whose sleds were patched, and sleds refused (neither XRay's bytes nor ours), in
-// this process so far: the `xray-sleds` meta line (docs/format.md).
+// this process so far (since the last xray_counts_restart): the `xray-sleds` meta line
+// (docs/format.md).
 unsigned xray_function_count();
 unsigned xray_refused_count();
+
+// `callmon record -p`, before an attach lists its sleds: the counts start again from 0, so
+// each attach's meta file counts what that attach patched (as a start-up's does).
+void xray_counts_restart();
 
 }  // namespace callmon::rt

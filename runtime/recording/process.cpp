@@ -428,6 +428,7 @@ void process_after_fork_child() {
   g_module_count = 0;
   g_libcall_written = ~0u;  // the child's meta file says it all again
   g_libcall_named = 0;
+  g_xray_written = 0;
   // A thread that was scanning at the fork does not exist here: its lock and half-gathered
   // modules are void.
   g_scan_lock = 0;
@@ -483,6 +484,7 @@ void process_end_for_attach() {
   g_module_count = 0;  // the next attach writes every module line into its own meta file
   g_libcall_written = ~0u;  // and its library calls' names and count
   g_libcall_named = 0;
+  g_xray_written = 0;  // and its xray-sleds line
   __atomic_store_n(&g_state, kUnset, __ATOMIC_RELEASE);
 }
 

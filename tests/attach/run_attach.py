@@ -41,6 +41,10 @@ attach_server.c, built one way per --build (nop sleds of -fpatchable-function-en
   dlchurn a thread dlopen's, calls and dlclose's the plugin in a loop while callmon attaches
           and detaches six times: no detach finds its patches changed, no injected call fails.
   inherit (above) also with --exclude=^handle$: the idle thread's frames by the filter.
+  sigsled attach_sigsled.c (XRay build): a SIGUSR1 handler that interrupted the main thread
+          between a patched sled's `mov` and its call/jmp waits until the detach; the pc
+          its signal frame saved must then be where the compiled sled goes (past it, or to
+          the exit sled's `ret`), not inside the compiled sled's nops.
   --attach-arg adds an option to every `callmon record -p` (--patch=. for the plain build:
   function entries patched at attach). Library calls (strlen, memcpy) are counted exactly
   in counts.
@@ -66,6 +70,7 @@ CHURN_SOURCE = os.path.join(HERE, "attach_churn.c")
 FORK_SOURCE = os.path.join(HERE, "attach_fork.c")
 PARKED_SOURCE = os.path.join(HERE, "attach_parked.c")
 PLUGIN_SOURCE = os.path.join(HERE, "attach_plugin.c")
+SIGSLED_SOURCE = os.path.join(HERE, "attach_sigsled.c")
 ATTACH_ARGS = []  # --attach-arg
 
 BUILDS = {
@@ -198,6 +203,11 @@ def info_ok(callmon, data):
     expect(r.returncode == 0, f"replay on {data}: {r.stderr.strip()}")
 
 
+def xray_line(callmon, data):
+    r = subprocess.run([callmon, "info", "-d", data], capture_output=True, text=True, timeout=60)
+    return next((l.strip() for l in r.stdout.splitlines() if "XRay sleds" in l), "")
+
+
 def reference(exe, script):
     s = Server(exe)
     for line in script:
@@ -224,6 +234,17 @@ def case_counts(a, exe):
             s.request(line)
     if a.build == "xray":
         expect(code_as_in_file(s.pid, exe), "the server's code after the detach is its file's")
+        # `info` says what each attach patched as a start-up recording does (the xray-sleds
+        # meta line), the second attach too (not both attaches' sleds together).
+        start = os.path.join(a.work, f"{os.path.basename(exe)}.startup")
+        subprocess.run([a.callmon, "record", "-o", start, "--", exe, "0"], input="Q\n",
+                       capture_output=True, text=True, timeout=60)
+        want = xray_line(a.callmon, start)
+        expect(want.startswith("XRay sleds: "), f"{start}: info shows the XRay sleds: {want!r}")
+        for n in (1, 2):
+            data = os.path.join(a.work, f"{os.path.basename(exe)}.{n}")
+            got = xray_line(a.callmon, data)
+            expect(got == want, f"{data}: info says {got!r}, a start-up recording {want!r}")
     for line in after:
         s.request(line)
     out, status = s.finish()
@@ -373,6 +394,31 @@ def case_sigparked(a, exe):
         return pr.finish()
 
     same_as_without_attach(run)
+
+
+def case_sigsled(a, exe):
+    ref = subprocess.run([exe, "free"], capture_output=True, text=True, timeout=60)
+    p = subprocess.Popen([exe], stdout=subprocess.PIPE, text=True, bufsize=1)
+    expect(p.stdout.readline() == "ready\n", "the fixture starts")
+    data = os.path.join(a.work, f"{os.path.basename(exe)}.sigsled")
+    att = Attach(a.callmon, p.pid, data)
+    expect("attached to process" in att.first, f"attach: {att.first.strip()}")
+    # The fixture gives up after 60 s (exit 2), so this returns.
+    line = p.stdout.readline()
+    expect(line == "caught\n", f"a handler interrupted a patched sled: {line!r}")
+    status, err = att.stop()
+    expect(status == 0 and "detached" in err, f"detach: {status} {err.strip()}")
+    expect("1 signal handler(s) interrupted inside a patched XRay sled" in err,
+           f"the detach says it moved the handler's saved pc: {err.strip()}")
+    rest = p.stdout.read()
+    status = p.wait(timeout=60)
+    expect(rest in ("returns past the sled\n" + ref.stdout.split("\n", 1)[1],
+                    "returns to the ret\n" + ref.stdout.split("\n", 1)[1]),
+           f"the handler returns where the compiled sled goes, then the program's sum:\n{rest}"
+           f"(without attach:\n{ref.stdout})")
+    expect(status == ref.returncode == 0, f"exit status {status}, without attach {ref.returncode}")
+    r = subprocess.run([a.callmon, "info", "-d", data], capture_output=True, text=True, timeout=60)
+    expect(r.returncode == 0 and "problems:  none" in r.stdout, f"info on {data}: {r.stdout[-400:]}")
 
 
 def case_open(a, exe):
@@ -846,7 +892,7 @@ def main():
     ap.add_argument("--build", choices=sorted(BUILDS))
     ap.add_argument("--case", choices=["counts", "open", "unwind", "churn", "fork", "errors",
                                        "inherit", "filters", "parked", "dlopen", "sigparked",
-                                       "late", "dlchurn"],
+                                       "late", "dlchurn", "sigsled"],
                     required=True)
     ap.add_argument("--work", required=True)
     ap.add_argument("--attach-arg", action="append", default=[])
@@ -877,6 +923,8 @@ def main():
         case_parked(a, build(a.cc, a.work, "plain", PARKED_SOURCE))
     elif a.case == "sigparked":
         case_sigparked(a, build(a.cc, a.work, "plain", PARKED_SOURCE))
+    elif a.case == "sigsled":
+        case_sigsled(a, build(a.cc, a.work, "xray", SIGSLED_SOURCE))
     elif a.case == "unwind":
         case_unwind(a, build(a.cc, a.work, a.build, THROW_SOURCE))
     else:

@@ -163,6 +163,9 @@ int run_record_attach(const AttachRequest& rq) {
                                      " stops (threads were inside the runtime)").c_str()
                                   : "",
                    ended->skipped ? " (some patches had changed and were left)" : "");
+      if (ended->signal_moved)
+        std::fprintf(stderr, "callmon record: %u signal handler(s) interrupted inside a patched "
+                     "XRay sled will return where the compiled sled goes\n", ended->signal_moved);
     }
   }
   session.attached_detached = !exited;
