@@ -25,8 +25,8 @@ extern "C" bool g_clock_fenced;
 extern uint32_t g_tick_shift;
 
 // libc's clock_gettime (interpose_clock.cpp interposes the program's): the runtime's own
-// reads go to it directly, never through the interposer. Null until the library's
-// constructor ran; the system call serves until then.
+// reads but CLOCK_MONOTONIC's (monotonic_ns, below) go to it directly, never through the
+// interposer. Null until the library's constructor ran; the system call serves until then.
 extern "C" int (*g_real_clock_gettime)(clockid_t, timespec*);
 
 inline uint64_t clock_ns(clockid_t id) {
@@ -38,7 +38,10 @@ inline uint64_t clock_ns(clockid_t id) {
   return static_cast<uint64_t>(ts.tv_sec) * 1000000000u + static_cast<uint64_t>(ts.tv_nsec);
 }
 
-inline uint64_t monotonic_ns() { return clock_ns(CLOCK_MONOTONIC); }
+// CLOCK_MONOTONIC in ns, from the vDSO without libc (vdso_clock.cpp): safe on the hooks'
+// per-call slow paths, which keep only part of the vector state (slow_call.hpp).
+extern "C" uint64_t callmon_monotonic_ns();
+inline uint64_t monotonic_ns() { return callmon_monotonic_ns(); }
 
 // This thread's CPU time (a system call: not for the hot path).
 inline uint64_t thread_cpu_ns() { return clock_ns(CLOCK_THREAD_CPUTIME_ID); }

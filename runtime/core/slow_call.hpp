@@ -24,7 +24,10 @@ namespace callmon::rt {
 // which stay "in use" once libc ran an EVEX function: a save on nearly every call, ~250 ns
 // here): for the rare slow paths. slow_call_hot checks the upper halves of ymm/zmm0-15 only
 // (a save only when a function's vector arguments or results are live): for the slow paths
-// a mode takes on every call (slow_call.S).
+// a mode takes on every call (slow_call.S), and only for a function that, like the fast
+// paths, reaches nothing outside the library (no libc, no program code: what would goes
+// on through slow_call; hooks/hooks.hpp, Reach and kHotGuards), so that zmm16-31 and the
+// opmask registers need no save. tests/audit/fast_path_audit.py checks both.
 template <class R, class... P, class... A>
 inline R slow_call_via(void (*wrapper)(), R (*f)(P...), A... args) {
   static_assert(sizeof...(P) <= 5, "callmon_slow_call passes five arguments");

@@ -32,7 +32,7 @@ __attribute__((always_inline)) inline void cyg_enter_at_time(uint64_t t, uintptr
     else if (s == nullptr || (s->guard & kRareGuards))
       slow_call(&enter_slow, s, fn, sp, site);
     else
-      slow_call_hot(&enter_slow, s, fn, sp, site);
+      slow_call_hot(&enter_slow_hot, s, fn, sp, site);
     return;
   }
   guard_acquire(s);

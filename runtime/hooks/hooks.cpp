@@ -201,22 +201,42 @@ bool with_thread(Body&& body) {
   return true;
 }
 
-void enter_slow(ThreadState* s, uintptr_t fn, uintptr_t sp, uintptr_t site) {
+namespace {
+
+// errno kept across a slow path that may call libc (kFull); nothing on a hot one, which
+// calls no libc (its nested slow_calls keep errno themselves: switch_chunk, diag).
+template <Reach kReach>
+struct SlowErrno {};
+template <>
+struct SlowErrno<Reach::kFull> : ErrnoSaver {};
+
+template <Reach kReach>
+void enter_slow_as(ThreadState* s, uintptr_t fn, uintptr_t sp, uintptr_t site) {
+  constexpr bool kFull = kReach == Reach::kFull;
+  if constexpr (!kFull) {
+    if (!hot_reach_ok(s)) {
+      slow_call(&enter_slow, s, fn, sp, site);
+      return;
+    }
+  }
   // A call the program's interposed function makes for the runtime: not the program's.
   if (in_runtime()) return;
-  ErrnoSaver es;
-  if (!s && !(s = thread_setup())) return;
-  if (s->guard & kGuardMonitor) {
-    monitor_enter(s, fn, sp, site);
-    return;
-  }
-  // Stopped by an attach's detach, and attached again since: a new file (attach_threads.hpp).
-  if ((s->guard & kGuardStopped) && !attach_revive(s)) {
-    if (s->header) __atomic_fetch_add(&s->header->lost_events, 1, __ATOMIC_RELAXED);
-    return;
+  [[maybe_unused]] SlowErrno<kReach> es;
+  if constexpr (kFull) {
+    if (!s && !(s = thread_setup())) return;
+    if (s->guard & kGuardMonitor) {
+      monitor_enter(s, fn, sp, site);
+      return;
+    }
+    // Stopped by an attach's detach, and attached again since: a new file
+    // (attach_threads.hpp).
+    if ((s->guard & kGuardStopped) && !attach_revive(s)) {
+      if (s->header) __atomic_fetch_add(&s->header->lost_events, 1, __ATOMIC_RELAXED);
+      return;
+    }
   }
   bool nested = guard_enter(s);
-  handle_rescan(s, nested);
+  if constexpr (kFull) handle_rescan(s, nested);
   uint64_t t = entry_ticks();
   Frame* f = s->top;
   bool record = true;
@@ -232,7 +252,7 @@ void enter_slow(ThreadState* s, uintptr_t fn, uintptr_t sp, uintptr_t site) {
     if (record) {
       put_enter_kept(s, nested, t, fn, f);
       record = false;
-      if (function_spec(fn)) args_unseen();
+      if (function_spec(fn)) slow_call(&args_unseen);
     }
   }
   if (record) put_enter(s, nested, t, fn);
@@ -240,23 +260,35 @@ void enter_slow(ThreadState* s, uintptr_t fn, uintptr_t sp, uintptr_t site) {
   entry_done();
 }
 
-void exit_slow(ThreadState* s, uintptr_t fn, uintptr_t sp) {
-  if (in_runtime()) return;  // its entry was not recorded either (enter_slow)
-  // A return from before this thread's first call: nothing is open, unless frames open at
-  // an attach wait for it (attach_inherit.hpp).
-  if (!s && !(s = attach_inherit_claim(s))) return;
-  if (s->guard & kGuardMonitor) {
-    monitor_exit(s, fn, sp);
-    return;
+template <Reach kReach>
+void exit_slow_as(ThreadState* s, uintptr_t fn, uintptr_t sp) {
+  constexpr bool kFull = kReach == Reach::kFull;
+  if constexpr (!kFull) {
+    if (!hot_reach_ok(s)) {
+      slow_call(&exit_slow, s, fn, sp);
+      return;
+    }
   }
-  ErrnoSaver es;
-  if ((s->guard & kGuardStopped) && !attach_revive(s)) {
-    if (s->header) __atomic_fetch_add(&s->header->lost_events, 1, __ATOMIC_RELAXED);
-    return;
+  if (in_runtime()) return;  // its entry was not recorded either (enter_slow)
+  if constexpr (kFull) {
+    // A return from before this thread's first call: nothing is open, unless frames open
+    // at an attach wait for it (attach_inherit.hpp).
+    if (!s && !(s = attach_inherit_claim(s))) return;
+    if (s->guard & kGuardMonitor) {
+      monitor_exit(s, fn, sp);
+      return;
+    }
+  }
+  [[maybe_unused]] SlowErrno<kReach> es;
+  if constexpr (kFull) {
+    if ((s->guard & kGuardStopped) && !attach_revive(s)) {
+      if (s->header) __atomic_fetch_add(&s->header->lost_events, 1, __ATOMIC_RELAXED);
+      return;
+    }
   }
   uint32_t g = s->guard;
   bool nested = guard_enter(s);
-  handle_rescan(s, nested);
+  if constexpr (kFull) handle_rescan(s, nested);
   uint64_t t = exit_ticks();
   if (s->overflow_depth) {
     if (--s->overflow_depth == 0) s->guard &= ~kGuardOverflow;
@@ -300,6 +332,19 @@ void exit_slow(ThreadState* s, uintptr_t fn, uintptr_t sp) {
     put_exit(s, nested, t);
   }
   guard_leave(s);
+}
+
+}  // namespace
+
+void enter_slow(ThreadState* s, uintptr_t fn, uintptr_t sp, uintptr_t site) {
+  enter_slow_as<Reach::kFull>(s, fn, sp, site);
+}
+void enter_slow_hot(ThreadState* s, uintptr_t fn, uintptr_t sp, uintptr_t site) {
+  enter_slow_as<Reach::kHot>(s, fn, sp, site);
+}
+void exit_slow(ThreadState* s, uintptr_t fn, uintptr_t sp) { exit_slow_as<Reach::kFull>(s, fn, sp); }
+void exit_slow_hot(ThreadState* s, uintptr_t fn, uintptr_t sp) {
+  exit_slow_as<Reach::kHot>(s, fn, sp);
 }
 
 void unwind_below(uintptr_t sp, UnwindReason reason) {

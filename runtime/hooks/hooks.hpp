@@ -27,14 +27,27 @@ inline void guard_leave(ThreadState* s) {
   s->guard -= 1;
 }
 
-// Guard bits whose slow path is rare and may do much (call libc): a hook nested in a signal
-// handler's, an exception unwinding, a rescan after dlopen. Their slow paths, like a
-// thread's set-up, save every vector component in use (slow_call); the others - filters,
-// monitor mode, a full shadow stack, recording stopped, the runtime's own work - and tail
-// calls send a mode's every call there and check only where arguments and results travel
-// (slow_call_hot: core/slow_call.hpp). Shared by the -pg, --patch, library-call and XRay
-// fast paths (hooks_pg.cpp, hooks_xray.cpp).
-inline constexpr uint32_t kRareGuards = kGuardBusyMask | kGuardUnwinding | kGuardRescan;
+// Guard bits that send a mode's every call to its slow path and whose slow path stays
+// integer code within the library (no libc, no code of the program's: a record-time filter,
+// a full shadow stack). These, tail calls, returns that do not match the innermost frame
+// and the monotonic clock go through slow_call_hot, which keeps only where arguments and
+// results travel (core/slow_call.hpp); every other bit (a hook nested in a signal handler's,
+// an exception unwinding, a rescan after dlopen, recording stopped, the runtime's own work,
+// monitor mode, whose callbacks are the program's code) and a thread's set-up through
+// slow_call, which saves every vector component in use. Shared by the -pg, --patch,
+// library-call and XRay fast paths (hooks_pg.cpp, hooks_xray.cpp);
+// tests/audit/fast_path_audit.py checks what the hot slow paths reach.
+inline constexpr uint32_t kHotGuards = kGuardFilter | kGuardOverflow;
+inline constexpr uint32_t kRareGuards = ~kHotGuards;
+
+// How a slow path was reached: through slow_call (kFull: it may do anything) or through
+// slow_call_hot (kHot: it must reach no libc, no AVX-512 and no code of the program's).
+enum class Reach { kFull, kHot };
+
+// Whether a slow path reached through slow_call_hot may do its work there: the thread is
+// set up and has no guard bit but kHotGuards. Otherwise it hands over to its kFull self
+// through slow_call (a bit another thread set since the fast path looked: a rescan).
+inline bool hot_reach_ok(const ThreadState* s) { return s && !(s->guard & kRareGuards); }
 
 // Record writers of the slow paths: a nested hook writes self-contained SPECIAL records.
 // Each first writes the HIDDEN record of what the recorder did unseen since the record
@@ -99,6 +112,9 @@ void handle_rescan(ThreadState* s, bool nested);
 // hook's frame address, `site` the call site (for a monitor).
 void enter_slow(ThreadState* s, uintptr_t fn, uintptr_t sp, uintptr_t site);
 void exit_slow(ThreadState* s, uintptr_t fn, uintptr_t sp);
+// The same reached through slow_call_hot (the XRay bodies): see hot_reach_ok.
+void enter_slow_hot(ThreadState* s, uintptr_t fn, uintptr_t sp, uintptr_t site);
+void exit_slow_hot(ThreadState* s, uintptr_t fn, uintptr_t sp);
 
 // Ends every open call whose frame is deeper than `sp` (the frame address of code that is
 // about to run in an outer frame: a catch block, a longjmp target) with an UNWIND record.

@@ -79,24 +79,44 @@ Frame* find_slot_frame(ThreadState* s, uintptr_t sp) {
   return nullptr;
 }
 
+// errno kept where the slow path may call libc (kFull) only (hooks.cpp's SlowErrno).
+template <Reach kReach>
+struct PgErrno {};
+template <>
+struct PgErrno<Reach::kFull> : ErrnoSaver {};
+
+// kHot: reached through slow_call_hot, so nothing out of the library (hooks.hpp,
+// hot_reach_ok); anything else is handed to the kFull instance through slow_call.
+template <Reach kReach>
 void pg_enter_slow(ThreadState* s, uintptr_t fn, uintptr_t* slot, const uint64_t* saved) {
+  constexpr bool kFull = kReach == Reach::kFull;
+  if constexpr (!kFull) {
+    if (!hot_reach_ok(s)) {
+      slow_call(&pg_enter_slow<Reach::kFull>, s, fn, slot, saved);
+      return;
+    }
+  }
   // Called for the runtime (runtime_scope.hpp): no frame, the return address left alone.
   if (in_runtime()) return;
-  ErrnoSaver es;
-  if (!s) {
-    g_pg_hooks = true;  // the process set-up calibrates these hooks, not the cyg ones
-    if (!(s = thread_setup())) return;
-  }
-  bool monitored = (s->guard & kGuardMonitor) != 0;
-  if (monitored && ((s->guard & kGuardBusyMask) || s->top == s->stack_limit)) {
-    // A call from a monitor callback is not reported (nor redirected); neither is one the
-    // shadow stack has no room for.
-    return;
-  }
-  // Stopped by an attach's detach, and attached again since: a new file (attach_threads.hpp).
-  if ((s->guard & kGuardStopped) && !attach_revive(s)) {
-    if (s->header) __atomic_fetch_add(&s->header->lost_events, 1, __ATOMIC_RELAXED);
-    return;
+  [[maybe_unused]] PgErrno<kReach> es;
+  bool monitored = false;
+  if constexpr (kFull) {
+    if (!s) {
+      g_pg_hooks = true;  // the process set-up calibrates these hooks, not the cyg ones
+      if (!(s = thread_setup())) return;
+    }
+    monitored = (s->guard & kGuardMonitor) != 0;
+    if (monitored && ((s->guard & kGuardBusyMask) || s->top == s->stack_limit)) {
+      // A call from a monitor callback is not reported (nor redirected); neither is one
+      // the shadow stack has no room for.
+      return;
+    }
+    // Stopped by an attach's detach, and attached again since: a new file
+    // (attach_threads.hpp).
+    if ((s->guard & kGuardStopped) && !attach_revive(s)) {
+      if (s->header) __atomic_fetch_add(&s->header->lost_events, 1, __ATOMIC_RELAXED);
+      return;
+    }
   }
   if (s->top == s->stack_limit) {
     // Without a frame there would be no way back from the trampoline: the call is neither
@@ -115,7 +135,7 @@ void pg_enter_slow(ThreadState* s, uintptr_t fn, uintptr_t* slot, const uint64_t
       return;
     }
     ret = owner->ret;
-  } else if (s->guard & kGuardUnwinding) {
+  } else if (kFull && (s->guard & kGuardUnwinding)) {
     // A call from a landing pad (a destructor) while an exception is unwound. Its slot
     // held its own return address, so a frame still on the shadow stack with the same
     // slot is gone, and so is every frame pushed after it: left open, the exit would take
@@ -126,10 +146,11 @@ void pg_enter_slow(ThreadState* s, uintptr_t fn, uintptr_t* slot, const uint64_t
     // an alternate signal stack the addresses are not ordered.
     Frame* f = s->top;
     while (f > s->stack_base && f[-1].sp < sp) --f;
-    if (f > s->stack_base && f[-1].sp == sp) unwind_below(sp + 1, UnwindReason::kException);
+    if constexpr (kFull)
+      if (f > s->stack_base && f[-1].sp == sp) unwind_below(sp + 1, UnwindReason::kException);
   }
   bool nested = guard_enter(s);
-  handle_rescan(s, nested);
+  if constexpr (kFull) handle_rescan(s, nested);
   // Read again: before the process's set-up the clock may not have been chosen yet (the
   // first call's time would be in the wrong unit), and set-up itself takes a while.
   uint64_t t = entry_ticks();
@@ -137,8 +158,8 @@ void pg_enter_slow(ThreadState* s, uintptr_t fn, uintptr_t* slot, const uint64_t
   note_selection(s, f, nested);
   signal_fence();
   if (!shared) *slot = return_trampoline();
-  if (monitored) {
-    monitor_entered(s, f, ret, t);
+  if (kFull && monitored) {
+    if constexpr (kFull) monitor_entered(s, f, ret, t);
   } else if (frame_recorded(s, f)) {
     put_enter_kept(s, nested, t, fn, f);
     if (const callmon::select::SpecEntry* spec = function_spec(fn))
@@ -151,11 +172,22 @@ void pg_enter_slow(ThreadState* s, uintptr_t fn, uintptr_t* slot, const uint64_t
 // A return through the trampoline that is not the plain case: nested in another hook,
 // recording stopped, frames left above this one (a non-local exit we did not see, or the
 // frames of an exception still being unwound), or a slot shared by a tail call.
+// kHot: as pg_enter_slow's.
+template <Reach kReach>
 uintptr_t pg_exit_slow(ThreadState* s, uintptr_t* slot, uint64_t t, const uint64_t* saved) {
-  // A frame open at the attach returning before the thread's first hook: its frames first.
-  s = attach_inherit_claim(s);
+  constexpr bool kFull = kReach == Reach::kFull;
+  if constexpr (!kFull) {
+    if (!hot_reach_ok(s)) return slow_call(&pg_exit_slow<Reach::kFull>, s, slot, t, saved);
+  } else {
+    // A frame open at the attach returning before the thread's first hook: its frames
+    // first.
+    s = attach_inherit_claim(s);
+  }
   uintptr_t sp = slot_sp(slot);
   Frame* match = s ? find_slot_frame(s, sp) : nullptr;
+  if constexpr (!kFull) {
+    if (!match) return slow_call(&pg_exit_slow<Reach::kFull>, s, slot, t, saved);
+  }
   if (!match) {
     // Its thread could not take it (no file): the address the attach kept.
     if (uintptr_t kept = attach_inherit_return(sp)) {
@@ -165,7 +197,7 @@ uintptr_t pg_exit_slow(ThreadState* s, uintptr_t* slot, uint64_t t, const uint64
     lost_return(s ? "a hijacked return address is missing from the shadow stack"
                   : "a hijacked return found no thread state; cannot continue");
   }
-  ErrnoSaver es;
+  [[maybe_unused]] PgErrno<kReach> es;
   Frame* low = match;
   while (low > s->stack_base && low[-1].sp == sp) --low;
   // A frame open at an attach keeps no return address (attach_inherit.hpp): when a call
@@ -177,11 +209,14 @@ uintptr_t pg_exit_slow(ThreadState* s, uintptr_t* slot, uint64_t t, const uint64
   *slot = ret;  // first: from here on an unwinder sees the real caller
   uint32_t g = s->guard;
   bool nested = guard_enter(s);
-  if ((g & kGuardMonitor) && !nested) {
-    monitor_end_frames(s, match + 1, t, (g & kGuardUnwinding) ? kExitException : kExitUnknown);
-    monitor_end_frames(s, low, t, kExitNormal);  // several when tail calls share the slot
-    guard_leave(s);
-    return ret;
+  if constexpr (kFull) {
+    if ((g & kGuardMonitor) && !nested) {
+      monitor_end_frames(s, match + 1, t,
+                         (g & kGuardUnwinding) ? kExitException : kExitUnknown);
+      monitor_end_frames(s, low, t, kExitNormal);  // several when tail calls share the slot
+      guard_leave(s);
+      return ret;
+    }
   }
   uint64_t skipped = frames_recorded(s, match + 1, s->top);
   uint64_t ended = frames_recorded(s, low, match + 1);
@@ -189,7 +224,7 @@ uintptr_t pg_exit_slow(ThreadState* s, uintptr_t* slot, uint64_t t, const uint64
   if (g & (kGuardStopped | kGuardMonitor)) {
     if (s->header) __atomic_fetch_add(&s->header->lost_events, skipped + ended, __ATOMIC_RELAXED);
   } else {
-    handle_rescan(s, nested);
+    if constexpr (kFull) handle_rescan(s, nested);
     if (skipped)
       put_unwind(s, nested, t, skipped,
                  (g & kGuardUnwinding) ? callmon::format::UnwindReason::kException
@@ -220,19 +255,19 @@ __attribute__((always_inline)) inline void pg_enter_at_time(uint64_t t, uintptr_
                                                             const uint64_t* saved) {
   ThreadState* s = t_state;
   if (__builtin_expect(s == nullptr, 0)) {  // the thread's set-up: files, memory, libc
-    slow_call(&pg_enter_slow, s, fn, slot, saved);
+    slow_call(&pg_enter_slow<Reach::kFull>, s, fn, slot, saved);
     return;
   }
   if (__builtin_expect(s->guard != 0 || s->top == s->stack_limit, 0)) {
     if (s->guard & kRareGuards)
-      slow_call(&pg_enter_slow, s, fn, slot, saved);
+      slow_call(&pg_enter_slow<Reach::kFull>, s, fn, slot, saved);
     else
-      slow_call_hot(&pg_enter_slow, s, fn, slot, saved);
+      slow_call_hot(&pg_enter_slow<Reach::kHot>, s, fn, slot, saved);
     return;
   }
   uintptr_t ret = *slot;
   if (__builtin_expect(is_return_trampoline(ret), 0)) {  // a tail call
-    slow_call_hot(&pg_enter_slow, s, fn, slot, saved);
+    slow_call_hot(&pg_enter_slow<Reach::kHot>, s, fn, slot, saved);
     return;
   }
   guard_acquire(s);
@@ -281,8 +316,8 @@ __attribute__((always_inline)) inline uintptr_t pg_exit_at_time(uint64_t t, uint
   }
   // No thread state yet (a frame open at an attach returning first) may set the thread up.
   if (__builtin_expect(s == nullptr || (s->guard & kRareGuards), 0))
-    return slow_call(&pg_exit_slow, s, slot, t, saved);
-  return slow_call_hot(&pg_exit_slow, s, slot, t, saved);
+    return slow_call(&pg_exit_slow<Reach::kFull>, s, slot, t, saved);
+  return slow_call_hot(&pg_exit_slow<Reach::kHot>, s, slot, t, saved);
 }
 
 uintptr_t pg_exit_monotonic(uintptr_t* slot, const uint64_t* saved) {

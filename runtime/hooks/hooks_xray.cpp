@@ -35,17 +35,30 @@ void callmon_patched_return();  // patch_entry.S
 
 namespace {
 
+// errno kept where the slow path may call libc (kFull) only (hooks.cpp's SlowErrno).
+template <Reach kReach>
+struct TailErrno {};
+template <>
+struct TailErrno<Reach::kFull> : ErrnoSaver {};
+
 // Closes the frames at the top of the shadow stack whose sp is `sp`: functions that
 // tail-called the one whose exit was just recorded. Rare (a tail call), so out of line.
+template <Reach kReach>
 __attribute__((noinline)) void close_tail_callers(uintptr_t sp, uint64_t t) {
   ThreadState* s = t_state;
+  if constexpr (kReach == Reach::kHot) {
+    if (!hot_reach_ok(s)) {
+      slow_call(&close_tail_callers<Reach::kFull>, sp, t);
+      return;
+    }
+  }
   if (!s || (s->guard & (kGuardStopped | kGuardMonitor)) || s->overflow_depth) return;
   if (s->top == s->stack_base || s->top[-1].sp != sp) return;
   // One of them redirected the return (a patched tail sled): the function returns through
   // the -pg exit trampoline, which ends them all (hooks_pg.cpp).
   for (const Frame* f = s->top; f > s->stack_base && f[-1].sp == sp; --f)
     if (f[-1].ret) return;
-  ErrnoSaver es;
+  [[maybe_unused]] TailErrno<kReach> es;
   bool nested = guard_enter(s);
   while (s->top > s->stack_base && s->top[-1].sp == sp) {
     Frame* f = s->top - 1;
@@ -57,10 +70,12 @@ __attribute__((noinline)) void close_tail_callers(uintptr_t sp, uint64_t t) {
 }
 
 // The exit when the fast path cannot take it (no thread state, a guard set, not the
-// innermost frame), and the tail callers it may close.
+// innermost frame), and the tail callers it may close; kHot through slow_call_hot.
+template <Reach kReach>
 void xray_exit_slow(ThreadState* s, uintptr_t fn, uintptr_t sp, uint64_t t) {
-  exit_slow(s, fn, sp);
-  close_tail_callers(sp, t);
+  if constexpr (kReach == Reach::kFull) exit_slow(s, fn, sp);
+  else exit_slow_hot(s, fn, sp);
+  close_tail_callers<kReach>(sp, t);
 }
 
 // The entry on the monotonic clock, whose read is a call into libc (clock_gettime).
@@ -101,19 +116,19 @@ __attribute__((always_inline)) inline XrayExitDone xray_exit_at_time(uint64_t t,
   ThreadState* s = t_state;
   if (__builtin_expect(s == nullptr || s->guard != 0, 0)) {
     if (s == nullptr || (s->guard & kRareGuards))
-      slow_call(&xray_exit_slow, s, fn, sp, t);
+      slow_call(&xray_exit_slow<Reach::kFull>, s, fn, sp, t);
     else
-      slow_call_hot(&xray_exit_slow, s, fn, sp, t);
+      slow_call_hot(&xray_exit_slow<Reach::kHot>, s, fn, sp, t);
     return {0, nullptr};
   }
   Frame* f = s->top - 1;
   if (__builtin_expect(f < s->stack_base || f->fn != fn, 0)) {
-    slow_call_hot(&xray_exit_slow, s, fn, sp, t);
+    slow_call_hot(&xray_exit_slow<Reach::kHot>, s, fn, sp, t);
     return {0, nullptr};
   }
   uint64_t written = cyg_exit_frame(s, f, t);
   if (__builtin_expect(f > s->stack_base && f[-1].sp == sp, 0)) {  // tail callers: rare
-    slow_call_hot(&close_tail_callers, sp, t);
+    slow_call_hot(&close_tail_callers<Reach::kHot>, sp, t);
     return {0, nullptr};
   }
   return {written, &s->covered_exit};

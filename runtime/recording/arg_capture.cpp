@@ -19,11 +19,21 @@ namespace {
 // Copies up to n bytes at `from` in this process into `to`; returns how many could be read
 // (the readable prefix: the kernel stops at the first unmapped page). A system call, not a
 // plain load, because the pointer is whatever the program passed: a wild one must not crash
-// it. Not glibc's wrapper: no errno games beyond the caller's ErrnoSaver, no PLT into libc.
+// it. The system call itself, not libc's syscall(): no errno (the hooks' per-call slow
+// paths run without an ErrnoSaver), no call out of the library (they run behind
+// slow_call_hot, which keeps only part of the vector state: core/slow_call.hpp).
 size_t read_once(void* to, uintptr_t from, size_t n) {
   iovec local{to, n};
   iovec remote{reinterpret_cast<void*>(from), n};
-  long r = syscall(SYS_process_vm_readv, g_proc.pid, &local, 1, &remote, 1, 0);
+  long r;
+  register iovec* r10 asm("r10") = &remote;
+  register long r8 asm("r8") = 1;  // riovcnt
+  register long r9 asm("r9") = 0;  // flags
+  asm volatile("syscall"
+               : "=a"(r)
+               : "0"(long{SYS_process_vm_readv}), "D"(long{g_proc.pid}), "S"(&local),
+                 "d"(1L), "r"(r10), "r"(r8), "r"(r9), "m"(local), "m"(remote)
+               : "rcx", "r11", "memory");
   return r > 0 ? static_cast<size_t>(r) : 0;
 }
 

@@ -29,7 +29,9 @@ bool put_depth0(ThreadState* s, Encode&& encode) {
       memcpy(p, buf, n);
       return true;
     }
-    if (!switch_chunk(s, p, n)) return false;
+    // Through slow_call: the hooks' per-call slow paths write these records behind
+    // slow_call_hot, and a chunk switch calls libc (core/slow_call.hpp).
+    if (!slow_call(&switch_chunk, s, p, n)) return false;
   }
 }
 

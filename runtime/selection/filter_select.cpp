@@ -6,6 +6,7 @@
 
 #include "runtime/selection/filter_query.hpp"
 #include "runtime/recording/process.hpp"
+#include "runtime/core/slow_call.hpp"
 #include "runtime/core/sys.hpp"
 
 namespace callmon::rt {
@@ -360,8 +361,9 @@ bool function_selected(uintptr_t fn, bool may_rescan) {
   bool sel = lookup(t, fn, &known);
   if (!known && may_rescan) {
     // A module loaded without a dlopen we saw (a constructor of a library being opened
-    // runs before dlopen returns): look again.
-    modules_rescan();
+    // runs before dlopen returns): look again. Through slow_call: a filter's every call
+    // comes here from behind slow_call_hot, and the rescan calls libc (core/slow_call.hpp).
+    slow_call(&modules_rescan);
     t = current();
     sel = lookup(t, fn, &known);
     tag = cache_tag(t, fn);

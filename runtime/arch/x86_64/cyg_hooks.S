@@ -73,19 +73,7 @@ __cyg_profile_func_exit:
 	subq	$8, %rsp
 	.cfi_adjust_cfa_offset 8
 	call	callmon_cyg_exit
-	testq	%rax, %rax
-	jz	3f
-	movq	%rax, %rdi		/* from: the EXIT's time */
-	movq	%rdx, %r8		/* &covered_exit of the thread's state */
-	rdtsc
-	shlq	$32, %rdx
-	orq	%rdx, %rax
-	movq	%rax, %rsi
-	subq	%rdi, %rsi
-	cmpq	$CALLMON_HOOK_BURST_TICKS, %rsi
-	ja	4f
-	/* The hook's own work: one add to memory, which a signal cannot split. */
-	addq	%rsi, (%r8)
+	EXIT_BURST_CHECK 3f, 4f
 3:
 	addq	$8, %rsp
 	.cfi_adjust_cfa_offset -8

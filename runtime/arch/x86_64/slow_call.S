@@ -21,10 +21,13 @@
  *                          a rescan after dlopen, an exception unwinding).
  *   callmon_slow_call_hot  only the upper halves of ymm/zmm0-15 (callmon_xstate_live),
  *                          where arguments and results travel: for the slow paths a mode
- *                          takes on every call (record-time filters, monitor mode, tail
- *                          calls, the monotonic clock, a full shadow stack, recording
- *                          stopped), where a save costs ~130 ns per call
- *                          here (docs/patching.md, "Vector registers").
+ *                          takes on every call (record-time filters, tail calls, the
+ *                          monotonic clock, a full shadow stack), where a save costs ~130
+ *                          ns per call here. What it calls must leave zmm16-31 and the
+ *                          opmask registers alone: integer code of the library's own that
+ *                          reaches nothing outside it (hooks.hpp, kHotGuards;
+ *                          tests/audit/fast_path_audit.py checks it; docs/patching.md,
+ *                          "Vector registers").
  *
  * Frame: 0(%rbp) saved rbp, 8(%rbp) return address; 0..47(%rsp) fn and the five
  * arguments (rdi rsi rdx rcx r8 r9 on entry), 48(%rsp) rbx while the state is saved.

@@ -48,8 +48,8 @@
 .endm
 
 /* The exit hook's call for an exit whose function's entry %rsp - 16 is `sp_off`(%rbp); under
- * the fenced clock with the burst check of cyg_hooks.S (the body returns the EXIT's time in
- * rax, 0 if none, and &covered_exit in rdx). */
+ * the fenced clock with the burst check cyg_hooks.S makes too (frame.inc's EXIT_BURST_CHECK:
+ * the body returns the EXIT's time in rax, 0 if none, and &covered_exit in rdx). */
 .macro	XRAY_CALL_EXIT sp_off, body=callmon_xray_exit_body
 	XRAY_FN_TO_RDI
 	movq	8(%rbp), %rsi
@@ -65,18 +65,7 @@
 	shlq	$32, %rdx
 	orq	%rax, %rdx
 	call	\body
-	testq	%rax, %rax
-	jz	4f
-	movq	%rax, %rdi
-	movq	%rdx, %r8
-	rdtsc
-	shlq	$32, %rdx
-	orq	%rdx, %rax
-	movq	%rax, %rsi
-	subq	%rdi, %rsi
-	cmpq	$CALLMON_HOOK_BURST_TICKS, %rsi
-	ja	3f
-	addq	%rsi, (%r8)
+	EXIT_BURST_CHECK 4f, 3f
 	jmp	4f
 3:					/* a burst: callmon_cyg_exit_pause(from, to), may reach libc */
 	movq	%rax, %rdx
