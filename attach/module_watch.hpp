@@ -28,6 +28,11 @@ class ModuleWatch {
 
   uint32_t pokes() const { return pokes_; }
 
+  // Whether the runtime has posted sites for the late stop (DlSync::late_state 1), and
+  // where its DlSync is (attach_session.hpp, attach_late_stop).
+  bool late_posted() const;
+  uint64_t sync_addr() const { return sync_; }
+
  private:
   std::string signature() const;
 
