@@ -67,11 +67,14 @@ struct LateStops {
   std::vector<uint64_t> stopped_ns;
   uint64_t written = 0, left = 0;
   uint32_t moved = 0, stepped = 0;
+  int failures = 0;
 
   void run(const AttachRequest& rq, const attach::ModuleWatch& watch) {
-    if (!watch.late_posted()) return;
+    // After 3 failures (a thread that does not stop), the posted sites stay unwritten.
+    if (failures >= 3 || !watch.late_posted()) return;
     auto f = attach::attach_late_stop(rq.pid, rq.runtime, watch.sync_addr());
     if (!f) {
+      ++failures;
       warn("record", "late stop failed: " + f.error());
       return;
     }
