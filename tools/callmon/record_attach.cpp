@@ -68,6 +68,7 @@ struct LateStops {
   uint64_t written = 0, left = 0;
   uint32_t moved = 0, stepped = 0;
   int failures = 0;
+  std::chrono::steady_clock::time_point watch_until;  // look more often until then
 
   void run(const AttachRequest& rq, const attach::ModuleWatch& watch) {
     // After 3 failures (a thread that does not stop), the posted sites stay unwritten.
@@ -181,9 +182,16 @@ int run_record_attach(const AttachRequest& rq) {
       exited = true;
       break;
     }
-    watch.poll();
-    late.run(rq, watch);
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    if (watch.poll()) late.watch_until = std::chrono::steady_clock::now() + std::chrono::seconds(2);
+    // The map every 20 ms; for 2 s after a poke, posted late sites every 5 ms (one read).
+    for (int slice = 0; slice < 4; ++slice) {
+      late.run(rq, watch);
+      if (std::chrono::steady_clock::now() > late.watch_until) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+        break;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
   }
   if (!exited && alive(rq.pid)) late.run(rq, watch);  // one posted just now: before the detach
   late.report();
