@@ -21,6 +21,7 @@
 #include "runtime/patching/entry_patch.hpp"
 #include "runtime/patching/got_redirect.hpp"
 #include "runtime/patching/got_slots.hpp"
+#include "runtime/recording/process.hpp"
 
 namespace callmon::rt {
 
@@ -258,9 +259,23 @@ void pass_locked() {
   attach_late_post(&g_sync);
 }
 
+unsigned long long unload_count() {
+  unsigned long long subs = 0;
+  dl_iterate_phdr([](dl_phdr_info* info, size_t, void* p) {
+    *static_cast<unsigned long long*>(p) = info->dlpi_subs;
+    return 1;
+  }, &subs);
+  return subs;
+}
+
+// Drops the references of late modules the tool is done with (libc's dlclose). A module the
+// program closed meanwhile goes now: its `module-unmapped` line, as the wrapper would write.
 void drop_kept() {
+  if (!g_drop_count) return;
+  const unsigned long long before = unload_count();
   for (unsigned i = 0; i < g_drop_count; ++i) dlclose(g_drop[i]);
   g_drop_count = 0;
+  if (unload_count() != before) modules_after_unload();
 }
 
 }  // namespace
