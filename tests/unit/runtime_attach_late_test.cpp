@@ -37,7 +37,7 @@ Patch site(uint64_t addr, uint32_t kind = attach_abi::kSledCall) {
   return p;
 }
 
-struct Fixture : ::testing::Test {
+struct AttachLate : ::testing::Test {
   attach_abi::DlSync sync{};
   Patch list[16];
   rt::AttachSites sites{};
@@ -66,7 +66,7 @@ struct Fixture : ::testing::Test {
   }
 };
 
-TEST_F(Fixture, PostsTheQueuedSitesAndFoldsTheAnswer) {
+TEST_F(AttachLate, PostsTheQueuedSitesAndFoldsTheAnswer) {
   rt::attach_late_hold_meta();
   queue(site(0x1000));
   queue(site(0x2000, attach_abi::kEntryJump));
@@ -91,7 +91,7 @@ TEST_F(Fixture, PostsTheQueuedSitesAndFoldsTheAnswer) {
   EXPECT_FALSE(rt::g_hold);
 }
 
-TEST_F(Fixture, SitesQueuedWhileABatchIsPostedWaitForTheNext) {
+TEST_F(AttachLate, SitesQueuedWhileABatchIsPostedWaitForTheNext) {
   queue(site(0x1000));
   ASSERT_TRUE(rt::attach_late_keep(&h1));
   rt::attach_late_post(&sync);
@@ -108,7 +108,7 @@ TEST_F(Fixture, SitesQueuedWhileABatchIsPostedWaitForTheNext) {
   EXPECT_EQ(sites.count, 2u);
 }
 
-TEST_F(Fixture, TheDetachDropsWhatTheToolNeverTook) {
+TEST_F(AttachLate, TheDetachDropsWhatTheToolNeverTook) {
   queue(site(0x1000));
   ASSERT_TRUE(rt::attach_late_keep(&h1));
   rt::attach_late_post(&sync);
