@@ -44,10 +44,6 @@ bool ModuleWatch::poll() {
   return true;
 }
 
-}  // namespace callmon::attach
-
-namespace callmon::attach {
-
 bool ModuleWatch::late_posted() const {
   uint32_t state = 0;
   return sync_ && mem_.is_open() &&
