@@ -830,12 +830,16 @@ def case_latechurn(a, exe):
     for line in work:
         s.request(line)
         time.sleep(0.15)
+    # The churn ends before the detach: a dlclose behind callmon's back while the detach reads
+    # the list is not waited for (nothing counts it), and is not what this case tests.
+    s.request("Y")
     status, err = att.stop()
     expect(status == 0 and "detached" in err, f"detach: {status} {err.strip()}")
     detach = [l for l in err.splitlines() if "detached from" in l]
     expect(len(detach) == 1 and "changed" not in detach[0], f"detach found patches changed: {err}")
     expect("late stop failed" not in err, f"no late stop failed: {err.strip()}")
-    s.request("Y")
+    expect("late stop:" in err or a.build == "sled" and "clang" in a.cc,
+           f"at least one late stop: {err.strip()}")
     out, status = s.finish()
     expect(out == ref_out, f"output with attach differs:\n{out}\nwithout:\n{ref_out}")
     expect(status == ref_status == 3, f"exit status {status}, without attach {ref_status}")
