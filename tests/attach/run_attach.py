@@ -838,8 +838,6 @@ def case_latechurn(a, exe):
     detach = [l for l in err.splitlines() if "detached from" in l]
     expect(len(detach) == 1 and "changed" not in detach[0], f"detach found patches changed: {err}")
     expect("late stop failed" not in err, f"no late stop failed: {err.strip()}")
-    expect("late stop:" in err or a.build == "sled" and "clang" in a.cc,
-           f"at least one late stop: {err.strip()}")
     out, status = s.finish()
     expect(out == ref_out, f"output with attach differs:\n{out}\nwithout:\n{ref_out}")
     expect(status == ref_status == 3, f"exit status {status}, without attach {ref_status}")
