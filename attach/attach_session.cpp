@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstddef>
 #include <cstring>
 #include <fstream>
 #include <vector>
@@ -250,6 +251,43 @@ void forget(const ThreadGroup& g, uint64_t list, uint32_t count, const std::vect
     }
 }
 
+// Every thread of `g` stopped, `patches` (sorted) about to be written: no thread may resume
+// inside bytes that change (docs/patching.md, "Attaching", step 4). A thread inside a
+// function's first bytes (--patch) goes to the same instruction in its copy; one inside a
+// sled is stepped out; a signal handler's saved pc inside them is moved, or, where it cannot
+// be, that patch gets len 0 (not written). The attach's and the late stop's.
+void clear_threads(ThreadGroup& g, std::vector<Patch>& patches, OpenFrames& open_frames,
+                   AttachFigures& fig) {
+  g.for_each_stopped([&](pid_t tid) {
+    ++fig.threads;
+    user_regs_struct r{};
+    // Inside a function's first bytes (--patch): to the same instruction in its copy.
+    if (g.get_regs(tid, &r) && move_out_of_entry(patches, &r) == EntryMove::kMoved &&
+        g.set_regs(tid, r))
+      ++fig.moved;
+    bool moved = false;
+    for (int i = 0; i < 16 && g.get_regs(tid, &r) && inside_code_patch(patches, r.rip); ++i) {
+      if (!g.step(tid)) break;
+      moved = true;
+    }
+    fig.stepped += moved;
+    // A handler running on this thread returns to the pc its signal frame saved: inside
+    // bytes about to change, that pc is moved too (entry_move.hpp), or the patch dropped.
+    for (uint64_t slot : open_frames.signal_pcs(g, tid)) {
+      uint64_t pc = 0;
+      size_t at = 0;
+      if (!g.mem().read(slot, &pc, 8)) continue;
+      const EntryMove m = move_saved_pc(patches, &pc, &at);
+      if (m == EntryMove::kMoved && g.mem().write(slot, &pc, 8)) {
+        ++fig.signal_moved;
+      } else if (m != EntryMove::kNone) {
+        patches[at].len = 0;  // not written, not undone
+        ++fig.signal_refused;
+      }
+    }
+  });
+}
+
 bool runtime_loaded(pid_t pid, const std::string& runtime) {
   std::ifstream in("/proc/" + std::to_string(pid) + "/maps");
   std::string line;
@@ -323,34 +361,7 @@ Result<AttachFigures> attach_begin(pid_t pid, const std::string& runtime, const 
     return Error{"a thread of process " + std::to_string(pid) +
                  " did not stop within 5 s (uninterruptible sleep?); nothing was patched"};
   }
-  g.for_each_stopped([&](pid_t tid) {
-    ++fig.threads;
-    user_regs_struct r{};
-    // Inside a function's first bytes (--patch): to the same instruction in its copy.
-    if (g.get_regs(tid, &r) && move_out_of_entry(patches, &r) == EntryMove::kMoved &&
-        g.set_regs(tid, r))
-      ++fig.moved;
-    bool moved = false;
-    for (int i = 0; i < 16 && g.get_regs(tid, &r) && inside_code_patch(patches, r.rip); ++i) {
-      if (!g.step(tid)) break;
-      moved = true;
-    }
-    fig.stepped += moved;
-    // A handler running on this thread returns to the pc its signal frame saved: inside
-    // bytes about to change, that pc is moved too (entry_move.hpp), or the patch dropped.
-    for (uint64_t slot : open_frames.signal_pcs(g, tid)) {
-      uint64_t pc = 0;
-      size_t at = 0;
-      if (!g.mem().read(slot, &pc, 8)) continue;
-      const EntryMove m = move_saved_pc(patches, &pc, &at);
-      if (m == EntryMove::kMoved && g.mem().write(slot, &pc, 8)) {
-        ++fig.signal_moved;
-      } else if (m != EntryMove::kNone) {
-        patches[at].len = 0;  // not written, not undone
-        ++fig.signal_refused;
-      }
-    }
-  });
+  clear_threads(g, patches, open_frames, fig);
   if (fig.signal_refused) {
     neutralise(g, list_addr, list_count, patches);
     patches.erase(std::remove_if(patches.begin(), patches.end(),
@@ -452,6 +463,75 @@ Result<AttachFigures> attach_end(pid_t pid, const std::string& runtime) {
     usleep(1000);
   }
   g.detach_all();
+  fig.total_ns = now_ns() - t0;
+  return fig;
+}
+
+}  // namespace callmon::attach
+
+namespace callmon::attach {
+
+Result<AttachFigures> attach_late_stop(pid_t pid, const std::string& runtime, uint64_t sync_addr) {
+  using attach_abi::DlSync;
+  AttachFigures fig;
+  const uint64_t t0 = now_ns();
+  ThreadGroup g;
+  if (auto st = g.seize(pid); !st) return Error{st.error()};
+  OpenFrames open_frames;  // for the signal frames' saved pcs (read before the stop)
+  open_frames.prepare(pid, runtime);
+  const uint64_t ts = now_ns();
+  if (!g.stop_all())
+    return Error{g.gone() ? std::string("the program exited")
+                          : "a thread did not stop within 5 s; the late sites stay unwritten"};
+  // No dlclose between the real one and the list's update: then the batch is as posted (its
+  // modules are kept mapped by the runtime until this answers).
+  DlSync sync{};
+  for (;;) {
+    if (!g.mem().read(sync_addr, &sync, sizeof sync)) return Error{"DlSync cannot be read"};
+    if (!sync.unloading || fig.unload_waits >= 200) break;
+    ++fig.unload_waits;
+    g.resume_all();
+    usleep(1000);
+    if (!g.stop_all()) return Error{"the threads did not stop again"};
+  }
+  if (sync.late_state != 1 || !sync.late_count) return fig;  // nothing posted (detached?)
+  Reply r{};
+  r.patches = sync.late;
+  r.patch_count = sync.late_count;
+  auto list = read_patches(g, r);
+  if (!list) return Error{list.error()};
+  std::vector<Patch> patches = std::move(list).value();
+  clear_threads(g, patches, open_frames, fig);
+  std::vector<uint64_t> left;
+  for (const Patch& p : patches)
+    if (p.len == 0) left.push_back(p.addr);  // a handler returns into it: not written
+  patches.erase(std::remove_if(patches.begin(), patches.end(),
+                               [](const Patch& p) { return p.len == 0; }),
+                patches.end());
+  fig.skipped = write_patches(g, patches, true, &left);
+  // The answer: each site not written gets len 0 in the posted batch, then late_state 2.
+  std::vector<Patch> batch(sync.late_count);
+  if (g.mem().read(sync.late, batch.data(), batch.size() * sizeof(Patch))) {
+    for (size_t i = 0; i < batch.size(); ++i) {
+      if (std::find(left.begin(), left.end(), batch[i].addr) == left.end()) {
+        ++fig.entries;  // written
+        continue;
+      }
+      batch[i].len = 0;
+      ++fig.refused;
+      (void)g.mem().write(sync.late + i * sizeof(Patch), &batch[i], sizeof(Patch));
+    }
+  }
+  fig.stopped_ns = now_ns() - ts;
+  sync.late_ns = fig.stopped_ns;
+  (void)g.mem().write(sync_addr + offsetof(DlSync, late_ns), &sync.late_ns, 8);
+  const uint32_t done = 2;
+  (void)g.mem().write(sync_addr + offsetof(DlSync, late_state), &done, 4);
+  // A pass folds the answer in (meta lines, the modules' references dropped).
+  const uint64_t poke = sync.poke + 1;
+  (void)g.mem().write(sync_addr + offsetof(DlSync, poke), &poke, 8);
+  g.detach_all();
+  fig.stopped_ns = now_ns() - ts;
   fig.total_ns = now_ns() - t0;
   return fig;
 }

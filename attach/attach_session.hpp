@@ -42,6 +42,14 @@ struct AttachFigures {
 Result<AttachFigures> attach_begin(pid_t pid, const std::string& runtime, const std::string& dir,
                                    const std::string& options, ModuleWatch* watch = nullptr);
 
+// While recording (no ptrace): the late stop (docs/patching.md, "Modules loaded while
+// attached"). When the runtime's DlSync at `dl_sync` has sites posted (late_state 1):
+// stops every thread, moves or steps each one out of the bytes about to change (as the
+// attach does), writes them where their bytes are still the listed ones, marks the others
+// (len 0), answers (late_state 2, late_ns) and pokes; detaches. Figures: `entries` sites
+// written, `refused` left, `stopped_ns` how long the threads were stopped.
+Result<AttachFigures> attach_late_stop(pid_t pid, const std::string& runtime, uint64_t dl_sync);
+
 // Stops the recording attach_begin started: patches undone, files ended, detached. Errors:
 // the process is gone (its recording ended at its exit) or ptrace failed.
 Result<AttachFigures> attach_end(pid_t pid, const std::string& runtime);

@@ -44,4 +44,11 @@ bool ModuleWatch::poll() {
   return true;
 }
 
+bool ModuleWatch::late_posted() const {
+  uint32_t state = 0;
+  return sync_ && mem_.is_open() &&
+         mem_.read(sync_ + offsetof(attach_abi::DlSync, late_state), &state, sizeof state) &&
+         state == 1;
+}
+
 }  // namespace callmon::attach

@@ -4,7 +4,8 @@
 // memory map, and pokes the runtime's DlSync (callmon/attach_abi.hpp) so that its next chunk
 // switch asks for the pass that patches them (docs/patching.md, "Modules loaded while
 // attached"). Reads /proc/PID/maps; writes one word through /proc/PID/mem, opened while the
-// process was seized.
+// process was seized. Also tells whether the runtime has posted late sites for the tool to
+// write with every thread stopped (attach_session.hpp, attach_late_stop).
 #pragma once
 
 #include <sys/types.h>
@@ -27,6 +28,11 @@ class ModuleWatch {
   bool poll();
 
   uint32_t pokes() const { return pokes_; }
+
+  // Whether the runtime has posted sites for the late stop (DlSync::late_state 1), and
+  // where its DlSync is (attach_session.hpp, attach_late_stop).
+  bool late_posted() const;
+  uint64_t sync_addr() const { return sync_; }
 
  private:
   std::string signature() const;

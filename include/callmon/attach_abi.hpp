@@ -11,7 +11,7 @@
 
 namespace callmon::attach_abi {
 
-inline constexpr uint32_t kVersion = 4;
+inline constexpr uint32_t kVersion = 5;
 
 // The entry points, looked up with dlsym in the loaded runtime. Each returns a Reply*.
 //   callmon_attach_start(const char* options): options "CALLMON_X=value\n..." (the
@@ -68,6 +68,16 @@ struct DlSync {
   uint64_t poke;
   uint32_t unloading;
   uint32_t count;
+  // The late stop (docs/patching.md, "Modules loaded while attached"): the sites of modules
+  // loaded behind the wrappers' back that no store can patch with their code running (gcc's
+  // five 1-byte-nop sleds, --patch entries). The runtime posts them (late_state 1), keeps
+  // their modules mapped and never writes them; the tool stops every thread, writes them as
+  // the attach does, sets len 0 in each one it did not write, late_ns, late_state 2, and
+  // pokes, so that a pass folds the result in (meta lines, references dropped).
+  uint64_t late;         // address of Patch[late_count]
+  uint32_t late_count;
+  uint32_t late_state;   // 0 nothing posted, 1 posted by the runtime, 2 done by the tool
+  uint64_t late_ns;      // how long the tool held every thread stopped for them
 };
 
 struct Reply {

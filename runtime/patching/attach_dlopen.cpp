@@ -13,6 +13,7 @@
 
 #include "runtime/interposers/interpose.hpp"
 #include "runtime/patching/attach_collect.hpp"
+#include "runtime/patching/attach_late.hpp"
 #include "runtime/patching/attach_meta.hpp"
 #include "runtime/patching/attach_pins.hpp"
 #include "runtime/patching/attach_threads.hpp"
@@ -20,6 +21,7 @@
 #include "runtime/patching/entry_patch.hpp"
 #include "runtime/patching/got_redirect.hpp"
 #include "runtime/patching/got_slots.hpp"
+#include "runtime/recording/process.hpp"
 
 namespace callmon::rt {
 
@@ -59,7 +61,8 @@ void publish_count() { __atomic_store_n(&g_sync.count, g_sites ? g_sites->count 
 // is written then: GOT words (aligned 8-byte stores) and a sled that is one 5-byte nop in one
 // aligned 8-byte word (a single store). A gcc sled of five 1-byte nops may have a thread
 // between its nops, and a function's first bytes (--patch) one inside its instructions:
-// those are left alone, as they would be with every thread stopped and no way to move it.
+// those are posted to the tool instead (attach_late.hpp), which writes them with every
+// thread stopped, moving or stepping a thread out of them first, as the attach does.
 bool safe_late(const attach_abi::Patch& p) {
   if (p.kind == attach_abi::kGotWord || p.kind == attach_abi::kLibcallWord) return true;
   // An XRay sled's bytes past its first two never run while those are XRay's: written
@@ -173,6 +176,7 @@ void attach_dl_begin(AttachSites* sites) {
   g_mod_count = 0;
   g_poke_seen = __atomic_load_n(&g_sync.poke, __ATOMIC_ACQUIRE);
   g_dl_gen_seen = __atomic_load_n(&g_dl_generation, __ATOMIC_ACQUIRE);
+  attach_late_reset(&g_sync);
   publish_count();
   dl_iterate_phdr([](dl_phdr_info* info, size_t, void*) {
     if (attach_module_pinned(info)) add(info);  // else not listed: the first pass's
@@ -183,10 +187,30 @@ void attach_dl_begin(AttachSites* sites) {
 namespace {
 
 ModulePins g_pins;  // serialised by sled_patch_modules' lock, as the passes
+constexpr unsigned kMaxDrop = 512;
+void* g_drop[kMaxDrop];  // references the late stop no longer needs, dropped outside the lock
+unsigned g_drop_count = 0;
+
+// A late module's site no store can write (safe_late false): in the list, not written, and
+// posted to the tool; the module kept mapped until it answers. False: left alone.
+bool queue_for_tool(const attach_abi::Patch& p, const dl_phdr_info* info, bool* kept) {
+  if (!*kept) {
+    void* h = g_pins.keep(info);
+    if (!h || !attach_late_keep(h)) {
+      if (h && g_drop_count < kMaxDrop) g_drop[g_drop_count++] = h;
+      return false;
+    }
+    *kept = true;
+  }
+  return attach_late_queue(p);
+}
 
 void pass_locked() {
   if (g_frozen) return;
   attach_meta_release(g_sites);  // after the stop: the attach's held lines, corrected
+  // The tool's answer to the sites posted before (attach_late.hpp).
+  g_drop_count += attach_late_fold(&g_sync, g_sites, false, g_drop + g_drop_count,
+                                   kMaxDrop - g_drop_count);
   prune();
   // Late: no dlopen through a redirected word since the last pass (attach_dl_poked).
   const unsigned gen = __atomic_load_n(&g_dl_generation, __ATOMIC_ACQUIRE);
@@ -203,22 +227,55 @@ void pass_locked() {
   if (g_mod_count == first_mod) return;
   // --patch and library calls: listed as at the attach (each pass keeps its own table of
   // the modules it has seen; only the new ones' entries are kept below).
-  // A late module's function entries are not patched at all (not even listed: their
-  // patch-fn lines would say otherwise).
+  // A late module's function entries are listed too, their meta lines held until the tool
+  // says which jumps it wrote.
+  if (late) attach_late_hold_meta();
   attach_collect_begin(g_sites);
-  if (!late) entry_patch_modules();
+  entry_patch_modules();
   libcall_patch_modules();
   attach_collect_end();
   entry_patch_flush_meta();
   uint32_t n = first;
+  bool kept[kMaxModules] = {};  // per new module: its reference kept for the tool
   for (uint32_t k = first; k < g_sites->count; ++k) {
     const attach_abi::Patch p = g_sites->patches[k];
-    bool ours = false;
-    for (unsigned i = first_mod; i < g_mod_count && !ours; ++i) ours = in_module(g_mods[i], p.addr);
-    if (ours && (!late || safe_late(p)) && apply(p)) g_sites->patches[n++] = p;
+    unsigned mod = g_mod_count;
+    for (unsigned i = first_mod; i < g_mod_count && mod == g_mod_count; ++i)
+      if (in_module(g_mods[i], p.addr)) mod = i;
+    if (mod == g_mod_count) continue;
+    if (!late || safe_late(p)) {
+      if (apply(p)) g_sites->patches[n++] = p;
+      continue;
+    }
+    // Written by the tool with every thread stopped, never here.
+    dl_phdr_info info{};
+    info.dlpi_addr = g_mods[mod].bias;
+    info.dlpi_name = g_mods[mod].name;
+    if (queue_for_tool(p, &info, &kept[mod - first_mod]))
+      g_sites->patches[n++] = p;
   }
   g_sites->count = n;
   publish_count();
+  attach_late_post(&g_sync);
+}
+
+unsigned long long unload_count() {
+  unsigned long long subs = 0;
+  dl_iterate_phdr([](dl_phdr_info* info, size_t, void* p) {
+    *static_cast<unsigned long long*>(p) = info->dlpi_subs;
+    return 1;
+  }, &subs);
+  return subs;
+}
+
+// Drops the references of late modules the tool is done with (libc's dlclose). A module the
+// program closed meanwhile goes now: its `module-unmapped` line, as the wrapper would write.
+void drop_kept() {
+  if (!g_drop_count) return;
+  const unsigned long long before = unload_count();
+  for (unsigned i = 0; i < g_drop_count; ++i) dlclose(g_drop[i]);
+  g_drop_count = 0;
+  if (unload_count() != before) modules_after_unload();
 }
 
 }  // namespace
@@ -231,6 +288,7 @@ void attach_dl_pass() {
     pass_locked();
   }
   g_pins.unpin();
+  drop_kept();  // a late module the tool is done with (or could not be kept for it)
   Lock l;
   prune();  // a module the program dlclose'd during the pass went at the unpin
 }
@@ -255,9 +313,20 @@ bool attach_dl_unload_begin() {
 }
 
 void attach_dl_freeze() {
+  {
+    Lock l;
+    g_frozen = true;
+    attach_meta_release(g_sites);  // no hook and no pass released them
+    // The tool answered every batch it took before this call; one it did not take stays
+    // unwritten (attach_late_fold).
+    if (g_sites)
+      g_drop_count += attach_late_fold(&g_sync, g_sites, true, g_drop + g_drop_count,
+                                       kMaxDrop - g_drop_count);
+    publish_count();
+  }
+  drop_kept();
   Lock l;
-  g_frozen = true;
-  attach_meta_release(g_sites);  // no hook and no pass released them
+  if (g_sites) prune();
 }
 
 void attach_dl_release_meta() {

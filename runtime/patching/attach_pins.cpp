@@ -49,9 +49,21 @@ bool ModulePins::holds(const dl_phdr_info* info) const {
   // A dlopen handle is the module's link_map (glibc).
   for (unsigned i = 0; i < count_; ++i) {
     const auto* lm = static_cast<const link_map*>(handles_[i]);
-    if (lm->l_addr == info->dlpi_addr && lm->l_name == info->dlpi_name) return true;
+    if (lm && lm->l_addr == info->dlpi_addr && lm->l_name == info->dlpi_name) return true;
   }
   return false;
+}
+
+void* ModulePins::keep(const dl_phdr_info* info) {
+  for (unsigned i = 0; i < count_; ++i) {
+    const auto* lm = static_cast<const link_map*>(handles_[i]);
+    if (lm && lm->l_addr == info->dlpi_addr && lm->l_name == info->dlpi_name) {
+      void* h = handles_[i];
+      handles_[i] = nullptr;  // kept by the caller (holds() no longer sees it)
+      return h;
+    }
+  }
+  return nullptr;
 }
 
 bool attach_module_pinned(const dl_phdr_info* info) {
@@ -77,7 +89,8 @@ unsigned long long unloads() {
 void ModulePins::unpin() {
   __atomic_store_n(&g_active, nullptr, __ATOMIC_RELEASE);
   const unsigned long long before = unloads();
-  for (unsigned i = 0; i < count_; ++i) dlclose(handles_[i]);
+  for (unsigned i = 0; i < count_; ++i)
+    if (handles_[i]) dlclose(handles_[i]);
   count_ = 0;
   // A module the program dlclose'd meanwhile went now, by libc's dlclose (not the wrapper):
   // its `module-unmapped` line, as the wrapper would have written it.

@@ -28,6 +28,11 @@ class ModulePins {
   // Whether `info` is one of the modules pinned.
   bool holds(const dl_phdr_info* info) const;
 
+  // Takes `info`'s reference out of the pin: unpin() no longer drops it, the caller does
+  // (dlclose, never under a lock a dlclose wrapper takes). Null when `info` is not pinned.
+  // The late stop keeps a module mapped this way until the tool has written its sites.
+  void* keep(const dl_phdr_info* info);
+
  private:
   static constexpr unsigned kMax = 512;
   static constexpr unsigned kNames = 64 * 1024;

@@ -22,6 +22,8 @@
  *   R <k>   calls the plugin_run(k) L found
  *   X       starts a thread that dlopen's the plugin, calls plugin_run(1) and dlclose's it,
  *           over and over, until Y (answer 0); Y stops and joins it (answer 0)
+ *   Z       the same as X through the pointers to dlopen, dlsym and dlclose taken at the start
+ *           (the late churn: modules loaded and closed behind callmon's back); Y stops it
  *   Q       quit: the workers end, the program prints its total and exits with status 3
  *
  * Built with nop sleds (-fpatchable-function-entry=5), -pg -mfentry, -pg, or
@@ -99,6 +101,7 @@ static void* plugin;
 /* Taken at the start (main), before any attach: calls through them go through no GOT word. */
 static void* (*volatile early_dlopen)(const char*, int);
 static void* (*volatile early_dlsym)(void*, const char*);
+static int (*volatile early_dlclose)(void*);
 static long (*late_run)(long);
 static volatile int churn_stop;
 static pthread_t churn_thread;
@@ -116,8 +119,22 @@ static void* churn(void* arg) {
   return NULL;
 }
 
+static void* late_churn(void* arg) {
+  (void)arg;
+  const char* path = getenv("ATTACH_PLUGIN");
+  while (!churn_stop) {
+    void* h = early_dlopen(path, RTLD_NOW);
+    if (!h) break;
+    long (*run)(long) = (long (*)(long))early_dlsym(h, "plugin_run");
+    if (run) run(1);
+    early_dlclose(h);
+  }
+  return NULL;
+}
+
 static long plugin_request(char kind, long k) {
   if (kind == 'X') return pthread_create(&churn_thread, NULL, churn, NULL);
+  if (kind == 'Z') return pthread_create(&churn_thread, NULL, late_churn, NULL);
   if (kind == 'Y') {
     churn_stop = 1;
     return pthread_join(churn_thread, NULL);
@@ -151,7 +168,7 @@ static void* worker(void* arg) {
     pending_kind = 0;
     pthread_mutex_unlock(&lock);
     long r = kind == 'H' ? serve_hold() : kind == 'N' ? handle() : kind == 'C' ? handle_cold()
-             : strchr("PDLRXY", kind) ? plugin_request(kind, k) : serve(k);
+             : strchr("PDLRXYZ", kind) ? plugin_request(kind, k) : serve(k);
     pthread_mutex_lock(&lock);
     answer = r;
     answered = 1;
@@ -165,6 +182,7 @@ int main(int argc, char** argv) {
   if (argc > 1) hold_fd = atoi(argv[1]);
   early_dlopen = dlopen;
   early_dlsym = dlsym;
+  early_dlclose = dlclose;
   pthread_t threads[WORKERS];
   for (int i = 0; i < WORKERS; ++i) pthread_create(&threads[i], NULL, worker, NULL);
   setvbuf(stdout, NULL, _IOLBF, 0);
@@ -173,7 +191,7 @@ int main(int argc, char** argv) {
   long n = 0, total = 0;
   while (fgets(line, sizeof line, stdin)) {
     char kind = line[0];
-    if (!strchr("WHNCPDQLRXY", kind)) continue;
+    if (!strchr("WHNCPDQLRXYZ", kind)) continue;
     pthread_mutex_lock(&lock);
     pending_kind = kind;
     pending_arg = kind == 'W' || kind == 'P' || kind == 'R' ? atol(line + 1) : 0;

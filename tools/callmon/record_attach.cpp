@@ -5,11 +5,13 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <fstream>
 #include <sstream>
 #include <thread>
+#include <vector>
 
 #include "attach/attach_session.hpp"
 #include "format/session.hpp"
@@ -58,6 +60,53 @@ std::string ms(uint64_t ns) {
   std::snprintf(buf, sizeof buf, "%.3f ms", static_cast<double>(ns) / 1e6);
   return buf;
 }
+
+// The late stops of one attach (attach_session.hpp, attach_late_stop): run when the runtime
+// has posted sites, their figures summed for one line at the end.
+struct LateStops {
+  std::vector<uint64_t> stopped_ns;
+  uint64_t written = 0, left = 0;
+  uint32_t moved = 0, stepped = 0;
+  int failures = 0;
+  std::chrono::steady_clock::time_point watch_until;  // look more often until then
+
+  void run(const AttachRequest& rq, const attach::ModuleWatch& watch) {
+    // After 3 failures (a thread that does not stop), the posted sites stay unwritten.
+    if (failures >= 3 || !watch.late_posted()) return;
+    auto f = attach::attach_late_stop(rq.pid, rq.runtime, watch.sync_addr());
+    if (!f) {
+      ++failures;
+      warn("record", "late stop failed: " + f.error());
+      return;
+    }
+    std::fprintf(stderr,
+                 "callmon record: late stop: %llu site(s) of modules loaded behind callmon's "
+                 "back written, %llu left; threads stopped %s\n",
+                 static_cast<unsigned long long>(f->entries),
+                 static_cast<unsigned long long>(f->refused + f->skipped),
+                 ms(f->stopped_ns).c_str());
+    stopped_ns.push_back(f->stopped_ns);
+    written += f->entries;
+    left += f->refused + f->skipped;
+    moved += f->moved;
+    stepped += f->stepped;
+  }
+
+  void report() {
+    if (stopped_ns.empty()) return;
+    std::vector<uint64_t> v = stopped_ns;
+    std::sort(v.begin(), v.end());
+    std::fprintf(stderr,
+                 "callmon record: %zu late stop(s) for modules loaded behind callmon's back: "
+                 "%llu site(s) written, %llu left; threads stopped %s (median), %s at most%s\n",
+                 v.size(), static_cast<unsigned long long>(written),
+                 static_cast<unsigned long long>(left), ms(v[v.size() / 2]).c_str(),
+                 ms(v.back()).c_str(),
+                 moved + stepped ? (", " + std::to_string(moved + stepped) +
+                                    " thread(s) moved out of bytes being written").c_str()
+                                 : "");
+  }
+};
 
 }  // namespace
 
@@ -127,14 +176,25 @@ int run_record_attach(const AttachRequest& rq) {
   const auto until = std::chrono::steady_clock::now() +
                      std::chrono::duration<double>(rq.duration_s > 0 ? rq.duration_s : 1e9);
   bool exited = false;
+  LateStops late;  // modules loaded behind the wrappers' back: their sites written stopped
   while (!g_stop && std::chrono::steady_clock::now() < until) {
     if (!alive(rq.pid)) {
       exited = true;
       break;
     }
-    watch.poll();
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    if (watch.poll()) late.watch_until = std::chrono::steady_clock::now() + std::chrono::seconds(2);
+    // The map every 20 ms; for 2 s after a poke, posted late sites every 5 ms (one read).
+    for (int slice = 0; slice < 4; ++slice) {
+      late.run(rq, watch);
+      if (std::chrono::steady_clock::now() > late.watch_until) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+        break;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
   }
+  if (!exited && alive(rq.pid)) late.run(rq, watch);  // one posted just now: before the detach
+  late.report();
   session.end_unix_ns = unix_ns();
   int status = 0;
   if (exited) {
