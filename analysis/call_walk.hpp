@@ -59,6 +59,8 @@ enum class ExitKind : uint8_t {
   kException,   // left by C++ exception unwinding (UNWIND reason 1)
   kLongjmp,     // abandoned by longjmp (UNWIND reason 2)
   kUnwound,     // an exit skipped over it (UNWIND reason 3)
+  kSuspended,   // its context was switched away from (UNWIND reason 4): an INHERIT later
+                // resumes it as a continuation (inherited) that ends the call
   kUnfinished,  // still open at END/EXEC: the process ended or exec'd inside it
   kCut,         // still open where the stream was cut (the process was killed)
 };
@@ -220,13 +222,16 @@ class CallWalker {
                          ((cost_.outer - cost_.inner) * closed + lib_extra_between() * lib) / 2);
         ExitKind kind = ev.reason == 1   ? ExitKind::kException
                         : ev.reason == 2 ? ExitKind::kLongjmp
+                        : ev.reason == 4 ? ExitKind::kSuspended
                                          : ExitKind::kUnwound;
         for (uint64_t i = 0; i < ev.count && !stack_.empty(); ++i) pop(ev.ticks, kind);
         break;
       }
       case format::Event::kInherit:
         advance_clock_to(ev.ticks, 0, 0);
-        push(ev.addr, first_ticks_, true);
+        // At the stream's start (a fork child, an attach) or later, where a ucontext switch
+        // resumes a context's calls (docs/format.md).
+        push(ev.addr, ev.ticks, true);
         break;
       case format::Event::kClock:
         if (!stack_.empty()) stack_.back().clocked = true;
