@@ -9,6 +9,7 @@ const char* exit_kind_name(ExitKind kind) {
     case ExitKind::kException: return "exception";
     case ExitKind::kLongjmp: return "longjmp";
     case ExitKind::kUnwound: return "unwound";
+    case ExitKind::kSuspended: return "suspended";
     case ExitKind::kUnfinished: return "unfinished";
     case ExitKind::kCut: return "cut";
   }

@@ -59,6 +59,8 @@ enum class ExitKind : uint8_t {
   kException,   // left by C++ exception unwinding (UNWIND reason 1)
   kLongjmp,     // abandoned by longjmp (UNWIND reason 2)
   kUnwound,     // an exit skipped over it (UNWIND reason 3)
+  kSuspended,   // its context was switched away from (UNWIND reason 4): an INHERIT later
+                // resumes it as a continuation (inherited) that ends the call
   kUnfinished,  // still open at END/EXEC: the process ended or exec'd inside it
   kCut,         // still open where the stream was cut (the process was killed)
 };
@@ -88,6 +90,9 @@ struct FinishedCall {
   uint32_t slot = 0;   // what the sink returned from on_enter for this call
   ExitKind exit = ExitKind::kNormal;
   bool inherited = false;  // opened by INHERIT: the call began in the parent process
+  // An inherited continuation of a call that a ucontext switch suspended (INHERIT after an
+  // UNWIND of reason 4): its time is the call's, but it is no new call.
+  bool resumed = false;
 };
 
 // A sink provides:
@@ -220,13 +225,18 @@ class CallWalker {
                          ((cost_.outer - cost_.inner) * closed + lib_extra_between() * lib) / 2);
         ExitKind kind = ev.reason == 1   ? ExitKind::kException
                         : ev.reason == 2 ? ExitKind::kLongjmp
+                        : ev.reason == 4 ? ExitKind::kSuspended
                                          : ExitKind::kUnwound;
         for (uint64_t i = 0; i < ev.count && !stack_.empty(); ++i) pop(ev.ticks, kind);
+        if (ev.reason == 4) saw_suspend_ = true;
         break;
       }
       case format::Event::kInherit:
         advance_clock_to(ev.ticks, 0, 0);
-        push(ev.addr, first_ticks_, true);
+        // At the stream's start (a fork child, an attach) or later, where a ucontext switch
+        // resumes a context's calls (docs/format.md).
+        push(ev.addr, ev.ticks, true);
+        stack_.back().resumed = saw_suspend_;
         break;
       case format::Event::kClock:
         if (!stack_.empty()) stack_.back().clocked = true;
@@ -345,6 +355,7 @@ class CallWalker {
     uint32_t slot = 0;
     bool libcall = false;  // a library call (WalkCost::libcall_extra_*)
     bool inherited = false;
+    bool resumed = false;  // FinishedCall::resumed
     bool clocked = false;  // a CLOCK record came while it was the innermost open call, or
                            // a child was a clock helper (FinishedCall::clocked)
     bool helper_children = true;  // every child so far was a clock helper
@@ -379,6 +390,7 @@ class CallWalker {
     f.clocked = false;
     f.helper_children = true;
     f.inherited = inherited;
+    f.resumed = false;
   }
 
   // Applies the off-CPU intervals that began before `t`, the time of the record being
@@ -640,6 +652,7 @@ class CallWalker {
     call.slot = f.slot;
     call.exit = kind;
     call.inherited = f.inherited;
+    call.resumed = f.resumed;
     // A clock helper (a `now()` wrapper): it read a clock, so did all of its subtree, and it
     // took a few microseconds at most (a system call's time in a VM).
     const bool helper = f.clocked && f.helper_children && call.time < clock_helper_ticks_;
@@ -741,6 +754,7 @@ class CallWalker {
   bool pending_close_ = false;
   bool ended_cleanly_ = false;
   bool saw_end_ = false;
+  bool saw_suspend_ = false;  // an UNWIND of reason 4 came: later INHERITs are continuations
   WalkCost cost_;
   bool cost_set_ = false;
   // overlap_ticks of cost_.overlap_down and overlap_up for 0..kOverlapTable-1 pairs (set_cost;

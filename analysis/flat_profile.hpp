@@ -56,7 +56,10 @@ class ProfileSink {
   }
 
   [[gnu::always_inline]] void on_call(const FinishedCall& call) {
-    if (call.inherited) return;
+    if (call.inherited) [[unlikely]] {
+      if (call.resumed) add_continuation(call);
+      return;
+    }
     FuncTicks& f = funcs_[call.slot];
     uint64_t d = call.time;
     // Only the outermost activation adds to the total, so recursion is counted once.
@@ -88,6 +91,25 @@ class ProfileSink {
 
   const std::vector<FuncTicks>& functions() const { return funcs_; }
   uint64_t calls() const { return calls_; }
+
+  // A call taken up again after a ucontext switch suspended it (FinishedCall::resumed):
+  // its time adds to the function's, its count was taken at its ENTER. Its piece did not
+  // count as an activation (on_enter), so it adds to the total unless an activation of
+  // the same function is open around it.
+  void add_continuation(const FinishedCall& call) {
+    FuncTicks& f = funcs_[call.slot];
+    if (f.active == 0) {
+      f.total += call.time;
+      f.total_lo += call.time_lo;
+      f.total_hi += call.time_hi;
+      f.preempted += call.preempted;
+      f.offcpu += call.offcpu;
+    }
+    f.self += call.self;
+    f.self_lo += call.self_lo;
+    f.self_hi += call.self_hi;
+    f.incl += call.time;
+  }
   uint64_t lost_events() const { return lost_; }  // from LOST records
 
  private:

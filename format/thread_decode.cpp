@@ -209,8 +209,8 @@ bool ThreadReader::decode_special(uint64_t v, const uint8_t*& p, Event& ev) {
       break;
     case kCodeUnwind:
       if (!read(fields, 2)) return false;
-      if (fields[1] < 1 || fields[1] > 3) {
-        abandon_chunk(rec, "an UNWIND record with a reason other than 1..3", false);
+      if (fields[1] < 1 || fields[1] > 4) {
+        abandon_chunk(rec, "an UNWIND record with a reason other than 1..4", false);
         return false;
       }
       if (fields[0] > kMaxFrameCount) {

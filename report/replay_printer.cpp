@@ -48,6 +48,7 @@ std::string_view exit_mark(analysis::ExitKind exit, bool normal_end) {
     case analysis::ExitKind::kException: return " [exception]";
     case analysis::ExitKind::kLongjmp: return " [longjmp]";
     case analysis::ExitKind::kUnwound: return " [unwound]";
+    case analysis::ExitKind::kSuspended: return " [suspended]";
     case analysis::ExitKind::kUnfinished: return " [unfinished]";
     case analysis::ExitKind::kCut: return normal_end ? " [ended]" : " [cut]";
   }

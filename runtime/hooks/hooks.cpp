@@ -2,6 +2,7 @@
 #include "runtime/hooks/hooks.hpp"
 
 #include "runtime/recording/arg_capture.hpp"
+#include "runtime/recording/context_stash.hpp"
 #include "runtime/core/clock.hpp"
 #include "runtime/recording/event_writer.hpp"
 #include "runtime/selection/filter_select.hpp"
@@ -300,6 +301,18 @@ void exit_slow_as(ThreadState* s, uintptr_t fn, uintptr_t sp) {
   Frame* f = s->top - 1;
   if (f < s->stack_base || f->fn != fn) {
     Frame* m = find_exit_frame(s, fn, sp);
+    if constexpr (!kFull) {
+      if (!m) {  // adopting a suspended context may allocate: the full save's work
+        guard_leave(s);
+        slow_call(&exit_slow, s, fn, sp);
+        return;
+      }
+    }
+    // A suspended context resumed without the runtime seeing it (context_stash.hpp).
+    if (!m && context_adopt(s, fn, sp, nested)) {
+      f = s->top - 1;
+      m = find_exit_frame(s, fn, sp);
+    }
     if (!m) {
       // Attached mid-run: the exit of a call open at the attach, which has no entry (not
       // an error; docs/patching.md, "Attaching").

@@ -17,6 +17,7 @@
 #include <cstdint>
 
 #include "runtime/recording/arg_capture.hpp"
+#include "runtime/recording/context_stash.hpp"
 #include "runtime/calibration/calibration.hpp"
 #include "runtime/core/clock.hpp"
 #include "runtime/core/slow_call.hpp"
@@ -187,6 +188,12 @@ uintptr_t pg_exit_slow(ThreadState* s, uintptr_t* slot, uint64_t t, const uint64
   Frame* match = s ? find_slot_frame(s, sp) : nullptr;
   if constexpr (!kFull) {
     if (!match) return slow_call(&pg_exit_slow<Reach::kFull>, s, slot, t, saved);
+  }
+  if (!match && s) {
+    // A suspended context resumed without the runtime seeing it (context_stash.hpp).
+    bool nested = guard_enter(s);
+    if (context_adopt(s, 0, sp, nested)) match = find_slot_frame(s, sp);
+    guard_leave(s);
   }
   if (!match) {
     // Its thread could not take it (no file): the address the attach kept.

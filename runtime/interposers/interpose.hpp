@@ -56,6 +56,9 @@ struct RealFunctions {
   int (*gettimeofday_)(timeval*, void*);
   time_t (*time_)(time_t*);
   clock_t (*clock_)();
+  // ucontext switches (interpose_context.cpp); the types kept opaque here.
+  int (*swapcontext_)(void*, const void*);
+  int (*setcontext_)(const void*);
 };
 
 extern RealFunctions g_real;

@@ -66,6 +66,8 @@ void resolve_real_functions(bool again) {
   resolve(g_real.gettimeofday_, "gettimeofday");
   resolve(g_real.time_, "time");
   resolve(g_real.clock_, "clock");
+  resolve(g_real.swapcontext_, "swapcontext");
+  resolve(g_real.setcontext_, "setcontext");
   // Read by every hook under --clock=monotonic (clock.hpp): stored atomically.
   if (!__atomic_load_n(&g_real_clock_gettime, __ATOMIC_RELAXED))
     __atomic_store_n(&g_real_clock_gettime,

@@ -156,6 +156,36 @@ TEST_F(CallWalkTest, LongjmpAndUnknownUnwind) {
   EXPECT_EQ(call(kMain).self, 50u - 20u - 5u);
 }
 
+// A ucontext switch (docs/runtime.md, "Stack switching (ucontext)"): UNWIND reason 4
+// suspends A and B, another context's C runs at depth 0, an INHERIT mid-stream takes A and
+// B up again from its own time as continuations; the suspended time is in neither.
+TEST_F(CallWalkTest, SuspendedCallsResumeAsContinuations) {
+  walk([](format::ThreadWriter& w) {
+    w.enter(0, kA);
+    w.enter(10, kB);
+    w.unwind(20, 2, UnwindReason::kSuspended);
+    w.enter(30, kC);
+    w.exit(40);
+    w.inherit(50, {kA, kB});
+    w.exit(55);
+    w.exit(70);
+    w.end(70);
+  });
+  ASSERT_EQ(sink_.calls.size(), 5u);
+  EXPECT_EQ(call(kB).exit, ExitKind::kSuspended);
+  EXPECT_EQ(call(kA).exit, ExitKind::kSuspended);
+  EXPECT_FALSE(call(kA).inherited);
+  EXPECT_EQ(call(kA).time, 20u);
+  EXPECT_EQ(call(kC).depth, 0u);
+  EXPECT_EQ(call(kB, 1).start, 50u);
+  EXPECT_TRUE(call(kB, 1).inherited);
+  EXPECT_TRUE(call(kB, 1).resumed);
+  EXPECT_EQ(call(kB, 1).time, 5u);
+  EXPECT_EQ(call(kA, 1).time, 20u);
+  EXPECT_EQ(call(kA, 1).self, 15u);
+  EXPECT_EQ(call(kA, 1).exit, ExitKind::kNormal);
+}
+
 TEST_F(CallWalkTest, CutStreamClosesAtLastTime) {
   walk(
       [](format::ThreadWriter& w) {

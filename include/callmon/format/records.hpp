@@ -160,6 +160,7 @@ enum class UnwindReason : uint32_t {
   kException = 1,  // left by C++ exception unwinding
   kLongjmp = 2,    // abandoned by longjmp/siglongjmp
   kUnknown = 3,    // an exit skipped over them (unmatched frames)
+  kSuspended = 4,  // set aside by a ucontext switch; an INHERIT brings them back on resume
 };
 
 // Largest encoded ENTER or EXIT record (ENTER: 10 + 10 bytes). SPECIAL records may be longer
