@@ -15,6 +15,7 @@
 #include <signal.h>
 #include <ucontext.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdint>
 
@@ -39,6 +40,8 @@ struct SignalContext {
   uint32_t busy;             // the guard's busy count when it started: what its own code
                              // runs with outside hooks
   bool on_alt;               // runs on the alternate signal stack
+  bool resync;               // the interrupted hook had committed a record and not yet
+                             // updated the encoding state after it
 };
 
 // Deeper nesting than this is not followed (its handlers are left as before the fix).
@@ -64,7 +67,36 @@ void resolve_sigaction() {
   __atomic_store_n(&g_real_sigaction, reinterpret_cast<SigactionFn>(f), __ATOMIC_RELEASE);
 }
 
-__attribute__((constructor)) void signal_interposer_init() { resolve_sigaction(); }
+// The code marks of event_writer.hpp (CALLMON_CODE_MARK): the address after each record
+// commit, and each place where the encoding state is up to date again. Sorted once.
+extern "C" uintptr_t __start_callmon_commits[] __attribute__((weak, visibility("hidden")));
+extern "C" uintptr_t __stop_callmon_commits[] __attribute__((weak, visibility("hidden")));
+extern "C" uintptr_t __start_callmon_synced[] __attribute__((weak, visibility("hidden")));
+extern "C" uintptr_t __stop_callmon_synced[] __attribute__((weak, visibility("hidden")));
+
+// A commit and the update after it lie this close together (a few stores and a branch).
+constexpr uintptr_t kCommitWindowBytes = 256;
+
+// Whether the interrupted code at `pc` lies between a record's commit and the encoding
+// state's update after it: the last commit mark at or before `pc` comes after the last
+// synced mark before `pc`, and a synced mark follows `pc` closely.
+bool in_commit_window(uintptr_t pc) {
+  const uintptr_t* c0 = __start_callmon_commits;
+  const uintptr_t* c = std::upper_bound(c0, static_cast<const uintptr_t*>(__stop_callmon_commits), pc);
+  if (c == c0) return false;
+  uintptr_t commit = c[-1];
+  const uintptr_t* s0 = __start_callmon_synced;
+  const uintptr_t* s1 = __stop_callmon_synced;
+  const uintptr_t* d = std::upper_bound(s0, s1, pc);
+  if (d == s1 || *d - commit > kCommitWindowBytes) return false;
+  return d == s0 || d[-1] < commit;
+}
+
+__attribute__((constructor)) void signal_interposer_init() {
+  resolve_sigaction();
+  if (__start_callmon_commits) std::sort(__start_callmon_commits, __stop_callmon_commits);
+  if (__start_callmon_synced) std::sort(__start_callmon_synced, __stop_callmon_synced);
+}
 
 // Whether the calling code runs on the thread's alternate signal stack: a system call of
 // our own (the program may interpose and instrument sigaltstack).
@@ -99,9 +131,12 @@ void signal_wrapper(int sig, siginfo_t* info, void* uc) {
     t_context_count = i + 1;
     signal_fence();
     ThreadState* s = t_state;
-    c->interrupted_sp =
-        static_cast<uintptr_t>(static_cast<ucontext_t*>(uc)->uc_mcontext.gregs[REG_RSP]);
+    const mcontext_t& m = static_cast<ucontext_t*>(uc)->uc_mcontext;
+    c->interrupted_sp = static_cast<uintptr_t>(m.gregs[REG_RSP]);
     c->busy = s ? (s->guard & kGuardBusyMask) : 0;
+    // A hook was interrupted (the busy count is above what the interrupted code runs with).
+    uint32_t base = i > 0 ? t_contexts[i - 1].busy : 0;
+    c->resync = c->busy > base && in_commit_window(static_cast<uintptr_t>(m.gregs[REG_RIP]));
     c->depth = s ? static_cast<uint64_t>(s->top - s->stack_base) : 0;
     c->on_alt = alt;
     signal_fence();
@@ -166,11 +201,17 @@ void signal_contexts_leave(uintptr_t target) {
   const SignalContext& out = t_contexts[k];
   // The target's context runs with the busy count its handler started with (none: 0).
   uint32_t base = k > 0 ? t_contexts[k - 1].busy : 0;
+  bool resync = false;
+  for (uint32_t j = k; j < n; ++j) resync |= t_contexts[j].resync;
   ThreadState* s = t_state;
   if (s) {
     s->guard = (s->guard & ~kGuardBusyMask) | base;
-    if (!(s->guard & (kGuardStopped | kGuardMonitor)) && !in_runtime())
-      close_abandoned(s, out, target);
+    if (!(s->guard & (kGuardStopped | kGuardMonitor)) && !in_runtime()) {
+      // The reader has taken the abandoned record into its encoding state and the writer
+      // has not: both start afresh in a new chunk (not under a hook still interrupted).
+      if (resync && base == 0 && s->header) restart_chunk(s);
+      if (!(s->guard & kGuardStopped)) close_abandoned(s, out, target);
+    }
   }
   t_context_count = k;
   runtime_sigmask(SIG_SETMASK, &old, nullptr);

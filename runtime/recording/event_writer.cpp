@@ -115,6 +115,7 @@ void write_enter_slow(ThreadState* s, uint64_t t, uintptr_t fn) {
     uint64_t last = s->last_addr;
     note_enter_v6(s->tables, last, fn);
     s->last_addr = last;
+    CALLMON_SYNCED();
     if (s->pause_ticks) write_pending_pause(s);
   }
 }
@@ -130,6 +131,7 @@ void write_exit_slow(ThreadState* s, uint64_t t) {
         return static_cast<unsigned>(put_exit_v6(buf, ticks >> s->tick_shift) - buf);
       })) {
     s->last_ticks = t;
+    CALLMON_SYNCED();
     if (s->pause_ticks) write_pending_pause(s);
   }
 }
@@ -149,6 +151,7 @@ void write_special(ThreadState* s, bool nested, SpecialCode code, uint64_t t,
   if (!nested) {
     if (put_depth0(s, encode)) {
       s->last_ticks = t;
+      CALLMON_SYNCED();
       // END and EXEC close the open calls only as the last record (docs/format.md): no
       // PAUSE after them; the calls closed at their time, before the pause.
       if (code == kCodeEnd || code == kCodeExec) s->pause_ticks = 0;
