@@ -240,11 +240,26 @@ CALLMON_EXPORT int sigaction(int sig, const struct sigaction* act,
       __atomic_store_n(&g_handlers[sig].flags, prev.flags, __ATOMIC_RELAXED);
     }
   } else {
-    ret = g_real_sigaction(sig, act, old);
+    struct sigaction copy;
+    if (act) copy = *act;  // `act` and `old` may be the same
+    ret = g_real_sigaction(sig, act ? &copy : nullptr, old);
+    if (ret == 0 && act) {
+      __atomic_store_n(&g_handlers[sig].handler, reinterpret_cast<void*>(copy.sa_handler),
+                       __ATOMIC_RELAXED);
+      __atomic_store_n(&g_handlers[sig].flags, copy.sa_flags, __ATOMIC_RELAXED);
+    }
   }
-  if (ret == 0 && old && old->sa_sigaction == &signal_wrapper) {
-    old->sa_sigaction = reinterpret_cast<void (*)(int, siginfo_t*, void*)>(prev.handler);
-    old->sa_flags = (old->sa_flags & ~SA_SIGINFO) | (prev.flags & SA_SIGINFO);
+  if (ret == 0 && old) {
+    bool wrapped = prev.handler != nullptr && prev.handler != reinterpret_cast<void*>(SIG_DFL) &&
+                   prev.handler != reinterpret_cast<void*>(SIG_IGN);
+    if (old->sa_sigaction == &signal_wrapper) {
+      old->sa_sigaction = reinterpret_cast<void (*)(int, siginfo_t*, void*)>(prev.handler);
+      old->sa_flags = (old->sa_flags & ~SA_SIGINFO) | (prev.flags & SA_SIGINFO);
+    } else if (wrapped && old->sa_handler == SIG_DFL) {
+      // SA_RESETHAND reset the wrapper to SIG_DFL; the kernel kept the flags, with the
+      // SA_SIGINFO the wrapper added.
+      old->sa_flags = (old->sa_flags & ~SA_SIGINFO) | (prev.flags & SA_SIGINFO);
+    }
   }
   return ret;
 }

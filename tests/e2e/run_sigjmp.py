@@ -10,6 +10,7 @@ and the calls after the storm, within one per jump for the functions the jumps a
 Before the fix the interrupted hook's busy count on the thread's guard stayed after the
 jump: every later hook wrote nested records until their margin was gone, then counted them
 lost (millions of events; handler and leaf counts a few percent of the program's).
+The program's view of its own handlers must not change (tests/programs/sigaction_view.c).
 
   run_sigjmp.py --callmon build/bin/callmon --cc gcc --mode cyg|fentry|pg|patch|xray \\
       --work DIR [--runs N]
@@ -77,6 +78,23 @@ def check_run(a, exe, variant, data, plain_out, problems):
                             f"program made {own.get(name)} ({own.get('jumps')} jumps)")
 
 
+def check_view(a, problems):
+    """The program's view of its own handlers (tests/programs/sigaction_view.c): the old
+    actions sigaction and signal return, SA_SIGINFO, SA_RESETHAND, SA_NODEFER, the mask."""
+    exe = os.path.join(a.work, "sigaction_view")
+    subprocess.run([a.cc, "-O2", "-g", *FLAGS[a.mode],
+                    os.path.join(ROOT, "tests", "programs", "sigaction_view.c"), "-o", exe],
+                   check=True)
+    plain = subprocess.run([exe], capture_output=True, text=True, timeout=60, cwd=a.work)
+    record = [a.callmon, "record"] + (["--patch=."] if a.mode == "patch" else [])
+    rec = subprocess.run(record + ["-o", os.path.join(a.work, "view.data"), "--", exe],
+                         capture_output=True, text=True, timeout=60, cwd=a.work)
+    if (rec.returncode, rec.stdout) != (plain.returncode, plain.stdout):
+        problems.append(f"sigaction_view: status {rec.returncode} under callmon "
+                        f"({plain.returncode} without), output:\n{rec.stdout}without:\n"
+                        f"{plain.stdout}")
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--callmon", required=True)
@@ -91,6 +109,7 @@ def main():
                     os.path.join(ROOT, "tests", "programs", "sigjmp_count.c"), "-o", exe],
                    check=True)
     problems = []
+    check_view(a, problems)
     for variant in VARIANTS:
         plain = subprocess.run([exe, *variant], capture_output=True, text=True, timeout=120,
                                cwd=a.work)
