@@ -17,6 +17,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstring>
 #include <cstdint>
 
 #include "runtime/core/runtime_scope.hpp"
@@ -49,6 +50,28 @@ constexpr uint32_t kMaxContexts = 32;
 
 __thread SignalContext t_contexts[kMaxContexts];
 __thread uint32_t t_context_count;
+
+// Where handlers that interrupted a hook and returned wrote their first nested record: its
+// 8 PAD bytes are where the hook's speculative store lands if the hook loaded the cursor
+// before the handler ran and stores after it (event_writer.hpp); the hook puts the PAD
+// back after its `xadd`. If another handler abandons it in between, the PAD stays
+// overwritten with its record and zero bytes, and the reader's chunk ended there: the
+// jump puts the PAD back (signal_contexts_leave). The last few, per thread.
+struct PadSite {
+  uint8_t* at;
+  uint8_t* chunk_base;  // the mapping it was in: nothing is repaired in another
+};
+constexpr uint32_t kPadSites = 8;
+__thread PadSite t_pad_sites[kPadSites];
+__thread uint32_t t_pad_next;
+
+void repair_pad_sites(ThreadState* s) {
+  uint8_t* end = s->limit + kNestedMargin;
+  if (s->cur < end) end = s->cur;
+  for (const PadSite& p : t_pad_sites)
+    if (p.at && p.chunk_base == s->chunk_base && p.at >= s->chunk_base && p.at + kNestedPad <= end)
+      memset(p.at, callmon::format::kPadByte, kNestedPad);
+}
 
 // The program's handler per signal, and its sa_flags.
 struct ProgramHandler {
@@ -122,6 +145,10 @@ void signal_wrapper(int sig, siginfo_t* info, void* uc) {
          t_contexts[i - 1].frame <= frame)
     --i;
   bool tracked = i < kMaxContexts;
+  ThreadState* st = t_state;
+  uint8_t* entry_cur = st ? st->cur : nullptr;
+  uint8_t* entry_chunk = st ? st->chunk_base : nullptr;
+  bool in_hook = st && (st->guard & kGuardBusyMask) > (i > 0 ? t_contexts[i - 1].busy : 0);
   if (tracked) {
     // Reserved before it is filled (as push_frame does): a signal arriving meanwhile takes
     // the next slot, and one that leaves by longjmp stops at a slot still being filled.
@@ -130,7 +157,7 @@ void signal_wrapper(int sig, siginfo_t* info, void* uc) {
     signal_fence();
     t_context_count = i + 1;
     signal_fence();
-    ThreadState* s = t_state;
+    ThreadState* s = st;
     const mcontext_t& m = static_cast<ucontext_t*>(uc)->uc_mcontext;
     c->interrupted_sp = static_cast<uintptr_t>(m.gregs[REG_RSP]);
     c->busy = s ? (s->guard & kGuardBusyMask) : 0;
@@ -152,6 +179,11 @@ void signal_wrapper(int sig, siginfo_t* info, void* uc) {
       reinterpret_cast<void (*)(int)>(h.handler)(sig);
   }
   signal_fence();
+  if (in_hook && st->cur != entry_cur && st->chunk_base == entry_chunk) {
+    uint32_t k = t_pad_next;
+    t_pad_next = k + 1;
+    t_pad_sites[k % kPadSites] = {entry_cur, entry_chunk};
+  }
   if (tracked) t_context_count = i;  // returned normally: what it interrupted goes on
 }
 
@@ -206,6 +238,7 @@ void signal_contexts_leave(uintptr_t target) {
   ThreadState* s = t_state;
   if (s) {
     s->guard = (s->guard & ~kGuardBusyMask) | base;
+    repair_pad_sites(s);
     if (!(s->guard & (kGuardStopped | kGuardMonitor)) && !in_runtime()) {
       // The reader has taken the abandoned record into its encoding state and the writer
       // has not: both start afresh in a new chunk (not under a hook still interrupted).
