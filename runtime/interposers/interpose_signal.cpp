@@ -90,6 +90,9 @@ void resolve_sigaction() {
   __atomic_store_n(&g_real_sigaction, reinterpret_cast<SigactionFn>(f), __ATOMIC_RELEASE);
 }
 
+// (Resolved at the first call, not in a constructor: a dlsym that early changed how the
+// recorder's work after a later dlopen was split into PAUSE records, e2e.dlopen.*.patch.)
+
 // The code marks of event_writer.hpp (CALLMON_CODE_MARK): the address after each record
 // commit, and each place where the encoding state is up to date again. Sorted once.
 extern "C" uintptr_t __start_callmon_commits[] __attribute__((weak, visibility("hidden")));
@@ -116,7 +119,6 @@ bool in_commit_window(uintptr_t pc) {
 }
 
 __attribute__((constructor)) void signal_interposer_init() {
-  resolve_sigaction();
   if (__start_callmon_commits) std::sort(__start_callmon_commits, __stop_callmon_commits);
   if (__start_callmon_synced) std::sort(__start_callmon_synced, __stop_callmon_synced);
 }
