@@ -83,15 +83,14 @@ ProgramHandler g_handlers[_NSIG];
 using SigactionFn = int (*)(int, const struct sigaction*, struct sigaction*);
 SigactionFn g_real_sigaction;
 
+// Resolved at the first call, not in a constructor: a dlsym that early changed how the
+// recorder's work after a later dlopen was split into PAUSE records (e2e.dlopen.*.patch).
 void resolve_sigaction() {
   if (__atomic_load_n(&g_real_sigaction, __ATOMIC_ACQUIRE)) return;
   RuntimeScope rs;  // dlsym may allocate with the program's malloc
   void* f = dlsym(RTLD_NEXT, "sigaction");
   __atomic_store_n(&g_real_sigaction, reinterpret_cast<SigactionFn>(f), __ATOMIC_RELEASE);
 }
-
-// (Resolved at the first call, not in a constructor: a dlsym that early changed how the
-// recorder's work after a later dlopen was split into PAUSE records, e2e.dlopen.*.patch.)
 
 // The code marks of event_writer.hpp (CALLMON_CODE_MARK): the address after each record
 // commit, and each place where the encoding state is up to date again. Sorted once.
