@@ -17,6 +17,7 @@
 
 #include "runtime/hooks/hooks.hpp"
 #include "runtime/interposers/interpose.hpp"
+#include "runtime/interposers/signal_contexts.hpp"
 
 using namespace callmon::rt;
 using callmon::format::UnwindReason;
@@ -116,6 +117,7 @@ uintptr_t jmpbuf_target_sp(__jmp_buf_tag* env) {
 // stack) is left to the exit hooks' matching.
 void before_longjmp(__jmp_buf_tag* env) {
   uintptr_t target = jmpbuf_target_sp(env);
+  signal_contexts_leave(target);  // out of a signal handler: what it interrupted is abandoned
   uintptr_t here = FRAME_SP();
   if (target > here && target - here < (uintptr_t{1} << 30))
     unwind_below(target - 16, UnwindReason::kLongjmp);

@@ -19,11 +19,22 @@ namespace {
 // payload.
 constexpr unsigned kMaxSpecialBytes = std::max(10 * (3 + kInheritBatch), 32 + kMaxPayloadBytes);
 
+// Fills [at, at + n) with PAD as far as the file has blocks (the usable part of the chunk
+// and the nested margin past it). Only ever ahead of the cursor: bytes nothing has reserved.
+void pad_ahead(ThreadState* s, uint8_t* at, unsigned n) {
+  uint8_t* usable = s->limit + kNestedMargin;
+  if (at < usable) memset(at, kPadByte, std::min<size_t>(n, static_cast<size_t>(usable - at)));
+}
+
 template <class Encode>
 bool put_depth0(ThreadState* s, Encode&& encode) {
   for (;;) {
     uint8_t buf[kMaxSpecialBytes];
     unsigned n = encode(buf);
+    // PAD where the record goes before reserving it: a hook abandoned between the
+    // reservation and the copy (a signal handler that interrupted it left by longjmp)
+    // leaves filler there, not zero bytes, which would end the chunk's data.
+    pad_ahead(s, s->cur, n);
     uint8_t* p = bump(&s->cur, n);
     if (p + n <= s->limit) {
       memcpy(p, buf, n);
@@ -106,6 +117,7 @@ void write_enter_slow(ThreadState* s, uint64_t t, uintptr_t fn) {
     uint64_t last = s->last_addr;
     note_enter_v6(s->tables, last, fn);
     s->last_addr = last;
+    CALLMON_SYNCED();
     if (s->pause_ticks) write_pending_pause(s);
   }
 }
@@ -121,6 +133,7 @@ void write_exit_slow(ThreadState* s, uint64_t t) {
         return static_cast<unsigned>(put_exit_v6(buf, ticks >> s->tick_shift) - buf);
       })) {
     s->last_ticks = t;
+    CALLMON_SYNCED();
     if (s->pause_ticks) write_pending_pause(s);
   }
 }
@@ -140,6 +153,7 @@ void write_special(ThreadState* s, bool nested, SpecialCode code, uint64_t t,
   if (!nested) {
     if (put_depth0(s, encode)) {
       s->last_ticks = t;
+      CALLMON_SYNCED();
       // END and EXEC close the open calls only as the last record (docs/format.md): no
       // PAUSE after them; the calls closed at their time, before the pause.
       if (code == kCodeEnd || code == kCodeExec) s->pause_ticks = 0;
@@ -152,6 +166,12 @@ void write_special(ThreadState* s, bool nested, SpecialCode code, uint64_t t,
   s->nested_ticks = t;
   uint8_t buf[kMaxSpecialBytes];
   unsigned n = encode(buf);
+  // PAD over the record's place and kNestedPad bytes past it, before reserving (after, a
+  // signal's records could already be there): the interrupted hook's record goes past it
+  // (write_word_interrupted), and if it never comes (the handler left by longjmp), or this
+  // hook is abandoned before its copy, filler is read there, not zero bytes that end the
+  // chunk's data.
+  pad_ahead(s, s->cur, 2 * kNestedPad + n);
   uint8_t* p = bump(&s->cur, kNestedPad + n);
   uint8_t* limit = s->limit + kNestedMargin;
   if (p + kNestedPad + n <= limit) {

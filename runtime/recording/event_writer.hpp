@@ -88,10 +88,24 @@ inline void pop_frame(ThreadState* s, Frame* f) {
   s->top = f;
 }
 
+// Code marks for the signal wrapper (interpose_signal.cpp, signal_contexts.hpp): a handler
+// that leaves by longjmp abandons the hook it interrupted, and if that hook had committed its
+// record (the `xadd` below) but not yet updated the encoding state after it, the writer's
+// state is behind the reader's. The address after every commit goes to the table
+// `callmon_commits`, the place where the state is up to date again (CALLMON_SYNCED) to
+// `callmon_synced`; no instruction is added. The `memory` clobber keeps the state's stores
+// before the mark.
+#define CALLMON_CODE_MARK(table)                                                    \
+  "891:\n\t.pushsection " table ",\"aw?\"\n\t.balign 8\n\t.quad 891b\n\t.popsection"
+#define CALLMON_SYNCED() asm volatile(CALLMON_CODE_MARK("callmon_synced") : : : "memory")
+
 // Reserves n bytes at *cur and returns where they start. Not `lock`-prefixed: atomic with
 // respect to this thread's signal handlers, which is all that may touch this cursor.
 inline uint8_t* bump(uint8_t** cur, uintptr_t n) {
-  asm volatile("xaddq %0, %1" : "+r"(n), "+m"(*cur) : : "memory");
+  asm volatile("xaddq %0, %1\n" CALLMON_CODE_MARK("callmon_commits")
+               : "+r"(n), "+m"(*cur)
+               :
+               : "memory");
   return reinterpret_cast<uint8_t*>(n);
 }
 
@@ -171,6 +185,7 @@ inline void write_enter(ThreadState* s, uint64_t t, uintptr_t fn) {
       *next = fn;
       s->tables.cache[slot] = fn;
       s->last_addr = fn;
+      CALLMON_SYNCED();
       return;
     }
   }
@@ -189,6 +204,7 @@ inline void write_exit(ThreadState* s, uint64_t t) {
   if (__builtin_expect(nv <= 8 && (ticks & s->tick_mask) == 0, 1) &&
       __builtin_expect(write_word(s, leb128_word(v, nv), nv), 1)) {
     s->last_ticks = t;
+    CALLMON_SYNCED();
     return;
   }
   slow_call(&write_exit_slow, s, t);

@@ -436,6 +436,22 @@ bool switch_chunk(ThreadState* s, uint8_t* p, unsigned n) {
   return true;
 }
 
+bool restart_chunk(ThreadState* s) {
+  ErrnoSaver es;
+  RuntimeScope rs;
+  SignalBlock block;
+  // The data ends here: a zero byte (past it may be padding or an abandoned store).
+  if (s->cur < s->limit + kNestedMargin) *s->cur = 0;
+  uint64_t start = read_ticks();
+  if (!map_chunk(s, s->chunk_index + 1)) {
+    stop_recording(s, errno ? strerror(errno) : "mapping failed");
+    return false;
+  }
+  s->pause_end = read_ticks();
+  s->pause_ticks += s->pause_end > start ? s->pause_end - start : 0;
+  return true;
+}
+
 void thread_finish(ThreadState* s, bool process_exit) {
   ErrnoSaver es;
   RuntimeScope rs;

@@ -190,6 +190,12 @@ void retired_after_fork_child();
 // encoding state. The time it took is added to pause_ticks.
 bool switch_chunk(ThreadState* s, uint8_t* p, unsigned n);
 
+// Ends the chunk's data at the cursor and moves to the next chunk, which restarts the
+// encoding state on both sides: after a hook was abandoned (its signal handler left by
+// longjmp) between its record's commit and its update of the encoding state
+// (interpose_signal.cpp). Not from inside a hook. False: no new chunk (recording stopped).
+bool restart_chunk(ThreadState* s);
+
 // Re-creates the calling thread's file after fork, in the child, with its open frames as
 // INHERIT records.
 void thread_after_fork_child(ThreadState* s);

@@ -1,0 +1,339 @@
+// sigaction, signal, bsd_signal, sysv_signal: the program's handlers run inside a wrapper
+// that keeps the thread's stack of running handlers (signal_contexts.hpp).
+//
+// Why: a handler may interrupt one of callmon's hooks at any instruction, and its own hooks
+// then see the hook's busy count on ThreadState::guard and write nested records
+// (docs/runtime.md, "Signals"). A handler that leaves by siglongjmp never lets the
+// interrupted hook finish: without the wrapper the busy count stayed, and every later hook
+// of the thread wrote nested records until their margin was gone, then lost them all.
+//
+// The program sees nothing of it: the kernel holds the wrapper (always SA_SIGINFO, the
+// program's mask and other flags unchanged), the old action sigaction returns names the
+// program's handler and its SA_SIGINFO. Handlers installed before the runtime came
+// (`record -p`) or through glibc's internal calls (siginterrupt, sigset) are not wrapped.
+#include <dlfcn.h>
+#include <signal.h>
+#include <ucontext.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <cstdint>
+
+#include "runtime/core/runtime_scope.hpp"
+#include "runtime/hooks/hooks.hpp"
+#include "runtime/interposers/signal_contexts.hpp"
+#include "runtime/recording/event_writer.hpp"
+#include "runtime/recording/thread_state.hpp"
+
+using namespace callmon::rt;
+
+#define CALLMON_EXPORT extern "C" __attribute__((visibility("default")))
+
+namespace {
+
+// One running handler of the thread.
+struct SignalContext {
+  uintptr_t frame;           // the ucontext's address: the kernel's signal frame, right
+                             // above the handler's own frames; 0 while being filled
+  uintptr_t interrupted_sp;  // the interrupted code's stack pointer
+  uint64_t depth;            // shadow-stack frames open (published) when it started
+  uint32_t busy;             // the guard's busy count when it started: what its own code
+                             // runs with outside hooks
+  bool on_alt;               // runs on the alternate signal stack
+  bool resync;               // the interrupted hook had committed a record and not yet
+                             // updated the encoding state after it
+};
+
+// Deeper nesting than this is not followed (its handlers are left as before the fix).
+constexpr uint32_t kMaxContexts = 32;
+
+__thread SignalContext t_contexts[kMaxContexts];
+__thread uint32_t t_context_count;
+
+// Where handlers that interrupted a hook and returned wrote their first nested record: its
+// 8 PAD bytes are where the hook's speculative store lands if the hook loaded the cursor
+// before the handler ran and stores after it (event_writer.hpp); the hook puts the PAD
+// back after its `xadd`. If another handler abandons it in between, the PAD stays
+// overwritten with its record and zero bytes, and the reader's chunk ended there: the
+// jump puts the PAD back (signal_contexts_leave). The last few, per thread.
+struct PadSite {
+  uint8_t* at;
+  uint8_t* chunk_base;  // the mapping it was in: nothing is repaired in another
+};
+constexpr uint32_t kPadSites = 8;
+__thread PadSite t_pad_sites[kPadSites];
+__thread uint32_t t_pad_next;
+
+void repair_pad_sites(ThreadState* s) {
+  uint8_t* end = s->limit + kNestedMargin;
+  if (s->cur < end) end = s->cur;
+  for (const PadSite& p : t_pad_sites)
+    if (p.at && p.chunk_base == s->chunk_base && p.at >= s->chunk_base && p.at + kNestedPad <= end)
+      memset(p.at, callmon::format::kPadByte, kNestedPad);
+}
+
+// The program's handler per signal, and its sa_flags.
+struct ProgramHandler {
+  void* handler;
+  int flags;
+};
+ProgramHandler g_handlers[_NSIG];
+
+using SigactionFn = int (*)(int, const struct sigaction*, struct sigaction*);
+SigactionFn g_real_sigaction;
+
+// Resolved at the first call, not in a constructor: a dlsym that early changed how the
+// recorder's work after a later dlopen was split into PAUSE records (e2e.dlopen.*.patch).
+void resolve_sigaction() {
+  if (__atomic_load_n(&g_real_sigaction, __ATOMIC_ACQUIRE)) return;
+  RuntimeScope rs;  // dlsym may allocate with the program's malloc
+  void* f = dlsym(RTLD_NEXT, "sigaction");
+  __atomic_store_n(&g_real_sigaction, reinterpret_cast<SigactionFn>(f), __ATOMIC_RELEASE);
+}
+
+// The code marks of event_writer.hpp (CALLMON_CODE_MARK): the address after each record
+// commit, and each place where the encoding state is up to date again. Sorted once.
+extern "C" uintptr_t __start_callmon_commits[] __attribute__((weak, visibility("hidden")));
+extern "C" uintptr_t __stop_callmon_commits[] __attribute__((weak, visibility("hidden")));
+extern "C" uintptr_t __start_callmon_synced[] __attribute__((weak, visibility("hidden")));
+extern "C" uintptr_t __stop_callmon_synced[] __attribute__((weak, visibility("hidden")));
+
+// A commit and the update after it lie this close together (a few stores and a branch).
+constexpr uintptr_t kCommitWindowBytes = 256;
+
+// Whether the interrupted code at `pc` lies between a record's commit and the encoding
+// state's update after it: the last commit mark at or before `pc` comes after the last
+// synced mark before `pc`, and a synced mark follows `pc` closely.
+bool in_commit_window(uintptr_t pc) {
+  const uintptr_t* c0 = __start_callmon_commits;
+  const uintptr_t* c = std::upper_bound(c0, static_cast<const uintptr_t*>(__stop_callmon_commits), pc);
+  if (c == c0) return false;
+  uintptr_t commit = c[-1];
+  const uintptr_t* s0 = __start_callmon_synced;
+  const uintptr_t* s1 = __stop_callmon_synced;
+  const uintptr_t* d = std::upper_bound(s0, s1, pc);
+  if (d == s1 || *d - commit > kCommitWindowBytes) return false;
+  return d == s0 || d[-1] < commit;
+}
+
+__attribute__((constructor)) void signal_interposer_init() {
+  if (__start_callmon_commits) std::sort(__start_callmon_commits, __stop_callmon_commits);
+  if (__start_callmon_synced) std::sort(__start_callmon_synced, __stop_callmon_synced);
+}
+
+// Whether the calling code runs on the thread's alternate signal stack: a system call of
+// our own (the program may interpose and instrument sigaltstack).
+bool on_alt_stack() {
+  stack_t ss;
+  long ret;
+  asm volatile("syscall"
+               : "=a"(ret)
+               : "0"(131L /* SYS_sigaltstack */), "D"(0L), "S"(&ss)
+               : "rcx", "r11", "memory");
+  return ret == 0 && (ss.ss_flags & SS_ONSTACK);
+}
+
+// Every handler the program installs runs here.
+void signal_wrapper(int sig, siginfo_t* info, void* uc) {
+  uintptr_t frame = reinterpret_cast<uintptr_t>(uc);
+  bool alt = on_alt_stack();
+  uint32_t i = t_context_count;
+  // Contexts a handler left without our seeing it (setcontext, a jump from code the
+  // interposers do not reach): on the same stack, a live handler's signal frame lies above
+  // any signal delivered inside it.
+  while (i > 0 && t_contexts[i - 1].frame != 0 && t_contexts[i - 1].on_alt == alt &&
+         t_contexts[i - 1].frame <= frame)
+    --i;
+  bool tracked = i < kMaxContexts;
+  ThreadState* st = t_state;
+  uint8_t* entry_cur = st ? st->cur : nullptr;
+  uint8_t* entry_chunk = st ? st->chunk_base : nullptr;
+  bool in_hook = st && (st->guard & kGuardBusyMask) > (i > 0 ? t_contexts[i - 1].busy : 0);
+  if (tracked) {
+    // Reserved before it is filled (as push_frame does): a signal arriving meanwhile takes
+    // the next slot, and one that leaves by longjmp stops at a slot still being filled.
+    SignalContext* c = &t_contexts[i];
+    c->frame = 0;
+    signal_fence();
+    t_context_count = i + 1;
+    signal_fence();
+    ThreadState* s = st;
+    const mcontext_t& m = static_cast<ucontext_t*>(uc)->uc_mcontext;
+    c->interrupted_sp = static_cast<uintptr_t>(m.gregs[REG_RSP]);
+    c->busy = s ? (s->guard & kGuardBusyMask) : 0;
+    // A hook was interrupted (the busy count is above what the interrupted code runs with).
+    uint32_t base = i > 0 ? t_contexts[i - 1].busy : 0;
+    c->resync = c->busy > base && in_commit_window(static_cast<uintptr_t>(m.gregs[REG_RIP]));
+    c->depth = s ? static_cast<uint64_t>(s->top - s->stack_base) : 0;
+    c->on_alt = alt;
+    signal_fence();
+    c->frame = frame;
+    signal_fence();
+  }
+  ProgramHandler h = {__atomic_load_n(&g_handlers[sig].handler, __ATOMIC_RELAXED),
+                      __atomic_load_n(&g_handlers[sig].flags, __ATOMIC_RELAXED)};
+  if (h.handler != reinterpret_cast<void*>(SIG_DFL) && h.handler != reinterpret_cast<void*>(SIG_IGN)) {
+    if (h.flags & SA_SIGINFO)
+      reinterpret_cast<void (*)(int, siginfo_t*, void*)>(h.handler)(sig, info, uc);
+    else
+      reinterpret_cast<void (*)(int)>(h.handler)(sig);
+  }
+  signal_fence();
+  if (in_hook && st->cur != entry_cur && st->chunk_base == entry_chunk) {
+    uint32_t k = t_pad_next;
+    t_pad_next = k + 1;
+    t_pad_sites[k % kPadSites] = {entry_cur, entry_chunk};
+  }
+  if (tracked) t_context_count = i;  // returned normally: what it interrupted goes on
+}
+
+// Closes what the jump abandons of the thread's recording state: the left handlers' frames
+// (all opened after `out` began, whatever stack they are on), a frame the interrupted hook
+// had published but not filled, and the interrupted context's frames deeper than the target.
+void close_abandoned(ThreadState* s, const SignalContext& out, uintptr_t target) {
+  bool nested = guard_enter(s);
+  Frame* lo = s->stack_base + out.depth;
+  if (lo < s->top) {
+    uint64_t count = frames_recorded(s, lo, s->top);
+    pop_frames(s, lo);
+    if (count) put_unwind(s, nested, read_ticks(), count, callmon::format::UnwindReason::kLongjmp);
+  }
+  // push_frame writes `sp` last: an entry hook stopped before that never wrote its ENTER.
+  if (s->top > s->stack_base && s->top[-1].sp == 0) pop_frames(s, s->top - 1);
+  guard_leave(s);
+  if (target > out.interrupted_sp && target - out.interrupted_sp < (uintptr_t{1} << 30))
+    unwind_below(target - 16, callmon::format::UnwindReason::kLongjmp);
+}
+
+bool wraps(const struct sigaction* act) {
+  return act && act->sa_handler != SIG_DFL && act->sa_handler != SIG_IGN;
+}
+
+}  // namespace
+
+namespace callmon::rt {
+
+void signal_contexts_leave(uintptr_t target) {
+  uint32_t n = t_context_count;
+  if (n == 0) return;
+  uintptr_t here = reinterpret_cast<uintptr_t>(__builtin_frame_address(0));
+  // A handler's frames lie between its signal frame and the stack pointer of its code where
+  // the next handler interrupted it (the innermost one's: here).
+  uint32_t k = n;
+  uintptr_t low = here;
+  while (k > 0 && t_contexts[k - 1].frame != 0 &&
+         !(target >= low && target < t_contexts[k - 1].frame)) {
+    low = t_contexts[k - 1].interrupted_sp;
+    --k;
+  }
+  if (k == n) return;
+  const uint64_t all = ~((1ull << 31) | (1ull << 32));
+  uint64_t old;
+  runtime_sigmask(SIG_BLOCK, &all, &old);
+  const SignalContext& out = t_contexts[k];
+  // The target's context runs with the busy count its handler started with (none: 0).
+  uint32_t base = k > 0 ? t_contexts[k - 1].busy : 0;
+  bool resync = false;
+  for (uint32_t j = k; j < n; ++j) resync |= t_contexts[j].resync;
+  ThreadState* s = t_state;
+  if (s) {
+    s->guard = (s->guard & ~kGuardBusyMask) | base;
+    repair_pad_sites(s);
+    if (!(s->guard & (kGuardStopped | kGuardMonitor)) && !in_runtime()) {
+      // The reader has taken the abandoned record into its encoding state and the writer
+      // has not: both start afresh in a new chunk (not under a hook still interrupted).
+      if (resync && base == 0 && s->header) restart_chunk(s);
+      if (!(s->guard & kGuardStopped)) close_abandoned(s, out, target);
+    }
+  }
+  t_context_count = k;
+  runtime_sigmask(SIG_SETMASK, &old, nullptr);
+}
+
+}  // namespace callmon::rt
+
+CALLMON_EXPORT int sigaction(int sig, const struct sigaction* act,
+                             struct sigaction* old) noexcept {
+  resolve_sigaction();
+  if (sig <= 0 || sig >= _NSIG) return g_real_sigaction(sig, act, old);
+  ProgramHandler prev = {__atomic_load_n(&g_handlers[sig].handler, __ATOMIC_RELAXED),
+                         __atomic_load_n(&g_handlers[sig].flags, __ATOMIC_RELAXED)};
+  int ret;
+  if (wraps(act)) {
+    struct sigaction w = *act;  // `act` and `old` may be the same
+    w.sa_sigaction = &signal_wrapper;
+    w.sa_flags |= SA_SIGINFO;
+    // The table first: the signal may arrive as soon as the kernel has the wrapper.
+    __atomic_store_n(&g_handlers[sig].flags, act->sa_flags, __ATOMIC_RELAXED);
+    __atomic_store_n(&g_handlers[sig].handler, reinterpret_cast<void*>(act->sa_sigaction),
+                     __ATOMIC_RELEASE);
+    ret = g_real_sigaction(sig, &w, old);
+    if (ret != 0) {
+      __atomic_store_n(&g_handlers[sig].handler, prev.handler, __ATOMIC_RELAXED);
+      __atomic_store_n(&g_handlers[sig].flags, prev.flags, __ATOMIC_RELAXED);
+    }
+  } else {
+    struct sigaction copy;
+    if (act) copy = *act;  // `act` and `old` may be the same
+    ret = g_real_sigaction(sig, act ? &copy : nullptr, old);
+    if (ret == 0 && act) {
+      __atomic_store_n(&g_handlers[sig].handler, reinterpret_cast<void*>(copy.sa_handler),
+                       __ATOMIC_RELAXED);
+      __atomic_store_n(&g_handlers[sig].flags, copy.sa_flags, __ATOMIC_RELAXED);
+    }
+  }
+  if (ret == 0 && old) {
+    bool wrapped = prev.handler != nullptr && prev.handler != reinterpret_cast<void*>(SIG_DFL) &&
+                   prev.handler != reinterpret_cast<void*>(SIG_IGN);
+    if (old->sa_sigaction == &signal_wrapper) {
+      old->sa_sigaction = reinterpret_cast<void (*)(int, siginfo_t*, void*)>(prev.handler);
+      old->sa_flags = (old->sa_flags & ~SA_SIGINFO) | (prev.flags & SA_SIGINFO);
+    } else if (wrapped && old->sa_handler == SIG_DFL) {
+      // SA_RESETHAND reset the wrapper to SIG_DFL; the kernel kept the flags, with the
+      // SA_SIGINFO the wrapper added.
+      old->sa_flags = (old->sa_flags & ~SA_SIGINFO) | (prev.flags & SA_SIGINFO);
+    }
+  }
+  return ret;
+}
+
+namespace {
+
+// signal() and its variants as glibc builds them, through the interposed sigaction (glibc's
+// own call is internal and would bypass it).
+__sighandler_t install(int sig, __sighandler_t handler, int flags, bool mask_self) {
+  if (handler == SIG_ERR || sig <= 0 || sig >= _NSIG) {
+    errno = EINVAL;
+    return SIG_ERR;
+  }
+  struct sigaction act = {}, old = {};
+  act.sa_handler = handler;
+  sigemptyset(&act.sa_mask);
+  if (mask_self) sigaddset(&act.sa_mask, sig);
+  act.sa_flags = flags;
+  if (sigaction(sig, &act, &old) < 0) return SIG_ERR;
+  return old.sa_handler;
+}
+
+}  // namespace
+
+// BSD semantics (glibc's default signal): the signal blocked in its handler, system calls
+// restarted. (glibc leaves out SA_RESTART for a signal siginterrupt named; that set is
+// glibc's own and not followed here.)
+CALLMON_EXPORT __sighandler_t signal(int sig, __sighandler_t handler) noexcept {
+  return install(sig, handler, SA_RESTART, true);
+}
+
+CALLMON_EXPORT __sighandler_t bsd_signal(int sig, __sighandler_t handler) noexcept {
+  return install(sig, handler, SA_RESTART, true);
+}
+
+// System V semantics (signal() under strict ISO C or XPG: -std=c11 redirects to it).
+CALLMON_EXPORT __sighandler_t sysv_signal(int sig, __sighandler_t handler) noexcept {
+  return install(sig, handler, SA_RESETHAND | SA_NODEFER, false);
+}
+
+CALLMON_EXPORT __sighandler_t __sysv_signal(int sig, __sighandler_t handler) noexcept {
+  return install(sig, handler, SA_RESETHAND | SA_NODEFER, false);
+}

@@ -1,0 +1,23 @@
+// Signal handlers the program installs run inside a wrapper of the runtime's
+// (interpose_signal.cpp), which keeps, per thread, a small stack of the handlers running:
+// where each one's signal frame is, what it interrupted (the stack pointer, the busy count
+// of the hooks' guard, the shadow stack's depth). A handler that leaves by longjmp abandons
+// what it interrupted, possibly one of callmon's hooks in the middle of its work; the
+// longjmp interposer asks here to put the thread's state back as the jump's target had it.
+#pragma once
+
+#include <cstdint>
+
+namespace callmon::rt {
+
+// Called by the longjmp interposers (interpose_exceptions.cpp) before the real jump to a
+// target whose stack pointer is `target`. When the target lies outside the innermost
+// running handler (not between the caller's frame and that handler's signal frame), every
+// handler it leaves is popped: the hooks' busy count goes back to what the target's
+// context had, the handlers' frames and the interrupted context's frames deeper than the
+// target get a longjmp UNWIND, and a shadow frame the interrupted hook had published but
+// not filled is dropped. Nothing happens for a jump that stays inside the handler.
+// Async-signal-safe.
+void signal_contexts_leave(uintptr_t target);
+
+}  // namespace callmon::rt

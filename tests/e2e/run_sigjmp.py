@@ -1,0 +1,130 @@
+#!/usr/bin/env python3
+"""Signal handlers that leave by siglongjmp while they interrupted callmon's hooks
+(tests/programs/sigjmp_count.c), on an alternate signal stack and without, and with jumps
+that stay inside the handler: under callmon the program's output and status must be as
+without it, `callmon info` must show no lost events, and the calls `callmon report
+--format=json` counts must be the program's own counts: exact for the handler's functions
+and the calls after the storm, within one per jump for the functions the jumps abandon
+(a call entered and left before it counted itself).
+
+Before the fix the interrupted hook's busy count on the thread's guard stayed after the
+jump: every later hook wrote nested records until their margin was gone, then counted them
+lost (millions of events; handler and leaf counts a few percent of the program's).
+The program's view of its own handlers must not change (tests/programs/sigaction_view.c).
+
+  run_sigjmp.py --callmon build/bin/callmon --cc gcc --mode cyg|fentry|pg|patch|xray \\
+      --work DIR [--runs N]
+Exit status: 0 passed, 1 failed.
+"""
+import argparse
+import json
+import os
+import subprocess
+import sys
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+FLAGS = {"cyg": ["-finstrument-functions"], "fentry": ["-pg", "-mfentry"], "pg": ["-pg"],
+         "patch": [], "xray": ["-fxray-instrument", "-fxray-instruction-threshold=1"]}
+VARIANTS = [["alt"], ["noalt"], ["alt", "inside"], ["noalt", "inside"]]
+EXACT = ["handler", "hleaf", "hdeep", "tail", "tleaf"]
+ABANDONED = ["deep", "leaf"]
+
+
+def program_counts(stderr):
+    counts = {}
+    for line in stderr.splitlines():
+        parts = line.split()
+        if len(parts) == 2 and parts[1].lstrip("-").isdigit():
+            counts[parts[0]] = int(parts[1])
+    return counts
+
+
+def check_run(a, exe, variant, data, plain_out, problems):
+    tag = " ".join(variant)
+    record = [a.callmon, "record"] + (["--patch=."] if a.mode == "patch" else [])
+    rec = subprocess.run(record + ["-o", data, "--", exe, *variant], capture_output=True,
+                         text=True, timeout=180, cwd=a.work)
+    if rec.returncode != 0 or rec.stdout != plain_out:
+        problems.append(f"{tag}: under callmon status {rec.returncode}, output {rec.stdout!r} "
+                        f"(without: {plain_out!r}), stderr:\n{rec.stderr}")
+        return
+    own = program_counts(rec.stderr)
+    info = subprocess.run([a.callmon, "info", "-d", data, "--format", "json"],
+                          capture_output=True, text=True, timeout=60)
+    if info.returncode != 0:
+        problems.append(f"{tag}: info status {info.returncode}: {info.stderr.strip()}")
+        return
+    lost = sum(t.get("lost_events", 0) for p in json.loads(info.stdout)["processes"]
+               for t in p["threads"])
+    if lost:
+        problems.append(f"{tag}: {lost} event(s) lost")
+    rep = subprocess.run([a.callmon, "report", "-d", data, "--format=json"],
+                         capture_output=True, text=True, timeout=120)
+    if rep.returncode != 0:
+        problems.append(f"{tag}: report status {rep.returncode}: {rep.stderr.strip()}")
+        return
+    traced = {}
+    for f in json.loads(rep.stdout)["functions"]:
+        traced[f["name"]] = traced.get(f["name"], 0) + f["calls"]
+    names = EXACT if "inside" in variant else [n for n in EXACT if n != "hdeep"]
+    for name in names:
+        if traced.get(name, 0) != own.get(name):
+            problems.append(f"{tag}: {name}: {traced.get(name, 0)} call(s) recorded, "
+                            f"the program made {own.get(name)}")
+    for name in ABANDONED:
+        diff = traced.get(name, 0) - own.get(name, 0)
+        if not 0 <= diff <= own.get("jumps", 0):
+            problems.append(f"{tag}: {name}: {traced.get(name, 0)} call(s) recorded, the "
+                            f"program made {own.get(name)} ({own.get('jumps')} jumps)")
+
+
+def check_view(a, problems):
+    """The program's view of its own handlers (tests/programs/sigaction_view.c): the old
+    actions sigaction and signal return, SA_SIGINFO, SA_RESETHAND, SA_NODEFER, the mask."""
+    exe = os.path.join(a.work, "sigaction_view")
+    subprocess.run([a.cc, "-O2", "-g", *FLAGS[a.mode],
+                    os.path.join(ROOT, "tests", "programs", "sigaction_view.c"), "-o", exe],
+                   check=True)
+    plain = subprocess.run([exe], capture_output=True, text=True, timeout=60, cwd=a.work)
+    record = [a.callmon, "record"] + (["--patch=."] if a.mode == "patch" else [])
+    rec = subprocess.run(record + ["-o", os.path.join(a.work, "view.data"), "--", exe],
+                         capture_output=True, text=True, timeout=60, cwd=a.work)
+    if (rec.returncode, rec.stdout) != (plain.returncode, plain.stdout):
+        problems.append(f"sigaction_view: status {rec.returncode} under callmon "
+                        f"({plain.returncode} without), output:\n{rec.stdout}without:\n"
+                        f"{plain.stdout}")
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--callmon", required=True)
+    ap.add_argument("--cc", required=True)
+    ap.add_argument("--mode", required=True, choices=sorted(FLAGS))
+    ap.add_argument("--work", required=True)
+    ap.add_argument("--runs", type=int, default=1)
+    a = ap.parse_args()
+    os.makedirs(a.work, exist_ok=True)
+    exe = os.path.join(a.work, "sigjmp_count")
+    subprocess.run([a.cc, "-O2", "-g", *FLAGS[a.mode],
+                    os.path.join(ROOT, "tests", "programs", "sigjmp_count.c"), "-o", exe],
+                   check=True)
+    problems = []
+    check_view(a, problems)
+    for variant in VARIANTS:
+        plain = subprocess.run([exe, *variant], capture_output=True, text=True, timeout=120,
+                               cwd=a.work)
+        if plain.returncode != 0 or plain.stdout != "ok\n":
+            problems.append(f"{' '.join(variant)}: plain run: status {plain.returncode}, "
+                            f"output {plain.stdout!r}")
+            continue
+        for run in range(a.runs):
+            data = os.path.join(a.work, f"{'_'.join(variant)}.{run}.data")
+            check_run(a, exe, variant, data, plain.stdout, problems)
+    for p in problems:
+        print("FAIL " + p)
+    print("ok" if not problems else f"{len(problems)} problem(s)")
+    return 1 if problems else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
