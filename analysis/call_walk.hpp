@@ -482,7 +482,7 @@ class CallWalker {
   // The probes' parts around an ENTER or EXIT (above), computed once per cost rather than
   // per record.
   void note_plain_costs() {
-    note_self_table();
+    self_table_.forget();
     const double between = lib_extra_between();
     enter_before_[0] = (cost_.outer - cost_.inner + 0.0) / 2;
     enter_before_[1] = (cost_.outer - cost_.inner + between) / 2;
@@ -594,12 +594,6 @@ class CallWalker {
            (libcall ? cost_.libcall_extra_inner : 0) +
            to_double(libcall_children) * lib_extra_between();
   }
-  // The table of pop()'s plain calls for the current cost (self_range.hpp).
-  void note_self_table() {
-    self_table_.build([this](uint64_t k) { return range_cost(k, 0.0, false, 0); }, cost_.low,
-                      cost_.high);
-  }
-
   [[gnu::always_inline]] void pop(uint64_t ticks, ExitKind kind) {
     const OpenFrame& f = stack_.back();
     FinishedCall call;
@@ -619,15 +613,16 @@ class CallWalker {
     // The range: the cost at its dearest and cheapest (self_range.hpp), then the overlap of
     // the pairs that border the call's own time (its own and its children's) or, for its
     // inclusive time, that lie inside it (its own and its descendants'). The _base figures
-    // add up over a subtree; the overlap terms are applied per figure. Most calls (few
-    // children, nothing but their pairs charged) take the bases from the table, which
-    // gives what self_bases() gives; whole ticks below 2^53 convert exactly, so their own
-    // part is `own` as a double.
+    // add up over a subtree; the overlap terms are applied per figure. Most calls (nothing
+    // charged but their pairs and library-call extra, few children) take the bases from
+    // the table, which gives what self_bases() gives: whole ticks below 2^53 convert
+    // exactly, so their own part is `own` as a double.
     const uint64_t own = span - f.child_span;
+    const uint32_t kind_of = SelfRangeTable::entry(f.children, f.libcall, f.libcall_children);
+    const bool plain = (f.hidden_pairs | (span >> 53)) == 0;
     SelfBases bases;
-    if (self_table_.covers(f.children, own) &&
-        (f.hidden_pairs | f.libcall_children | f.libcall | (span >> 53)) == 0) [[likely]] {
-      bases = self_table_.lookup_unchecked(f.children, own);
+    if (plain && self_table_.covers(kind_of, own)) [[likely]] {
+      bases = self_table_.lookup_unchecked(kind_of, own);
     } else {
       // Its own part of its span (signed: the children's spans may overlap its probes'
       // estimate) and its share of the probes.
@@ -635,6 +630,9 @@ class CallWalker {
       bases = self_bases(own_part,
                          range_cost(f.children, f.hidden_cost, f.libcall, f.libcall_children),
                          cost_.low, cost_.high);
+      if (plain && self_table_.unknown(kind_of)) [[unlikely]]
+        self_table_.learn(kind_of, range_cost(f.children, 0.0, f.libcall, f.libcall_children),
+                          cost_.low, cost_.high);
     }
     uint64_t self_lo_base = bases.lo;
     uint64_t self_hi_base = bases.hi;
@@ -755,8 +753,7 @@ class CallWalker {
   static constexpr uint64_t kOverlapTable = 64;
   uint64_t overlap_down_tab_[kOverlapTable] = {};
   uint64_t overlap_up_tab_[kOverlapTable] = {};
-  // pop()'s self bases of plain calls for the current cost (note_self_table; none covered
-  // until a cost is set: without compensation every call takes self_bases()).
+  // pop()'s self bases of most calls for the current cost (forgotten when it changes).
   SelfRangeTable self_table_;
   // The library calls' functions (set_libcall_functions), their lowest and highest, and
   // whether the ENTER being fed is one's.

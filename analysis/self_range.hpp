@@ -6,6 +6,7 @@
 #pragma once
 
 #include <algorithm>
+#include <iterator>
 #include <cstdint>
 
 namespace callmon::analysis {
@@ -49,58 +50,77 @@ inline SelfBases self_bases(double own_part, double cost, double low, double hig
   return b;
 }
 
-// self_bases() for calls with fewer than kChildren direct children and an own part (whole
-// ticks) below kOwn, when nothing else is charged to them (no unrecorded calls, no library
-// call): per number of children, lo = max(own - a, 0) and hi = max(own - b, c) with a, b, c
-// whole ticks, checked against self_bases() for every own part below kOwn when the cost is
-// set (rounding could make the offsets differ somewhere: then that number of children, and
-// every larger one, is left to self_bases()).
+// self_bases() for the bulk of the calls: those with nothing charged but their pairs and
+// their library-call extra (no unrecorded calls), fewer than kChildren direct children of
+// which fewer than kLibChildren library calls, and an own part (whole ticks) below kOwn.
+// Per kind of call (entry()): lo = max(own - a, 0) and hi = max(own - b, c) with a, b, c
+// whole ticks, taken from self_bases() and checked against it for every own part below
+// kOwn the first time a call of that kind comes (learn(); rounding could make the offsets
+// differ somewhere: then that kind is left to self_bases()). A new cost forgets them all.
 class SelfRangeTable {
  public:
   static constexpr uint64_t kChildren = 16;
+  static constexpr uint64_t kLibChildren = 4;
   static constexpr uint64_t kOwn = 2048;
+  static constexpr uint32_t kEntries = 2 * kLibChildren * kChildren;  // + 1: none
 
-  // Sets the table for the cost `cost_of(children)` (what pop() charges a call with that
-  // many children and nothing else) within [low, high] x that.
-  template <class CostOf>
-  void build(CostOf&& cost_of, double low, double high) {
-    covered_ = 0;
-    for (uint64_t k = 0; k < kChildren; ++k) {
-      const double cost = cost_of(k);
-      auto exact = [&](uint64_t own) { return self_bases(ticks_to_double(own), cost, low, high); };
-      const SelfBases top = exact(kOwn - 1);
-      Offsets& o = offsets_[k];
-      o.lo = static_cast<int64_t>(kOwn - 1) - static_cast<int64_t>(top.lo);
-      o.hi = static_cast<int64_t>(kOwn - 1) - static_cast<int64_t>(top.hi);
-      o.hi_min = static_cast<int64_t>(exact(0).hi);
-      // The offsets come from the top; the check covers every own part.
-      for (uint64_t own = 0; own < kOwn; ++own) {
-        const SelfBases want = exact(own);
-        const SelfBases got = lookup_unchecked(k, own);
-        if (want.lo != got.lo || want.hi != got.hi) return;
-      }
-      covered_ = k + 1;
-    }
+  SelfRangeTable() { forget(); }
+
+  // The kind of a call with `children` direct children, `lib_children` of them library
+  // calls, itself one if `libcall`; kEntries when the table has none for it.
+  static uint32_t entry(uint64_t children, bool libcall, uint64_t lib_children) {
+    if (((children / kChildren) | (lib_children / kLibChildren)) != 0) return kEntries;
+    return static_cast<uint32_t>((static_cast<uint64_t>(libcall) * kLibChildren + lib_children) *
+                                     kChildren +
+                                 children);
   }
 
-  // Whether a call with `children` direct children and own part `own` is covered.
-  bool covers(uint64_t children, uint64_t own) const {
-    return children < covered_ && own < kOwn;
+  // Forgets every kind (the cost changed).
+  void forget() {
+    std::fill(std::begin(state_), std::end(state_), kUnknown);
+    state_[kEntries] = kFailed;
   }
+
+  // Whether a call of kind `e` with own part `own` is covered.
+  bool covers(uint32_t e, uint64_t own) const { return state_[e] == kOk && own < kOwn; }
+  // Whether kind `e` is still to be learned.
+  bool unknown(uint32_t e) const { return state_[e] == kUnknown; }
+
   // self_bases() of a covered call.
-  SelfBases lookup_unchecked(uint64_t children, uint64_t own) const {
-    const Offsets& o = offsets_[children];
+  SelfBases lookup_unchecked(uint32_t e, uint64_t own) const {
+    const Offsets& o = offsets_[e];
     const auto s = static_cast<int64_t>(own);
     return {static_cast<uint64_t>(std::max<int64_t>(s - o.lo, 0)),
             static_cast<uint64_t>(std::max<int64_t>(s - o.hi, o.hi_min))};
   }
 
+  // Learns kind `e` (unknown(e)), whose calls cost `cost` within [low, high] x that.
+  void learn(uint32_t e, double cost, double low, double high) {
+    auto exact = [&](uint64_t own) { return self_bases(ticks_to_double(own), cost, low, high); };
+    const SelfBases top = exact(kOwn - 1);
+    Offsets& o = offsets_[e];
+    o.lo = static_cast<int64_t>(kOwn - 1) - static_cast<int64_t>(top.lo);
+    o.hi = static_cast<int64_t>(kOwn - 1) - static_cast<int64_t>(top.hi);
+    o.hi_min = static_cast<int64_t>(exact(0).hi);
+    state_[e] = kOk;
+    // The offsets come from the top; the check covers every own part.
+    for (uint64_t own = 0; own < kOwn; ++own) {
+      const SelfBases want = exact(own);
+      const SelfBases got = lookup_unchecked(e, own);
+      if (want.lo != got.lo || want.hi != got.hi) {
+        state_[e] = kFailed;
+        return;
+      }
+    }
+  }
+
  private:
+  static constexpr uint8_t kUnknown = 0, kOk = 1, kFailed = 2;
   struct Offsets {
     int64_t lo = 0, hi = 0, hi_min = 0;
   };
-  Offsets offsets_[kChildren];
-  uint64_t covered_ = 0;  // the numbers of children below this are covered
+  Offsets offsets_[kEntries];
+  uint8_t state_[kEntries + 1];
 };
 
 }  // namespace callmon::analysis
