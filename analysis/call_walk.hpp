@@ -49,6 +49,7 @@
 #include <vector>
 
 #include "analysis/event_prefetch.hpp"
+#include "analysis/self_range.hpp"
 #include "format/sched_file.hpp"
 #include "format/thread_reader.hpp"
 
@@ -493,6 +494,7 @@ class CallWalker {
   // The probes' parts around an ENTER or EXIT (above), computed once per cost rather than
   // per record.
   void note_plain_costs() {
+    self_table_.forget();
     const double between = lib_extra_between();
     enter_before_[0] = (cost_.outer - cost_.inner + 0.0) / 2;
     enter_before_[1] = (cost_.outer - cost_.inner + between) / 2;
@@ -596,6 +598,14 @@ class CallWalker {
     }
   }
 
+  // The probes' cost charged to a call's own time: its own pair's inner part and the outer
+  // part of each child's pair, its unrecorded calls' pairs (HIDDEN), library calls' extra.
+  double range_cost(uint64_t children, double hidden_cost, bool libcall,
+                    uint64_t libcall_children) const {
+    return cost_.inner + to_double(children) * (cost_.outer - cost_.inner) + hidden_cost +
+           (libcall ? cost_.libcall_extra_inner : 0) +
+           to_double(libcall_children) * lib_extra_between();
+  }
   [[gnu::always_inline]] void pop(uint64_t ticks, ExitKind kind) {
     const OpenFrame& f = stack_.back();
     FinishedCall call;
@@ -611,24 +621,33 @@ class CallWalker {
     call.vstart = f.vstart;
     call.time = vclock() - f.vstart;
     call.self = call.time - f.child_time;
-    // For the range: its own part of its span (signed: the children's spans may overlap its
-    // probes' estimate) and its share of the probes: its own pair's inner part and the outer
-    // part of each child's pair.
-    double own_part = to_double(span) - to_double(f.child_span);
-    double cost = cost_.inner + to_double(f.children) * (cost_.outer - cost_.inner) +
-                  f.hidden_cost + (f.libcall ? cost_.libcall_extra_inner : 0) +
-                  to_double(f.libcall_children) * lib_extra_between();
     const uint64_t pairs = 1 + f.children + f.hidden_pairs;  // bordering its own time
-    // The range: the cost at its dearest and cheapest, then the overlap of the pairs that
-    // border the call's own time (its own and its children's) or, for its inclusive time,
-    // that lie inside it (its own and its descendants'). The _base figures add up over a
-    // subtree; the overlap terms are applied per figure.
-    uint64_t self_lo_base = clamp_ticks(own_part - cost * cost_.high);
-    // A call measured shorter than its probes at their cheapest says the cost varies per
-    // call more than the calibrations did (the clock's steps, a cache miss in a probe): its
-    // own time is then known only to within the cost's spread, not to be 0.
-    uint64_t self_hi_base =
-        ceil_ticks(std::max(own_part - cost * cost_.low, cost * (cost_.high - cost_.low)));
+    // The range: the cost at its dearest and cheapest (self_range.hpp), then the overlap of
+    // the pairs that border the call's own time (its own and its children's) or, for its
+    // inclusive time, that lie inside it (its own and its descendants'). The _base figures
+    // add up over a subtree; the overlap terms are applied per figure. Most calls (nothing
+    // charged but their pairs and library-call extra, few children) take the bases from
+    // the table, which gives what self_bases() gives: whole ticks below 2^53 convert
+    // exactly, so their own part is `own` as a double.
+    const uint64_t own = span - f.child_span;
+    const uint32_t kind_of = SelfRangeTable::entry(f.children, f.libcall, f.libcall_children);
+    const bool plain = (f.hidden_pairs | (span >> 53)) == 0;
+    SelfBases bases;
+    if (plain && self_table_.covers(kind_of, own)) [[likely]] {
+      bases = self_table_.lookup_unchecked(kind_of, own);
+    } else {
+      // Its own part of its span (signed: the children's spans may overlap its probes'
+      // estimate) and its share of the probes.
+      const double own_part = to_double(span) - to_double(f.child_span);
+      bases = self_bases(own_part,
+                         range_cost(f.children, f.hidden_cost, f.libcall, f.libcall_children),
+                         cost_.low, cost_.high);
+      if (plain && self_table_.unknown(kind_of)) [[unlikely]]
+        self_table_.learn(kind_of, range_cost(f.children, 0.0, f.libcall, f.libcall_children),
+                          cost_.low, cost_.high);
+    }
+    uint64_t self_lo_base = bases.lo;
+    uint64_t self_hi_base = bases.hi;
     uint64_t time_hi_floor = 0;
     if (f.clocked) {
       // Bound by a clock, the call might have lasted its whole span without the probes or
@@ -676,18 +695,11 @@ class CallWalker {
     if constexpr (RetvalSink<Sink>) popped_ = call;
   }
 
-  // The conversions between ticks and doubles, giving exactly what static_cast gives, by
-  // the signed conversions when the value fits in 63 bits (always, but on damaged input):
-  // x86-64 has one instruction for those, and a branch and several for the unsigned ones,
-  // which were ~20% of the walk (four to six per record).
-  static double to_double(uint64_t x) {
-    return static_cast<int64_t>(x) >= 0 ? static_cast<double>(static_cast<int64_t>(x))
-                                        : static_cast<double>(x);
-  }
+  // The conversions between ticks and doubles (self_range.hpp: by the signed conversions,
+  // which were ~20% of the walk as unsigned ones).
+  static double to_double(uint64_t x) { return ticks_to_double(x); }
   // v >= 0, truncated.
-  static uint64_t to_ticks(double v) {
-    return v < 0x1p63 ? static_cast<uint64_t>(static_cast<int64_t>(v)) : static_cast<uint64_t>(v);
-  }
+  static uint64_t to_ticks(double v) { return double_to_ticks(v); }
 
   // `per_pair` ticks for `pairs` probe pairs, rounded up (WalkCost::overlap_*).
   static uint64_t overlap_ticks(double per_pair, uint64_t pairs) {
@@ -712,15 +724,8 @@ class CallWalker {
       overlap_up_tab_[k] = overlap_ticks(cost_.overlap_up, k);
     }
   }
-  // v rounded down (the cast truncates, which is floor for v > 0), at least 0. Casts rather
-  // than std::floor/ceil: without SSE4.1 those are calls, once per call walked.
-  static uint64_t clamp_ticks(double v) { return v > 0 ? to_ticks(v) : 0; }
   // v rounded up, at least 0.
-  static uint64_t ceil_ticks(double v) {
-    if (!(v > 0)) return 0;
-    const uint64_t t = to_ticks(v);
-    return t + (to_double(t) < v);
-  }
+  static uint64_t ceil_ticks(double v) { return round_up_ticks(v); }
 
   // The open calls: a vector whose slots stay when calls close, so that opening a call
   // writes its fields in place (push()), with no temporary and no zeroing pass.
@@ -762,6 +767,8 @@ class CallWalker {
   static constexpr uint64_t kOverlapTable = 64;
   uint64_t overlap_down_tab_[kOverlapTable] = {};
   uint64_t overlap_up_tab_[kOverlapTable] = {};
+  // pop()'s self bases of most calls for the current cost (forgotten when it changes).
+  SelfRangeTable self_table_;
   // The library calls' functions (set_libcall_functions), their lowest and highest, and
   // whether the ENTER being fed is one's.
   const std::vector<uint64_t>* libcall_fns_ = nullptr;
