@@ -223,4 +223,6 @@ bool context_adopt(ThreadState* s, uintptr_t fn, uintptr_t sp, bool nested) {
   return true;
 }
 
+void context_stash_after_fork() { __atomic_store_n(&g_lock, 0, __ATOMIC_RELAXED); }
+
 }  // namespace callmon::rt

@@ -37,4 +37,8 @@ void context_resumed(const void* out);
 // anonymously. Returns whether it did. The caller holds the guard (`nested` as it got it).
 bool context_adopt(ThreadState* s, uintptr_t fn, uintptr_t sp, bool nested);
 
+// In a fork child (pthread_atfork): the table's lock as free. The thread that held it,
+// mid-switch, does not exist there; its half-made entry is the child's to ignore.
+void context_stash_after_fork();
+
 }  // namespace callmon::rt

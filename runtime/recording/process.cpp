@@ -19,6 +19,7 @@
 #include "runtime/core/clock.hpp"
 #include "runtime/monitor/monitor_dispatch.hpp"
 #include "runtime/core/runtime_scope.hpp"
+#include "runtime/recording/context_stash.hpp"
 #include "runtime/patching/got_redirect.hpp"
 #include "runtime/patching/sled_patch.hpp"
 #include "runtime/patching/xray_sleds.hpp"
@@ -193,6 +194,7 @@ int module_callback(dl_phdr_info* info, size_t, void*) {
 
 void fork_child_handler() {
   RuntimeScope rs;
+  context_stash_after_fork();
   int st = __atomic_load_n(&g_state, __ATOMIC_ACQUIRE);
   // Forked while another thread was setting the process up: that thread does not exist in
   // the child, so nobody would ever finish; the child's first hook starts over.
