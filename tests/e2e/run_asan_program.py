@@ -8,26 +8,22 @@ gets callmon's runtime in LD_PRELOAD but not libasan (which it did not have with
   run_asan_program.py --callmon build/bin/callmon --cc gcc --mode cyg|fentry --work DIR
 Exit status: 0 passed, 1 failed, 77 skipped (no libasan to link with).
 """
-import argparse
 import json
 import os
 import subprocess
 import sys
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import run_fixture  # noqa: E402  (MODE_FLAGS, program_test_args, report_problems)
+
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-FLAGS = {"cyg": ["-finstrument-functions"], "fentry": ["-pg", "-mfentry"]}
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--callmon", required=True)
-    ap.add_argument("--cc", required=True)
-    ap.add_argument("--mode", required=True, choices=sorted(FLAGS))
-    ap.add_argument("--work", required=True)
-    a = ap.parse_args()
-    os.makedirs(a.work, exist_ok=True)
+    a = run_fixture.program_test_args(__doc__, ["cyg", "fentry"])
     exe = os.path.join(a.work, "asan_program")
-    built = subprocess.run([a.cc, "-O1", "-g", "-fsanitize=address", *FLAGS[a.mode],
+    built = subprocess.run([a.cc, "-O1", "-g", "-fsanitize=address",
+                            *run_fixture.MODE_FLAGS[a.mode],
                             os.path.join(ROOT, "tests", "programs", "asan_program.c"), "-o", exe],
                            capture_output=True, text=True)
     if built.returncode != 0:
@@ -58,10 +54,7 @@ def main():
     if calls.get("work") != 100:
         problems.append(f"report: work() called {calls.get('work')} times, not 100 "
                         f"(status {rep.returncode}: {rep.stderr.strip()})")
-    for p in problems:
-        print("FAIL " + p)
-    print("ok" if not problems else f"{len(problems)} problem(s)")
-    return 1 if problems else 0
+    return run_fixture.report_problems(problems)
 
 
 if __name__ == "__main__":

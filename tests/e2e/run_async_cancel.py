@@ -14,27 +14,22 @@ the pending cancellation without setting the result).
       --work DIR [--runs N]
 Exit status: 0 passed, 1 failed.
 """
-import argparse
 import os
 import subprocess
 import sys
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import run_fixture  # noqa: E402  (MODE_FLAGS, program_test_args, report_problems)
+
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-FLAGS = {"cyg": ["-finstrument-functions"], "fentry": ["-pg", "-mfentry"], "pg": ["-pg"],
-         "patch": [], "xray": ["-fxray-instrument", "-fxray-instruction-threshold=1"]}
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--callmon", required=True)
-    ap.add_argument("--cc", required=True)
-    ap.add_argument("--mode", required=True, choices=sorted(FLAGS))
-    ap.add_argument("--work", required=True)
-    ap.add_argument("--runs", type=int, default=4)
-    a = ap.parse_args()
-    os.makedirs(a.work, exist_ok=True)
+    a = run_fixture.program_test_args(
+        __doc__, ["cyg", "fentry", "pg", "patch", "xray"],
+        lambda ap: ap.add_argument("--runs", type=int, default=4))
     exe = os.path.join(a.work, "async_cancel")
-    subprocess.run([a.cc, "-O2", "-g", "-pthread", *FLAGS[a.mode],
+    subprocess.run([a.cc, "-O2", "-g", "-pthread", *run_fixture.MODE_FLAGS[a.mode],
                     os.path.join(ROOT, "tests", "programs", "async_cancel.c"), "-o", exe],
                    check=True)
     problems = []
@@ -54,10 +49,7 @@ def main():
                              timeout=60)
         if rep.returncode != 0 or "leaf" not in rep.stdout:
             problems.append(f"run {run}: report status {rep.returncode}: {rep.stderr.strip()}")
-    for p in problems:
-        print("FAIL " + p)
-    print("ok" if not problems else f"{len(problems)} problem(s)")
-    return 1 if problems else 0
+    return run_fixture.report_problems(problems)
 
 
 if __name__ == "__main__":

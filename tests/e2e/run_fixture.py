@@ -63,6 +63,31 @@ def run(cmd, cwd, timeout=RUN_TIMEOUT, env=None):
         return subprocess.CompletedProcess(cmd, None, out, err + f"\n[timed out after {timeout}s]")
 
 
+def program_test_args(doc, modes, add_args=None):
+    """The arguments of the scripts that build one program of tests/programs in a hook
+    mode and compare runs with and without callmon (run_async_cancel.py, run_sigjmp.py,
+    run_asan_program.py, run_ucontext_fork.py): --callmon, --cc, --mode (one of `modes`,
+    flags from MODE_FLAGS), --work (made if missing) and what add_args(parser) adds."""
+    ap = argparse.ArgumentParser(description=doc.splitlines()[0])
+    ap.add_argument("--callmon", required=True)
+    ap.add_argument("--cc", required=True)
+    ap.add_argument("--mode", required=True, choices=modes)
+    ap.add_argument("--work", required=True)
+    if add_args:
+        add_args(ap)
+    args = ap.parse_args()
+    os.makedirs(args.work, exist_ok=True)
+    return args
+
+
+def report_problems(problems):
+    """Prints each problem and the verdict; the script's exit status (0 passed, 1 failed)."""
+    for p in problems:
+        print("FAIL " + p)
+    print("ok" if not problems else f"{len(problems)} problem(s)")
+    return 1 if problems else 0
+
+
 def site_test_start(doc, add_args=None):
     """The common start of the tests that build one of tests/programs' site programs
     themselves (sled_sites.py, xray_sites.py): parses --callmon, --runtime (libcallmon.so),

@@ -16,15 +16,15 @@ The program's view of its own handlers must not change (tests/programs/sigaction
       --work DIR [--runs N]
 Exit status: 0 passed, 1 failed.
 """
-import argparse
 import json
 import os
 import subprocess
 import sys
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import run_fixture  # noqa: E402  (MODE_FLAGS, program_test_args, report_problems)
+
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-FLAGS = {"cyg": ["-finstrument-functions"], "fentry": ["-pg", "-mfentry"], "pg": ["-pg"],
-         "patch": [], "xray": ["-fxray-instrument", "-fxray-instruction-threshold=1"]}
 VARIANTS = [["alt"], ["noalt"], ["alt", "inside"], ["noalt", "inside"]]
 EXACT = ["handler", "hleaf", "hdeep", "tail", "tleaf"]
 ABANDONED = ["deep", "leaf"]
@@ -82,7 +82,7 @@ def check_view(a, problems):
     """The program's view of its own handlers (tests/programs/sigaction_view.c): the old
     actions sigaction and signal return, SA_SIGINFO, SA_RESETHAND, SA_NODEFER, the mask."""
     exe = os.path.join(a.work, "sigaction_view")
-    subprocess.run([a.cc, "-O2", "-g", *FLAGS[a.mode],
+    subprocess.run([a.cc, "-O2", "-g", *run_fixture.MODE_FLAGS[a.mode],
                     os.path.join(ROOT, "tests", "programs", "sigaction_view.c"), "-o", exe],
                    check=True)
     plain = subprocess.run([exe], capture_output=True, text=True, timeout=60, cwd=a.work)
@@ -96,16 +96,11 @@ def check_view(a, problems):
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--callmon", required=True)
-    ap.add_argument("--cc", required=True)
-    ap.add_argument("--mode", required=True, choices=sorted(FLAGS))
-    ap.add_argument("--work", required=True)
-    ap.add_argument("--runs", type=int, default=1)
-    a = ap.parse_args()
-    os.makedirs(a.work, exist_ok=True)
+    a = run_fixture.program_test_args(
+        __doc__, ["cyg", "fentry", "pg", "patch", "xray"],
+        lambda ap: ap.add_argument("--runs", type=int, default=1))
     exe = os.path.join(a.work, "sigjmp_count")
-    subprocess.run([a.cc, "-O2", "-g", *FLAGS[a.mode],
+    subprocess.run([a.cc, "-O2", "-g", *run_fixture.MODE_FLAGS[a.mode],
                     os.path.join(ROOT, "tests", "programs", "sigjmp_count.c"), "-o", exe],
                    check=True)
     problems = []
@@ -120,10 +115,7 @@ def main():
         for run in range(a.runs):
             data = os.path.join(a.work, f"{'_'.join(variant)}.{run}.data")
             check_run(a, exe, variant, data, plain.stdout, problems)
-    for p in problems:
-        print("FAIL " + p)
-    print("ok" if not problems else f"{len(problems)} problem(s)")
-    return 1 if problems else 0
+    return run_fixture.report_problems(problems)
 
 
 if __name__ == "__main__":

@@ -7,26 +7,21 @@ contexts' lock waited for it forever (killed here by its own 10 s alarm).
   run_ucontext_fork.py --callmon build/bin/callmon --cc gcc --mode cyg|fentry|pg --work DIR
 Exit status: 0 passed, 1 failed.
 """
-import argparse
 import os
 import subprocess
 import sys
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import run_fixture  # noqa: E402  (MODE_FLAGS, program_test_args, report_problems)
+
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-FLAGS = {"cyg": ["-finstrument-functions"], "fentry": ["-pg", "-mfentry"], "pg": ["-pg"]}
 WANT = "forks 100, children failed 0\n"
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--callmon", required=True)
-    ap.add_argument("--cc", required=True)
-    ap.add_argument("--mode", required=True, choices=sorted(FLAGS))
-    ap.add_argument("--work", required=True)
-    a = ap.parse_args()
-    os.makedirs(a.work, exist_ok=True)
+    a = run_fixture.program_test_args(__doc__, ["cyg", "fentry", "pg"])
     exe = os.path.join(a.work, "ucontext_fork")
-    subprocess.run([a.cc, "-O2", "-g", "-pthread", *FLAGS[a.mode],
+    subprocess.run([a.cc, "-O2", "-g", "-pthread", *run_fixture.MODE_FLAGS[a.mode],
                     os.path.join(ROOT, "tests", "programs", "ucontext_fork.c"), "-o", exe],
                    check=True)
     problems = []
@@ -39,10 +34,7 @@ def main():
     if rec.returncode != 0 or rec.stdout != WANT:
         problems.append(f"under callmon: status {rec.returncode}, output {rec.stdout!r}, "
                         f"stderr {rec.stderr[-500:]!r}")
-    for p in problems:
-        print("FAIL " + p)
-    print("ok" if not problems else f"{len(problems)} problem(s)")
-    return 1 if problems else 0
+    return run_fixture.report_problems(problems)
 
 
 if __name__ == "__main__":
