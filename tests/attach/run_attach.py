@@ -411,6 +411,14 @@ def case_sigsled(a, exe):
     expect("attached to process" in att.first, f"attach: {att.first.strip()}")
     # The fixture gives up after 60 s (exit 2), so this returns.
     line = p.stdout.readline()
+    if line.startswith("no signal landed"):
+        # The window (one instruction boundary inside a sled) was never hit: a machine too
+        # loaded to schedule the sender beside the loop. Nothing was checked: skipped, not
+        # passed (a CI run at load 10 met this once).
+        att.stop()
+        p.wait(timeout=60)
+        print(f"skipped: {line.strip()}; nothing checked")
+        sys.exit(77)
     expect(line == "caught\n", f"a handler interrupted a patched sled: {line!r}")
     status, err = att.stop()
     expect(status == 0 and "detached" in err, f"detach: {status} {err.strip()}")
