@@ -10,7 +10,7 @@
 
 #include "tools/callmon/command.hpp"
 #include "tools/callmon/program_args.hpp"
-#include "tools/callmon/hook_probe.hpp"
+#include "tools/callmon/program_elf.hpp"
 #include "tools/callmon/inject_rule_check.hpp"
 #include "tools/callmon/monitor_launch.hpp"
 #include "tools/callmon/privileged_program.hpp"
@@ -65,9 +65,9 @@ int run_inject(const InjectOptions& o) {
   auto program = resolve_program(o.command[0]);
   if (!program) return fail(cmd, program.error(), 127);
   if (auto refused = preload_refusal(*program, o.command[0])) return fail(cmd, *refused);
-  auto probes = hook_probes(*program);
-  if (!probes) return fail(cmd, probes.error());
-  if (auto st = check_mode(*rules, *probes, o.config, o.command[0]); !st)
+  auto elf = read_program_elf(*program);
+  if (!elf) return fail(cmd, elf.error());
+  if (auto st = check_mode(*rules, elf->probes, o.config, o.command[0]); !st)
     return fail(cmd, st.error(), 2);
   // A rule with nothing to act on is silent at run time: say so now.
   for (const std::string& w : idle_rule_warnings(*rules, *program, o.config)) warn(cmd, w);
@@ -82,7 +82,7 @@ int run_inject(const InjectOptions& o) {
   std::error_code ec;
   MonitorOptions mo{{"config", fs::absolute(o.config, ec).string()},
                     {"log_fd", std::to_string(*log)},
-                    {"mode", mode_name(*probes)}};
+                    {"mode", mode_name(elf->probes)}};
   auto env = monitor_env(*runtime, *monitor, mo);
   if (!env) return fail(cmd, env.error(), 2);
   auto ended = run_program(*program, o.command, *env);

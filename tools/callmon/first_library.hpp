@@ -7,18 +7,13 @@
 // not have it without callmon (runtime/interposers/child_env.cpp).
 #pragma once
 
-#include <optional>
 #include <string>
 #include <vector>
 
 namespace callmon::tools {
 
-// The DT_NEEDED entry of `program` that must be loaded first (libasan.so.N), or nothing: not
-// ELF, no such entry, or the file cannot be read.
-std::optional<std::string> first_library_needed(const std::string& program);
-
 // When `env` preloads callmon's runtime (it sets CALLMON_DIR or CALLMON_MONITOR) and
-// `program` needs a first library, puts it at the front of LD_PRELOAD and adds
+// `program` needs a first library (program_elf.hpp: the DT_NEEDED libasan.so.N), puts it at the front of LD_PRELOAD and adds
 // CALLMON_PRELOAD_FIRST=<it>; otherwise leaves `env` as it is.
 void put_first_library(std::vector<std::string>& env, const std::string& program);
 

@@ -1,9 +1,7 @@
-// privilege_gain: set-ID bits and file capabilities of a program; statically_linked: its
-// program headers (privileged_program.hpp).
+// privilege_gain: set-ID bits and file capabilities of a program; preload_refusal: those,
+// or a statically linked program (program_elf.hpp) (privileged_program.hpp).
 #include "tools/callmon/privileged_program.hpp"
 
-#include <elf.h>
-#include <fcntl.h>
 #include <grp.h>
 #include <pwd.h>
 #include <sys/stat.h>
@@ -12,8 +10,9 @@
 #include <unistd.h>
 
 #include <cstdio>
-#include <cstring>
 #include <vector>
+
+#include "tools/callmon/program_elf.hpp"
 
 namespace callmon::tools {
 namespace {
@@ -68,37 +67,8 @@ std::optional<std::string> privilege_gain(const std::string& program) {
   return why;
 }
 
-bool statically_linked(const std::string& program) {
-  int fd = ::open(program.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return false;
-  Elf64_Ehdr eh{};
-  bool is_static = false;
-  if (::pread(fd, &eh, sizeof eh, 0) == static_cast<ssize_t>(sizeof eh) &&
-      std::memcmp(eh.e_ident, ELFMAG, SELFMAG) == 0 && eh.e_ident[EI_CLASS] == ELFCLASS64 &&
-      (eh.e_type == ET_EXEC || eh.e_type == ET_DYN) && eh.e_phentsize == sizeof(Elf64_Phdr) &&
-      eh.e_phnum > 0 && eh.e_phnum < 4096) {
-    std::vector<Elf64_Phdr> ph(eh.e_phnum);
-    const auto bytes = static_cast<ssize_t>(ph.size() * sizeof(Elf64_Phdr));
-    if (::pread(fd, ph.data(), static_cast<size_t>(bytes), static_cast<off_t>(eh.e_phoff)) == bytes) {
-      bool interp = false, dynamic = false;
-      for (const Elf64_Phdr& p : ph) {
-        interp |= p.p_type == PT_INTERP;
-        dynamic |= p.p_type == PT_DYNAMIC;
-      }
-      // A shared library has PT_DYNAMIC and no PT_INTERP too, but is not run as a program;
-      // -static-pie has both PT_DYNAMIC and no interpreter, and is static all the same. Tell
-      // them apart by the type: an ET_EXEC without an interpreter, or an ET_DYN whose
-      // entry is set and that has no interpreter (a library's entry point is 0 or it names
-      // its interpreter, as libc.so.6 does).
-      is_static = !interp && (eh.e_type == ET_EXEC || (dynamic && eh.e_entry != 0));
-    }
-  }
-  ::close(fd);
-  return is_static;
-}
-
 std::optional<std::string> preload_refusal(const std::string& program, const std::string& shown) {
-  if (statically_linked(program))
+  if (auto elf = read_program_elf(program); elf && elf->statically_linked)
     return shown + " is statically linked: callmon's runtime is loaded with LD_PRELOAD, "
            "which only the dynamic loader reads, so callmon would see nothing; " + shown +
            " was not run (link it dynamically, without -static; `callmon monitor` counts its "

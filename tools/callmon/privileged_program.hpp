@@ -16,11 +16,6 @@ namespace callmon::tools {
 // `#!` files). Looks only at the file: its mode bits and its security.capability xattr.
 std::optional<std::string> privilege_gain(const std::string& program);
 
-// True when `program` is an ELF executable with no program interpreter (linked with
-// -static or -static-pie): no dynamic loader runs in it, so LD_PRELOAD means nothing there.
-// False for scripts, dynamically linked programs and files that cannot be read as ELF.
-bool statically_linked(const std::string& program);
-
 // The error for a command that would preload the runtime into `program` (shown as `shown`,
 // the user's spelling) when privilege_gain finds something or the program is statically
 // linked, else nothing: says why the runtime cannot get in so nothing would be seen, that

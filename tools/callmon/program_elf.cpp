@@ -1,0 +1,98 @@
+// read_program_elf(), describe_probes(): one walk over a program's headers, dynamic section
+// and symbol tables with libelf (program_elf.hpp).
+#include "tools/callmon/program_elf.hpp"
+
+#include <fcntl.h>
+#include <gelf.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <string_view>
+
+namespace callmon::tools {
+namespace {
+
+// A shared library has PT_DYNAMIC and no PT_INTERP too, but is not run as a program;
+// -static-pie has PT_DYNAMIC and no interpreter, and is static all the same. Tell them apart
+// by the type: an ET_EXEC without an interpreter, or an ET_DYN whose entry is set and that
+// has no interpreter (a library's entry point is 0 or it names its interpreter, as
+// libc.so.6 does).
+bool no_interpreter(Elf* elf) {
+  GElf_Ehdr eh;
+  size_t phnum = 0;
+  if (!gelf_getehdr(elf, &eh) || (eh.e_type != ET_EXEC && eh.e_type != ET_DYN) ||
+      elf_getphdrnum(elf, &phnum) != 0 || phnum == 0)
+    return false;
+  bool interp = false, dynamic = false;
+  for (size_t i = 0; i < phnum; ++i) {
+    GElf_Phdr ph;
+    if (!gelf_getphdr(elf, static_cast<int>(i), &ph)) return false;
+    interp |= ph.p_type == PT_INTERP;
+    dynamic |= ph.p_type == PT_DYNAMIC;
+  }
+  return !interp && (eh.e_type == ET_EXEC || (dynamic && eh.e_entry != 0));
+}
+
+void read_probes(Elf* elf, Elf_Data* data, const GElf_Shdr& sh, HookProbes& p) {
+  for (size_t i = 0; i < sh.sh_size / sh.sh_entsize; ++i) {
+    GElf_Sym sym;
+    if (!gelf_getsym(data, static_cast<int>(i), &sym)) continue;
+    const char* name = elf_strptr(elf, sh.sh_link, sym.st_name);
+    if (!name) continue;
+    std::string_view n(name);
+    if (n == "__fentry__") p.fentry = true;
+    else if (n == "mcount" || n == "_mcount") p.mcount = true;
+    else if (n == "__cyg_profile_func_enter") p.cyg = true;
+  }
+}
+
+void read_first_library(Elf* elf, Elf_Data* data, const GElf_Shdr& sh,
+                        std::optional<std::string>& first) {
+  for (size_t i = 0; !first && i < sh.sh_size / sh.sh_entsize; ++i) {
+    GElf_Dyn dyn;
+    if (!gelf_getdyn(data, static_cast<int>(i), &dyn) || dyn.d_tag != DT_NEEDED) continue;
+    const char* name = elf_strptr(elf, sh.sh_link, dyn.d_un.d_val);
+    if (name && std::string_view(name).rfind("libasan.so", 0) == 0) first = name;
+  }
+}
+
+}  // namespace
+
+Result<ProgramElf> read_program_elf(const std::string& path) {
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return Error{path + ": " + std::strerror(errno)};
+  elf_version(EV_CURRENT);
+  Elf* elf = elf_begin(fd, ELF_C_READ, nullptr);
+  if (!elf || elf_kind(elf) != ELF_K_ELF) {
+    if (elf) elf_end(elf);
+    ::close(fd);
+    return Error{path + ": not an ELF file"};
+  }
+  ProgramElf facts;
+  facts.statically_linked = no_interpreter(elf);
+  for (Elf_Scn* scn = nullptr; (scn = elf_nextscn(elf, scn)) != nullptr;) {
+    GElf_Shdr sh;
+    if (!gelf_getshdr(scn, &sh) || sh.sh_entsize == 0) continue;
+    Elf_Data* data = nullptr;
+    if (sh.sh_type == SHT_DYNSYM || sh.sh_type == SHT_SYMTAB) {
+      if ((data = elf_getdata(scn, nullptr))) read_probes(elf, data, sh, facts.probes);
+    } else if (sh.sh_type == SHT_DYNAMIC) {
+      if ((data = elf_getdata(scn, nullptr))) read_first_library(elf, data, sh, facts.first_library);
+    }
+  }
+  elf_end(elf);
+  ::close(fd);
+  return facts;
+}
+
+std::string describe_probes(const HookProbes& p) {
+  std::string s;
+  auto add = [&s](const char* what) { s += (s.empty() ? "" : " and ") + std::string(what); };
+  if (p.fentry) add("-pg -mfentry");
+  if (p.mcount) add("-pg");
+  if (p.cyg) add("-finstrument-functions");
+  return s.empty() ? "no callmon hook" : s;
+}
+
+}  // namespace callmon::tools
