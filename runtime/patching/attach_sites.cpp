@@ -53,7 +53,8 @@ bool find_own_hooks() {
 }
 
 // The runtime's interposers of what walks or cuts the stack (interpose_exceptions.cpp,
-// interpose_pg.cpp), and of fork (interpose_process.cpp). Preloaded, they take the place of the unwinder's and libc's functions;
+// interpose_pg.cpp), of fork (interpose_process.cpp) and of ucontext switches
+// (interpose_context.cpp). Preloaded, they take the place of the unwinder's and libc's functions;
 // loaded by dlopen they take nobody's: without them the first exception thrown through a
 // call whose return address the -pg hooks redirected would end the program (std::terminate),
 // so while attached the GOT words bound to these functions get the runtime's, as the hooks'
@@ -80,11 +81,15 @@ Interposed g_interposed[] = {
     // The FORK record and `fork` line, by which analysis knows a child's end (exec and
     // spawn are left alone: their wrappers would pass the recording on to new programs).
     {"fork", reinterpret_cast<void**>(&g_real.fork_), 0},
+    // ucontext switches: each context keeps its own frames (context_stash.hpp); without
+    // them a -pg or --patch return in a resumed coroutine finds another stack's frames.
+    {"swapcontext", reinterpret_cast<void**>(&g_real.swapcontext_), 0},
+    {"setcontext", reinterpret_cast<void**>(&g_real.setcontext_), 0},
     // Read by the interposers, not redirected.
     {"_Unwind_GetCFA", reinterpret_cast<void**>(&g_real.get_cfa), 0},
     {"__cxa_get_globals", reinterpret_cast<void**>(&g_real.cxa_get_globals), 0},
 };
-constexpr unsigned kRedirected = 13;  // the first ones of g_interposed
+constexpr unsigned kRedirected = 15;  // the first ones of g_interposed
 
 void find_interposers(void* self) {
   for (unsigned i = 0; i < sizeof g_interposed / sizeof g_interposed[0]; ++i) {

@@ -3,8 +3,11 @@
 
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/uio.h>
+#include <unistd.h>
 
 #include "runtime/patching/attach_inherit.hpp"
+#include "runtime/recording/context_stash.hpp"
 #include "runtime/recording/thread_state.hpp"
 
 extern "C" void callmon_pg_return();  // arch/x86_64/pg_return.S
@@ -49,6 +52,23 @@ void restore_returns(ThreadState* s) {
   s->overflow_depth = 0;
   s->guard &= ~(kGuardOverflow | kGuardUnwinding);
   s->outer_count = 0;
+}
+
+// restore_returns for a frame of a suspended ucontext context: its stack is not running,
+// and may even be gone (a coroutine freed without finishing), so the slot is read and
+// written through the kernel (a page no longer mapped fails instead of faulting) and only
+// when it still holds the trampoline (a reused one holds something else).
+void put_back_suspended(const Frame& f) {
+  if (!f.ret || !f.sp) return;
+  uintptr_t slot = f.sp + 16, now = 0;
+  iovec mine{&now, sizeof now}, there{reinterpret_cast<void*>(slot), sizeof now};
+  if (process_vm_readv(getpid(), &mine, 1, &there, 1, 0) != sizeof now) return;
+  if (now != reinterpret_cast<uintptr_t>(&callmon_pg_return) &&
+      now != reinterpret_cast<uintptr_t>(&callmon_patched_return))
+    return;
+  uintptr_t real = f.ret;
+  iovec from{&real, sizeof real};
+  process_vm_writev(getpid(), &from, 1, &there, 1, 0);
 }
 
 }  // namespace
@@ -104,6 +124,8 @@ bool attach_threads_busy() {
 
 void attach_end_threads() {
   attach_inherit_restore_untaken();
+  // Suspended ucontext contexts hold frames too, off every thread's shadow stack.
+  context_stash_detach(&put_back_suspended);
   unsigned session = attach_session();
   for (Entry& e : g_threads) {
     ThreadState* s = __atomic_load_n(&e.state, __ATOMIC_ACQUIRE);

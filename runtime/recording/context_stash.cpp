@@ -223,6 +223,19 @@ bool context_adopt(ThreadState* s, uintptr_t fn, uintptr_t sp, bool nested) {
   return true;
 }
 
+bool context_stash_detach(void (*put_back)(const Frame& f)) {
+  // Every other thread is stopped, none inside a switch (the detach waits until no thread
+  // is busy in the runtime), so the lock is free; if it is not, waiting would never end.
+  if (__atomic_exchange_n(&g_lock, 1, __ATOMIC_ACQUIRE)) return false;
+  for (unsigned i = 0; i < g_high; ++i) {
+    Stash* e = &g_stash[i];
+    for (uint32_t j = 0; j < e->n; ++j) put_back(e->frames[j]);
+    release(e);
+  }
+  __atomic_store_n(&g_lock, 0, __ATOMIC_RELEASE);
+  return true;
+}
+
 void context_stash_after_fork() { __atomic_store_n(&g_lock, 0, __ATOMIC_RELAXED); }
 
 }  // namespace callmon::rt

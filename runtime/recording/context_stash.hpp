@@ -37,6 +37,13 @@ void context_resumed(const void* out);
 // anonymously. Returns whether it did. The caller holds the guard (`nested` as it got it).
 bool context_adopt(ThreadState* s, uintptr_t fn, uintptr_t sp, bool nested);
 
+// At the detach of an attach (attach_threads.cpp), every other thread stopped: calls
+// `put_back` on each frame of every suspended context, oldest first per context (their
+// redirected returns must not outlive the recording), and forgets them all. False, with
+// nothing done, if a thread holds the table (it cannot: the detach waits for threads busy
+// in the runtime).
+bool context_stash_detach(void (*put_back)(const Frame& f));
+
 // In a fork child (pthread_atfork): the table's lock as free. The thread that held it,
 // mid-switch, does not exist there; its half-made entry is the child's to ignore.
 void context_stash_after_fork();

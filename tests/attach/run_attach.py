@@ -52,6 +52,9 @@ attach_server.c, built one way per --build (nop sleds of -fpatchable-function-en
           until the detach; the pc its signal frame saved must then be where the compiled
           sled goes (past it, or to the exit sled's `ret`), not inside the compiled sled's
           nops.
+  ucontext attach_ucontext.c: coroutines (swapcontext) switching while attached twice and
+          suspended across each detach; output and status as without attach, each call of
+          a request counted once.
   --attach-arg adds an option to every `callmon record -p` (--patch=. for the plain build:
   function entries patched at attach). Library calls (strlen, memcpy) are counted exactly
   in counts.
@@ -78,6 +81,7 @@ FORK_SOURCE = os.path.join(HERE, "attach_fork.c")
 PARKED_SOURCE = os.path.join(HERE, "attach_parked.c")
 PLUGIN_SOURCE = os.path.join(HERE, "attach_plugin.c")
 SIGSLED_SOURCE = os.path.join(HERE, "attach_sigsled.c")
+UCONTEXT_SOURCE = os.path.join(HERE, "attach_ucontext.c")
 ATTACH_ARGS = []  # --attach-arg
 
 BUILDS = {
@@ -429,6 +433,71 @@ def case_sigsled(a, exe):
     expect(status == ref.returncode == 0, f"exit status {status}, without attach {ref.returncode}")
     r = subprocess.run([a.callmon, "info", "-d", data], capture_output=True, text=True, timeout=60)
     expect(r.returncode == 0 and "problems:  none" in r.stdout, f"info on {data}: {r.stdout[-400:]}")
+
+
+def runtime_returns(pid):
+    """The addresses of the runtime's exit trampolines (callmon_pg_return,
+    callmon_patched_return) in process `pid`, from its maps and the library's symbols."""
+    base, path = None, None
+    for line in open(f"/proc/{pid}/maps"):
+        f = line.split()
+        if len(f) >= 6 and os.path.basename(f[5]) == "libcallmon.so" and int(f[2], 16) == 0:
+            base, path = int(f[0].split("-")[0], 16), f[5]
+            break
+    if base is None:
+        return set()
+    out = subprocess.run(["nm", path], capture_output=True, text=True).stdout
+    return {base + int(f[0], 16) for f in (l.split() for l in out.splitlines())
+            if len(f) == 3 and f[2] in ("callmon_pg_return", "callmon_patched_return")}
+
+
+def suspended_words(server, wanted):
+    """How many words of the fixture's suspended coroutine stacks (live parts) are in
+    `wanted` (attach_ucontext.c's A request says where they are)."""
+    server.request("A")
+    f = server.lines.pop().split()
+    n = 0
+    with open(f"/proc/{server.pid}/mem", "rb") as mem:
+        for sp, end in ((int(f[1], 16), int(f[2], 16)), (int(f[3], 16), int(f[4], 16))):
+            mem.seek(sp)
+            data = mem.read(end - sp)
+            n += sum(1 for i in range(0, len(data) - 7, 8)
+                     if int.from_bytes(data[i:i + 8], "little") in wanted)
+    return n
+
+
+def case_ucontext(a, exe):
+    # Two attaches, each with switching while attached; both coroutines stay suspended
+    # (with frames opened while attached) across each detach, then run again.
+    script = ["S 3000", "S 5000", "S 2000", "S 4000", "S 1000"]
+    ref_out, ref_status = reference(exe, script)
+    s = Server(exe)
+    s.request(script[0])
+    runs = []
+    for n, line in ((1, script[1]), (2, script[3])):
+        data = os.path.join(a.work, f"{os.path.basename(exe)}.{n}")
+        attached_requests(a, s, data, [line], n)
+        runs.append((data, int(line.split()[1])))
+        # Both coroutines are suspended with frames opened while attached: none of their
+        # return addresses may still lead into the runtime.
+        tramps = runtime_returns(s.pid)
+        expect(a.build in ("cyg", "xray") or tramps, "the runtime's trampolines are found")
+        left = suspended_words(s, tramps) if tramps else 0
+        expect(left == 0, f"detach {n}: {left} return address(es) of suspended coroutines "
+                          "still lead to the runtime's exit trampoline")
+        s.request(script[2 if n == 1 else 4])
+    out, status = s.finish()
+    expect(out == ref_out, f"output with attach differs:\n{out}\nwithout:\n{ref_out}")
+    expect(status == ref_status == 3, f"exit status {status}, without attach {ref_status}")
+    for data, k in runs:
+        c = counts(a.callmon, data)
+        # The request's calls, each once: a resumed call is a continuation, not a new one
+        # (the first resumption of a coroutine suspended before the attach is an inherited
+        # piece, not counted either).
+        got = {name: c.get(name, 0) for name in ("leaf", "yield_to")}
+        want = {"leaf": 2 * k, "yield_to": 3 * k}
+        expect(got == want, f"{data}: counts {got}, expected {want}")
+        info_ok(a.callmon, data)
 
 
 def case_open(a, exe):
@@ -959,7 +1028,7 @@ def main():
     ap.add_argument("--build", choices=sorted(BUILDS))
     ap.add_argument("--case", choices=["counts", "open", "unwind", "churn", "fork", "errors",
                                        "inherit", "filters", "parked", "dlopen", "sigparked",
-                                       "late", "dlchurn", "sigsled", "latechurn"],
+                                       "late", "dlchurn", "sigsled", "latechurn", "ucontext"],
                     required=True)
     ap.add_argument("--work", required=True)
     ap.add_argument("--attach-arg", action="append", default=[])
@@ -992,6 +1061,8 @@ def main():
         case_sigparked(a, build(a.cc, a.work, "plain", PARKED_SOURCE))
     elif a.case == "sigsled":
         case_sigsled(a, build(a.cc, a.work, "xray", SIGSLED_SOURCE))
+    elif a.case == "ucontext":
+        case_ucontext(a, build(a.cc, a.work, a.build, UCONTEXT_SOURCE))
     elif a.case == "unwind":
         case_unwind(a, build(a.cc, a.work, a.build, THROW_SOURCE))
     else:
