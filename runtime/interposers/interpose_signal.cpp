@@ -10,7 +10,8 @@
 // The program sees nothing of it: the kernel holds the wrapper (always SA_SIGINFO, the
 // program's mask and other flags unchanged), the old action sigaction returns names the
 // program's handler and its SA_SIGINFO. Handlers installed before the runtime came
-// (`record -p`) or through glibc's internal calls (siginterrupt, sigset) are not wrapped.
+// (`record -p`) are wrapped at the attach and given back at the detach; those installed
+// through glibc's internal calls (siginterrupt, sigset) are not wrapped.
 #include <dlfcn.h>
 #include <signal.h>
 #include <ucontext.h>
@@ -249,6 +250,39 @@ void signal_contexts_leave(uintptr_t target) {
   }
   t_context_count = k;
   runtime_sigmask(SIG_SETMASK, &old, nullptr);
+}
+
+void signal_handlers_wrap() {
+  resolve_sigaction();
+  for (int sig = 1; sig < _NSIG; ++sig) {
+    if (sig == SIGKILL || sig == SIGSTOP || sig == 32 || sig == 33) continue;  // 32, 33: glibc's
+    struct sigaction cur;
+    if (g_real_sigaction(sig, nullptr, &cur) != 0 || !wraps(&cur) ||
+        cur.sa_sigaction == &signal_wrapper)
+      continue;
+    // The table first: the signal may arrive as soon as the kernel has the wrapper.
+    __atomic_store_n(&g_handlers[sig].flags, cur.sa_flags, __ATOMIC_RELAXED);
+    __atomic_store_n(&g_handlers[sig].handler, reinterpret_cast<void*>(cur.sa_sigaction),
+                     __ATOMIC_RELEASE);
+    struct sigaction w = cur;
+    w.sa_sigaction = &signal_wrapper;
+    w.sa_flags |= SA_SIGINFO;
+    g_real_sigaction(sig, &w, nullptr);
+  }
+}
+
+void signal_handlers_unwrap() {
+  if (!g_real_sigaction) return;  // no attach wrapped anything
+  for (int sig = 1; sig < _NSIG; ++sig) {
+    struct sigaction cur;
+    if (g_real_sigaction(sig, nullptr, &cur) != 0 || cur.sa_sigaction != &signal_wrapper)
+      continue;
+    void* handler = __atomic_load_n(&g_handlers[sig].handler, __ATOMIC_ACQUIRE);
+    int flags = __atomic_load_n(&g_handlers[sig].flags, __ATOMIC_RELAXED);
+    cur.sa_sigaction = reinterpret_cast<void (*)(int, siginfo_t*, void*)>(handler);
+    cur.sa_flags = (cur.sa_flags & ~SA_SIGINFO) | (flags & SA_SIGINFO);
+    g_real_sigaction(sig, &cur, nullptr);
+  }
 }
 
 }  // namespace callmon::rt

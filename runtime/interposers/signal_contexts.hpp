@@ -20,4 +20,17 @@ namespace callmon::rt {
 // Async-signal-safe.
 void signal_contexts_leave(uintptr_t target);
 
+// `record -p` (attach_entry.cpp). At the start of an attach: every handler the program
+// installed before the runtime came is put inside the wrapper, as the sigaction interposer
+// would have (its mask and flags kept, SA_SIGINFO added); signals with the default action,
+// ignored, or glibc's own (SIGCANCEL, SIGSETXID) are left alone. A handler the program
+// installs meanwhile through libc directly (before the attach redirects its GOT words to
+// the interposers) keeps its place, unwrapped.
+void signal_handlers_wrap();
+
+// At the detach, every other thread stopped: each signal whose action is the wrapper gets
+// the program's handler back, with its flags (SA_SIGINFO as the program had it) and mask.
+// A handler running at that moment finishes inside the wrapper. No lock, no allocation.
+void signal_handlers_unwrap();
+
 }  // namespace callmon::rt

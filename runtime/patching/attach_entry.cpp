@@ -19,6 +19,7 @@
 #include "runtime/core/runtime_scope.hpp"
 #include "runtime/core/sys.hpp"
 #include "runtime/interposers/interpose.hpp"
+#include "runtime/interposers/signal_contexts.hpp"
 #include "runtime/patching/attach_dlopen.hpp"
 #include "runtime/patching/attach_inherit.hpp"
 #include "runtime/patching/attach_meta.hpp"
@@ -113,6 +114,9 @@ CALLMON_ATTACH_EXPORT const attach_abi::Reply* callmon_attach_start(const char* 
                  " (the program's stderr says why)");
   }
   attach_inherit_note_start();  // after process_setup, which chose the clock
+  // Handlers installed before the attach run inside the wrapper too: one that leaves by
+  // siglongjmp from an interrupted hook must give back the hook's busy count.
+  signal_handlers_wrap();
   // Forwarding to glibc's mcount was set up at load time, when nothing was recorded.
   __atomic_store_n(&callmon_pg_forward_mcount, 0, __ATOMIC_RELEASE);
   __atomic_store_n(&callmon_pg_forward_fentry, 0, __ATOMIC_RELEASE);
@@ -153,6 +157,7 @@ CALLMON_ATTACH_EXPORT const attach_abi::Reply* callmon_attach_stop() {
   if (attach_session() == 0) return reply(attach_abi::kError, "not recording");
   if (attach_threads_busy()) return reply(attach_abi::kBusy, "a thread is inside a hook");
   attach_end_threads();
+  signal_handlers_unwrap();
   process_end_for_attach();
   attach_set_session(0);
   set_options_text(nullptr);

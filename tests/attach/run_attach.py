@@ -55,6 +55,10 @@ attach_server.c, built one way per --build (nop sleds of -fpatchable-function-en
   ucontext attach_ucontext.c: coroutines (swapcontext) switching while attached twice and
           suspended across each detach; output and status as without attach, each call of
           a request counted once.
+  sigjmp  attach_sigjmp.c: a SIGALRM handler installed before the attach leaves by
+          siglongjmp, now and then out of an interrupted hook, while attached twice; no
+          event lost, the detach does not wait, sigaction shows the program's handler
+          while attached and after, output and status as without attach.
   --attach-arg adds an option to every `callmon record -p` (--patch=. for the plain build:
   function entries patched at attach). Library calls (strlen, memcpy) are counted exactly
   in counts.
@@ -82,6 +86,7 @@ PARKED_SOURCE = os.path.join(HERE, "attach_parked.c")
 PLUGIN_SOURCE = os.path.join(HERE, "attach_plugin.c")
 SIGSLED_SOURCE = os.path.join(HERE, "attach_sigsled.c")
 UCONTEXT_SOURCE = os.path.join(HERE, "attach_ucontext.c")
+SIGJMP_SOURCE = os.path.join(HERE, "attach_sigjmp.c")
 ATTACH_ARGS = []  # --attach-arg
 
 BUILDS = {
@@ -498,6 +503,27 @@ def case_ucontext(a, exe):
         want = {"leaf": 2 * k, "yield_to": 3 * k}
         expect(got == want, f"{data}: counts {got}, expected {want}")
         info_ok(a.callmon, data)
+
+
+def case_sigjmp(a, exe):
+    # The handler was installed at start, before either attach.
+    script = ["V", "J 30", "V", "J 90", "V", "J 30", "V", "J 90", "V"]
+    ref_out, ref_status = reference(exe, script)
+    s = Server(exe)
+    s.request(script[0])
+    for n in (1, 2):
+        data = os.path.join(a.work, f"{os.path.basename(exe)}.{n}")
+        t0 = time.monotonic()
+        attached_requests(a, s, data, script[1 + 4 * (n - 1):4 + 4 * (n - 1)], n)
+        took = time.monotonic() - t0
+        s.request(script[4 * n])
+        info_ok(a.callmon, data)
+        # 90 jumps of a 200 us timer take well under a second: a detach that waited for
+        # a thread "inside a hook" went on until the program's end (the test's 180 s).
+        expect(took < 60, f"attach {n}: the attach and detach took {took:.1f} s")
+    out, status = s.finish()
+    expect(out == ref_out, f"output with attach differs:\n{out}\nwithout:\n{ref_out}")
+    expect(status == ref_status == 3, f"exit status {status}, without attach {ref_status}")
 
 
 def case_open(a, exe):
@@ -1028,7 +1054,8 @@ def main():
     ap.add_argument("--build", choices=sorted(BUILDS))
     ap.add_argument("--case", choices=["counts", "open", "unwind", "churn", "fork", "errors",
                                        "inherit", "filters", "parked", "dlopen", "sigparked",
-                                       "late", "dlchurn", "sigsled", "latechurn", "ucontext"],
+                                       "late", "dlchurn", "sigsled", "latechurn", "ucontext",
+                                       "sigjmp"],
                     required=True)
     ap.add_argument("--work", required=True)
     ap.add_argument("--attach-arg", action="append", default=[])
@@ -1061,6 +1088,8 @@ def main():
         case_sigparked(a, build(a.cc, a.work, "plain", PARKED_SOURCE))
     elif a.case == "sigsled":
         case_sigsled(a, build(a.cc, a.work, "xray", SIGSLED_SOURCE))
+    elif a.case == "sigjmp":
+        case_sigjmp(a, build(a.cc, a.work, a.build, SIGJMP_SOURCE))
     elif a.case == "ucontext":
         case_ucontext(a, build(a.cc, a.work, a.build, UCONTEXT_SOURCE))
     elif a.case == "unwind":
