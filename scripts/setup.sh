@@ -14,7 +14,7 @@ $SUDO apt-get update -qq
 $SUDO apt-get install -y -qq --no-install-recommends \
   build-essential cmake pkg-config clang python3 libclang-rt-14-dev llvm-14 \
   libdw-dev libelf-dev libcli11-dev libfmt-dev nlohmann-json3-dev libgtest-dev \
-  libcapstone-dev chromium zlib1g-dev libncurses-dev tmux \
+  libcapstone-dev chromium zlib1g-dev libncurses-dev tmux libboost-context-dev \
   > /dev/null
 # A node.js that is already installed (e.g. from NodeSource, which bundles npm) is kept:
 # Debian's npm package would conflict with it.

@@ -59,6 +59,9 @@ struct RealFunctions {
   // ucontext switches (interpose_context.cpp); the types kept opaque here.
   int (*swapcontext_)(void*, const void*);
   int (*setcontext_)(const void*);
+  // Boost.Context's stack switches (interpose_fcontext.cpp); the types kept opaque here.
+  void* jump_fcontext_;
+  void* ontop_fcontext_;
 };
 
 extern RealFunctions g_real;

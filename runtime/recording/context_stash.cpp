@@ -59,6 +59,18 @@ Stash* find_key(const void* key) {
   return nullptr;
 }
 
+// The entry with the lowest key in (lo, lo + window].
+Stash* find_near(uintptr_t lo, uintptr_t window) {
+  Stash* best = nullptr;
+  for (unsigned i = 0; i < g_high; ++i) {
+    auto k = reinterpret_cast<uintptr_t>(g_stash[i].key);
+    if (g_stash[i].n && k > lo && k - lo <= window &&
+        (!best || k < reinterpret_cast<uintptr_t>(best->key)))
+      best = &g_stash[i];
+  }
+  return best;
+}
+
 void release(Stash* e) {
   if (e->n) --g_live;
   e->n = 0;
@@ -151,7 +163,7 @@ void resume(ThreadState* s, Stash* e, bool nested, uint64_t t) {
 
 }  // namespace
 
-void context_switch(const void* out, const void* in, uintptr_t in_sp) {
+void context_switch(const void* out, const void* in, uintptr_t in_sp, uintptr_t in_window) {
   ThreadState* s = t_state;
   if (!s || in_runtime()) {
     t_current = in;
@@ -162,7 +174,9 @@ void context_switch(const void* out, const void* in, uintptr_t in_sp) {
   bool up_the_stack = false;
   {
     StashLock lock;
-    Stash* e = in ? find_key(in) : nullptr;
+    Stash* e = !in ? nullptr
+               : in_window ? find_near(reinterpret_cast<uintptr_t>(in), in_window)
+                           : find_key(in);
     // A context saved by getcontext in a frame that is still open (no frames of its own
     // set aside): a jump up this stack, as longjmp's. `here` is below every open frame.
     uintptr_t here = reinterpret_cast<uintptr_t>(__builtin_frame_address(0));
@@ -171,8 +185,9 @@ void context_switch(const void* out, const void* in, uintptr_t in_sp) {
     if (!up_the_stack) {
       uint64_t t = read_ticks();
       suspend(s, out, nested, t);
+      const void* key = e ? e->key : in;
       if (e) resume(s, e, nested, t);
-      t_current = in;
+      t_current = key;
     }
   }
   guard_leave(s);

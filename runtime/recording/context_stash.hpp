@@ -23,7 +23,11 @@ namespace callmon::rt {
 // `in_sp`: the stack pointer `in` resumes with. A context with no frames set aside whose
 // stack pointer lies up the current context's open frames (saved by getcontext in one of
 // them) is a jump up the stack, as longjmp's: the frames below it are closed instead.
-void context_switch(const void* out, const void* in, uintptr_t in_sp);
+// `in_window` 0: `in` is the key the incoming context was set aside under. Otherwise the
+// incoming context is the one whose key is the lowest in (in, in + in_window]: Boost.Context
+// names a suspended context by the stack pointer its switch left (an fcontext_t), which
+// lies a little below the frame of the interposer that set its frames aside.
+void context_switch(const void* out, const void* in, uintptr_t in_sp, uintptr_t in_window = 0);
 
 // After the real swapcontext(out, ...) returned: the context `out` runs again. If the
 // runtime did not see the switch back (glibc's __start_context resumes a finished

@@ -68,6 +68,8 @@ void resolve_real_functions(bool again) {
   resolve(g_real.clock_, "clock");
   resolve(g_real.swapcontext_, "swapcontext");
   resolve(g_real.setcontext_, "setcontext");
+  resolve(g_real.jump_fcontext_, "jump_fcontext");
+  resolve(g_real.ontop_fcontext_, "ontop_fcontext");
   // Read by every hook under --clock=monotonic (clock.hpp): stored atomically.
   if (!__atomic_load_n(&g_real_clock_gettime, __ATOMIC_RELAXED))
     __atomic_store_n(&g_real_clock_gettime,

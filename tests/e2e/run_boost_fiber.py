@@ -1,0 +1,60 @@
+#!/usr/bin/env python3
+"""Boost.Context fibers under callmon (tests/programs/boost_fiber.cpp): the program's output
+and status as without callmon, every call of leaf, step and body counted once (a resumed
+call is a continuation, not a new call), no problem in `info`. Before callmon interposed
+jump_fcontext/ontop_fcontext, the modes that redirect return addresses killed it (SIGSEGV).
+
+  run_boost_fiber.py --callmon build/bin/callmon --cc g++|clang++ --mode MODE --work DIR
+Exit status: 0 passed, 1 failed, 77 skipped (no Boost.Context headers: libboost-context-dev).
+"""
+import json
+import os
+import subprocess
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import run_fixture  # noqa: E402  (MODE_FLAGS, MODE_RECORD_ARGS, program_test_args, ...)
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+WANT_COUNTS = {"leaf": 40001, "step": 20001, "body": 2}
+
+
+def main():
+    a = run_fixture.program_test_args(__doc__, ["cyg", "pg", "fentry", "patchable", "xray",
+                                                "patch"])
+    if not os.path.exists("/usr/include/boost/context/fiber.hpp"):
+        print("SKIP: no Boost.Context headers (libboost-context-dev)")
+        return run_fixture.SKIP
+    exe = os.path.join(a.work, "boost_fiber")
+    subprocess.run([a.cc, "-O2", "-g", *run_fixture.MODE_FLAGS[a.mode],
+                    os.path.join(ROOT, "tests", "programs", "boost_fiber.cpp"), "-o", exe,
+                    "-lboost_context"], check=True)
+    problems = []
+    plain = subprocess.run([exe], capture_output=True, text=True, timeout=120)
+    data = os.path.join(a.work, "fiber.data")
+    rec = subprocess.run([a.callmon, "record", "-o", data,
+                          *run_fixture.MODE_RECORD_ARGS.get(a.mode, []), "--", exe],
+                         capture_output=True, text=True, timeout=300)
+    if (rec.returncode, rec.stdout) != (plain.returncode, plain.stdout) or plain.returncode:
+        problems.append(f"under callmon: status {rec.returncode}, output {rec.stdout!r}; "
+                        f"without: {plain.returncode}, {plain.stdout!r}; "
+                        f"stderr {rec.stderr[-500:]!r}")
+        return run_fixture.report_problems(problems)
+    r = subprocess.run([a.callmon, "report", "--format=json", "-d", data], capture_output=True,
+                       text=True, timeout=120)
+    got = {}
+    if r.returncode == 0:
+        for f in json.loads(r.stdout)["functions"]:
+            if f["short_name"] in WANT_COUNTS:
+                got[f["short_name"]] = got.get(f["short_name"], 0) + f["calls"]
+    if got != WANT_COUNTS:
+        problems.append(f"counts {got}, expected {WANT_COUNTS} ({r.stderr.strip()})")
+    info = subprocess.run([a.callmon, "info", "-d", data], capture_output=True, text=True,
+                          timeout=120)
+    if info.returncode != 0 or "problems:  none" not in info.stdout:
+        problems.append(f"info: {info.stdout[-600:]}")
+    return run_fixture.report_problems(problems)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
