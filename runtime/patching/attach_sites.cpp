@@ -86,6 +86,8 @@ Interposed g_interposed[] = {
     // them a -pg or --patch return in a resumed coroutine finds another stack's frames.
     {"swapcontext", reinterpret_cast<void**>(&g_real.swapcontext_), 0},
     {"setcontext", reinterpret_cast<void**>(&g_real.setcontext_), 0},
+    {"jump_fcontext", &g_real.jump_fcontext_, 0},   // Boost.Context (interpose_fcontext.cpp)
+    {"ontop_fcontext", &g_real.ontop_fcontext_, 0},
     // Handlers run inside the runtime's wrapper (interpose_signal.cpp), and the program sees
     // its own in sigaction's old action. The interposers find the real ones themselves.
     {"sigaction", &g_signal_reals[0], 0},
@@ -97,7 +99,7 @@ Interposed g_interposed[] = {
     {"_Unwind_GetCFA", reinterpret_cast<void**>(&g_real.get_cfa), 0},
     {"__cxa_get_globals", reinterpret_cast<void**>(&g_real.cxa_get_globals), 0},
 };
-constexpr unsigned kRedirected = 20;  // the first ones of g_interposed
+constexpr unsigned kRedirected = 22;  // the first ones of g_interposed
 
 void find_interposers(void* self) {
   for (unsigned i = 0; i < sizeof g_interposed / sizeof g_interposed[0]; ++i) {

@@ -5,12 +5,16 @@ call is a continuation, not a new call), no problem in `info`. Before callmon in
 jump_fcontext/ontop_fcontext, the modes that redirect return addresses killed it (SIGSEGV).
 
   run_boost_fiber.py --callmon build/bin/callmon --cc g++|clang++ --mode MODE --work DIR
+                     [--attach]
+--attach: `callmon record -p` attaches to it for a while (the fibers switching), then
+detaches; the output and status must be as without callmon, `info` without problems.
 Exit status: 0 passed, 1 failed, 77 skipped (no Boost.Context headers: libboost-context-dev).
 """
 import json
 import os
 import subprocess
 import sys
+import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import run_fixture  # noqa: E402  (MODE_FLAGS, MODE_RECORD_ARGS, program_test_args, ...)
@@ -19,9 +23,33 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 WANT_COUNTS = {"leaf": 40001, "step": 20001, "body": 2}
 
 
+def attach_problems(a, exe):
+    rounds = "30000000"
+    plain = subprocess.run([exe, rounds], capture_output=True, text=True, timeout=300)
+    p = subprocess.Popen([exe, rounds], stdout=subprocess.PIPE, text=True)
+    time.sleep(0.2)
+    data = os.path.join(a.work, "attach.data")
+    extra = ["--patch=."] if a.mode == "patch" else []
+    att = subprocess.run([a.callmon, "record", "-p", str(p.pid), "-o", data, "--duration",
+                          "0.5", *extra], capture_output=True, text=True, timeout=300)
+    out, _ = p.communicate(timeout=300)
+    problems = []
+    if att.returncode != 0 or "detached" not in att.stderr:
+        problems.append(f"attach: status {att.returncode}, {att.stderr[-500:]!r}")
+    if (p.returncode, out) != (plain.returncode, plain.stdout) or plain.returncode:
+        problems.append(f"attached to: status {p.returncode}, output {out!r}; without: "
+                        f"{plain.returncode}, {plain.stdout!r}")
+    info = subprocess.run([a.callmon, "info", "-d", data], capture_output=True, text=True,
+                          timeout=120)
+    if info.returncode != 0 or "problems:  none" not in info.stdout:
+        problems.append(f"info: {info.stdout[-600:]} {info.stderr[-300:]}")
+    return problems
+
+
 def main():
-    a = run_fixture.program_test_args(__doc__, ["cyg", "pg", "fentry", "patchable", "xray",
-                                                "patch"])
+    a = run_fixture.program_test_args(
+        __doc__, ["cyg", "pg", "fentry", "patchable", "xray", "patch"],
+        lambda ap: ap.add_argument("--attach", action="store_true"))
     if not os.path.exists("/usr/include/boost/context/fiber.hpp"):
         print("SKIP: no Boost.Context headers (libboost-context-dev)")
         return run_fixture.SKIP
@@ -29,6 +57,8 @@ def main():
     subprocess.run([a.cc, "-O2", "-g", *run_fixture.MODE_FLAGS[a.mode],
                     os.path.join(ROOT, "tests", "programs", "boost_fiber.cpp"), "-o", exe,
                     "-lboost_context"], check=True)
+    if a.attach:
+        return run_fixture.report_problems(attach_problems(a, exe))
     problems = []
     plain = subprocess.run([exe], capture_output=True, text=True, timeout=120)
     data = os.path.join(a.work, "fiber.data")

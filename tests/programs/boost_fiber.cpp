@@ -4,14 +4,16 @@
 // Exactly 2 * ROUNDS + 1 calls of leaf, ROUNDS + 1 of step (each fiber's body calls step
 // per round, the third one once). Before callmon interposed jump_fcontext/ontop_fcontext,
 // the modes that redirect return addresses (-pg, -pg -mfentry, sleds, --patch) killed it
-// (SIGSEGV): a return in a resumed fiber met another stack's frames.
+// (SIGSEGV): a return in a resumed fiber met another stack's frames. argv[1]: another
+// number of rounds (run_boost_fiber.py --attach runs it long enough to attach to).
 #include <boost/context/fiber.hpp>
 
 #include <cstdio>
+#include <cstdlib>
 
 namespace ctx = boost::context;
 
-constexpr long kRounds = 20000;
+long kRounds = 20000;
 long total;
 
 __attribute__((noinline)) long leaf(long x) {
@@ -29,7 +31,8 @@ __attribute__((noinline)) ctx::fiber body(ctx::fiber&& back, long me, long round
   return std::move(back);
 }
 
-int main() {
+int main(int argc, char** argv) {
+  if (argc > 1) kRounds = std::atol(argv[1]);
   ctx::fiber a{[](ctx::fiber&& c) { return body(std::move(c), 0, kRounds); }};
   ctx::fiber b{[](ctx::fiber&& c) {
     for (long i = 0; i < kRounds; ++i) {
