@@ -10,6 +10,8 @@
 
 #include <cstdint>
 
+#include "runtime/core/sys.hpp"
+#include "runtime/core/test_signal.hpp"
 #include "runtime/recording/thread_state.hpp"
 
 namespace callmon::rt {
@@ -26,20 +28,6 @@ extern __thread int t_runtime_cancel_type __attribute__((tls_model("initial-exec
 // Any hook reached while this is true returns at once (hooks.cpp, hooks_pg.cpp).
 inline bool in_runtime() { return t_runtime_depth != 0; }
 
-// rt_sigprocmask as a system call of our own: pthread_sigmask may be the program's (and
-// instrumented). Blocks what pthread_sigmask would (all but glibc's internal SIGCANCEL and
-// SIGSETXID, 32 and 33).
-inline void runtime_sigmask(int how, const uint64_t* set, uint64_t* old) {
-  long ret;
-  register long size asm("r10") = 8;
-  asm volatile("syscall"
-               : "=a"(ret)
-               : "0"(14L /* SYS_rt_sigprocmask */), "D"(static_cast<long>(how)), "S"(set),
-                 "d"(old), "r"(size)
-               : "rcx", "r11", "memory");
-  (void)ret;
-}
-
 // Marks the scope as the runtime's work. The outermost scope blocks signals: a handler that
 // ran inside it would be the program's code, but its hooks would find in_runtime() and drop
 // its calls; blocked, it runs right after the scope, recorded. With a thread state, also
@@ -50,10 +38,7 @@ class RuntimeScope {
  public:
   RuntimeScope() {
     if (t_runtime_depth == 0) {
-      const uint64_t all = ~((1ull << 31) | (1ull << 32));
-      uint64_t old;
-      runtime_sigmask(0 /* SIG_BLOCK */, &all, &old);
-      t_runtime_mask = old;
+      t_runtime_mask = SignalBlock::block_all();
       // The runtime's own open, write, fallocate, close... are cancellation points: a
       // pthread_cancel pending on the thread would act inside them and unwind through the
       // runtime's frames (std::terminate, or the program's cleanups skipped). It acts at
@@ -79,8 +64,10 @@ class RuntimeScope {
       // PTHREAD_CANCELED (pthread_setcanceltype sets it).
       pthread_setcancelstate(t_runtime_cancel, nullptr);
       pthread_setcanceltype(t_runtime_cancel_type, nullptr);
-      uint64_t mask = t_runtime_mask;
-      runtime_sigmask(2 /* SIG_SETMASK */, &mask, nullptr);
+      // Tests only (test_signal.hpp): a signal for the hook this scope runs in.
+      if (s && (s->guard & kGuardBusyMask)) [[unlikely]]
+        if (int sig = test_hook_signal()) test_hook_signal_send(sig);
+      SignalBlock::restore(t_runtime_mask);
     } else {
       t_runtime_depth -= 1;
     }

@@ -86,14 +86,6 @@ const char* env_get(const char* name) {
   return nullptr;
 }
 
-SignalBlock::SignalBlock() {
-  sigset_t all;
-  sigfillset(&all);
-  pthread_sigmask(SIG_SETMASK, &all, &old_);
-}
-
-SignalBlock::~SignalBlock() { pthread_sigmask(SIG_SETMASK, &old_, nullptr); }
-
 ErrnoSaver::ErrnoSaver() : saved_(errno) {}
 ErrnoSaver::~ErrnoSaver() { errno = saved_; }
 

@@ -41,17 +41,44 @@ bool copy_str(char* dst, size_t cap, const char* src);
 const char* env_get(const char* name);
 
 // Blocks every signal for the scope, restoring the old mask on exit. Used around the
-// runtime's slow paths (chunk switches, thread set-up) so a signal handler's hooks never
-// see half-updated state.
+// runtime's slow paths (chunk switches, thread set-up, the suspended contexts' table, a
+// jump out of a signal handler) so a signal handler's hooks never see half-updated state.
+// "Every signal" is what pthread_sigmask would block: all but glibc's internal SIGCANCEL
+// and SIGSETXID (32 and 33), which its cancellation and set*id rely on. Done with the
+// runtime's own rt_sigprocmask system call: pthread_sigmask may be the program's (and
+// instrumented). Async-signal-safe.
 class SignalBlock {
  public:
-  SignalBlock();
-  ~SignalBlock();
+  SignalBlock() { old_ = block_all(); }
+  ~SignalBlock() { restore(old_); }
   SignalBlock(const SignalBlock&) = delete;
   SignalBlock& operator=(const SignalBlock&) = delete;
 
+  // The same as two calls, for a block that does not end with a C++ scope (RuntimeScope
+  // keeps the outermost scope's mask in TLS): blocks every signal, returns the old mask.
+  static uint64_t block_all() {
+    uint64_t old;
+    sigmask_syscall(0 /* SIG_BLOCK */, &kAll, &old);
+    return old;
+  }
+  // Sets the thread's mask back to `old` (from block_all).
+  static void restore(uint64_t old) { sigmask_syscall(2 /* SIG_SETMASK */, &old, nullptr); }
+
  private:
-  sigset_t old_;
+  // Bits 31 and 32: signals 32 (SIGCANCEL) and 33 (SIGSETXID).
+  static constexpr uint64_t kAll = ~((1ull << 31) | (1ull << 32));
+
+  static void sigmask_syscall(long how, const uint64_t* set, uint64_t* old) {
+    long ret;
+    register long size asm("r10") = 8;
+    asm volatile("syscall"
+                 : "=a"(ret)
+                 : "0"(14L /* SYS_rt_sigprocmask */), "D"(how), "S"(set), "d"(old), "r"(size)
+                 : "rcx", "r11", "memory");
+    (void)ret;
+  }
+
+  uint64_t old_;
 };
 
 // Saves errno at construction and restores it at destruction: the hooks must never change

@@ -79,6 +79,10 @@ void resolve_real_functions(bool again = false);
 // child (sharing the parent's memory) from the process (interpose_process.cpp).
 void exec_wrappers_init();
 
+// At start-up: resolves the real exit and quick_exit for their interposers
+// (interpose_exit.cpp).
+void exit_wrappers_init();
+
 // At start-up: when nothing is to be recorded, lets the -pg entry trampolines jump
 // straight to glibc's mcount/__fentry__ (interpose_pg.cpp).
 void pg_setup_forwarding();

@@ -78,6 +78,7 @@ int after_failed_exec(int result) {
 
 namespace callmon::rt {
 void exec_wrappers_init() {
+  exit_wrappers_init();  // the process's other end, resolved with it
   note_own_pid();
   pthread_atfork(nullptr, nullptr, note_own_pid);
 }

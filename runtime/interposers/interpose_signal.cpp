@@ -22,6 +22,7 @@
 #include <cstdint>
 
 #include "runtime/core/runtime_scope.hpp"
+#include "runtime/core/sys.hpp"
 #include "runtime/hooks/hooks.hpp"
 #include "runtime/interposers/signal_contexts.hpp"
 #include "runtime/recording/event_writer.hpp"
@@ -229,9 +230,7 @@ void signal_contexts_leave(uintptr_t target) {
     --k;
   }
   if (k == n) return;
-  const uint64_t all = ~((1ull << 31) | (1ull << 32));
-  uint64_t old;
-  runtime_sigmask(SIG_BLOCK, &all, &old);
+  SignalBlock block;
   const SignalContext& out = t_contexts[k];
   // The target's context runs with the busy count its handler started with (none: 0).
   uint32_t base = k > 0 ? t_contexts[k - 1].busy : 0;
@@ -249,7 +248,26 @@ void signal_contexts_leave(uintptr_t target) {
     }
   }
   t_context_count = k;
-  runtime_sigmask(SIG_SETMASK, &old, nullptr);
+}
+
+void signal_contexts_exit() {
+  uint32_t n = t_context_count;
+  ThreadState* s = t_state;
+  if (n == 0 || !s) return;
+  SignalBlock block;
+  bool resync = false;
+  for (uint32_t j = 0; j < n; ++j) {
+    resync |= t_contexts[j].resync;
+    // What a handler's code runs with from now on, and what a jump back to it restores.
+    t_contexts[j].busy = 0;
+    t_contexts[j].resync = false;
+  }
+  if (!(s->guard & kGuardBusyMask)) return;  // no handler interrupted a hook
+  // Whatever the handlers interrupted never runs again: the thread is outside any hook.
+  s->guard &= ~kGuardBusyMask;
+  repair_pad_sites(s);
+  if (!(s->guard & (kGuardStopped | kGuardMonitor)) && !in_runtime() && resync && s->header)
+    restart_chunk(s);
 }
 
 void signal_handlers_wrap() {

@@ -37,20 +37,18 @@ unsigned g_live;        // entries with frames (0: nothing to search)
 // The key of the context this thread runs, as the runtime last switched to it.
 __thread const void* t_current __attribute__((tls_model("initial-exec")));
 
+// The table's lock, taken with signals blocked (a handler may switch contexts too).
 class StashLock {
  public:
   StashLock() {
-    const uint64_t all = ~((1ull << 31) | (1ull << 32));
-    runtime_sigmask(0 /* SIG_BLOCK */, &all, &old_);
     while (__atomic_exchange_n(&g_lock, 1, __ATOMIC_ACQUIRE)) __builtin_ia32_pause();
   }
   ~StashLock() {
     __atomic_store_n(&g_lock, 0, __ATOMIC_RELEASE);
-    runtime_sigmask(2 /* SIG_SETMASK */, &old_, nullptr);
-  }
+  }  // then block_ restores the mask
 
  private:
-  uint64_t old_;
+  SignalBlock block_;  // constructed before the lock is taken, destroyed after it is let go
 };
 
 Stash* find_key(const void* key) {

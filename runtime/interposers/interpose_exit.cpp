@@ -1,0 +1,61 @@
+// exit and quick_exit: before the real call, a thread inside signal handlers that
+// interrupted one of the runtime's hooks gives back the hook's busy count
+// (signal_contexts_exit), so that the calls of the atexit (at_quick_exit) handlers and
+// static destructors that follow are recorded as the program's, not as nested records of a
+// hook that never finishes (docs/runtime.md, "Handlers that leave by exit"). Everywhere
+// else they only pass the call on. _exit and _Exit run no code of the program's after them
+// and are not interposed.
+#include <dlfcn.h>
+#include <stdlib.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "runtime/core/runtime_scope.hpp"
+#include "runtime/core/test_signal.hpp"
+#include "runtime/interposers/interpose.hpp"
+#include "runtime/interposers/signal_contexts.hpp"
+
+using namespace callmon::rt;
+
+#define CALLMON_EXPORT extern "C" __attribute__((visibility("default")))
+
+namespace {
+
+using ExitFn = void (*)(int);
+ExitFn g_real_exit;
+ExitFn g_real_quick_exit;
+
+// Resolved at start-up (exit_wrappers_init): dlsym is no function for a signal handler.
+// Looked up late only when an exit comes before the runtime's constructor.
+ExitFn real(ExitFn& slot, const char* name) {
+  ExitFn f = __atomic_load_n(&slot, __ATOMIC_ACQUIRE);
+  if (!f) {
+    RuntimeScope rs;
+    f = reinterpret_cast<ExitFn>(dlsym(RTLD_NEXT, name));
+    __atomic_store_n(&slot, f, __ATOMIC_RELEASE);
+  }
+  return f;
+}
+
+[[noreturn]] void pass_on(ExitFn& slot, const char* name, int status) {
+  signal_contexts_exit();
+  if (ExitFn f = real(slot, name)) f(status);
+  syscall(SYS_exit_group, status);  // no libc function found: end as _exit would
+  __builtin_unreachable();
+}
+
+}  // namespace
+
+namespace callmon::rt {
+void exit_wrappers_init() {
+  real(g_real_exit, "exit");
+  real(g_real_quick_exit, "quick_exit");
+  test_hook_signal();  // read now, not first in a hook
+}
+}  // namespace callmon::rt
+
+CALLMON_EXPORT void exit(int status) noexcept { pass_on(g_real_exit, "exit", status); }
+
+CALLMON_EXPORT void quick_exit(int status) noexcept {
+  pass_on(g_real_quick_exit, "quick_exit", status);
+}
