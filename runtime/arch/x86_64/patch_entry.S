@@ -10,8 +10,9 @@
  *     callmon_patched_enter(fn, slot, saved)   (hooks_pg.cpp)
  * which records the entry and redirects the return to callmon_patched_return (below),
  * whose C side, callmon_patched_exit, is the -pg modes' own exit (but for a monitor's
- * callbacks, which run behind the full save there: hooks/hooks.hpp, Reach::kHot). Only called while recording (nothing is patched
- * otherwise), so there is no forwarding to glibc.
+ * callbacks, which run behind the full save there: hooks/hooks.hpp, Reach::kHot). Only
+ * called while recording (nothing is patched otherwise), so there is no forwarding to
+ * glibc.
  *
  * Unlike the -pg trampolines, both keep every register a call may clobber by the ABI (rax,
  * rcx, rdx, rsi, rdi, r8-r11, xmm0-xmm15): the function was compiled with no hook call in
