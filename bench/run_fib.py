@@ -17,6 +17,13 @@ by hand, not in CI:
 
 --also adds rows recorded with more options, in the same run as the plain callmon row (the
 record-time filters' cost: --also='--exclude=^nomatch$' --also='--include=^main').
+
+--monitor adds a row per mode run under `callmon run --monitor` with a monitor whose
+callbacks do nothing (built here from include/callmon/monitor.hpp), the cost of monitor mode
+per call; sleds are patched only when recording, so it means the cyg, pg and fentry modes:
+
+    python3 bench/side_by_side.py --build new=build/bin/callmon --build old=OLD/bin/callmon \
+        --rounds 5 --field 2 -- bench/run_fib.py --mode cyg,pg,fentry --monitor --runs 1
 """
 import argparse
 import os
@@ -43,6 +50,15 @@ MODE_CC = {"xray": "clang"}
 # from the plain build) and, as gcc has no -mnop-mcount for PIC, without PIE.
 LINK = {"sled-fentry": ["-no-pie"]}
 SLED_MODES = ("sled-fentry", "patchable", "xray")
+# --monitor's monitor: every callback empty, so that its row is the runtime's cost.
+EMPTY_MONITOR = r"""
+#include "callmon/monitor.hpp"
+struct Empty : callmon::Monitor {
+  void on_enter(callmon::ThreadInfo&, const callmon::CallInfo&) noexcept override {}
+  void on_exit(callmon::ThreadInfo&, const callmon::CallInfo&, callmon::ExitKind) noexcept override {}
+};
+CALLMON_MONITOR(Empty)
+"""
 
 
 def fib_calls(n):
@@ -127,6 +143,8 @@ def main():
                          " repeatable), e.g. --uftrace-also='-A fib@arg1 -R fib@retval'")
     ap.add_argument("--ratio-runs", type=int, default=11,
                     help="interleaved runs per build for the sled modes' native-speed table")
+    ap.add_argument("--monitor", action="store_true",
+                    help="one more row per mode: `callmon run` with a do-nothing monitor")
     ap.add_argument("--keep", action="store_true", help="keep the work directory")
     args = ap.parse_args()
     modes = list(MODES) if args.mode == "all" else args.mode.split(",")
@@ -143,6 +161,13 @@ def main():
     for m in modes:
         binaries[m] = os.path.join(work, "fib_" + m)
         build(MODE_CC.get(m, args.cc), binaries[m], MODES[m], LINK.get(m))
+    monitor = os.path.join(work, "empty_monitor.so")
+    if args.monitor:
+        with open(monitor + ".cpp", "w") as f:
+            f.write(EMPTY_MONITOR)
+        subprocess.run(["g++", "-O2", "-std=c++20", "-shared", "-fPIC",
+                        "-I", os.path.join(ROOT, "include"), monitor + ".cpp", "-o", monitor],
+                       check=True)
     calls = fib_calls(args.n) + 1  # + main(), which the instrumented builds record too
     small_calls = fib_calls(SMALL_N) + 1
     rows = []
@@ -166,6 +191,9 @@ def main():
             for extra in args.also:
                 measure(f"  {extra}", [args.callmon, "record", "-o", data] + args.record_arg +
                         extra.split() + ["--", binaries[m]], data, ".events")
+            if args.monitor:
+                measure(f"callmon run --monitor ({m})",
+                        [args.callmon, "run", "--monitor", monitor, "--", binaries[m]])
         else:
             print(f"callmon not found at {args.callmon}: build it first", file=sys.stderr)
     udata = os.path.join(work, "uftrace.data")

@@ -27,7 +27,9 @@ namespace callmon::rt {
 // a mode takes on every call (slow_call.S), and only for a function that, like the fast
 // paths, reaches nothing outside the library (no libc, no program code: what would goes
 // on through slow_call; hooks/hooks.hpp, Reach and kHotGuards), so that zmm16-31 and the
-// opmask registers need no save. tests/audit/fast_path_audit.py checks both.
+// opmask registers need no save; but for a monitor's callbacks at a probe the compiler
+// placed at a call boundary, where the ABI lets them go (Reach::kCall).
+// tests/audit/fast_path_audit.py checks both.
 template <class R, class... P, class... A>
 inline R slow_call_via(void (*wrapper)(), R (*f)(P...), A... args) {
   static_assert(sizeof...(P) <= 5, "callmon_slow_call passes five arguments");

@@ -18,6 +18,7 @@ namespace callmon::rt {
 enum class SlowPath {
   kDirect,       // a plain call (the -finstrument-functions hooks)
   kVectorSafe,   // slow_call for a thread's set-up and the rare guards, else slow_call_hot
+                 // (the XRay bodies)
 };
 
 // Records the entry of `fn` at `t` (the hook's clock read); `sp` is the frame the exit
@@ -29,10 +30,10 @@ __attribute__((always_inline)) inline void cyg_enter_at_time(uint64_t t, uintptr
   if (__builtin_expect(s == nullptr || s->guard != 0 || s->top == s->stack_limit, 0)) {
     if constexpr (kSlow == SlowPath::kDirect)
       enter_slow(s, fn, sp, site);
-    else if (s == nullptr || (s->guard & kRareGuards))
+    else if (s == nullptr || (s->guard & ~kCallHotGuards))
       slow_call(&enter_slow, s, fn, sp, site);
-    else
-      slow_call_hot(&enter_slow_hot, s, fn, sp, site);
+    else  // an XRay sled: a call boundary (hooks.hpp, Reach::kCall)
+      slow_call_hot(&enter_slow_call, s, fn, sp, site);
     return;
   }
   guard_acquire(s);

@@ -204,18 +204,11 @@ bool with_thread(Body&& body) {
 
 namespace {
 
-// errno kept across a slow path that may call libc (kFull); nothing on a hot one, which
-// calls no libc (its nested slow_calls keep errno themselves: switch_chunk, diag).
-template <Reach kReach>
-struct SlowErrno {};
-template <>
-struct SlowErrno<Reach::kFull> : ErrnoSaver {};
-
 template <Reach kReach>
 void enter_slow_as(ThreadState* s, uintptr_t fn, uintptr_t sp, uintptr_t site) {
   constexpr bool kFull = kReach == Reach::kFull;
   if constexpr (!kFull) {
-    if (!hot_reach_ok(s)) {
+    if (!hot_reach_ok<kReach>(s)) {
       slow_call(&enter_slow, s, fn, sp, site);
       return;
     }
@@ -225,10 +218,14 @@ void enter_slow_as(ThreadState* s, uintptr_t fn, uintptr_t sp, uintptr_t site) {
   [[maybe_unused]] SlowErrno<kReach> es;
   if constexpr (kFull) {
     if (!s && !(s = thread_setup())) return;
+  }
+  if constexpr (kReach != Reach::kHot) {  // kHot: hot_reach_ok let no monitored thread in
     if (s->guard & kGuardMonitor) {
       monitor_enter(s, fn, sp, site);
       return;
     }
+  }
+  if constexpr (kFull) {
     // Stopped by an attach's detach, and attached again since: a new file
     // (attach_threads.hpp).
     if ((s->guard & kGuardStopped) && !attach_revive(s)) {
@@ -265,7 +262,7 @@ template <Reach kReach>
 void exit_slow_as(ThreadState* s, uintptr_t fn, uintptr_t sp) {
   constexpr bool kFull = kReach == Reach::kFull;
   if constexpr (!kFull) {
-    if (!hot_reach_ok(s)) {
+    if (!hot_reach_ok<kReach>(s)) {
       slow_call(&exit_slow, s, fn, sp);
       return;
     }
@@ -275,6 +272,8 @@ void exit_slow_as(ThreadState* s, uintptr_t fn, uintptr_t sp) {
     // A return from before this thread's first call: nothing is open, unless frames open
     // at an attach wait for it (attach_inherit.hpp).
     if (!s && !(s = attach_inherit_claim(s))) return;
+  }
+  if constexpr (kReach != Reach::kHot) {
     if (s->guard & kGuardMonitor) {
       monitor_exit(s, fn, sp);
       return;
@@ -352,12 +351,12 @@ void exit_slow_as(ThreadState* s, uintptr_t fn, uintptr_t sp) {
 void enter_slow(ThreadState* s, uintptr_t fn, uintptr_t sp, uintptr_t site) {
   enter_slow_as<Reach::kFull>(s, fn, sp, site);
 }
-void enter_slow_hot(ThreadState* s, uintptr_t fn, uintptr_t sp, uintptr_t site) {
-  enter_slow_as<Reach::kHot>(s, fn, sp, site);
+void enter_slow_call(ThreadState* s, uintptr_t fn, uintptr_t sp, uintptr_t site) {
+  enter_slow_as<Reach::kCall>(s, fn, sp, site);
 }
 void exit_slow(ThreadState* s, uintptr_t fn, uintptr_t sp) { exit_slow_as<Reach::kFull>(s, fn, sp); }
-void exit_slow_hot(ThreadState* s, uintptr_t fn, uintptr_t sp) {
-  exit_slow_as<Reach::kHot>(s, fn, sp);
+void exit_slow_call(ThreadState* s, uintptr_t fn, uintptr_t sp) {
+  exit_slow_as<Reach::kCall>(s, fn, sp);
 }
 
 void unwind_below(uintptr_t sp, UnwindReason reason) {

@@ -9,6 +9,7 @@
 #include "runtime/recording/event_writer.hpp"
 #include "runtime/selection/filter_select.hpp"
 #include "runtime/core/runtime_scope.hpp"
+#include "runtime/core/sys.hpp"
 #include "runtime/recording/thread_state.hpp"
 
 namespace callmon::rt {
@@ -32,22 +33,54 @@ inline void guard_leave(ThreadState* s) {
 // a full shadow stack). These, tail calls, returns that do not match the innermost frame
 // and the monotonic clock go through slow_call_hot, which keeps only where arguments and
 // results travel (core/slow_call.hpp); every other bit (a hook nested in a signal handler's,
-// an exception unwinding, a rescan after dlopen, recording stopped, the runtime's own work,
-// monitor mode, whose callbacks are the program's code) and a thread's set-up through
-// slow_call, which saves every vector component in use. Shared by the -pg, --patch,
-// library-call and XRay fast paths (hooks_pg.cpp, hooks_xray.cpp);
+// an exception unwinding, a rescan after dlopen, recording stopped, the runtime's own work)
+// and a thread's set-up through slow_call, which saves every vector component in use.
+// Monitor mode (kGuardMonitor) is hot where the probe sits at a call boundary the compiler
+// placed (Reach::kCall below) and rare at a --patch'ed function's entry and return. Shared
+// by the -pg, --patch, library-call and XRay fast paths (hooks_pg.cpp, hooks_xray.cpp);
 // tests/audit/fast_path_audit.py checks what the hot slow paths reach.
 inline constexpr uint32_t kHotGuards = kGuardFilter | kGuardOverflow;
 inline constexpr uint32_t kRareGuards = ~kHotGuards;
+inline constexpr uint32_t kCallHotGuards = kHotGuards | kGuardMonitor;
 
-// How a slow path was reached: through slow_call (kFull: it may do anything) or through
-// slow_call_hot (kHot: it must reach no libc, no AVX-512 and no code of the program's).
-enum class Reach { kFull, kHot };
+// How a slow path was reached:
+//  kFull  through slow_call: it may do anything.
+//  kHot   through slow_call_hot from a probe that may sit where the program keeps values in
+//         any register (a --patch'ed function's entry, its hijacked return): it must reach
+//         no libc, no AVX-512 and no code of the program's.
+//  kCall  through slow_call_hot from a probe the compiler placed at a call boundary: an
+//         mcount/__fentry__ call (-pg, -pg -mfentry, nop sleds and -fpatchable-function-entry
+//         patched to __fentry__, a library call's probe), an XRay sled (a function's entry,
+//         its `ret`, a tail call), or the return trampoline of such a frame. There the
+//         registers a call may clobber by the ABI are dead but for the arguments or the
+//         results, which the trampoline saved (xmm0-7 and the integer ones; rax rdx xmm0
+//         xmm1 at a return) or slow_call_hot does (their upper halves): the program's code
+//         may run, so as kHot plus a monitor's callbacks (monitor_dispatch.hpp), which may
+//         clobber any caller-saved register, zmm16-31 and k0-7 too. Nothing else of the
+//         program's and no libc (the audit checks both). Why the compiler keeps nothing
+//         there: docs/runtime.md, "Monitor mode and the vector state".
+// The values are the audit's: it tells the instances apart by their mangled names.
+enum class Reach { kFull = 0, kHot = 1, kCall = 2 };
+
+// The guard bits a slow path reached as kReach may take itself (hot_reach_ok).
+template <Reach kReach>
+inline constexpr uint32_t kReachGuards = kReach == Reach::kCall ? kCallHotGuards : kHotGuards;
 
 // Whether a slow path reached through slow_call_hot may do its work there: the thread is
-// set up and has no guard bit but kHotGuards. Otherwise it hands over to its kFull self
+// set up and has no guard bit but kReachGuards. Otherwise it hands over to its kFull self
 // through slow_call (a bit another thread set since the fast path looked: a rescan).
-inline bool hot_reach_ok(const ThreadState* s) { return s && !(s->guard & kRareGuards); }
+template <Reach kReach = Reach::kHot>
+inline bool hot_reach_ok(const ThreadState* s) {
+  return s && !(s->guard & ~kReachGuards<kReach>);
+}
+
+// errno kept across a slow path that may call libc (kFull); nothing on a hot one, which
+// calls no libc (its nested slow_calls keep errno themselves: switch_chunk, diag; a
+// monitor's callbacks are called with errno kept: monitor_dispatch.cpp).
+template <Reach kReach>
+struct SlowErrno {};
+template <>
+struct SlowErrno<Reach::kFull> : ErrnoSaver {};
 
 // Record writers of the slow paths: a nested hook writes self-contained SPECIAL records.
 // Each first writes the HIDDEN record of what the recorder did unseen since the record
@@ -112,9 +145,9 @@ void handle_rescan(ThreadState* s, bool nested);
 // hook's frame address, `site` the call site (for a monitor).
 void enter_slow(ThreadState* s, uintptr_t fn, uintptr_t sp, uintptr_t site);
 void exit_slow(ThreadState* s, uintptr_t fn, uintptr_t sp);
-// The same reached through slow_call_hot (the XRay bodies): see hot_reach_ok.
-void enter_slow_hot(ThreadState* s, uintptr_t fn, uintptr_t sp, uintptr_t site);
-void exit_slow_hot(ThreadState* s, uintptr_t fn, uintptr_t sp);
+// The same reached through slow_call_hot from an XRay sled (Reach::kCall): see hot_reach_ok.
+void enter_slow_call(ThreadState* s, uintptr_t fn, uintptr_t sp, uintptr_t site);
+void exit_slow_call(ThreadState* s, uintptr_t fn, uintptr_t sp);
 
 // Ends every open call whose frame is deeper than `sp` (the frame address of code that is
 // about to run in an outer frame: a catch block, a longjmp target) with an UNWIND record.

@@ -80,38 +80,39 @@ Frame* find_slot_frame(ThreadState* s, uintptr_t sp) {
   return nullptr;
 }
 
-// errno kept where the slow path may call libc (kFull) only (hooks.cpp's SlowErrno).
-template <Reach kReach>
-struct PgErrno {};
-template <>
-struct PgErrno<Reach::kFull> : ErrnoSaver {};
-
-// kHot: reached through slow_call_hot, so nothing out of the library (hooks.hpp,
-// hot_reach_ok); anything else is handed to the kFull instance through slow_call.
+// kHot and kCall: reached through slow_call_hot, so nothing out of the library but, for
+// kCall, a monitor's callbacks (hooks.hpp, Reach and hot_reach_ok); anything else is handed
+// to the kFull instance through slow_call.
 template <Reach kReach>
 void pg_enter_slow(ThreadState* s, uintptr_t fn, uintptr_t* slot, const uint64_t* saved) {
   constexpr bool kFull = kReach == Reach::kFull;
+  // Whether this instance may run a monitor's callbacks (not kHot: a --patch'ed entry's).
+  constexpr bool kMonitorOk = kReach != Reach::kHot;
   if constexpr (!kFull) {
-    if (!hot_reach_ok(s)) {
+    if (!hot_reach_ok<kReach>(s)) {
       slow_call(&pg_enter_slow<Reach::kFull>, s, fn, slot, saved);
       return;
     }
   }
   // Called for the runtime (runtime_scope.hpp): no frame, the return address left alone.
   if (in_runtime()) return;
-  [[maybe_unused]] PgErrno<kReach> es;
-  bool monitored = false;
+  [[maybe_unused]] SlowErrno<kReach> es;
   if constexpr (kFull) {
     if (!s) {
       g_pg_hooks = true;  // the process set-up calibrates these hooks, not the cyg ones
       if (!(s = thread_setup())) return;
     }
+  }
+  bool monitored = false;
+  if constexpr (kMonitorOk) {
     monitored = (s->guard & kGuardMonitor) != 0;
     if (monitored && ((s->guard & kGuardBusyMask) || s->top == s->stack_limit)) {
       // A call from a monitor callback is not reported (nor redirected); neither is one
       // the shadow stack has no room for.
       return;
     }
+  }
+  if constexpr (kFull) {
     // Stopped by an attach's detach, and attached again since: a new file
     // (attach_threads.hpp).
     if ((s->guard & kGuardStopped) && !attach_revive(s)) {
@@ -159,9 +160,15 @@ void pg_enter_slow(ThreadState* s, uintptr_t fn, uintptr_t* slot, const uint64_t
   note_selection(s, f, nested);
   signal_fence();
   if (!shared) *slot = return_trampoline();
-  if (kFull && monitored) {
-    if constexpr (kFull) monitor_entered(s, f, ret, t);
-  } else if (frame_recorded(s, f)) {
+  if constexpr (kMonitorOk) {
+    if (monitored) {
+      monitor_entered(s, f, ret, t);
+      guard_leave(s);
+      entry_done();
+      return;
+    }
+  }
+  if (frame_recorded(s, f)) {
     put_enter_kept(s, nested, t, fn, f);
     if (const callmon::select::SpecEntry* spec = function_spec(fn))
       note_args(s, nested, t, f, *spec, saved, slot);
@@ -173,12 +180,12 @@ void pg_enter_slow(ThreadState* s, uintptr_t fn, uintptr_t* slot, const uint64_t
 // A return through the trampoline that is not the plain case: nested in another hook,
 // recording stopped, frames left above this one (a non-local exit we did not see, or the
 // frames of an exception still being unwound), or a slot shared by a tail call.
-// kHot: as pg_enter_slow's.
+// kHot, kCall: as pg_enter_slow's.
 template <Reach kReach>
 uintptr_t pg_exit_slow(ThreadState* s, uintptr_t* slot, uint64_t t, const uint64_t* saved) {
   constexpr bool kFull = kReach == Reach::kFull;
   if constexpr (!kFull) {
-    if (!hot_reach_ok(s)) return slow_call(&pg_exit_slow<Reach::kFull>, s, slot, t, saved);
+    if (!hot_reach_ok<kReach>(s)) return slow_call(&pg_exit_slow<Reach::kFull>, s, slot, t, saved);
   } else {
     // A frame open at the attach returning before the thread's first hook: its frames
     // first.
@@ -204,7 +211,7 @@ uintptr_t pg_exit_slow(ThreadState* s, uintptr_t* slot, uint64_t t, const uint64
     lost_return(s ? "a hijacked return address is missing from the shadow stack"
                   : "a hijacked return found no thread state; cannot continue");
   }
-  [[maybe_unused]] PgErrno<kReach> es;
+  [[maybe_unused]] SlowErrno<kReach> es;
   Frame* low = match;
   while (low > s->stack_base && low[-1].sp == sp) --low;
   // A frame open at an attach keeps no return address (attach_inherit.hpp): when a call
@@ -216,7 +223,7 @@ uintptr_t pg_exit_slow(ThreadState* s, uintptr_t* slot, uint64_t t, const uint64
   *slot = ret;  // first: from here on an unwinder sees the real caller
   uint32_t g = s->guard;
   bool nested = guard_enter(s);
-  if constexpr (kFull) {
+  if constexpr (kReach != Reach::kHot) {  // kHot: hot_reach_ok let no monitored thread in
     if ((g & kGuardMonitor) && !nested) {
       monitor_end_frames(s, match + 1, t,
                          (g & kGuardUnwinding) ? kExitException : kExitUnknown);
@@ -256,7 +263,15 @@ uintptr_t pg_exit_slow(ThreadState* s, uintptr_t* slot, uint64_t t, const uint64
   return ret;
 }
 
+// The fast paths below take a probe's hot reach as a template argument: Reach::kCall for
+// the probes the compiler placed (mcount, __fentry__ and the sleds patched to it, a
+// library call's probe, and the exit of their frames through callmon_pg_return), where a
+// monitored thread's calls take slow_call_hot too; Reach::kHot for a --patch'ed function's
+// entry and its exit through callmon_patched_return, where the program may keep values in
+// any register and a monitor's callbacks need the full save (hooks.hpp, Reach).
+
 // The entry's fast path with the clock read at `t`.
+template <Reach kHotReach>
 __attribute__((always_inline)) inline void pg_enter_at_time(uint64_t t, uintptr_t fn,
                                                             uintptr_t* slot,
                                                             const uint64_t* saved) {
@@ -266,15 +281,15 @@ __attribute__((always_inline)) inline void pg_enter_at_time(uint64_t t, uintptr_
     return;
   }
   if (__builtin_expect(s->guard != 0 || s->top == s->stack_limit, 0)) {
-    if (s->guard & kRareGuards)
+    if (s->guard & ~kReachGuards<kHotReach>)
       slow_call(&pg_enter_slow<Reach::kFull>, s, fn, slot, saved);
     else
-      slow_call_hot(&pg_enter_slow<Reach::kHot>, s, fn, slot, saved);
+      slow_call_hot(&pg_enter_slow<kHotReach>, s, fn, slot, saved);
     return;
   }
   uintptr_t ret = *slot;
   if (__builtin_expect(is_return_trampoline(ret), 0)) {  // a tail call
-    slow_call_hot(&pg_enter_slow<Reach::kHot>, s, fn, slot, saved);
+    slow_call_hot(&pg_enter_slow<kHotReach>, s, fn, slot, saved);
     return;
   }
   guard_acquire(s);
@@ -288,20 +303,23 @@ __attribute__((always_inline)) inline void pg_enter_at_time(uint64_t t, uintptr_
   entry_done();
 }
 
-// The entry on the monotonic clock, whose read is a call into libc (clock_gettime).
+// The entry on the monotonic clock, whose read is the vDSO's clock_gettime.
+template <Reach kHotReach>
 void pg_enter_monotonic(uintptr_t fn, uintptr_t* slot, const uint64_t* saved) {
-  pg_enter_at_time(read_ticks(), fn, slot, saved);
+  pg_enter_at_time<kHotReach>(read_ticks(), fn, slot, saved);
 }
 
+template <Reach kHotReach>
 inline void pg_enter(uintptr_t fn, uintptr_t* slot, const uint64_t* saved) {
   if (__builtin_expect(!g_clock_tsc, 0)) {
-    slow_call_hot(&pg_enter_monotonic, fn, slot, saved);
+    slow_call_hot(&pg_enter_monotonic<kHotReach>, fn, slot, saved);
     return;
   }
-  pg_enter_at_time(__rdtsc(), fn, slot, saved);
+  pg_enter_at_time<kHotReach>(__rdtsc(), fn, slot, saved);
 }
 
 // The exit's fast path with its clock read at `t`.
+template <Reach kHotReach>
 __attribute__((always_inline)) inline uintptr_t pg_exit_at_time(uint64_t t, uintptr_t* slot,
                                                                 const uint64_t* saved) {
   ThreadState* s = t_state;
@@ -322,13 +340,22 @@ __attribute__((always_inline)) inline uintptr_t pg_exit_at_time(uint64_t t, uint
     }
   }
   // No thread state yet (a frame open at an attach returning first) may set the thread up.
-  if (__builtin_expect(s == nullptr || (s->guard & kRareGuards), 0))
+  if (__builtin_expect(s == nullptr || (s->guard & ~kReachGuards<kHotReach>), 0))
     return slow_call(&pg_exit_slow<Reach::kFull>, s, slot, t, saved);
-  return slow_call_hot(&pg_exit_slow<Reach::kHot>, s, slot, t, saved);
+  return slow_call_hot(&pg_exit_slow<kHotReach>, s, slot, t, saved);
 }
 
+template <Reach kHotReach>
 uintptr_t pg_exit_monotonic(uintptr_t* slot, const uint64_t* saved) {
-  return pg_exit_at_time(read_ticks(), slot, saved);
+  return pg_exit_at_time<kHotReach>(read_ticks(), slot, saved);
+}
+
+template <Reach kHotReach>
+inline uintptr_t pg_exit(uintptr_t* slot, const uint64_t* saved) {
+  if (__builtin_expect(!g_clock_tsc, 0))
+    return slow_call_hot(&pg_exit_monotonic<kHotReach>, slot, saved);
+  if (__builtin_expect(g_clock_fenced, 0)) _mm_lfence();  // exit_ticks(), rdtsc only
+  return pg_exit_at_time<kHotReach>(__rdtsc(), slot, saved);
 }
 
 }  // namespace
@@ -354,7 +381,7 @@ extern "C" __attribute__((no_instrument_function)) void callmon_pg_enter(
   const auto* code = reinterpret_cast<const uint8_t*>(child);
   if (before[-1] == 0xc3 && (code[0] == 0xeb || code[0] == 0xe9) && before[-6] == 0xe8)
     slot = above;
-  pg_enter(site, slot, saved);
+  pg_enter<Reach::kCall>(site, slot, saved);
 }
 
 // Called by the __fentry__ trampoline, which passes the word just above its return
@@ -376,16 +403,24 @@ extern "C" __attribute__((no_instrument_function)) void callmon_pg_enter_fentry(
   const auto* code = reinterpret_cast<const uint8_t*>(child);
   const auto* before = reinterpret_cast<const uint8_t*>(site);
   if (code[0] == 0x41 && code[1] == 0x5a && before[-2] == 0x41 && before[-1] == 0x52) ++slot;
-  pg_enter(site, slot, saved);
+  pg_enter<Reach::kCall>(site, slot, saved);
 }
 
 // Called by callmon_pg_return with the return values saved at `saved`; `slot` is where the
 // returning function's return address was. Puts the real one back there and returns it.
+// Frames get callmon_pg_return until entry patching patched a function (pg_full_save_returns):
+// the returns of the compiler's probes' frames, a call boundary (Reach::kCall).
 extern "C" __attribute__((no_instrument_function)) uintptr_t callmon_pg_exit(
     uintptr_t* slot, const uint64_t* saved) {
-  if (__builtin_expect(!g_clock_tsc, 0)) return slow_call_hot(&pg_exit_monotonic, slot, saved);
-  if (__builtin_expect(g_clock_fenced, 0)) _mm_lfence();  // exit_ticks(), rdtsc only
-  return pg_exit_at_time(__rdtsc(), slot, saved);
+  return pg_exit<Reach::kCall>(slot, saved);
+}
+
+// The same called by callmon_patched_return (patch_entry.S): the return of any frame once
+// entry patching is on, a --patch'ed function's among them, whose caller may keep values
+// in any register across it (Reach::kHot: a monitor's callbacks behind the full save).
+extern "C" __attribute__((no_instrument_function)) uintptr_t callmon_patched_exit(
+    uintptr_t* slot, const uint64_t* saved) {
+  return pg_exit<Reach::kHot>(slot, saved);
 }
 
 namespace callmon::rt {
@@ -393,7 +428,10 @@ namespace callmon::rt {
 bool g_pg_hooks = false;
 
 // The library-call probes (libcall_hooks.cpp) enter like a -pg -mfentry function.
-void pg_enter_at(uintptr_t fn, uintptr_t* slot, const uint64_t* saved) { pg_enter(fn, slot, saved); }
+// A library call is an ordinary call through the PLT: a call boundary (Reach::kCall).
+void pg_enter_at(uintptr_t fn, uintptr_t* slot, const uint64_t* saved) {
+  pg_enter<Reach::kCall>(fn, slot, saved);
+}
 void pg_full_save_returns() { g_return_trampoline = &callmon_patched_return; }
 
 // Oldest first, so that where an abandoned frame and a live one name the same slot, the
@@ -441,5 +479,5 @@ extern "C" __attribute__((no_instrument_function)) void callmon_patched_enter(
     const Frame* f = s->top - 1;
     if (f->fn == fn && f->sp == slot_sp(slot)) return;
   }
-  pg_enter(fn, slot, saved);
+  pg_enter<Reach::kHot>(fn, slot, saved);  // any function's start: not a call boundary
 }

@@ -4,7 +4,9 @@
 // are integer code that calls nothing, and every slow path (thread set-up, the monotonic
 // clock, the rare guards, filters, tail calls) goes through slow_call or slow_call_hot
 // (core/slow_call.hpp) as the -pg hooks' do (hooks_pg.cpp; docs/patching.md "Vector
-// registers"). tests/audit/fast_path_audit.py checks the built library keeps to it.
+// registers"). tests/audit/fast_path_audit.py checks the built library keeps to it. A sled
+// sits at a call boundary (a function's entry, its `ret`, a tail call), so the hot slow
+// paths are the Reach::kCall instances (hooks.hpp), which a monitor's callbacks may run in.
 //
 // The exit differs from callmon_cyg_exit in tail calls. A tail call to an instrumented function keeps its sled unpatched
 // (xray_sleds.cpp): the caller's frame stays open and the called function's frame, whose
@@ -35,19 +37,13 @@ void callmon_patched_return();  // patch_entry.S
 
 namespace {
 
-// errno kept where the slow path may call libc (kFull) only (hooks.cpp's SlowErrno).
-template <Reach kReach>
-struct TailErrno {};
-template <>
-struct TailErrno<Reach::kFull> : ErrnoSaver {};
-
 // Closes the frames at the top of the shadow stack whose sp is `sp`: functions that
 // tail-called the one whose exit was just recorded. Rare (a tail call), so out of line.
 template <Reach kReach>
 __attribute__((noinline)) void close_tail_callers(uintptr_t sp, uint64_t t) {
   ThreadState* s = t_state;
-  if constexpr (kReach == Reach::kHot) {
-    if (!hot_reach_ok(s)) {
+  if constexpr (kReach != Reach::kFull) {
+    if (!hot_reach_ok<kReach>(s)) {
       slow_call(&close_tail_callers<Reach::kFull>, sp, t);
       return;
     }
@@ -58,7 +54,7 @@ __attribute__((noinline)) void close_tail_callers(uintptr_t sp, uint64_t t) {
   // the -pg exit trampoline, which ends them all (hooks_pg.cpp).
   for (const Frame* f = s->top; f > s->stack_base && f[-1].sp == sp; --f)
     if (f[-1].ret) return;
-  [[maybe_unused]] TailErrno<kReach> es;
+  [[maybe_unused]] SlowErrno<kReach> es;
   bool nested = guard_enter(s);
   while (s->top > s->stack_base && s->top[-1].sp == sp) {
     Frame* f = s->top - 1;
@@ -70,11 +66,11 @@ __attribute__((noinline)) void close_tail_callers(uintptr_t sp, uint64_t t) {
 }
 
 // The exit when the fast path cannot take it (no thread state, a guard set, not the
-// innermost frame), and the tail callers it may close; kHot through slow_call_hot.
+// innermost frame), and the tail callers it may close; kCall through slow_call_hot.
 template <Reach kReach>
 void xray_exit_slow(ThreadState* s, uintptr_t fn, uintptr_t sp, uint64_t t) {
   if constexpr (kReach == Reach::kFull) exit_slow(s, fn, sp);
-  else exit_slow_hot(s, fn, sp);
+  else exit_slow_call(s, fn, sp);
   close_tail_callers<kReach>(sp, t);
 }
 
@@ -115,20 +111,20 @@ __attribute__((always_inline)) inline XrayExitDone xray_exit_at_time(uint64_t t,
                                                                      uintptr_t sp) {
   ThreadState* s = t_state;
   if (__builtin_expect(s == nullptr || s->guard != 0, 0)) {
-    if (s == nullptr || (s->guard & kRareGuards))
+    if (s == nullptr || (s->guard & ~kCallHotGuards))
       slow_call(&xray_exit_slow<Reach::kFull>, s, fn, sp, t);
     else
-      slow_call_hot(&xray_exit_slow<Reach::kHot>, s, fn, sp, t);
+      slow_call_hot(&xray_exit_slow<Reach::kCall>, s, fn, sp, t);
     return {0, nullptr};
   }
   Frame* f = s->top - 1;
   if (__builtin_expect(f < s->stack_base || f->fn != fn, 0)) {
-    slow_call_hot(&xray_exit_slow<Reach::kHot>, s, fn, sp, t);
+    slow_call_hot(&xray_exit_slow<Reach::kCall>, s, fn, sp, t);
     return {0, nullptr};
   }
   uint64_t written = cyg_exit_frame(s, f, t);
   if (__builtin_expect(f > s->stack_base && f[-1].sp == sp, 0)) {  // tail callers: rare
-    slow_call_hot(&close_tail_callers<Reach::kHot>, sp, t);
+    slow_call_hot(&close_tail_callers<Reach::kCall>, sp, t);
     return {0, nullptr};
   }
   return {written, &s->covered_exit};

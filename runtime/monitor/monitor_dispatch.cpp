@@ -4,6 +4,7 @@
 #include "runtime/monitor/monitor_dispatch.hpp"
 
 #include <dlfcn.h>
+#include <cerrno>
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -28,6 +29,7 @@ struct MonitorThread {
   uint64_t frames_bytes;
   bool started;            // on_thread_start was called
   bool finished;           // on_thread_exit was called: hooks only keep the stack
+  int* err;                // the thread's errno (libc's __errno_location, asked once)
 };
 
 namespace {
@@ -63,6 +65,33 @@ inline void ensure_started(MonitorThread* m) {
   m->started = true;
   g_monitor->on_thread_start(m->info);
 }
+
+}  // namespace
+
+// The two places the per-call paths run the monitor's code, the program's: everything
+// else they reach is the runtime's integer code. Out of line, with C names: the audit
+// (tests/audit/fast_path_audit.py, MONITOR_CALLBACKS) lets the slow paths reached at a
+// call boundary the compiler placed (Reach::kCall, hooks.hpp) call these and nothing else
+// of the program's, and fails when any other hot slow path reaches them. errno is kept
+// around the callbacks here: the program may read it after a call that set it (a wrapper
+// returning errno), and a callback's I/O would change it. Through the address the thread's
+// set-up kept: two calls of __errno_location per callback cost ~2 ns each.
+extern "C" __attribute__((noinline, visibility("hidden"))) void callmon_monitor_call_enter(
+    MonitorThread* m, const callmon::CallInfo* call) {
+  int saved = *m->err;
+  ensure_started(m);
+  g_monitor->on_enter(m->info, *call);
+  *m->err = saved;
+}
+
+extern "C" __attribute__((noinline, visibility("hidden"))) void callmon_monitor_call_exit(
+    MonitorThread* m, const callmon::CallInfo* call, uint32_t how) {
+  int saved = *m->err;
+  g_monitor->on_exit(m->info, *call, static_cast<callmon::ExitKind>(how));
+  *m->err = saved;
+}
+
+namespace {
 
 void diag_load(const char* what, const char* detail) {
   char msg[4400];
@@ -119,6 +148,7 @@ bool monitor_thread_setup(ThreadState* s) {
     return false;
   }
   m->frames = static_cast<callmon::Frame*>(frames);
+  m->err = &errno;  // on this thread: a thread's errno stays where it is
   m->info.tid = static_cast<int>(gettid());
   s->tid = m->info.tid;
   s->monitor = m;
@@ -148,8 +178,8 @@ void monitor_entered(ThreadState* s, Frame* f, uintptr_t site, uint64_t t) {
   p.hook_ticks = t;
   p.start_ticks = 0;
   if (!callbacks_on(m)) return;
-  ensure_started(m);
-  g_monitor->on_enter(m->info, call_info(s, f, 0));
+  const callmon::CallInfo call = call_info(s, f, 0);
+  callmon_monitor_call_enter(m, &call);
   p.start_ticks = read_ticks();  // last: the body starts after the monitor's own work
 }
 
@@ -157,15 +187,16 @@ void monitor_end_frames(ThreadState* s, Frame* last, uint64_t t, uint32_t how) {
   MonitorThread* m = s->monitor;
   while (s->top > last) {
     Frame* f = s->top - 1;
-    if (callbacks_on(m))
-      g_monitor->on_exit(m->info, call_info(s, f, t), static_cast<callmon::ExitKind>(how));
+    if (callbacks_on(m)) {
+      const callmon::CallInfo call = call_info(s, f, t);
+      callmon_monitor_call_exit(m, &call, how);
+    }
     s->top = f;
   }
 }
 
 void monitor_enter(ThreadState* s, uintptr_t fn, uintptr_t sp, uintptr_t site) {
   uint64_t t = read_ticks();
-  ErrnoSaver es;
   bool nested = guard_enter(s);
   if (!nested) {
     Frame* f = s->top;
@@ -181,7 +212,6 @@ void monitor_enter(ThreadState* s, uintptr_t fn, uintptr_t sp, uintptr_t site) {
 
 void monitor_exit(ThreadState* s, uintptr_t fn, uintptr_t sp) {
   uint64_t t = read_ticks();
-  ErrnoSaver es;
   uint32_t g = s->guard;
   bool nested = guard_enter(s);
   if (nested) {
@@ -227,7 +257,6 @@ void monitor_exit(ThreadState* s, uintptr_t fn, uintptr_t sp) {
 
 void monitor_unwind_below(ThreadState* s, uintptr_t sp, format::UnwindReason reason) {
   uint64_t t = read_ticks();
-  ErrnoSaver es;
   bool nested = guard_enter(s);
   Frame* f = s->top;
   while (f > s->stack_base && f[-1].sp < sp) --f;

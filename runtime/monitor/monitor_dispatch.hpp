@@ -6,6 +6,9 @@
 // a bit the fast paths already test, so all its hooks take the slow paths (hooks.cpp,
 // hooks_pg.cpp), which hand them to the functions below. The shadow stack stays the
 // runtime's; beside it each slot has a public callmon::Frame the monitor can read.
+// The callbacks themselves run in callmon_monitor_call_enter/_exit only (errno kept), which
+// the -pg and XRay probes reach behind the hot vector save (hooks.hpp, Reach::kCall;
+// docs/runtime.md, "Monitor mode and the vector state").
 //
 // Re-entrancy: callbacks run with the thread's busy guard held, so hooks reached from a
 // callback (or from a signal handler interrupting one) are nested and are ignored here: no

@@ -32,7 +32,16 @@ the walk fails on
     or an opmask register;
   - a function whose address it takes that is not walked too, listed nowhere.
 
+One exception, a monitor's callbacks (the program's code), and only on the slow paths of
+the probes the compiler places at a call boundary: see MONITOR_CALLBACKS below. Each hot
+root is walked as "call" (a Reach::kCall instance, or listed in CALL_ROOTS) or as "hot"
+(any other); a call walk may call MONITOR_CALLBACKS without following them, a hot walk
+follows them like any function and so fails on their indirect calls. It fails too when a
+hot walk, or the fast path of a --patch'ed function's entry or return (PATCHED_HOOKS),
+hands a call root to a guard: there the program may keep values in zmm16-31 and k0-7.
+
 Usage: fast_path_audit.py LIBCALLMON_SO [--objdump PATH]
+       fast_path_audit.py --self-test   (the walk's verdicts on made-up code)
 """
 import argparse
 import os
@@ -58,7 +67,7 @@ TRAMPOLINES = {
 }
 # The hooks they call: the roots of the C++ fast paths.
 HOOKS = ["callmon_pg_enter", "callmon_pg_enter_fentry", "callmon_pg_exit",
-         "callmon_patched_enter", "callmon_libcall_enter",
+         "callmon_patched_enter", "callmon_patched_exit", "callmon_libcall_enter",
          "callmon_xray_enter_body", "callmon_xray_exit_body", "callmon_xray_tail_body"]
 GUARDS = ("callmon_slow_call", "callmon_slow_call_hot")
 
@@ -75,6 +84,29 @@ FULL_SAVE = {
 }
 # The kFull instances of the slow paths (template <Reach>, hooks.hpp): Reach::kFull is 0.
 FULL_INSTANCE = re.compile(r"ILN7callmon2rt5ReachE0E")
+# The kCall instances (Reach::kCall is 2): slow paths of probes at a call boundary.
+CALL_INSTANCE = re.compile(r"ILN7callmon2rt5ReachE2E")
+# Call roots that are no template instance: the XRay bodies' slow paths (every XRay sled is
+# a call boundary: a function's entry, its `ret`, a tail call). Demangled names.
+CALL_ROOTS = {
+    "callmon::rt::enter_slow_call", "callmon::rt::exit_slow_call",
+    "(anonymous namespace)::xray_enter_monotonic", "(anonymous namespace)::xray_exit_monotonic",
+}
+# The fast paths of a --patch'ed function's entry and of the return every frame gets once
+# entry patching is on: they must hand no call root over (patch_entry.S).
+PATCHED_HOOKS = ["callmon_patched_enter", "callmon_patched_exit"]
+# A monitor's callbacks (monitor_dispatch.cpp: errno kept, then the Monitor's virtual
+# function): the program's code, which may use libc, AVX-512, zmm16-31 and k0-7, and clobber
+# every register a call may clobber. The call walks may call them, and why that is right:
+# slow_call_hot keeps the upper halves of ymm/zmm0-15 (the vector arguments and results)
+# and the trampolines the arguments or results themselves; every other register a call may
+# clobber is dead where the compiler placed the probe, since it treats the probe as a call
+# or puts it where a call begins or ends (gcc gives up -fipa-ra for a function built with
+# -pg, -mfentry or -fpatchable-function-entry, clang has no IPRA unless asked, and a library
+# call goes through the PLT). A --patch'ed function's callers may know better (gcc's
+# -fipa-ra): there the callbacks must be reached through callmon_slow_call only.
+# docs/runtime.md, "Monitor mode and the vector state".
+MONITOR_CALLBACKS = {"callmon_monitor_call_enter", "callmon_monitor_call_exit"}
 # Functions allowed indirect calls on the hot slow paths, and how many.
 HOT_INDIRECT = {"callmon_monotonic_ns": 1}   # into the kernel's vDSO (vdso_clock.cpp)
 # Registers of AVX-512 that slow_call_hot does not keep.
@@ -184,8 +216,9 @@ def address_taken(funcs, name):
     return found
 
 
-def audit_hot(funcs, name, problems, queue, taken):
-    """Checks one function reached from a hot slow path; queues what it reaches."""
+def audit_hot(funcs, name, problems, queue, taken, mode="hot", callbacks=None):
+    """Checks one function reached from a hot slow path, walked as `mode` ("hot" or "call");
+    queues what it reaches; adds the monitor callbacks a call walk calls to `callbacks`."""
     indirect = 0
     for addr, raw, mnem, ops in funcs[name]:
         where = f"{name}+{addr:x}: {mnem} {ops}"
@@ -206,6 +239,10 @@ def audit_hot(funcs, name, problems, queue, taken):
         target = m.group(2)
         if target == name or target in GUARDS:
             continue
+        if mode == "call" and target in MONITOR_CALLBACKS:
+            if callbacks is not None:
+                callbacks.add(target)
+            continue
         if "@plt" in target or target not in funcs:
             problems.append("call out of the library's text " + where)
             continue
@@ -213,13 +250,38 @@ def audit_hot(funcs, name, problems, queue, taken):
     taken.extend((t, g, name) for t, g in address_taken(funcs, name))
 
 
+def is_call_root(mangled, names):
+    """Whether a hot root is walked as a call boundary's slow path."""
+    return bool(CALL_INSTANCE.search(mangled)) or names.get(mangled, mangled) in CALL_ROOTS
+
+
+def patched_problems(funcs, hooks):
+    """[problem] for each call root the fast paths of `hooks` (and what they reach
+    directly) hand over: a --patch'ed point must never reach a monitor on the hot save."""
+    names = demangle(funcs.keys())
+    problems, seen, queue = [], set(), [h for h in hooks if h in funcs]
+    while queue:
+        f = queue.pop()
+        if f in seen:
+            continue
+        seen.add(f)
+        sub = []
+        audit(funcs, f, 0, [], sub)
+        queue.extend(sub)
+        for target, guard in address_taken(funcs, f):
+            if guard == "callmon_slow_call_hot" and is_call_root(target, names):
+                problems.append(f"{f} (a --patch'ed point) hands {names[target]}, a call "
+                                "boundary's slow path, to callmon_slow_call_hot")
+    return problems
+
+
 def audit_hot_paths(funcs, fast):
     """Walks the hot slow paths from the functions the walked code `fast` hands over."""
     problems, seen, taken, parent = [], set(), [], {}
-    for f in fast:
-        taken.extend((t, g, f) for t, g in address_taken(funcs, f))
+    for f in fast:  # the fast paths: what they hand over is checked by patched_problems
+        taken.extend((t, g, f, "fast") for t, g in address_taken(funcs, f))
     names = demangle(funcs.keys())
-    queue, roots = [], set()
+    queue, roots, callbacks = [], set(), set()
 
     def chain(f):
         """How the walk reached `f`: the hot slow path first."""
@@ -233,30 +295,87 @@ def audit_hot_paths(funcs, fast):
 
     while True:
         while taken:
-            target, guard, by = taken.pop()
+            target, guard, by, by_mode = taken.pop()
             full = names[target] in FULL_SAVE or FULL_INSTANCE.search(target)
             if full and guard == "callmon_slow_call_hot":
                 problems.append(f"{names[target]} is listed as reached through callmon_slow_call "
                                 "only, but goes to callmon_slow_call_hot")
             if not full:
+                call = is_call_root(target, names)
+                if call and by_mode == "hot" and guard == "callmon_slow_call_hot":
+                    problems.append(f"{names[by]} (a hot slow path) hands {names[target]}, a "
+                                    "call boundary's slow path, to callmon_slow_call_hot")
                 roots.add(target)
-                queue.append((target, by))
+                queue.append((target, by, "call" if call else "hot"))
         if not queue:
             break
-        f, by = queue.pop()
-        if f in seen:
+        f, by, mode = queue.pop()
+        if (f, mode) in seen:
             continue
-        seen.add(f)
+        seen.add((f, mode))
         if f not in roots:
-            parent[f] = by
+            parent.setdefault(f, by)
         before = len(problems)
-        audit_hot(funcs, f, problems, queue, taken)
+        sub, tk = [], []
+        audit_hot(funcs, f, problems, sub, tk, mode, callbacks)
+        queue.extend((t, b, mode) for t, b in sub)
+        taken.extend((t, g, b, mode) for t, g, b in tk)
         for i in range(before, len(problems)):
             problems[i] += "\n       in " + chain(f)
-    return problems, seen, roots, names
+    return problems, {f for f, _ in seen}, roots, names, callbacks
+
+
+def self_test():
+    """The walk's verdicts on made-up code: a call root may call a monitor callback, a hot
+    root may not, nor hand a call root over, nor may a --patch'ed point's fast path; a call
+    root calling libc still fails."""
+    call_root = "_Z4slowILN7callmon2rt5ReachE2EEvv"
+    hot_root = "_Z4slowILN7callmon2rt5ReachE1EEvv"
+
+    def code(*insns):
+        return [(0x1000 + 4 * i, b"\x90", m, o) for i, (m, o) in enumerate(insns)]
+
+    def hands(fn):
+        return code(("lea", f"0x0(%rip),%rdi        # 2000 <{fn}>"),
+                    ("call", "3000 <callmon_slow_call_hot>"), ("ret", ""))
+
+    base = {"callmon_slow_call_hot": code(("ret", "")), "callmon_slow_call": code(("ret", "")),
+            "callmon_monitor_call_enter": code(("call", "*%rax"), ("ret", "")),
+            "memcpy@plt": code(("ret", ""))}
+
+    def verdict(funcs, fast):
+        f = dict(base, **funcs)
+        return audit_hot_paths(f, fast)[0] + patched_problems(f, [h for h in fast
+                                                                 if h in PATCHED_HOOKS])
+
+    cases = [
+        ("a call root calls a monitor callback", False,
+         {"callmon_pg_exit": hands(call_root),
+          call_root: code(("call", "4000 <callmon_monitor_call_enter>"), ("ret", ""))},
+         ["callmon_pg_exit"]),
+        ("a hot root calls a monitor callback", True,
+         {"callmon_pg_exit": hands(hot_root),
+          hot_root: code(("call", "4000 <callmon_monitor_call_enter>"), ("ret", ""))},
+         ["callmon_pg_exit"]),
+        ("a hot root hands a call root over", True,
+         {"callmon_pg_exit": hands(hot_root), hot_root: hands(call_root),
+          call_root: code(("ret", ""))}, ["callmon_pg_exit"]),
+        ("a --patch'ed entry hands a call root over", True,
+         {"callmon_patched_enter": hands(call_root), call_root: code(("ret", ""))},
+         ["callmon_patched_enter"]),
+        ("a call root calls libc", True,
+         {"callmon_pg_exit": hands(call_root),
+          call_root: code(("call", "5000 <memcpy@plt>"), ("ret", ""))}, ["callmon_pg_exit"]),
+    ]
+    for name, fails, funcs, fast in cases:
+        got = verdict(funcs, fast)
+        check(f"self-test: {name}: {'fails' if fails else 'passes'}", bool(got) == fails, got)
+    return summary()
 
 
 def main():
+    if sys.argv[1:] == ["--self-test"]:
+        return self_test()
     ap = argparse.ArgumentParser()
     ap.add_argument("lib")
     ap.add_argument("--objdump", default="objdump")
@@ -280,14 +399,22 @@ def main():
     print("audited: " + ", ".join(sorted(seen)))
     check("the fast paths call nothing but callmon_slow_call(_hot) and use no AVX",
           not problems, "\n".join(problems))
-    hot_problems, hot_seen, roots, names = audit_hot_paths(funcs, seen)
+    check("the fast paths of --patch'ed entries and returns hand no call boundary's slow path "
+          "to callmon_slow_call_hot", not (pp := patched_problems(funcs, PATCHED_HOOKS)),
+          "\n".join(pp))
+    hot_problems, hot_seen, roots, names, callbacks = audit_hot_paths(funcs, seen)
     print("hot slow paths: " + ", ".join(sorted(names[r] for r in roots)))
     print(f"  {len(hot_seen)} functions reached")
     check("hot slow paths found (pg_enter_slow's, the monotonic clock's)",
           any("pg_enter_slow" in names[r] for r in roots) and
           any("monotonic" in names[r] for r in roots), sorted(names[r] for r in roots))
-    check("the hot slow paths reach nothing outside the library and keep zmm16-31 and k0-7",
+    check("the hot slow paths reach nothing outside the library and keep zmm16-31 and k0-7 "
+          "(a call boundary's may call a monitor's callbacks)",
           not hot_problems, "\n".join(hot_problems))
+    # Monitor mode on the hot save at the compiler's probes (issue 24): the -pg, XRay and
+    # library-call probes' slow paths reach both callbacks through callmon_slow_call_hot.
+    check("a monitor's callbacks are reached from the call boundaries' hot slow paths",
+          callbacks == MONITOR_CALLBACKS, sorted(callbacks))
     return summary()
 
 

@@ -9,8 +9,10 @@
  * same layout (the -A argument capture reads it), and calls
  *     callmon_patched_enter(fn, slot, saved)   (hooks_pg.cpp)
  * which records the entry and redirects the return to callmon_patched_return (below),
- * whose C side is the -pg modes' own exit. Only called while recording (nothing is patched
- * otherwise), so there is no forwarding to glibc.
+ * whose C side, callmon_patched_exit, is the -pg modes' own exit (but for a monitor's
+ * callbacks, which run behind the full save there: hooks/hooks.hpp, Reach::kHot). Only
+ * called while recording (nothing is patched otherwise), so there is no forwarding to
+ * glibc.
  *
  * Unlike the -pg trampolines, both keep every register a call may clobber by the ABI (rax,
  * rcx, rdx, rsi, rdi, r8-r11, xmm0-xmm15): the function was compiled with no hook call in
@@ -113,7 +115,7 @@ callmon_patched_return:
 	movq	%r11, 320(%rsp)
 	leaq	8(%rbp), %rdi
 	movq	%rsp, %rsi
-	call	callmon_pg_exit
+	call	callmon_patched_exit
 	movq	0(%rsp), %rax
 	movq	8(%rsp), %rdx
 	movaps	16(%rsp), %xmm0
@@ -140,7 +142,7 @@ callmon_patched_return:
 	movq	312(%rsp), %r10
 	movq	320(%rsp), %r11
 	FRAME_LEAVE
-	/* The real return address is in the slot now (callmon_pg_exit wrote it back). */
+	/* The real return address is in the slot now (callmon_patched_exit wrote it back). */
 	leaq	8(%rsp), %rsp
 	.cfi_adjust_cfa_offset -8
 	jmp	*-8(%rsp)

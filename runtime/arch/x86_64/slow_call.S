@@ -25,7 +25,8 @@
  *                          monotonic clock, a full shadow stack), where a save costs ~130
  *                          ns per call here. What it calls must leave zmm16-31 and the
  *                          opmask registers alone: integer code of the library's own that
- *                          reaches nothing outside it (hooks.hpp, kHotGuards;
+ *                          reaches nothing outside it (hooks.hpp, kHotGuards; but a
+ *                          monitor's callbacks at a call boundary, Reach::kCall;
  *                          tests/audit/fast_path_audit.py checks it; docs/patching.md,
  *                          "Vector registers").
  *

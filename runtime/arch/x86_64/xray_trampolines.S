@@ -24,6 +24,17 @@
  * state through callmon_slow_call (slow_call.S; docs/patching.md "Vector registers",
  * checked by tests/audit/fast_path_audit.py), as does the fenced clock's burst below. r10
  * (the id) and r11 are free in an XRay sled: compiler-rt's patched sleds clobber them too.
+ *
+ * What a monitor's callbacks (the program's code, which may clobber every call-clobbered
+ * register) need here is no more than this: the entry sled is the function's first
+ * instruction and the tail sled comes right before the jump to the called function, so
+ * only argument registers are live there (saved above); the exit sled is the function's
+ * `ret`, with only the results live (rax rdx xmm0 xmm1, saved; long double in st0 is not,
+ * and monitors must not use long double: monitor.hpp). xmm8-15, zmm16-31 and k0-7 are dead
+ * at all three because the caller cannot know the function's actual register use (clang
+ * has no IPRA unless asked), and the upper halves of vector arguments and results are kept
+ * by callmon_slow_call_hot. So the bodies' slow paths are the Reach::kCall instances
+ * (hooks/hooks.hpp; docs/runtime.md, "Monitor mode and the vector state").
  */
 #include "runtime/hooks/hook_burst.h"
 #include "runtime/arch/x86_64/frame.inc"
