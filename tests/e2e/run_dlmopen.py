@@ -48,7 +48,7 @@ def main():
                 + os.path.realpath(plugin))
     if sentence not in rec.stderr:
         problems.append(f"record's stderr does not say {sentence!r}: {rec.stderr[-800:]!r}")
-    info = subprocess.run([a.callmon, "info", "--format=json", data], capture_output=True,
+    info = subprocess.run([a.callmon, "info", "--format=json", "-d", data], capture_output=True,
                           text=True, timeout=120, cwd=a.work)
     if info.returncode != 0:
         problems.append(f"info: status {info.returncode}, stderr {info.stderr[-500:]!r}")
@@ -59,12 +59,12 @@ def main():
         listed = [m for p in j.get("processes", []) for m in p.get("dlmopen_modules", [])]
         if listed != [os.path.realpath(plugin)]:
             problems.append(f"info dlmopen_modules {listed!r}")
-    text = subprocess.run([a.callmon, "info", data], capture_output=True, text=True,
+    text = subprocess.run([a.callmon, "info", "-d", data], capture_output=True, text=True,
                           timeout=120, cwd=a.work)
     if sentence not in text.stdout:
         problems.append(f"info's text does not say it: {text.stdout[-800:]!r}")
     # The main program's calls are recorded; the namespace copy's are not (they cannot be).
-    rep = subprocess.run([a.callmon, "report", "--format=json", data], capture_output=True,
+    rep = subprocess.run([a.callmon, "report", "--format=json", "-d", data], capture_output=True,
                          text=True, timeout=120, cwd=a.work)
     names = {f["name"]: f["calls"] for f in json.loads(rep.stdout).get("functions", [])} \
         if rep.returncode == 0 else {}
