@@ -28,10 +28,10 @@ void CallgraphSink::on_call(const FinishedCall& call) {
     if (--a.active == 0) a.incl += call.time;
     if (!call.inherited) ++a.calls;
   }
-  if (call.inherited) return;
+  if (call.inherited && !call.resumed) return;
   Func& f = funcs_[func_index_.find(call.addr)->second];
   f.self += call.self;
-  ++f.calls;
+  if (!call.inherited) ++f.calls;  // a continuation's call was counted at its ENTER
 }
 
 uint32_t CallgraphBuilder::function_of(ProcessSymbolizer& sym, uint64_t addr) {

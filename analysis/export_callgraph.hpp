@@ -7,6 +7,8 @@
 // caller->callee arc (fact->fact->fact) is not counted twice; its calls are still counted.
 // Functions merge by (name, module) across processes and threads, as in `callmon report`,
 // and inherited frames (begun in a fork's parent) add no calls and no self time there.
+// A continuation (a call a ucontext switch suspended, taken up again) adds its self time to
+// its function and its time to its arc, no call: as report counts it.
 #pragma once
 
 #include <cstdint>

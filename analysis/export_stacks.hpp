@@ -42,7 +42,9 @@ class StackTrie {
 
 // Call-walk sink of one thread: adds every call's self time to the node of its stack.
 // Inherited frames (a fork child's calls begun in the parent) stay in the stacks of the
-// calls below them but add no self time, as in `callmon report`.
+// calls below them but add no self time, as in `callmon report`. A continuation (a call a
+// ucontext switch suspended, taken up again: FinishedCall::resumed) is the same call on
+// the same stack: its self time adds to that stack's node, as report adds it to the call.
 // With `fold_recursion`, a call of a function (an address) already open on the stack,
 // directly or through others, takes the node of its first occurrence: a;b;a;c counts as
 // a;c, and its self time goes to that node, as flame graph users expect of recursion.
@@ -70,7 +72,7 @@ class StackSink {
     return node;
   }
   void on_call(const FinishedCall& call) {
-    if (!call.inherited) trie_.add_self(call.slot, call.self);
+    if (!call.inherited || call.resumed) trie_.add_self(call.slot, call.self);
   }
   void on_special(const format::Event&, uint32_t) {}
 

@@ -46,30 +46,34 @@ uint32_t GraphSink::on_enter(uint64_t addr, uint64_t /*ticks*/, uint32_t /*depth
 void GraphSink::on_call(const FinishedCall& call) {
   Frame fr = frames_.back();
   frames_.pop_back();
-  // Inherited frames are calls of the parent process, counted there.
-  if (call.inherited) return;
-  ++calls_;
+  // Inherited frames are calls of the parent process, counted there. A continuation (a call
+  // a ucontext switch suspended, taken up again: FinishedCall::resumed) adds its time to its
+  // call's function, arc and context, no count, as report does (flat_profile.hpp): its piece
+  // was no activation (on_enter), so it adds to a total unless an activation is open around.
+  if (call.inherited && !call.resumed) return;
+  const bool counted = !call.inherited;
+  calls_ += counted;
   Func& f = funcs_[fr.func];
-  ++f.calls;
-  if (--f.active == 0) {
+  f.calls += counted;
+  if (counted ? --f.active == 0 : f.active == 0) {
     f.total += call.time;
     f.total_range.add(call.time_lo, call.time_hi);
     f.preempted += call.preempted;
     f.offcpu += call.offcpu;
   }
-  f.clocked += call.clocked;
+  f.clocked += counted && call.clocked;
   f.self += call.self;
   f.self_range.add(call.self_lo, call.self_hi);
   Arc& a = arcs_[fr.arc];
-  ++a.calls;
-  if (--a.active == 0) {  // outermost activation of this arc only
+  a.calls += counted;
+  if (counted ? --a.active == 0 : a.active == 0) {  // outermost activation of this arc only
     a.time += call.time;
     a.time_range.add(call.time_lo, call.time_hi);
   }
   a.self += call.self;
   a.self_range.add(call.self_lo, call.self_hi);
   Node& n = nodes_[fr.node];
-  ++n.calls;
+  n.calls += counted;
   n.time += call.time;  // a context cannot be open twice: no recursion to correct for
   n.self += call.self;
   n.time_range.add(call.time_lo, call.time_hi);

@@ -7,8 +7,8 @@
 // the walk and the formatting are three stages the two cores share.
 //
 // What the inner sink sees: on_enter_clock (if it takes it), on_enter and on_call, in the
-// walk's order, with the FinishedCall fields addr, vstart, time, depth, exit, inherited and
-// slot (the inner sink's own on_enter result for that call); the other fields are 0.
+// walk's order, with the FinishedCall fields addr, vstart, time, depth, exit, inherited,
+// resumed and slot (the inner sink's own on_enter result for that call); the other fields are 0.
 // on_special is not forwarded, nor are args or return values: only sinks that need none of
 // these may be offloaded. The inner sink runs on the consumer thread: whatever it touches
 // must not be used by the walk meanwhile (a symbolizer the walk's name filters use, say).
@@ -36,6 +36,7 @@ struct OffloadRecord {
   uint8_t kind;
   ExitKind exit;
   bool inherited;
+  bool resumed;  // kCall: FinishedCall::resumed
 };
 static_assert(sizeof(OffloadRecord) == 32);
 
@@ -71,12 +72,12 @@ class OffloadSink {
   uint32_t on_enter(uint64_t addr, uint64_t ticks, uint32_t depth, bool inherited) {
     if constexpr (CallsOnlySink<Sink>) return 0;
     put(OffloadRecord{addr, vticks_, ticks, depth, OffloadRecord::kEnter, ExitKind::kNormal,
-                      inherited});
+                      inherited, false});
     return 0;
   }
   void on_call(const FinishedCall& call) {
     put(OffloadRecord{call.addr, call.vstart, call.time, call.depth, OffloadRecord::kCall,
-                      call.exit, call.inherited});
+                      call.exit, call.inherited, call.resumed});
   }
   void on_special(const format::Event&, uint32_t) {}
 
@@ -156,6 +157,7 @@ class OffloadSink {
         call.depth = r.depth;
         call.exit = r.exit;
         call.inherited = r.inherited;
+        call.resumed = r.resumed;
         call.slot = r.depth < slots_by_depth_.size() ? slots_by_depth_[r.depth] : 0;
         inner_.on_call(call);
       }

@@ -10,6 +10,7 @@
 #include "analysis/call_walk.hpp"
 #include "analysis/compensation.hpp"
 #include "analysis/sched_note.hpp"
+#include "analysis/unrecorded_modules.hpp"
 
 namespace callmon::analysis {
 namespace {
@@ -86,6 +87,7 @@ Result<RecordingInfo> gather_info(const format::Recording& rec, const ProgressFn
     pi.xray_functions = meta.xray_functions;
     pi.xray_refused = meta.xray_refused;
     pi.patching = meta.patched_modules;
+    pi.dlmopen_modules = meta.dlmopen_modules;
     if (std::optional<format::ProbeCost> c = process_probe_cost(proc)) {
       size_t measured = std::count_if(meta.calibrations.begin(), meta.calibrations.end(),
                                       [](const format::ProbeCost& k) { return k.measured(); });
@@ -186,6 +188,8 @@ Result<RecordingInfo> gather_info(const format::Recording& rec, const ProgressFn
   }
   if (max_end >= min_start) info.duration_ns = max_end - min_start;
   for (const std::string& w : rec.warnings) info.problems.push_back(w);
+  if (std::string s = dlmopen_sentence(dlmopen_modules(rec)); !s.empty())
+    info.problems.push_back(s);
   return info;
 }
 

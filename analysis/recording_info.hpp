@@ -90,6 +90,8 @@ struct ProcessInfo {
   uint64_t xray_refused = 0;     // XRay sleds refused
   // Entry patching (record --patch): the modules looked at, what was patched and refused.
   std::vector<format::PatchedModule> patching;
+  // Instrumented modules loaded with dlmopen into another namespace: not recorded.
+  std::vector<std::string> dlmopen_modules;
   std::vector<ThreadInfo> threads;
 };
 

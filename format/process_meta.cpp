@@ -226,6 +226,9 @@ bool parse_record(ProcessMeta& m, std::string_view name, std::string_view rest,
     mod.functions = std::move(m.pending_patched);
     m.pending_patched.clear();
     m.patched_modules.push_back(std::move(mod));
+  } else if (name == "dlmopen-module") {
+    if (rest.empty()) return false;
+    m.dlmopen_modules.emplace_back(rest);
   } else {
     known = false;
   }

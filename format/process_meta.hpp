@@ -125,6 +125,9 @@ struct ProcessMeta {
   // `libcall-fn` lines: the functions whose recorded calls are library calls (their probe
   // is the library-call stub's), sorted, no repeats.
   std::vector<uint64_t> libcall_functions;
+  // `dlmopen-module` lines: instrumented modules the program loaded into another link
+  // namespace (dlmopen), whose calls were not recorded (docs/format.md).
+  std::vector<std::string> dlmopen_modules;
 
   // The calibration compensation uses: the cheapest one (by outer cost; the first of equal
   // ones). A calibration the host slowed down is too high, never too low. One not

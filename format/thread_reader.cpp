@@ -31,7 +31,13 @@ Error header_error(const std::string& path, const std::string& what) {
 std::string check_header(const ThreadFileHeader& h) {
   if (std::memcmp(h.magic, kThreadMagic, sizeof h.magic) != 0)
     return "not a callmon thread file (bad magic)";
-  if (h.version < kMinTraceVersion || h.version > kTraceVersion)
+  // A later version may hold records this reader would misread or drop: refused whole,
+  // said as what it most likely is (the version only grows).
+  if (h.version > kTraceVersion)
+    return fmt::format("unsupported thread file version {}: recording made by a newer "
+                       "callmon (this callmon reads versions {} to {})",
+                       h.version, kMinTraceVersion, kTraceVersion);
+  if (h.version < kMinTraceVersion)
     return fmt::format("unsupported thread file version {} (this callmon reads versions {} "
                        "to {})",
                        h.version, kMinTraceVersion, kTraceVersion);

@@ -44,7 +44,9 @@ Result<ThreadWriter> ThreadWriter::create(const std::string& path, uint32_t pid,
   w.fd_ = fd;
   ThreadFileHeader& h = w.header_;
   std::memcpy(h.magic, kThreadMagic, sizeof h.magic);
-  h.version = version == 5 ? 5 : kTraceVersion;
+  // 7: the records of kTraceVersion under version 7's number (the files the runtime wrote
+  // before kSuspendVersion, suspensions included).
+  h.version = version == 5 || version == 7 ? version : kTraceVersion;
   w.tables_ = std::make_unique<AddrTables>();
   w.tables_->clear();
   h.header_size = kHeaderSize;

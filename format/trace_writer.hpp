@@ -17,8 +17,9 @@ namespace callmon::format {
 class ThreadWriter {
  public:
   // Creates `path` with a header for (pid, tid) of process `process_key`. `version` 5
-  // writes the ENTER and EXIT records of versions 1 to 5 (tests of old recordings); any
-  // other value is taken as kTraceVersion.
+  // writes the ENTER and EXIT records of versions 1 to 5 (tests of old recordings); 7
+  // writes what kTraceVersion writes with version 7 in the header (a recording made before
+  // kSuspendVersion); any other value is taken as kTraceVersion.
   static Result<ThreadWriter> create(const std::string& path, uint32_t pid, uint32_t tid,
                                      const std::string& process_key,
                                      uint32_t chunk_size = kMinChunkSize,

@@ -9,7 +9,9 @@
 // keys its frames by the name and the JSON of the args, so a per-call value there made one
 // frame per call. A call that did not return normally, or was begun before a fork, says so
 // in "cat" ("exception", "longjmp", "cut"..., "inherited"), which Perfetto shows and
-// speedscope ignores. --no-compensation gives the measured times.
+// speedscope ignores. A ucontext switch ends a slice as "suspended"; the call's
+// continuation after the switch back is a slice of its own, "inherited,continued": the
+// same call, not a new one (docs/export.md). --no-compensation gives the measured times.
 #include <fmt/format.h>
 
 #include <unordered_map>
@@ -79,7 +81,7 @@ class ChromeWriter {
         p = write_text(p, analysis::exit_kind_name(call.exit));
         if (call.inherited) *p++ = ',';
       }
-      if (call.inherited) p = write_text(p, "inherited");
+      if (call.inherited) p = write_text(p, call.resumed ? "inherited,continued" : "inherited");
       *p++ = '"';
     }
     *p++ = '}';
@@ -106,7 +108,7 @@ class ChromeWriter {
     out_.write(text);
   }
 
-  // ',"cat":"' EXIT_KIND ',inherited"': exit_kind_name()'s longest is "exception".
+  // ',"cat":"' EXIT_KIND ',inherited,continued"': exit_kind_name()'s longest is "exception".
   static constexpr size_t kCatRoom = 64;
 
   ExportStream& out_;

@@ -11,7 +11,9 @@
 // the TrackDescriptors of the process (once per process) and of the thread, and one
 // TrackEvent per call opening (TYPE_SLICE_BEGIN, with the interned name) and one per call
 // ending (TYPE_SLICE_END). Names are interned (InternedData.event_names) the first time a
-// sequence uses them; iids are unique across the trace, as the format asks.
+// sequence uses them; iids are unique across the trace, as the format asks. An opening by
+// INHERIT carries the annotation "inherited"; an unusual end "exit" (its kind), a
+// continuation after a ucontext switch "continued" (the same call, not a new one).
 //
 // Times are those of the chrome export: the compensated clock (FinishedCall::vstart, and
 // vstart + time for the end), scaled to ns and not shifted, so a slice's begin and
@@ -163,7 +165,7 @@ class PerfettoWriter {
   void on_special(const format::Event&, uint32_t) {}
   void on_call(const analysis::FinishedCall& call) {
     const uint64_t delta = advance(to_ns(call.vstart + call.time));
-    if (call.exit == analysis::ExitKind::kNormal) {
+    if (call.exit == analysis::ExitKind::kNormal && !call.resumed) {
       SmallProto<8> te;
       te.varint(pf::kEventType, pf::kTypeSliceEnd);
       small_event(delta, te);
@@ -172,10 +174,18 @@ class PerfettoWriter {
     event_packet(delta);
     te_.clear();
     te_.varint(pf::kEventType, pf::kTypeSliceEnd);
-    ann_.clear();
-    ann_.bytes(pf::kAnnotationName, "exit");
-    ann_.bytes(pf::kAnnotationStringValue, analysis::exit_kind_name(call.exit));
-    te_.message(pf::kEventDebugAnnotations, ann_);
+    if (call.exit != analysis::ExitKind::kNormal) {
+      ann_.clear();
+      ann_.bytes(pf::kAnnotationName, "exit");
+      ann_.bytes(pf::kAnnotationStringValue, analysis::exit_kind_name(call.exit));
+      te_.message(pf::kEventDebugAnnotations, ann_);
+    }
+    if (call.resumed) {  // a continuation after a ucontext switch: the same call, not a new one
+      ann_.clear();
+      ann_.bytes(pf::kAnnotationName, "continued");
+      ann_.varint(pf::kAnnotationBoolValue, 1);
+      te_.message(pf::kEventDebugAnnotations, ann_);
+    }
     packet_.message(pf::kTrackEvent, te_);
     emit();
   }

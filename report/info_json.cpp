@@ -128,6 +128,8 @@ std::string render_info_json(const analysis::RecordingInfo& info) {
       pj["xray_functions"] = p.xray_functions;
       pj["xray_refused"] = p.xray_refused;
     }
+    // Only when the program dlmopen'ed an instrumented module: other files stay as they were.
+    if (!p.dlmopen_modules.empty()) pj["dlmopen_modules"] = p.dlmopen_modules;
     // Only with --patch: the files of other recordings stay as they were.
     if (!patching.empty()) pj["patching"] = std::move(patching);
     procs.push_back(std::move(pj));

@@ -20,6 +20,7 @@
 #include "runtime/monitor/monitor_dispatch.hpp"
 #include "runtime/core/runtime_scope.hpp"
 #include "runtime/recording/context_stash.hpp"
+#include "runtime/recording/other_namespaces.hpp"
 #include "runtime/patching/got_redirect.hpp"
 #include "runtime/patching/sled_patch.hpp"
 #include "runtime/patching/xray_sleds.hpp"
@@ -353,6 +354,7 @@ void modules_rescan() {
   filter_scan_done();
   put_libcall_line();
   put_xray_line();
+  put_other_namespace_lines();  // dlmopen'ed modules, not recorded: said
   __atomic_store_n(&g_scan_lock, 0, __ATOMIC_RELEASE);
 }
 

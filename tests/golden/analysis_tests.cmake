@@ -54,6 +54,8 @@ set(ANALYSIS_GOLDEN
   "export-callgrind-depth simple export|--format=callgrind|-o|-|--max-depth|2"
   "export-speedscope-thread threads export|--format=speedscope|-o|-|--thread|601"
   "export-speedscope-min scheduler export|--format=speedscope|-o|-|--min-duration|450"
+  "graph suspended graph"
+  "graph-tree suspended graph|--tree"
 )
 foreach(entry ${ANALYSIS_GOLDEN})
   string(REPLACE " " ";" parts "${entry}")

@@ -172,6 +172,7 @@ def decode_perfetto(data):
             s = st["stack"].pop()
             s["end"] = ts
             s["exit"] = notes.get("exit", "normal")
+            s["continued"] = notes.get("continued", False)
             s["seq"] = seq
             s["depth"] = len(st["stack"])
             if st["stack"] and st["stack"][-1]["begin"] > s["begin"]:
@@ -249,9 +250,11 @@ def main():
             # The chrome export names an unusual exit and an inherited frame in "cat".
             cat = [w for w in c.get("cat", "").split(",") if w]
             cinh = "inherited" in cat
-            cexit = next((w for w in cat if w != "inherited"), "normal")
+            ccont = "continued" in cat
+            cexit = next((w for w in cat if w not in ("inherited", "continued")), "normal")
             if (c["name"] != p["name"] or abs(cb - p["begin"]) > 1 or abs(ce - p["end"]) > 1
-                    or cexit != p["exit"] or cinh != p["inherited"]):
+                    or cexit != p["exit"] or cinh != p["inherited"]
+                    or ccont != p["continued"]):
                 print(f"FAIL: thread {key} call {i}:\n  chrome   {c}\n  perfetto {p}")
                 return 1
     print(f"ok: {len(slices)} slices on {len(p_threads)} threads, {len(data)} bytes "

@@ -225,14 +225,23 @@ class Builder {
   std::string thread(const std::vector<std::string>& w) {
     std::string err = close_thread();
     if (!err.empty()) return err;
-    if (w.size() < 2) return "thread TID [name NAME]";
+    if (w.size() < 2) return "thread TID [name NAME] [version 5|7]";
     uint32_t tid = static_cast<uint32_t>(std::stoul(w[1]));
     tid_ = tid;
+    std::string name;
+    uint16_t version = fmtns::kTraceVersion;
+    for (size_t i = 2; i + 1 < w.size(); i += 2) {
+      if (w[i] == "name") name = w[i + 1];
+      else if (w[i] == "version") version = static_cast<uint16_t>(std::stoul(w[i + 1]));
+      else return "thread TID [name NAME] [version 5|7]";
+    }
     std::string path = fmt::format("{}/{}.{}.events", out_, proc_->meta.key, tid);
-    auto created = fmtns::ThreadWriter::create(path, proc_->meta.pid, tid, proc_->meta.key);
+    auto created = fmtns::ThreadWriter::create(path, proc_->meta.pid, tid, proc_->meta.key,
+                                               fmtns::kMinChunkSize, fmtns::ClockKind::kTsc,
+                                               version);
     if (!created) return created.error();
     writer_ = std::make_unique<fmtns::ThreadWriter>(std::move(created).value());
-    if (w.size() >= 4 && w[2] == "name") writer_->set_thread_name(w[3]);
+    if (!name.empty()) writer_->set_thread_name(name);
     cut_ = false;
     return "";
   }
@@ -263,10 +272,11 @@ class Builder {
     } else if (op == "nested_exit") {
       writer_->nested_exit(t);
     } else if (op == "unwind") {
-      if (!need(4)) return "unwind T COUNT exception|longjmp|unknown";
-      auto reason = w[3] == "exception" ? fmtns::UnwindReason::kException
-                    : w[3] == "longjmp" ? fmtns::UnwindReason::kLongjmp
-                                        : fmtns::UnwindReason::kUnknown;
+      if (!need(4)) return "unwind T COUNT exception|longjmp|unknown|suspended";
+      auto reason = w[3] == "exception"   ? fmtns::UnwindReason::kException
+                    : w[3] == "longjmp"   ? fmtns::UnwindReason::kLongjmp
+                    : w[3] == "suspended" ? fmtns::UnwindReason::kSuspended
+                                          : fmtns::UnwindReason::kUnknown;
       writer_->unwind(t, std::stoull(w[2]), reason);
     } else if (op == "end") {
       writer_->end(t);

@@ -142,6 +142,53 @@ TEST(Callgraph, InheritedFramesAddNoCalls) {
   EXPECT_EQ(sink.arcs()[0].incl, 10u);
 }
 
+format::Event suspend(uint64_t t, uint64_t count) {
+  format::Event e;
+  e.type = format::Event::kUnwind;
+  e.ticks = t;
+  e.count = count;
+  e.reason = 4;
+  return e;
+}
+format::Event resume(uint64_t t, uint64_t addr) {
+  format::Event e;
+  e.type = format::Event::kInherit;
+  e.ticks = t;
+  e.addr = addr;
+  return e;
+}
+
+// A ucontext coroutine (tests/traces/suspended.txt, shorter): main(1) -> run(2) switches to
+// coro(3), which yields back; run returns, main ends. The continuation of main and run
+// (INHERIT after the suspension) adds its time to their stacks and functions, no call.
+const std::vector<format::Event> kSwitch = {
+    enter(0, 1),  enter(10, 2), suspend(20, 2), enter(20, 3), suspend(50, 1),
+    resume(50, 1), resume(50, 2), leave(60), leave(70)};
+
+TEST(StackTrie, ContinuationsAddToTheirStack) {
+  StackTrie trie;
+  StackSink sink(trie);
+  walk(sink, kSwitch);
+  const auto& n = trie.nodes();
+  ASSERT_EQ(n.size(), 4u);  // root, main, main;run, coro
+  EXPECT_EQ(n[1].self, 10 + 10);  // 0..10 and 60..70
+  EXPECT_EQ(n[2].self, 10 + 10);  // 10..20 and 50..60
+  EXPECT_EQ(n[3].self, 30);
+}
+
+TEST(Callgraph, ContinuationsAddTimeNotCalls) {
+  CallgraphSink sink;
+  walk(sink, kSwitch);
+  ASSERT_EQ(sink.functions().size(), 3u);
+  EXPECT_EQ(sink.functions()[0].calls, 1u);
+  EXPECT_EQ(sink.functions()[0].self, 20);
+  EXPECT_EQ(sink.functions()[1].calls, 1u);
+  EXPECT_EQ(sink.functions()[1].self, 20);
+  ASSERT_EQ(sink.arcs().size(), 1u);  // main -> run
+  EXPECT_EQ(sink.arcs()[0].calls, 1u);
+  EXPECT_EQ(sink.arcs()[0].incl, 20u);
+}
+
 TEST(ExportJson, Quote) {
   EXPECT_EQ(report::json_quote("a\"b\\c"), R"("a\"b\\c")");
   EXPECT_EQ(report::json_quote("x\ny"), R"("x\u000ay")");

@@ -838,3 +838,76 @@ TEST_F(RawFileTest, FileCutInsideAPayloadIsATruncation) {
 
 }  // namespace
 }  // namespace callmon::format
+
+namespace callmon::format {
+namespace {
+
+// ---- format version 8: ucontext switches (UNWIND reason 4, INHERIT mid-stream) ----------
+
+// A coroutine switch as the runtime writes it: main's context set aside, the coroutine's
+// call, then main's context taken up again.
+std::vector<Event> write_switch(ThreadWriter& w) {
+  w.enter(10, 0x1000);
+  w.unwind(20, 1, UnwindReason::kSuspended);
+  w.enter(20, 0x2000);
+  w.unwind(30, 1, UnwindReason::kSuspended);
+  w.inherit(30, {0x1000});
+  w.exit(40);
+  w.end(40);
+  return {ev(Event::kEnter, 10, 0x1000), ev(Event::kUnwind, 20, 0, 1, 4),
+          ev(Event::kEnter, 20, 0x2000), ev(Event::kUnwind, 30, 0, 1, 4),
+          ev(Event::kInherit, 30, 0x1000), ev(Event::kExit, 40), ev(Event::kEnd, 40)};
+}
+
+TEST_F(ThreadFileTest, FormatVersionEightHoldsSuspensions) {
+  EXPECT_EQ(kTraceVersion, 8);
+  EXPECT_EQ(kSuspendVersion, kTraceVersion);
+  auto w = ThreadWriter::create(path("v8.events"), 1, 1, "1.0");
+  ASSERT_TRUE(w);
+  std::vector<Event> want = write_switch(*w);
+  ASSERT_TRUE(w->close(true));
+  auto r = ThreadReader::open(path("v8.events"));
+  ASSERT_TRUE(r) << r.error();
+  EXPECT_EQ(r->header().version, 8);
+  expect_events(read_all(*r), want);
+  EXPECT_EQ(r->damage().bad_records, 0u);
+}
+
+// The runtime that introduced the switches wrote them under version 7 for a while: still read.
+TEST_F(ThreadFileTest, FormatVersionSevenFilesWithSuspensionsAreRead) {
+  auto w = ThreadWriter::create(path("v7.events"), 1, 1, "1.0", kMinChunkSize,
+                                ClockKind::kTsc, 7);
+  ASSERT_TRUE(w);
+  std::vector<Event> want = write_switch(*w);
+  ASSERT_TRUE(w->close(true));
+  auto r = ThreadReader::open(path("v7.events"));
+  ASSERT_TRUE(r) << r.error();
+  EXPECT_EQ(r->header().version, 7);
+  expect_events(read_all(*r), want);
+  EXPECT_EQ(r->damage().bad_records, 0u);
+}
+
+// Every older version is still accepted; a newer one is refused whole, said as such.
+TEST_F(RawFileTest, FormatVersionsOlderReadNewerRefused) {
+  for (uint16_t v = kMinTraceVersion; v <= kTraceVersion; ++v) {
+    std::string p = write_raw({cat({kEnter10, kExit5})});
+    {  // the version on the file itself (write_raw's patch is a plain function)
+      std::fstream f(p, std::ios::in | std::ios::out | std::ios::binary);
+      f.seekp(offsetof(ThreadFileHeader, version));
+      f.write(reinterpret_cast<const char*>(&v), sizeof v);
+    }
+    auto r = ThreadReader::open(p);
+    EXPECT_TRUE(r) << "version " << v << ": " << (r ? "" : r.error());
+  }
+  std::string p = write_raw({cat({kEnter10, kExit5})},
+                            [](ThreadFileHeader& h) { h.version = kTraceVersion + 1; });
+  auto r = ThreadReader::open(p);
+  ASSERT_FALSE(r);
+  EXPECT_NE(r.error().find("unsupported thread file version 9: recording made by a newer "
+                           "callmon (this callmon reads versions 1 to 8)"),
+            std::string::npos)
+      << r.error();
+}
+
+}  // namespace
+}  // namespace callmon::format

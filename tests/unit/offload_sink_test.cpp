@@ -34,7 +34,8 @@ struct LogSink {
     log.push_back("call " + std::to_string(c.addr) + " " + std::to_string(c.vstart) + " " +
                   std::to_string(c.time) + " " + std::to_string(c.depth) + " " +
                   std::to_string(static_cast<int>(c.exit)) + " " +
-                  std::to_string(c.inherited) + " slot " + std::to_string(c.slot));
+                  std::to_string(c.inherited) + " " + std::to_string(c.resumed) + " slot " +
+                  std::to_string(c.slot));
   }
   void on_special(const format::Event&, uint32_t) {}
 };
@@ -101,6 +102,39 @@ TEST(OffloadSink, UnfinishedCallsAndAnEmptyWalk) {
     beside.finish();
   }
   EXPECT_EQ(offloaded.log, direct.log);
+}
+
+// A ucontext switch: a suspended call taken up again is handed on as resumed (the exports
+// beside the walk mark it `continued`).
+TEST(OffloadSink, ContinuationsKeepTheirResumedMark) {
+  std::vector<format::Event> evs;
+  auto add = [&](format::Event::Type type, uint64_t t, uint64_t addr, uint64_t count,
+                 uint32_t reason) {
+    format::Event e;
+    e.type = type;
+    e.ticks = t;
+    e.addr = addr;
+    e.count = count;
+    e.reason = reason;
+    evs.push_back(e);
+  };
+  add(format::Event::kEnter, 10, 0x1000, 0, 0);
+  add(format::Event::kUnwind, 20, 0, 1, 4);  // suspended
+  add(format::Event::kEnter, 20, 0x2000, 0, 0);
+  add(format::Event::kUnwind, 30, 0, 1, 4);
+  add(format::Event::kInherit, 30, 0x1000, 0, 0);  // resumed
+  add(format::Event::kExit, 40, 0, 0, 0);
+  LogSink direct;
+  walk(direct, evs);
+  LogSink offloaded;
+  {
+    OffloadSink<LogSink> beside(offloaded);
+    walk(beside, evs);
+    beside.finish();
+  }
+  EXPECT_EQ(offloaded.log, direct.log);
+  ASSERT_FALSE(direct.log.empty());
+  EXPECT_NE(direct.log.back().find(" 1 1 slot"), std::string::npos) << direct.log.back();
 }
 
 TEST(OffloadSink, TheSinksExceptionComesBackFromFinish) {

@@ -30,6 +30,7 @@
 #include "tools/callmon/record_attach.hpp"
 #include "tools/callmon/sched_recorder.hpp"
 #include "tools/callmon/select_service.hpp"
+#include "tools/callmon/unrecorded_note.hpp"
 
 namespace callmon::tools {
 namespace {
@@ -310,6 +311,7 @@ int run_record(const RecordOptions& o) {
     warn(cmd, "no instrumented function was called; was " + o.command[0] +
                   " built with -finstrument-functions, -pg, nop sleds or XRay sleds? (" + o.dir +
                   " holds no events)");
+  warn_unrecorded_modules(cmd, dir.string());
   return ended->status;
 }
 

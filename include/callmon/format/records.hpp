@@ -15,13 +15,19 @@ inline constexpr char kThreadMagic[8] = {'C', 'M', 'T', 'H', 'R', 'E', 'A', 'D'}
 // record (kCodePause), version 4 the CALIB and CLOCK records (kCodeCalib, kCodeClock),
 // version 5 the HIDDEN record (kCodeHidden), version 6 the compact ENTER and EXIT records
 // (kV6*: an address cache and a next-callee guess), version 7 their time deltas in units of
-// the clock's step (ThreadFileHeader::tick_shift); readers accept every version from
-// kMinTraceVersion on.
-inline constexpr uint16_t kTraceVersion = 7;
+// the clock's step (ThreadFileHeader::tick_shift), version 8 the UNWIND reason 4
+// (UnwindReason::kSuspended) and INHERIT records later in a stream (ucontext switches):
+// a reader of version 7 dropped a chunk that held one, so it must refuse the file
+// instead. Readers accept every version from kMinTraceVersion on.
+inline constexpr uint16_t kTraceVersion = 8;
 // First version with the compact ENTER and EXIT records (docs/format.md, "Version 6").
 inline constexpr uint16_t kCompactVersion = 6;
 // First version whose header has tick_shift (docs/format.md, "Version 7").
 inline constexpr uint16_t kTickShiftVersion = 7;
+// First version that may hold UNWIND reason 4 and mid-stream INHERIT (docs/format.md,
+// "Version 8"). Readers accept them in version 7 files too: the runtime of the stop that
+// added them wrote them before the version was bumped.
+inline constexpr uint16_t kSuspendVersion = 8;
 // Largest tick_shift a reader accepts (a clock that steps by 256 ticks is no clock).
 inline constexpr uint32_t kMaxTickShift = 8;
 inline constexpr uint16_t kMinTraceVersion = 1;
