@@ -42,7 +42,7 @@ class Fixed3Text {
 
   // Writes write_fixed3(p, v)'s text at `p` (room for kRoom bytes) and returns its end; a
   // few bytes after the end may be overwritten (the caller's next piece goes there).
-  char* write(char* p, double v) {
+  [[gnu::always_inline]] char* write(char* p, double v) {
     // The negation also takes NaN; the sign bit, -0.0 (write_fixed3 writes these).
     if (!(v >= 0 && v < 0x1p53) || std::signbit(v)) [[unlikely]]
       return write_fixed3(p, v);
@@ -52,7 +52,7 @@ class Fixed3Text {
   }
 
   // `units` thousandths as "I.FFF" (I without leading zeros, at least one digit).
-  char* write_units(char* p, uint64_t units) {
+  [[gnu::always_inline]] char* write_units(char* p, uint64_t units) {
     if (units < 1'000'000) {  // I < 1000: a duration under 1 ms (chrome's dur)
       const auto i = static_cast<uint32_t>(units / 1000);
       p = put_short(p, i);

@@ -13,6 +13,23 @@
 
 namespace callmon::report {
 
+// `value` as a varint written at `p` (room for 10 bytes); returns the end. The same bytes
+// as ProtoWriter's and SmallProto's varints. For packets written straight into an output
+// buffer (export_perfetto.cpp's per-call events): bytes stored once where they stay, never
+// built aside and copied, whose wide reload of narrow stores stalled.
+inline char* put_varint(char* p, uint64_t value) {
+  while (value >= 0x80) {
+    *p++ = static_cast<char>((value & 0x7f) | 0x80);
+    value >>= 7;
+  }
+  *p++ = static_cast<char>(value);
+  return p;
+}
+// A field's tag (its number and wire type: 0 varint, 2 length-delimited) at `p`.
+inline char* put_tag(char* p, uint32_t field, uint32_t wire_type) {
+  return put_varint(p, (static_cast<uint64_t>(field) << 3) | wire_type);
+}
+
 class ProtoWriter {
  public:
   // Field `field` as a varint (uint32/uint64/int32 >= 0/bool/enum).
