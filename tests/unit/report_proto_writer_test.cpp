@@ -46,22 +46,6 @@ TEST(ProtoWriter, LengthDelimitedAndNested) {
   EXPECT_EQ(big.size(), 303u);
 }
 
-TEST(ProtoWriter, SmallProtoWritesTheSameBytes) {
-  ProtoWriter inner;
-  inner.varint(9, 1);
-  inner.varint(10, 300);
-  ProtoWriter big;
-  big.varint(8, 123456789);
-  big.message(11, inner);
-  SmallProto<16> small_inner;
-  small_inner.varint(9, 1);
-  small_inner.varint(10, 300);
-  SmallProto<32> small;
-  small.varint(8, 123456789);
-  small.message(11, small_inner);
-  EXPECT_EQ(small.view(), big.view());
-}
-
 TEST(ProtoWriter, PutVarintWritesWhatTheWritersWrite) {
   // put_varint / put_tag (the perfetto export's per-call packets) against ProtoWriter, on
   // every varint length and the edges between them.
