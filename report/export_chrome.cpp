@@ -21,6 +21,8 @@
 #include "report/export.hpp"
 #include "report/export_json.hpp"
 #include "report/export_stream.hpp"
+#include "report/export_time_text.hpp"
+#include "report/name_arena.hpp"
 
 namespace callmon::report {
 namespace {
@@ -41,14 +43,18 @@ class ChromeWriter {
     meta_ = &proc.meta;
     tps_ = proc.meta.ticks_per_second;
     sym_ = &sym;
-    names_.clear();
+    names_ = NameArena();
+    tails_.clear();
     name_index_ = analysis::AddrIndex();
     event(fmt::format(R"({{"ph":"M","pid":{},"tid":{},"name":"process_name","args":{{"name":{}}}}})",
                       proc.meta.pid, proc.meta.pid,
                       json_quote(base_of(proc.meta.exe) + " [" + proc.meta.key + "]")));
   }
   ChromeWriter& begin_thread(const analysis::ExportThread& t) {
-    call_head_ = fmt::format(R"({{"ph":"X","pid":{},"tid":{},"ts":)", meta_->pid, t.tid);
+    // The "\n" of the event's ",\n" is part of the head (on_call writes the comma).
+    heads_ = NameArena();
+    head_ = heads_.add(
+        fmt::format("\n{{\"ph\":\"X\",\"pid\":{},\"tid\":{},\"ts\":", meta_->pid, t.tid));
     std::string name = t.name.empty() ? fmt::format("thread {}", t.tid) : t.name;
     event(fmt::format(R"({{"ph":"M","pid":{},"tid":{},"name":"thread_name","args":{{"name":{}}}}})",
                       t.pid, t.tid, json_quote(name)));
@@ -61,21 +67,24 @@ class ChromeWriter {
   uint32_t on_enter(uint64_t, uint64_t, uint32_t, bool) { return 0; }
   void on_special(const format::Event&, uint32_t) {}
   void on_call(const analysis::FinishedCall& call) {
-    // Formatted in place (no string per event: this runs once per call).
-    const std::string& quoted = name(call.addr);
-    char* const start = out_.room(2 + call_head_.size() + 2 * kFixed3Room + 16 + quoted.size() +
-                                  kCatRoom);
+    // Formatted in place (no string per event: this runs once per call). The pieces that do
+    // not change from call to call (the thread's head, each function's ',"name":"..."}') are
+    // kept padded in arenas and copied in 16-byte blocks (name_arena.hpp); the times by
+    // Fixed3Text (export_time_text.hpp).
+    const NameArena::Ref tail = name_tail(call.addr);
+    char* const start =
+        out_.room(kCopyBlock + block_read_size(head_.size) + 2 * Fixed3Text::kRoom +
+                  block_read_size(tail.size) + kCatRoom);
     char* p = start;
     if (!first_) *p++ = ',';
-    *p++ = '\n';
     first_ = false;
-    p = write_text(p, call_head_);
-    p = write_fixed3(p, to_ns(call.vstart) / 1000.0);
+    p = heads_.copy(p, head_);
+    p = ts_.write(p, to_ns(call.vstart) / 1000.0);
     p = write_text(p, ",\"dur\":");
-    p = write_fixed3(p, to_ns(call.time) / 1000.0);
-    p = write_text(p, ",\"name\":");
-    p = write_text(p, quoted);
-    if (call.exit != analysis::ExitKind::kNormal || call.inherited) {
+    p = dur_.write(p, to_ns(call.time) / 1000.0);
+    p = names_.copy(p, tail);
+    if (call.exit != analysis::ExitKind::kNormal || call.inherited) [[unlikely]] {
+      --p;  // the tail's closing '}' goes after the category
       p = write_text(p, ",\"cat\":\"");
       if (call.exit != analysis::ExitKind::kNormal) {
         p = write_text(p, analysis::exit_kind_name(call.exit));
@@ -83,8 +92,8 @@ class ChromeWriter {
       }
       if (call.inherited) p = write_text(p, call.resumed ? "inherited,continued" : "inherited");
       *p++ = '"';
+      *p++ = '}';
     }
-    *p++ = '}';
     out_.commit(p);
   }
 
@@ -94,13 +103,15 @@ class ChromeWriter {
   double to_ns(uint64_t ticks) const {
     return tps_ <= 0 ? 0 : static_cast<double>(ticks) * 1e9 / tps_;
   }
-  // Each function's name quoted once per process, found by the dense index of its address.
-  const std::string& name(uint64_t addr) {
+  // Each function's ',"name":QUOTED}' made once per process, found by the dense index of
+  // its address.
+  NameArena::Ref name_tail(uint64_t addr) {
     bool inserted;
     const uint32_t i =
-        name_index_.find_or_insert(addr, static_cast<uint32_t>(names_.size()), inserted);
-    if (inserted) names_.push_back(json_quote(sym_->lookup(addr).name));
-    return names_[i];
+        name_index_.find_or_insert(addr, static_cast<uint32_t>(tails_.size()), inserted);
+    if (inserted) [[unlikely]]
+      tails_.push_back(names_.add(",\"name\":" + json_quote(sym_->lookup(addr).name) + "}"));
+    return tails_[i];
   }
   void event(const std::string& text) {
     out_.write(first_ ? "\n" : ",\n");
@@ -115,10 +126,13 @@ class ChromeWriter {
   const format::ProcessMeta* meta_ = nullptr;
   double tps_ = 0;  // meta_'s ticks per second
   analysis::ProcessSymbolizer* sym_ = nullptr;
-  std::string call_head_;  // a call event's text up to its ts, for this thread
+  NameArena heads_;      // this thread's head: "\n" and a call event's text up to its ts
+  NameArena::Ref head_;  // the head in heads_
   bool first_ = true;
-  analysis::AddrIndex name_index_;  // this process's functions: index in names_
-  std::vector<std::string> names_;  // quoted names of this process
+  analysis::AddrIndex name_index_;     // this process's functions: index in tails_
+  NameArena names_;                    // this process's ',"name":QUOTED}' texts
+  std::vector<NameArena::Ref> tails_;  // by index: the function's text in names_
+  Fixed3Text ts_, dur_;  // each keeps its own prefix (export_time_text.hpp)
 };
 
 }  // namespace

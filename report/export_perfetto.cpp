@@ -132,11 +132,8 @@ class PerfettoWriter {
     const size_t i = index_of(addr);
     const uint64_t iid = iid_base_ + i + 1;  // iid 0 means "not set"
     if (emitted_in_[i] == seq_ && !inherited) {
-      // The common case, on the stack: a known name, no annotation.
-      SmallProto<16> te;
-      te.varint(pf::kEventType, pf::kTypeSliceBegin);
-      te.varint(pf::kEventNameIid, iid);
-      small_event(delta, te);
+      // The common case: a known name, no annotation.
+      small_event(delta, pf::kTypeSliceBegin, iid);
       return 0;
     }
     event_packet(delta);
@@ -166,9 +163,7 @@ class PerfettoWriter {
   void on_call(const analysis::FinishedCall& call) {
     const uint64_t delta = advance(to_ns(call.vstart + call.time));
     if (call.exit == analysis::ExitKind::kNormal && !call.resumed) {
-      SmallProto<8> te;
-      te.varint(pf::kEventType, pf::kTypeSliceEnd);
-      small_event(delta, te);
+      small_event(delta, pf::kTypeSliceEnd, 0);
       return;
     }
     event_packet(delta);
@@ -225,24 +220,33 @@ class PerfettoWriter {
     packet_.varint(pf::kSequenceFlags, pf::kSeqNeedsIncrementalState);
   }
 
-  // Writes an event packet whose TrackEvent is `te`, built on the stack.
-  template <class Event>
-  void small_event(uint64_t delta, const Event& te) {
-    SmallProto<48> packet;
-    packet.varint(pf::kTimestamp, delta);
-    packet.varint(pf::kTrustedPacketSequenceId, seq_);
-    packet.varint(pf::kSequenceFlags, pf::kSeqNeedsIncrementalState);
-    packet.message(pf::kTrackEvent, te);
-    // Framed as Trace.packet straight into the stream: its tag, its length (one byte: the
-    // packet is under 128 bytes) and the packet, copied as the whole fixed block (no call
-    // to memcpy for a length known only now).
-    static_assert(sizeof(packet) >= 48 && 48 < 128);
-    const std::string_view body = packet.view();
-    char* p = out_.room(2 + 48);
-    p[0] = static_cast<char>((pf::kTracePacket << 3) | 2);
-    p[1] = static_cast<char>(body.size());
-    std::memcpy(p + 2, body.data(), 48);
-    out_.commit(p + 2 + body.size());
+  // Writes the common event packet, framed as Trace.packet, straight into the stream: its
+  // timestamp delta, the sequence, SEQ_NEEDS_INCREMENTAL_STATE and a TrackEvent of `type`
+  // with the name's iid (when `iid` is not 0). A packet built on the stack and copied out
+  // (a SmallProto, before) cost a stalled wide reload of its byte stores per event: over
+  // half of on_enter's time on a 10^8-call recording.
+  void small_event(uint64_t delta, uint64_t type, uint64_t iid) {
+    // At most 2 + 11 + 6 + 2 + 2 + 2 + 11 bytes: under 128, so each length is one byte.
+    char* const start = out_.room(64);
+    char* p = put_tag(start + 2, pf::kTimestamp, 0);
+    p = put_varint(p, delta);
+    p = put_tag(p, pf::kTrustedPacketSequenceId, 0);
+    p = put_varint(p, seq_);
+    p = put_tag(p, pf::kSequenceFlags, 0);
+    p = put_varint(p, pf::kSeqNeedsIncrementalState);
+    p = put_tag(p, pf::kTrackEvent, 2);
+    char* const te_size = p++;
+    char* const te = p;
+    p = put_tag(p, pf::kEventType, 0);
+    p = put_varint(p, type);
+    if (iid != 0) {
+      p = put_tag(p, pf::kEventNameIid, 0);
+      p = put_varint(p, iid);
+    }
+    *te_size = static_cast<char>(p - te);
+    start[0] = static_cast<char>((pf::kTracePacket << 3) | 2);
+    start[1] = static_cast<char>(p - (start + 2));
+    out_.commit(p);
   }
 
   // The sequence's first packet (state cleared, defaults, clock 64 = BOOTTIME = t0 ns) and

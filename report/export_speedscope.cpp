@@ -7,13 +7,15 @@
 // distinct functions only, is written at the end.
 #include <fmt/format.h>
 
-#include <charconv>
 #include <unordered_map>
 
+#include "analysis/addr_index.hpp"
 #include "analysis/export_walk.hpp"
 #include "report/export.hpp"
 #include "report/export_json.hpp"
 #include "report/export_stream.hpp"
+#include "report/export_time_text.hpp"
+#include "report/name_arena.hpp"
 
 namespace callmon::report {
 namespace {
@@ -28,7 +30,8 @@ class SpeedscopeWriter {
     meta_ = &proc.meta;
     tps_ = proc.meta.ticks_per_second;
     sym_ = &sym;
-    frame_of_addr_.clear();
+    frame_index_of_addr_ = analysis::AddrIndex();
+    frame_of_index_.clear();
   }
   SpeedscopeWriter& begin_thread(const analysis::ExportThread& t) {
     std::string name = fmt::format("{} {}", meta_->key, t.tid);
@@ -73,41 +76,56 @@ class SpeedscopeWriter {
   double to_ns(uint64_t ticks) const {
     return tps_ <= 0 ? 0 : static_cast<double>(ticks) * 1e9 / tps_;
   }
-  // Formatted in place (no string per event: this runs twice per call).
+  // Formatted in place (no string per event: this runs twice per call): the event's text
+  // up to its time is the frame's, made once (frame_of) and copied in 16-byte blocks
+  // (name_arena.hpp); the time by Fixed3Text (export_time_text.hpp).
   void event(char type, uint32_t frame, double at) {
-    if (!opened_) {
+    const NameArena::Ref head = type == 'O' ? open_heads_[frame] : close_heads_[frame];
+    char* p;
+    if (!opened_) [[unlikely]] {
       out_.write(profiles_ == 0 ? "\n" : ",\n");
       out_.write(profile_head_);
       ++profiles_;
       opened_ = true;
       start_ = at;
-      out_.write("\n");
+      // The head's ",\n" becomes "\n" for the profile's first event.
+      const std::string_view text = heads_.bytes().substr(head.at + 1, head.size - 1);
+      p = out_.room(text.size() + Fixed3Text::kRoom + 1);
+      p = write_text(p, text);
     } else {
-      out_.write(",\n");
+      p = out_.room(block_read_size(head.size) + Fixed3Text::kRoom + 1);
+      p = heads_.copy(p, head);
     }
     end_ = at;
-    char* p = out_.room(kFixed3Room + 64);
-    p = write_text(p, type == 'O' ? R"({"type":"O","frame":)" : R"({"type":"C","frame":)");
-    p = std::to_chars(p, p + 16, frame).ptr;
-    p = write_text(p, ",\"at\":");
-    p = write_fixed3(p, at);
+    p = at_.write(p, at);
     *p++ = '}';
     out_.commit(p);
   }
 
   // Frames are shared by all processes: the same function in two processes is one frame.
   uint32_t frame_of(uint64_t addr) {
-    auto [it, inserted] = frame_of_addr_.try_emplace(addr, 0);
-    if (!inserted) return it->second;
+    bool inserted;
+    const uint32_t i = frame_index_of_addr_.find_or_insert(
+        addr, static_cast<uint32_t>(frame_of_index_.size()), inserted);
+    if (inserted) [[unlikely]]
+      frame_of_index_.push_back(new_frame(addr));
+    return frame_of_index_[i];
+  }
+  uint32_t new_frame(uint64_t addr) {
     const analysis::SymbolInfo& s = sym_->lookup(addr);
     std::string text = "{\"name\":" + json_quote(s.name);
     if (!s.file.empty()) text += ",\"file\":" + json_quote(s.file);
     if (s.line > 0) text += fmt::format(",\"line\":{}", s.line);
     text += "}";
     auto [fit, added] = frame_index_.try_emplace(text, static_cast<uint32_t>(frames_.size()));
-    if (added) frames_.push_back(text);
-    it->second = fit->second;
-    return it->second;
+    if (added) {
+      open_heads_.push_back(
+          heads_.add(fmt::format(",\n{{\"type\":\"O\",\"frame\":{},\"at\":", frames_.size())));
+      close_heads_.push_back(
+          heads_.add(fmt::format(",\n{{\"type\":\"C\",\"frame\":{},\"at\":", frames_.size())));
+      frames_.push_back(text);
+    }
+    return fit->second;
   }
 
   ExportStream& out_;
@@ -120,9 +138,13 @@ class SpeedscopeWriter {
   double start_ = 0;
   double end_ = 0;
   uint64_t vstart_ = 0;  // the opening call's place on the compensated clock
-  std::unordered_map<uint64_t, uint32_t> frame_of_addr_;  // this process
+  analysis::AddrIndex frame_index_of_addr_;  // this process's functions: index below
+  std::vector<uint32_t> frame_of_index_;     // by that index: the function's frame
   std::unordered_map<std::string, uint32_t> frame_index_;
   std::vector<std::string> frames_;  // JSON objects, by index
+  NameArena heads_;  // by frame: ',\n{"type":"O","frame":N,"at":' and the same with "C"
+  std::vector<NameArena::Ref> open_heads_, close_heads_;  // by frame, in heads_
+  Fixed3Text at_;  // the events' times (one clock: consecutive ones share their prefix)
 };
 
 }  // namespace

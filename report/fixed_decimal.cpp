@@ -15,41 +15,6 @@ namespace {
 constexpr uint64_t kPow10[] = {1, 10, 100, 1000};
 constexpr double kTwoTo53 = 9007199254740992.0;
 
-// v * 10^decimals rounded to the nearest integer (ties to even, as fmt), computed exactly
-// from v = m * 2^e (m < 2^53, so m * 1000 < 2^63 fits). Always true (the callers' fmt path
-// for false stays for safety).
-bool scaled_units(double v, uint64_t pow, uint64_t& units) {
-  const uint64_t bits = std::bit_cast<uint64_t>(v);
-  const int biased = static_cast<int>(bits >> 52);  // sign is 0: v >= 0
-  uint64_t m = bits & ((uint64_t{1} << 52) - 1);
-  int e;
-  if (biased == 0) {
-    e = -1074;  // subnormal
-  } else {
-    m |= uint64_t{1} << 52;
-    e = biased - 1075;
-  }
-  const uint64_t product = m * pow;
-  if (e >= 0) {  // v is an integer below 2^53: no fraction to round
-    units = (m << e) * pow;
-    return true;
-  }
-  const int shift = -e;
-  if (shift >= 64) {  // below 2^-11 times the product's 2^63 bound: less than half a unit
-    units = 0;
-    return true;
-  }
-  const uint64_t rest = product & ((uint64_t{1} << shift) - 1);
-  const uint64_t half = uint64_t{1} << (shift - 1);
-  units = product >> shift;
-  // An exact tie goes to the even neighbour, as fmt rounds it (checked against fmt on every
-  // tie in the unit test). Ties are common, not rare: a time point of 10^13-10^14 ns has a
-  // fraction in steps of 2^-6 to 2^-10, and 1 in 8 of them times 1000 is a tie; sent to fmt
-  // they were most of a speedscope export's time on a real recording.
-  units += rest > half || (rest == half && (units & 1) != 0);
-  return true;
-}
-
 // Two digits at a time: the division per digit was most of the formatting's time.
 constexpr char kTwoDigits[] =
     "00010203040506070809101112131415161718192021222324252627282930313233343536373839"
@@ -141,7 +106,7 @@ size_t text_length(uint64_t units) {
 template <int Decimals>
 char* write_quick(char* out, double v) {
   uint64_t units = 0;
-  if (!scaled_units(v, kPow10[Decimals], units))
+  if (!fixed_units(v, kPow10[Decimals], units))
     return fmt::format_to(out, "{:.{}f}", v, Decimals);
   char* end = out + text_length<Decimals>(units);
   digits_backwards<Decimals>(end, units);
@@ -151,7 +116,7 @@ char* write_quick(char* out, double v) {
 template <int Decimals>
 char* write_quick_before(char* end, double v) {
   uint64_t units = 0;
-  if (!scaled_units(v, kPow10[Decimals], units)) {
+  if (!fixed_units(v, kPow10[Decimals], units)) {
     char text[kFixedRoom];
     const size_t n = static_cast<size_t>(fmt::format_to(text, "{:.{}f}", v, Decimals) - text);
     std::memcpy(end - n, text, n);

@@ -2,8 +2,9 @@
 // fields in the wire format to a buffer. Only what that export needs: varint fields (wire
 // type 0) and length-delimited fields (wire type 2: strings and nested messages built in
 // another writer). No libprotobuf: the messages are few and fixed, and writing them by hand
-// keeps the per-call path to a few byte stores. ProtoWriter grows a std::string (any size);
-// SmallProto<N> writes into a fixed array on the stack, for the per-call packets.
+// keeps the per-call path to a few byte stores. ProtoWriter grows a std::string (any size),
+// for the packets written once per sequence or name; put_varint/put_tag write fields at a
+// pointer, for the per-call packets written straight into the output.
 #pragma once
 
 #include <cstddef>
@@ -12,6 +13,23 @@
 #include <string_view>
 
 namespace callmon::report {
+
+// `value` as a varint written at `p` (room for 10 bytes); returns the end. The same bytes
+// as ProtoWriter's varints. For packets written straight into an output buffer
+// (export_perfetto.cpp's per-call events): bytes stored once where they stay, never built
+// aside and copied, whose wide reload of narrow stores stalled.
+inline char* put_varint(char* p, uint64_t value) {
+  while (value >= 0x80) {
+    *p++ = static_cast<char>((value & 0x7f) | 0x80);
+    value >>= 7;
+  }
+  *p++ = static_cast<char>(value);
+  return p;
+}
+// A field's tag (its number and wire type: 0 varint, 2 length-delimited) at `p`.
+inline char* put_tag(char* p, uint32_t field, uint32_t wire_type) {
+  return put_varint(p, (static_cast<uint64_t>(field) << 3) | wire_type);
+}
 
 class ProtoWriter {
  public:
@@ -60,41 +78,6 @@ class ProtoWriter {
   }
 
   std::string buf_;
-};
-
-// The same fields into a fixed array of N bytes: no allocation, no capacity check. The
-// caller keeps within N (the per-call packets take at most ~40 bytes).
-template <size_t N>
-class SmallProto {
- public:
-  void varint(uint32_t field, uint64_t value) {
-    put(static_cast<uint64_t>(field) << 3);
-    put(value);
-  }
-  void bytes(uint32_t field, std::string_view data) {
-    put((static_cast<uint64_t>(field) << 3) | 2);
-    put(data.size());
-    // A few bytes each time (nested messages): a loop beats a call to memcpy.
-    for (char c : data) buf_[n_++] = c;
-  }
-  template <class Nested>
-  void message(uint32_t field, const Nested& nested) {
-    bytes(field, nested.view());
-  }
-  // The encoded bytes; data() starts the whole array of N bytes (a caller may copy all N).
-  std::string_view view() const { return {buf_, n_}; }
-
- private:
-  void put(uint64_t value) {
-    while (value >= 0x80) {
-      buf_[n_++] = static_cast<char>((value & 0x7f) | 0x80);
-      value >>= 7;
-    }
-    buf_[n_++] = static_cast<char>(value);
-  }
-
-  char buf_[N];
-  size_t n_ = 0;
 };
 
 }  // namespace callmon::report

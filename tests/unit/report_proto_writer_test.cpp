@@ -3,6 +3,7 @@
 // (little-endian base-128 varints, tag = field << 3 | wire type).
 #include <gtest/gtest.h>
 
+#include <cstdint>
 #include <string>
 
 #include "report/proto_writer.hpp"
@@ -45,20 +46,23 @@ TEST(ProtoWriter, LengthDelimitedAndNested) {
   EXPECT_EQ(big.size(), 303u);
 }
 
-TEST(ProtoWriter, SmallProtoWritesTheSameBytes) {
-  ProtoWriter inner;
-  inner.varint(9, 1);
-  inner.varint(10, 300);
-  ProtoWriter big;
-  big.varint(8, 123456789);
-  big.message(11, inner);
-  SmallProto<16> small_inner;
-  small_inner.varint(9, 1);
-  small_inner.varint(10, 300);
-  SmallProto<32> small;
-  small.varint(8, 123456789);
-  small.message(11, small_inner);
-  EXPECT_EQ(small.view(), big.view());
+TEST(ProtoWriter, PutVarintWritesWhatTheWritersWrite) {
+  // put_varint / put_tag (the perfetto export's per-call packets) against ProtoWriter, on
+  // every varint length and the edges between them.
+  for (int bits = 0; bits <= 64; ++bits) {
+    const uint64_t top = bits == 64 ? UINT64_MAX : (uint64_t{1} << bits);
+    for (uint64_t v : {top - 1, top, top + 1}) {
+      ProtoWriter w;
+      w.varint(87, v);
+      char buf[32];
+      char* end = put_tag(buf, 87, 0);
+      end = put_varint(end, v);
+      EXPECT_EQ(std::string(buf, end), w.data()) << v;
+    }
+  }
+  char buf[16];
+  EXPECT_EQ(std::string(buf, put_tag(buf, 11, 2)), bytes_of({0x5a}));
+  EXPECT_EQ(std::string(buf, put_varint(buf, 150)), bytes_of({0x96, 0x01}));
 }
 
 TEST(ProtoWriter, VarintSize) {
