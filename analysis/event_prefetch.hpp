@@ -2,6 +2,8 @@
 // compact batches while the call walk, which must stay sequential, consumes the batches
 // before them. The walk then only reads arrays (16 bytes and one kind byte per ENTER, 8 and one
 // per EXIT) instead of decoding LEB128 deltas, and the two halves of the work run side by side.
+// The decoder writes runs of plain ENTER and EXIT records straight into those arrays
+// (format::ThreadReader::next_plain_run), and only the other records through an Event.
 //
 // The events are exactly those the reader yields, in the same order: the same reader
 // decodes them (on the other thread), so damage, abandoned chunks, empty chunks and a cut
