@@ -815,21 +815,42 @@ class CallWalker {
   bool exited_valid_[2] = {false, false};
 };
 
-// walk_thread's loop when decoding inline.
+// walk_thread's loop when decoding inline: runs of plain ENTER and EXIT records decoded
+// into small arrays (format::ThreadReader::next_plain_run, narrower and cheaper than an
+// Event per record) and fed by kind, as the prefetched loop feeds them; the other records
+// one by one.
 template <class Sink, class Tick>
 uint64_t walk_thread_inline(format::ThreadReader& reader,
                                              CallWalker<Sink>& walker, Tick& tick) {
+  constexpr size_t kRun = 256;  // records per run: its arrays stay in the L1 cache
+  uint8_t kinds[kRun];
+  uint64_t ticks[kRun];
+  uint64_t addrs[kRun];
   format::Event ev;
   uint64_t events = 0;
-  while (reader.next(ev)) {
-    // Plain ENTER and EXIT (the bulk) by kind, as the prefetched loop feeds them.
+  for (;;) {
+    size_t enters = 0;
+    const size_t n = reader.next_plain_run(kinds, ticks, addrs, kRun, enters);
+    const uint64_t* addr = addrs;
+    for (size_t i = 0; i < n; ++i) {
+      if (kinds[i] == format::Event::kEnter)
+        walker.feed_enter(ticks[i], *addr++);
+      else
+        walker.feed_exit(ticks[i]);
+    }
+    if (!reader.next(ev)) {
+      events += n;
+      break;
+    }
     if (ev.type == format::Event::kEnter && !ev.nested) [[likely]]
       walker.feed_enter(ev.ticks, ev.addr);
     else if (ev.type == format::Event::kExit && !ev.nested) [[likely]]
       walker.feed_exit(ev.ticks);
     else
       walker.feed(ev);
-    if ((++events & 0xFFFFF) == 0) tick(reader.bytes_read());
+    const uint64_t before = events;
+    events += n + 1;
+    if ((before >> 20) != (events >> 20)) tick(reader.bytes_read());
   }
   walker.finish();
   return events;

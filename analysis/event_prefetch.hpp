@@ -2,6 +2,8 @@
 // compact batches while the call walk, which must stay sequential, consumes the batches
 // before them. The walk then only reads arrays (16 bytes and one kind byte per ENTER, 8 and one
 // per EXIT) instead of decoding LEB128 deltas, and the two halves of the work run side by side.
+// The decoder writes runs of plain ENTER and EXIT records straight into those arrays
+// (format::ThreadReader::next_plain_run), and only the other records through an Event.
 //
 // The events are exactly those the reader yields, in the same order: the same reader
 // decodes them (on the other thread), so damage, abandoned chunks, empty chunks and a cut
@@ -17,9 +19,11 @@
 
 #include <algorithm>
 #include <atomic>
+#include <concepts>
 #include <cstdint>
 #include <cstdlib>
 #include <exception>
+#include <memory>
 #include <thread>
 #include <utility>
 #include <vector>
@@ -98,14 +102,49 @@ inline uint64_t record_bytes(const format::ThreadReader& reader) {
   return limit > format::kHeaderSize ? limit - format::kHeaderSize : 0;
 }
 
+// An array of plain values with a fixed capacity (reserve()) and a size, which a decoder
+// can write in place past its end (tail(), then grow()): a std::vector would have to
+// zero what it resizes to, or check its capacity at every push_back.
+template <class T>
+class PodBuffer {
+ public:
+  // Sets the capacity (once, before use: the contents are dropped).
+  void reserve(size_t n) {
+    data_.reset(new T[n]);  // default-initialized: no zeroing pass
+    cap_ = n;
+    size_ = 0;
+  }
+  size_t capacity() const { return cap_; }
+  size_t size() const { return size_; }
+  bool empty() const { return size_ == 0; }
+  void clear() { size_ = 0; }
+  // Appends one value; the caller keeps within the capacity.
+  void push_back(T v) { data_[size_++] = v; }
+  // Where the next values go: capacity() - size() of them may be written there, then
+  // counted with grow().
+  T* tail() { return data_.get() + size_; }
+  void grow(size_t n) { size_ += n; }
+  T* data() { return data_.get(); }
+  const T* data() const { return data_.get(); }
+  const T& operator[](size_t i) const { return data_[i]; }
+  const T* begin() const { return data_.get(); }
+  const T* end() const { return data_.get() + size_; }
+
+ private:
+  std::unique_ptr<T[]> data_;
+  size_t cap_ = 0;
+  size_t size_ = 0;
+};
+
 // One batch of decoded events: ENTER and EXIT records that carry nothing else (the bulk)
 // as a kind byte, a time and an address; every other record whole in `others`, in order,
-// its position marked by kind kOther.
+// its position marked by kind kOther. kinds, ticks and addrs have the capacity of a whole
+// batch (EventPrefetch::kBatchEvents).
 struct alignas(64) EventBatch {  // whole cache lines: one slot is written as another is read
   static constexpr uint8_t kOther = 0xff;
-  std::vector<uint8_t> kinds;   // format::Event::kEnter, kExit, or kOther
-  std::vector<uint64_t> ticks;  // per plain ENTER/EXIT
-  std::vector<uint64_t> addrs;  // per plain ENTER (an EXIT has none)
+  PodBuffer<uint8_t> kinds;   // format::Event::kEnter, kExit, or kOther
+  PodBuffer<uint64_t> ticks;  // per plain ENTER/EXIT
+  PodBuffer<uint64_t> addrs;  // per plain ENTER (an EXIT has none)
   std::vector<format::Event> others;  // data: an offset into `payload` until handed out
   std::vector<uint8_t> payload;       // the ARGS and RETVAL payloads of `others`
   uint64_t bytes_read = 0;  // the reader's bytes_read() after the batch's last event
@@ -119,6 +158,13 @@ struct alignas(64) EventBatch {  // whole cache lines: one slot is written as an
     payload.clear();
     last = false;
   }
+};
+
+// A reader that decodes runs of plain ENTER and EXIT records straight into a batch's
+// arrays (format::ThreadReader::next_plain_run); others go record by record.
+template <class Reader>
+concept PlainRunReader = requires(Reader& r, uint8_t* k, uint64_t* t, size_t n, size_t& e) {
+  { r.next_plain_run(k, t, t, n, e) } -> std::convertible_to<size_t>;
 };
 
 // Decodes `reader` on a thread of its own into a ring of batches; next_batch() hands them
@@ -208,6 +254,18 @@ class alignas(64) EventPrefetch {
     b.clear();
     format::Event ev;
     for (size_t n = 0; n < kBatchEvents; ++n) {
+      if constexpr (PlainRunReader<Reader>) {
+        // The bulk in runs, without an Event per record; the rest (and the records near
+        // a chunk's end) one by one below.
+        size_t enters = 0;
+        const size_t got = reader_.next_plain_run(b.kinds.tail(), b.ticks.tail(),
+                                                  b.addrs.tail(), kBatchEvents - n, enters);
+        b.kinds.grow(got);
+        b.ticks.grow(got);
+        b.addrs.grow(enters);
+        n += got;
+        if (n == kBatchEvents) break;
+      }
       if (!reader_.next(ev)) {
         b.last = true;
         break;

@@ -112,6 +112,18 @@ class ThreadReader {
     lifetimes_ = lifetimes.active() ? &lifetimes : nullptr;
   }
 
+  // Decodes the run of plain ENTER and EXIT records (not nested, nothing but a time and,
+  // for an ENTER, an address) that starts at the current position, up to `room` of them,
+  // narrowly: kinds[i] is Event::kEnter or kExit, ticks[i] its time, and the k-th ENTER's
+  // address (module-tagged as next() tags it) is addrs[k]; `enters` gets how many ENTERs.
+  // Stops before the first record that is anything else, and wherever next() would not
+  // take its fast path (the last 16 bytes of a chunk, an INHERIT being read), leaving
+  // that record to next(). The records, the reader's state and its counters are exactly
+  // those of as many next() calls: the two may be mixed freely. Returns the records
+  // decoded (0: call next()). kinds, ticks and addrs must each have `room` elements.
+  size_t next_plain_run(uint8_t* kinds, uint64_t* ticks, uint64_t* addrs, size_t room,
+                        size_t& enters);
+
   // Bytes of records consumed so far (for progress and bytes-per-call figures).
   uint64_t bytes_read() const { return bytes_read_; }
   const ReadDamage& damage() const { return damage_; }
