@@ -54,7 +54,8 @@ bool find_own_hooks() {
 
 // The runtime's interposers of what walks or cuts the stack (interpose_exceptions.cpp,
 // interpose_pg.cpp), of fork (interpose_process.cpp), of ucontext switches
-// (interpose_context.cpp) and of signal handlers' installation (interpose_signal.cpp). Preloaded, they take the place of the unwinder's and libc's functions;
+// (interpose_context.cpp), of signal handlers' installation (interpose_signal.cpp), of
+// vfork and of exit. Preloaded, they take the place of the unwinder's and libc's functions;
 // loaded by dlopen they take nobody's: without them the first exception thrown through a
 // call whose return address the -pg hooks redirected would end the program (std::terminate),
 // so while attached the GOT words bound to these functions get the runtime's, as the hooks'
@@ -65,7 +66,7 @@ struct Interposed {
   void** real;   // its g_real slot
   uintptr_t own;  // the runtime's interposer; 0: not redirected
 };
-void* g_signal_reals[5];  // found here, used only to tell that the function exists
+void* g_other_reals[9];  // found here, used only to tell that the function exists
 Interposed g_interposed[] = {
     {"_Unwind_RaiseException", reinterpret_cast<void**>(&g_real.raise_exception), 0},
     {"_Unwind_Resume_or_Rethrow", reinterpret_cast<void**>(&g_real.resume_or_rethrow), 0},
@@ -90,16 +91,22 @@ Interposed g_interposed[] = {
     {"ontop_fcontext", &g_real.ontop_fcontext_, 0},
     // Handlers run inside the runtime's wrapper (interpose_signal.cpp), and the program sees
     // its own in sigaction's old action. The interposers find the real ones themselves.
-    {"sigaction", &g_signal_reals[0], 0},
-    {"signal", &g_signal_reals[1], 0},
-    {"bsd_signal", &g_signal_reals[2], 0},
-    {"sysv_signal", &g_signal_reals[3], 0},
-    {"__sysv_signal", &g_signal_reals[4], 0},
+    {"sigaction", &g_other_reals[0], 0},
+    {"signal", &g_other_reals[1], 0},
+    {"bsd_signal", &g_other_reals[2], 0},
+    {"sysv_signal", &g_other_reals[3], 0},
+    {"__sysv_signal", &g_other_reals[4], 0},
+    // vfork keeps the hooks out of the child (interpose_vfork.cpp); exit and quick_exit
+    // give back a busy count their handler interrupted (interpose_exit.cpp).
+    {"vfork", &g_other_reals[5], 0},
+    {"__vfork", &g_other_reals[6], 0},
+    {"exit", &g_other_reals[7], 0},
+    {"quick_exit", &g_other_reals[8], 0},
     // Read by the interposers, not redirected.
     {"_Unwind_GetCFA", reinterpret_cast<void**>(&g_real.get_cfa), 0},
     {"__cxa_get_globals", reinterpret_cast<void**>(&g_real.cxa_get_globals), 0},
 };
-constexpr unsigned kRedirected = 22;  // the first ones of g_interposed
+constexpr unsigned kRedirected = 26;  // the first ones of g_interposed
 
 void find_interposers(void* self) {
   for (unsigned i = 0; i < sizeof g_interposed / sizeof g_interposed[0]; ++i) {

@@ -59,6 +59,11 @@ attach_server.c, built one way per --build (nop sleds of -fpatchable-function-en
           siglongjmp, now and then out of an interrupted hook, while attached twice; no
           event lost, the detach does not wait, sigaction shows the program's handler
           while attached and after, output and status as without attach.
+  vfork   attach_vfork.c: vfork children calling instrumented functions before _exit or
+          exec while attached: the parent's calls counted exactly, none of the children's.
+  exit    attach_exit.c: a handler installed before the attach calls exit() while its
+          signal interrupted a hook (forced by TEST_CALLMON_HOOK_SIGNAL): the atexit
+          handler's and destructor's calls counted exactly, nothing lost.
   --attach-arg adds an option to every `callmon record -p` (--patch=. for the plain build:
   function entries patched at attach). Library calls (strlen, memcpy) are counted exactly
   in counts.
@@ -87,6 +92,8 @@ PLUGIN_SOURCE = os.path.join(HERE, "attach_plugin.c")
 SIGSLED_SOURCE = os.path.join(HERE, "attach_sigsled.c")
 UCONTEXT_SOURCE = os.path.join(HERE, "attach_ucontext.c")
 SIGJMP_SOURCE = os.path.join(HERE, "attach_sigjmp.c")
+VFORK_SOURCE = os.path.join(HERE, "attach_vfork.c")
+EXIT_SOURCE = os.path.join(HERE, "attach_exit.c")
 ATTACH_ARGS = []  # --attach-arg
 
 BUILDS = {
@@ -524,6 +531,48 @@ def case_sigjmp(a, exe):
     out, status = s.finish()
     expect(out == ref_out, f"output with attach differs:\n{out}\nwithout:\n{ref_out}")
     expect(status == ref_status == 3, f"exit status {status}, without attach {ref_status}")
+
+
+def case_vfork(a, exe):
+    script = ["F 50", "F 50", "E", "F 50"]
+    ref_out, ref_status = reference(exe, script)
+    s = Server(exe)
+    data = os.path.join(a.work, f"{os.path.basename(exe)}.vfork")
+    attached_requests(a, s, data, script, 1)
+    out, status = s.finish()
+    expect(out == ref_out, f"output with attach differs:\n{out}\nwithout:\n{ref_out}")
+    expect(status == ref_status == 3, f"exit status {status}, without attach {ref_status}")
+    c = counts(a.callmon, data)
+    got = {name: c.get(name, 0) for name in ("parent_leaf", "child_leaf")}
+    want = {"parent_leaf": len(script), "child_leaf": 0}
+    expect(got == want, f"{data}: counts {got}, expected {want} (the children's calls are "
+                        "not the parent's)")
+    info_ok(a.callmon, data)
+
+
+def case_exit(a, exe):
+    env = dict(os.environ, TEST_CALLMON_HOOK_SIGNAL=str(int(signal.SIGURG)))
+    p = subprocess.Popen([exe], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                         env=env)
+    expect(p.stdout.readline() == "ready\n", "the fixture starts")
+    data = os.path.join(a.work, f"{os.path.basename(exe)}.exit")
+    att = Attach(a.callmon, p.pid, data)
+    expect("attached to process" in att.first, f"attach: {att.first.strip()}")
+    out, err = p.communicate(timeout=120)
+    status, att_err = att.stop()
+    expect(p.returncode == 3 and out == "ok\n", f"the program: status {p.returncode}, {out!r}")
+    own = dict(line.split() for line in err.split("\n") if line.count(" ") == 1)
+    expect(own.get("self") == "0", f"the signal came from inside a hook: {err!r}")
+    expect(status == 0 and "ended during the" in att_err,
+           f"record -p: {status} {att_err.strip()}")
+    c = counts(a.callmon, data)
+    got = {name: c.get(name, 0) for name in ("handler", "tail", "tleaf", "fleaf")}
+    want = {"handler": 1, "tail": 100000, "tleaf": 200000, "fleaf": 20000}
+    expect(got == want, f"{data}: counts {got}, expected {want}")
+    r = subprocess.run([a.callmon, "info", "-d", data], capture_output=True, text=True,
+                       timeout=60)
+    expect(r.returncode == 0 and "problems:  none" in r.stdout,
+           f"info on {data}: {r.returncode} {r.stdout[-400:]} {r.stderr}")
 
 
 def case_open(a, exe):
@@ -1055,7 +1104,7 @@ def main():
     ap.add_argument("--case", choices=["counts", "open", "unwind", "churn", "fork", "errors",
                                        "inherit", "filters", "parked", "dlopen", "sigparked",
                                        "late", "dlchurn", "sigsled", "latechurn", "ucontext",
-                                       "sigjmp"],
+                                       "sigjmp", "vfork", "exit"],
                     required=True)
     ap.add_argument("--work", required=True)
     ap.add_argument("--attach-arg", action="append", default=[])
@@ -1088,6 +1137,10 @@ def main():
         case_sigparked(a, build(a.cc, a.work, "plain", PARKED_SOURCE))
     elif a.case == "sigsled":
         case_sigsled(a, build(a.cc, a.work, "xray", SIGSLED_SOURCE))
+    elif a.case == "exit":
+        case_exit(a, build(a.cc, a.work, a.build, EXIT_SOURCE))
+    elif a.case == "vfork":
+        case_vfork(a, build(a.cc, a.work, a.build, VFORK_SOURCE))
     elif a.case == "sigjmp":
         case_sigjmp(a, build(a.cc, a.work, a.build, SIGJMP_SOURCE))
     elif a.case == "ucontext":
