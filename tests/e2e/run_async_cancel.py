@@ -19,19 +19,15 @@ import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import run_fixture  # noqa: E402  (MODE_FLAGS, program_test_args, report_problems)
+import run_fixture  # noqa: E402  (program_test_args, build_program, report_problems)
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
 def main():
     a = run_fixture.program_test_args(
         __doc__, ["cyg", "fentry", "pg", "patch", "xray"],
         lambda ap: ap.add_argument("--runs", type=int, default=4))
-    exe = os.path.join(a.work, "async_cancel")
-    subprocess.run([a.cc, "-O2", "-g", "-pthread", *run_fixture.MODE_FLAGS[a.mode],
-                    os.path.join(ROOT, "tests", "programs", "async_cancel.c"), "-o", exe],
-                   check=True)
+    exe = run_fixture.build_program(a, "async_cancel.c", ["-pthread"])
     problems = []
     plain = subprocess.run([exe], capture_output=True, text=True, timeout=60, cwd=a.work)
     if plain.returncode != 0 or "30 rounds cancelled" not in plain.stdout:

@@ -19,7 +19,6 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import run_fixture  # noqa: E402  (MODE_FLAGS, MODE_RECORD_ARGS, program_test_args, ...)
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 WANT_COUNTS = {"leaf": 40001, "step": 20001, "body": 2}
 
 
@@ -53,10 +52,7 @@ def main():
     if not os.path.exists("/usr/include/boost/context/fiber.hpp"):
         print("SKIP: no Boost.Context headers (libboost-context-dev)")
         return run_fixture.SKIP
-    exe = os.path.join(a.work, "boost_fiber")
-    subprocess.run([a.cc, "-O2", "-g", *run_fixture.MODE_FLAGS[a.mode],
-                    os.path.join(ROOT, "tests", "programs", "boost_fiber.cpp"), "-o", exe,
-                    "-lboost_context"], check=True)
+    exe = run_fixture.build_program(a, "boost_fiber.cpp", libs=["-lboost_context"])
     if a.attach:
         return run_fixture.report_problems(attach_problems(a, exe))
     problems = []

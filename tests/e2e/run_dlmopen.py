@@ -15,7 +15,7 @@ import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import run_fixture  # noqa: E402  (MODE_FLAGS, program_test_args, report_problems)
+import run_fixture  # noqa: E402  (program_test_args, build_program, report_problems)
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 PROGRAMS = os.path.join(ROOT, "tests", "programs")

@@ -24,21 +24,12 @@ import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import run_fixture  # noqa: E402  (MODE_FLAGS, program_test_args, report_problems)
+import run_fixture  # noqa: E402  (program_test_args, build_program, report_problems)
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 VARIANTS = ["exit", "quick"]
 EXACT = ["handler", "hleaf", "tail", "tleaf", "fleaf"]
 INTERRUPTED = ["work", "leaf"]  # the abandoned hook's call may be recorded, not counted
 
-
-def program_counts(stderr):
-    counts = {}
-    for line in stderr.splitlines():
-        parts = line.split()
-        if len(parts) == 2 and parts[1].lstrip("-").isdigit():
-            counts[parts[0]] = int(parts[1])
-    return counts
 
 
 def lost_and_unmatched(callmon, data):
@@ -62,7 +53,7 @@ def check_run(a, exe, variant, data, plain, problems):
                         f"{rec.stdout!r} (without: {plain.returncode}, {plain.stdout!r}), "
                         f"stderr:\n{rec.stderr}")
         return
-    own = program_counts(rec.stderr)
+    own = run_fixture.program_counts(rec.stderr)
     if own.get("self") != 0:
         problems.append(f"{variant}: the signal did not come from a hook (self "
                         f"{own.get('self')}): nothing was tested")
@@ -96,10 +87,7 @@ def main():
     a = run_fixture.program_test_args(
         __doc__, ["cyg", "fentry", "pg", "patch", "xray"],
         lambda ap: ap.add_argument("--runs", type=int, default=1))
-    exe = os.path.join(a.work, "exit_in_handler")
-    subprocess.run([a.cc, "-O2", "-g", *run_fixture.MODE_FLAGS[a.mode],
-                    os.path.join(ROOT, "tests", "programs", "exit_in_handler.c"), "-o", exe],
-                   check=True)
+    exe = run_fixture.build_program(a, "exit_in_handler.c")
     problems = []
     for variant in VARIANTS:
         plain = subprocess.run([exe, variant], capture_output=True, text=True, timeout=120,

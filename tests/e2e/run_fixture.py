@@ -80,6 +80,26 @@ def program_test_args(doc, modes, add_args=None):
     return args
 
 
+def build_program(a, source, extra=(), libs=()):
+    """Compiles tests/programs/SOURCE with a.cc at -O2 -g in hook mode a.mode (MODE_FLAGS)
+    into a.work, named after the source without its suffix; `extra` before the source,
+    `libs` after it. Returns the program's path."""
+    exe = os.path.join(a.work, os.path.splitext(source)[0])
+    subprocess.run([a.cc, "-O2", "-g", *extra, *MODE_FLAGS[a.mode],
+                    os.path.join(PROGRAMS, source), "-o", exe, *libs], check=True)
+    return exe
+
+
+def program_counts(stderr):
+    """The `name calls` lines a program of tests/programs printed (its own call counts)."""
+    counts = {}
+    for line in stderr.splitlines():
+        parts = line.split()
+        if len(parts) == 2 and parts[1].lstrip("-").isdigit():
+            counts[parts[0]] = int(parts[1])
+    return counts
+
+
 def report_problems(problems):
     """Prints each problem and the verdict; the script's exit status (0 passed, 1 failed)."""
     for p in problems:

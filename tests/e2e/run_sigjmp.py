@@ -22,21 +22,12 @@ import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import run_fixture  # noqa: E402  (MODE_FLAGS, program_test_args, report_problems)
+import run_fixture  # noqa: E402  (program_test_args, build_program, report_problems)
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 VARIANTS = [["alt"], ["noalt"], ["alt", "inside"], ["noalt", "inside"]]
 EXACT = ["handler", "hleaf", "hdeep", "tail", "tleaf"]
 ABANDONED = ["deep", "leaf"]
 
-
-def program_counts(stderr):
-    counts = {}
-    for line in stderr.splitlines():
-        parts = line.split()
-        if len(parts) == 2 and parts[1].lstrip("-").isdigit():
-            counts[parts[0]] = int(parts[1])
-    return counts
 
 
 def check_run(a, exe, variant, data, plain_out, problems):
@@ -48,7 +39,7 @@ def check_run(a, exe, variant, data, plain_out, problems):
         problems.append(f"{tag}: under callmon status {rec.returncode}, output {rec.stdout!r} "
                         f"(without: {plain_out!r}), stderr:\n{rec.stderr}")
         return
-    own = program_counts(rec.stderr)
+    own = run_fixture.program_counts(rec.stderr)
     info = subprocess.run([a.callmon, "info", "-d", data, "--format", "json"],
                           capture_output=True, text=True, timeout=60)
     if info.returncode != 0:
@@ -81,10 +72,7 @@ def check_run(a, exe, variant, data, plain_out, problems):
 def check_view(a, problems):
     """The program's view of its own handlers (tests/programs/sigaction_view.c): the old
     actions sigaction and signal return, SA_SIGINFO, SA_RESETHAND, SA_NODEFER, the mask."""
-    exe = os.path.join(a.work, "sigaction_view")
-    subprocess.run([a.cc, "-O2", "-g", *run_fixture.MODE_FLAGS[a.mode],
-                    os.path.join(ROOT, "tests", "programs", "sigaction_view.c"), "-o", exe],
-                   check=True)
+    exe = run_fixture.build_program(a, "sigaction_view.c")
     plain = subprocess.run([exe], capture_output=True, text=True, timeout=60, cwd=a.work)
     record = [a.callmon, "record"] + (["--patch=."] if a.mode == "patch" else [])
     rec = subprocess.run(record + ["-o", os.path.join(a.work, "view.data"), "--", exe],
@@ -99,10 +87,7 @@ def main():
     a = run_fixture.program_test_args(
         __doc__, ["cyg", "fentry", "pg", "patch", "xray"],
         lambda ap: ap.add_argument("--runs", type=int, default=1))
-    exe = os.path.join(a.work, "sigjmp_count")
-    subprocess.run([a.cc, "-O2", "-g", *run_fixture.MODE_FLAGS[a.mode],
-                    os.path.join(ROOT, "tests", "programs", "sigjmp_count.c"), "-o", exe],
-                   check=True)
+    exe = run_fixture.build_program(a, "sigjmp_count.c")
     problems = []
     check_view(a, problems)
     for variant in VARIANTS:

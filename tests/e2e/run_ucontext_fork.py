@@ -12,18 +12,14 @@ import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import run_fixture  # noqa: E402  (MODE_FLAGS, program_test_args, report_problems)
+import run_fixture  # noqa: E402  (program_test_args, build_program, report_problems)
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 WANT = "forks 100, children failed 0\n"
 
 
 def main():
     a = run_fixture.program_test_args(__doc__, ["cyg", "fentry", "pg"])
-    exe = os.path.join(a.work, "ucontext_fork")
-    subprocess.run([a.cc, "-O2", "-g", "-pthread", *run_fixture.MODE_FLAGS[a.mode],
-                    os.path.join(ROOT, "tests", "programs", "ucontext_fork.c"), "-o", exe],
-                   check=True)
+    exe = run_fixture.build_program(a, "ucontext_fork.c", ["-pthread"])
     problems = []
     plain = subprocess.run([exe], capture_output=True, text=True, timeout=120, cwd=a.work)
     if plain.returncode != 0 or plain.stdout != WANT:

@@ -19,28 +19,16 @@ import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import run_fixture  # noqa: E402  (MODE_FLAGS, program_test_args, report_problems)
+import run_fixture  # noqa: E402  (program_test_args, build_program, report_problems)
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 PARENT = ["pwork", "pleaf", "run_children", "wait_status", "main"]
 CHILD = ["cleaf", "cdeep"]
 
 
-def program_counts(stderr):
-    counts = {}
-    for line in stderr.splitlines():
-        parts = line.split()
-        if len(parts) == 2 and parts[1].lstrip("-").isdigit():
-            counts[parts[0]] = int(parts[1])
-    return counts
-
 
 def main():
     a = run_fixture.program_test_args(__doc__, ["cyg", "fentry", "pg", "patch", "xray"])
-    exe = os.path.join(a.work, "vfork_child")
-    subprocess.run([a.cc, "-O2", "-g", *run_fixture.MODE_FLAGS[a.mode],
-                    os.path.join(ROOT, "tests", "programs", "vfork_child.c"), "-o", exe],
-                   check=True)
+    exe = run_fixture.build_program(a, "vfork_child.c")
     problems = []
     plain = subprocess.run([exe], capture_output=True, text=True, timeout=120, cwd=a.work)
     if plain.returncode != 0 or plain.stdout != "ok\n":
@@ -55,7 +43,7 @@ def main():
                         f"(without: {plain.returncode}, {plain.stdout!r}), "
                         f"stderr:\n{rec.stderr}")
         return run_fixture.report_problems(problems)
-    own = program_counts(rec.stderr)
+    own = run_fixture.program_counts(rec.stderr)
     expected = {"pwork": own["pwork"], "pleaf": own["pleaf"], "run_children": own["rounds"],
                 "wait_status": 3 * own["rounds"], "main": 1, "cleaf": 0, "cdeep": 0}
     info = subprocess.run([a.callmon, "info", "-d", data, "--format", "json"],
