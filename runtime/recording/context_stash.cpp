@@ -9,6 +9,7 @@
 #include "runtime/core/runtime_scope.hpp"
 #include "runtime/core/sys.hpp"
 #include "runtime/hooks/hooks.hpp"
+#include "runtime/patching/attach_inherit.hpp"
 #include "runtime/recording/event_writer.hpp"
 
 namespace callmon::rt {
@@ -162,7 +163,13 @@ void resume(ThreadState* s, Stash* e, bool nested, uint64_t t) {
 }  // namespace
 
 void context_switch(const void* out, const void* in, uintptr_t in_sp, uintptr_t in_window) {
-  ThreadState* s = t_state;
+  // Attached (`record -p`): the frames the attach found open on this thread's stack belong
+  // to the context switching out, so they are taken now and set aside with it. Left to the
+  // thread's first hook, they were taken on the incoming context's stack: a -pg/--patch
+  // frame of `main` under a fiber's frames made the fiber's switch back look like a jump
+  // up one stack (up_the_stack below), its frames were closed as longjmp'd over, and their
+  // hijacked returns, found nowhere, killed the program (SIGILL).
+  ThreadState* s = attach_inherit_claim(t_state);
   if (!s || in_runtime()) {
     t_current = in;
     return;

@@ -6,8 +6,9 @@ jump_fcontext/ontop_fcontext, the modes that redirect return addresses killed it
 
   run_boost_fiber.py --callmon build/bin/callmon --cc g++|clang++ --mode MODE --work DIR
                      [--attach]
---attach: `callmon record -p` attaches to it for a while (the fibers switching), then
-detaches; the output and status must be as without callmon, `info` without problems.
+--attach: `callmon record -p` attaches to it while main waits (main's frame open), main
+then resumes a fiber first, the fibers switch for a while and the detach comes; the output
+and status must be as without callmon, `info` without problems.
 Exit status: 0 passed, 1 failed, 77 skipped (no Boost.Context headers: libboost-context-dev).
 """
 import json
@@ -23,21 +24,43 @@ WANT_COUNTS = {"leaf": 40001, "step": 20001, "body": 2}
 
 
 def attach_problems(a, exe):
+    """The program waits in main (argv[2], a flag file) until the attach is done, so that
+    the attach finds main's own frame open and the first thing the program does after it
+    is a switch into a fiber; then it switches for the rest of the attach and the detach
+    comes while it switches."""
     rounds = "30000000"
     plain = subprocess.run([exe, rounds], capture_output=True, text=True, timeout=300)
-    p = subprocess.Popen([exe, rounds], stdout=subprocess.PIPE, text=True)
-    time.sleep(0.2)
+    flag = os.path.join(a.work, "flag")
+    with open(flag, "wb") as f:
+        f.write(b"\0")
+    p = subprocess.Popen([exe, rounds, flag], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                         text=True)
+    problems = []
+    if p.stderr.readline() != "waiting\n":
+        p.kill()
+        return [f"the program did not wait: {p.communicate()}"]
     data = os.path.join(a.work, "attach.data")
     extra = ["--patch=."] if a.mode == "patch" else []
-    att = subprocess.run([a.callmon, "record", "-p", str(p.pid), "-o", data, "--duration",
-                          "0.5", *extra], capture_output=True, text=True, timeout=300)
-    out, _ = p.communicate(timeout=300)
-    problems = []
-    if att.returncode != 0 or "detached" not in att.stderr:
-        problems.append(f"attach: status {att.returncode}, {att.stderr[-500:]!r}")
+    att = subprocess.Popen([a.callmon, "record", "-p", str(p.pid), "-o", data, "--duration",
+                            "0.5", *extra], stderr=subprocess.PIPE, text=True)
+    inherited = ""
+    for line in att.stderr:  # the attach is done once its frames are said
+        if "open at the attach" in line or "not unwound" in line or "could not" in line:
+            inherited = line
+            break
+    with open(flag, "r+b") as f:  # let main go on: its next call resumes a fiber
+        f.write(b"\1")
+    att_err = inherited + att.stderr.read()
+    att.wait(timeout=300)
+    out, err = p.communicate(timeout=300)
+    if att.returncode != 0 or "detached" not in att_err:
+        problems.append(f"attach: status {att.returncode}, {att_err[-500:]!r}")
+    # main's frame (the -pg/sled/--patch modes hook main) was found open and inherited.
+    if a.mode != "cyg" and "1 frame(s) open at the attach recorded as inherited" not in inherited:
+        problems.append(f"the attach did not find main alone open: {inherited!r}")
     if (p.returncode, out) != (plain.returncode, plain.stdout) or plain.returncode:
-        problems.append(f"attached to: status {p.returncode}, output {out!r}; without: "
-                        f"{plain.returncode}, {plain.stdout!r}")
+        problems.append(f"attached to: status {p.returncode}, output {out!r}, stderr "
+                        f"{err[-300:]!r}; without: {plain.returncode}, {plain.stdout!r}")
     info = subprocess.run([a.callmon, "info", "-d", data], capture_output=True, text=True,
                           timeout=120)
     if info.returncode != 0 or "problems:  none" not in info.stdout:
