@@ -1,0 +1,149 @@
+/* A signal handler installed through libc while `callmon record -p` attaches
+ * (tests/attach/run_attach.py, case sigwin; docs/patching.md "Attaching", step 4).
+ *
+ * At the start the program installs an empty handler for SIGUSR2 and starts a thread that
+ * watches the kernel's action for SIGUSR2 (its own rt_sigaction system calls, nothing of
+ * libc's) until it is no longer that handler: the attach has put the installed handlers
+ * inside the runtime's wrapper. At once it installs SIGALRM's handler through the
+ * program's GOT word of sigaction as it is at that moment, and ends. Before, the attach
+ * wrapped the handlers at its start and redirected the GOT words only milliseconds later,
+ * with every thread stopped: the install went to libc's sigaction and SIGALRM's handler
+ * stayed unwrapped for the whole attach. Now the wrap comes after the redirection, so the
+ * thread sees it only when its call goes to the interposer, and any handler installed
+ * through libc before is wrapped by it.
+ *
+ * The test runs it with TEST_CALLMON_HOOK_SIGNAL=SIGALRM (runtime/core/test_signal.hpp):
+ * each chunk switch inside a hook delivers SIGALRM there, and the handler leaves by
+ * siglongjmp while a request runs. Unwrapped, the abandoned hook's busy count stays:
+ * every later record is nested, then lost, and the detach waits for a thread "inside a
+ * hook" until it gives up.
+ *
+ * Requests, one per line on stdin, answers on stdout:
+ *   W      waits for the thread: "installed" (on stderr "via libc" or "via callmon":
+ *          where the GOT word led)
+ *   K      the kernel's action for SIGALRM: "kernel: program's handler" or "kernel: other"
+ *          (the runtime's wrapper while attached), and what sigaction shows ("view: ours"
+ *          or "view: other")
+ *   R <n>  n calls of deep(20, i), the handler armed: a jump restarts the call it
+ *          abandoned; answers "done <sum>", the same with and without jumps
+ *   Q      exits with status 3
+ * "free" as argv[1]: the thread installs at once (the run without attach). */
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <pthread.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#define NOINLINE __attribute__((noinline))
+
+static sigjmp_buf back;
+static volatile int armed;
+static volatile long hits, jumps;
+static const char* via = "?";
+
+NOINLINE long leaf(long x) {
+  __asm__ volatile("" ::: "memory");
+  return x * 3 + 1;
+}
+
+NOINLINE long mid(long x) {
+  long s = 0;
+  for (int i = 0; i < 50; i++) s += leaf(x + i);
+  return s;
+}
+
+NOINLINE long deep(int d, long x) { return d ? deep(d - 1, x) + leaf(x) : mid(x); }
+
+NOINLINE void handler(int sig) {
+  (void)sig;
+  hits++;
+  leaf(hits);
+  if (armed) {
+    jumps++;
+    siglongjmp(back, 1);
+  }
+}
+
+static void sentinel(int sig) { (void)sig; }
+
+/* The kernel's view of a signal's action (struct kernel_sigaction's first word). */
+static void* kernel_handler(int sig) {
+  struct {
+    void* handler;
+    unsigned long flags;
+    void* restorer;
+    unsigned long mask;
+  } k;
+  if (syscall(SYS_rt_sigaction, sig, NULL, &k, 8) != 0) return NULL;
+  return k.handler;
+}
+
+typedef int (*sigaction_fn)(int, const struct sigaction*, struct sigaction*);
+
+/* The program's GOT word of sigaction, read now (the compiler may not keep it). */
+static sigaction_fn got_sigaction(void) {
+  void* p;
+  __asm__ volatile("mov sigaction@GOTPCREL(%%rip), %0" : "=r"(p));
+  return (sigaction_fn)p;
+}
+
+static void* installer(void* arg) {
+  if (*(const int*)arg)
+    while (kernel_handler(SIGUSR2) == (void*)sentinel) {
+    }
+  struct sigaction sa;
+  memset(&sa, 0, sizeof sa);
+  sa.sa_handler = handler;
+  sa.sa_flags = SA_RESTART;
+  sigaction_fn p = got_sigaction();
+  p(SIGALRM, &sa, NULL);
+  Dl_info di;
+  via = dladdr((void*)p, &di) && di.dli_fname && strstr(di.dli_fname, "libcallmon") ? "callmon"
+                                                                                   : "libc";
+  return NULL;
+}
+
+int main(int argc, char** argv) {
+  static int hold;
+  hold = !(argc > 1 && strcmp(argv[1], "free") == 0);
+  struct sigaction sa;
+  memset(&sa, 0, sizeof sa);
+  sa.sa_handler = sentinel;
+  sigaction(SIGUSR2, &sa, NULL);
+  pthread_t t;
+  if (pthread_create(&t, NULL, installer, &hold) != 0) return 2;
+  setvbuf(stdout, NULL, _IOLBF, 0);
+  printf("ready\n");
+  char line[64];
+  while (fgets(line, sizeof line, stdin)) {
+    if (line[0] == 'Q') break;
+    if (line[0] == 'W') {
+      pthread_join(t, NULL);
+      fprintf(stderr, "via %s\n", via);
+      printf("installed\n");
+    } else if (line[0] == 'K') {
+      struct sigaction now;
+      sigaction(SIGALRM, NULL, &now);
+      printf("kernel: %s, view: %s\n",
+             kernel_handler(SIGALRM) == (void*)handler ? "program's handler" : "other",
+             now.sa_handler == handler && (now.sa_flags & (SA_SIGINFO | SA_RESTART)) == SA_RESTART
+                 ? "ours" : "other");
+    } else if (line[0] == 'R') {
+      volatile long n = atol(line + 1), i = 0, sum = 0;
+      sigsetjmp(back, 1);
+      armed = 1;
+      for (; i < n; i++) {
+        long v = deep(20, i);
+        sum += v;  /* after the call: a jump out of it redoes the whole call */
+      }
+      armed = 0;
+      printf("done %ld\n", (long)sum);
+    }
+  }
+  return 3;
+}
