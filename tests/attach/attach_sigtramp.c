@@ -16,8 +16,9 @@
  * ended the recording at once (only each thread's current pc was looked at): the shadow
  * stack emptied, the trampoline found no frame and the program died of SIGILL ("a hijacked
  * return address is missing from the shadow stack"). Now the detach waits until the
- * handler has returned and the trampoline has finished. Then the main thread makes a fixed
- * number of calls and prints their sum; status 0. "free" as argv[1]: only the sum. */
+ * handler has returned and the trampoline has finished. The main thread then waits for a
+ * second line (sent once callmon has detached), makes a fixed number of calls and prints
+ * their sum; status 0. "free" as argv[1]: only the sum. */
 #define _GNU_SOURCE
 #include <signal.h>
 #include <stdint.h>
@@ -145,6 +146,7 @@ UNTRACED int main(int argc, char** argv) {
       printf("no trap landed at the exit trampoline\n");
       return 2;
     }
+    if (!fgets(line, sizeof line, stdin)) return 3;  /* the test's go, after the detach */
   }
   sum = 0;
   for (long i = 0; i < 100000; ++i) sum += victim(i);

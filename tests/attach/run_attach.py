@@ -606,6 +606,11 @@ def case_sigtramp(a, exe):
     expect(line == "caught\n", f"a handler interrupted the exit trampoline: {line!r}")
     status, err = att.stop()
     expect(status == 0 and "detached" in err, f"detach: {status} {err.strip()}")
+    try:
+        p.stdin.write("end\n")
+        p.stdin.flush()
+    except BrokenPipeError:
+        pass  # it died meanwhile: said below
     rest, errs = p.communicate(timeout=60)
     expect(rest == ref.stdout.split("\n", 1)[1],
            f"the program goes on as without attach:\n{rest}{errs}(without attach:\n{ref.stdout})")
