@@ -3,7 +3,7 @@
  *
  * At the start the program installs an empty handler for SIGUSR2 and starts a thread that
  * watches the kernel's action for SIGUSR2 (its own rt_sigaction system calls, nothing of
- * libc's) until it is no longer that handler: the attach has put the installed handlers
+ * libc's, every 20 us) until it is no longer that handler: the attach has put the installed handlers
  * inside the runtime's wrapper. At once it installs SIGALRM's handler through the
  * program's GOT word of sigaction as it is at that moment, and ends. Before, the attach
  * wrapped the handlers at its start and redirected the GOT words only milliseconds later,
@@ -30,13 +30,16 @@
  * "free" as argv[1]: the thread installs at once (the run without attach). */
 #define _GNU_SOURCE
 #include <dlfcn.h>
+#include <linux/futex.h>
 #include <pthread.h>
+#include <sched.h>
 #include <setjmp.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 #define NOINLINE __attribute__((noinline))
@@ -93,9 +96,22 @@ static sigaction_fn got_sigaction(void) {
 }
 
 static void* installer(void* arg) {
+  /* Short sleeps, not a busy loop: a thread that has spun for seconds waits its turn
+   * behind every other runnable task on a loaded machine, and could miss a window of
+   * milliseconds; one that wakes from a sleep is run at once. A futex wait, not
+   * nanosleep: callmon calls into a thread blocked in a sleep rather than the main thread,
+   * and this one must run while the attach is set up. */
+  /* And run first when it wakes (real-time priority, where permitted): the window it
+   * must catch is the few milliseconds between the attach's start and its stop, on a
+   * machine shared with builds. */
+  struct sched_param prio = {.sched_priority = 1};
+  if (*(const int*)arg && pthread_setschedparam(pthread_self(), SCHED_FIFO, &prio) != 0)
+    fprintf(stderr, "no real-time priority\n");
+  static int never;
+  const struct timespec nap = {0, 20000};
   if (*(const int*)arg)
-    while (kernel_handler(SIGUSR2) == (void*)sentinel) {
-    }
+    while (kernel_handler(SIGUSR2) == (void*)sentinel)
+      syscall(SYS_futex, &never, FUTEX_WAIT_PRIVATE, 0, &nap, NULL, 0);
   struct sigaction sa;
   memset(&sa, 0, sizeof sa);
   sa.sa_handler = handler;

@@ -564,6 +564,8 @@ def case_sigwin(a, exe):
             out.append(answer)
         return answer
 
+    # callmon calls into the main thread, blocked in read; the installer thread runs.
+    expect(wait_blocked(p.pid, 0, 0), "the main thread blocks in read")
     data = os.path.join(a.work, f"{os.path.basename(exe)}.sigwin")
     t0 = time.monotonic()
     att = Attach(a.callmon, p.pid, data)
