@@ -1,16 +1,16 @@
 /* A signal handler installed through libc while `callmon record -p` attaches
  * (tests/attach/run_attach.py, case sigwin; docs/patching.md "Attaching", step 4).
  *
- * At the start the program installs an empty handler for SIGUSR2 and starts a thread that
- * watches the kernel's action for SIGUSR2 (its own rt_sigaction system calls, nothing of
- * libc's, every 20 us) until it is no longer that handler: the attach has put the installed handlers
- * inside the runtime's wrapper. At once it installs SIGALRM's handler through the
- * program's GOT word of sigaction as it is at that moment, and ends. Before, the attach
- * wrapped the handlers at its start and redirected the GOT words only milliseconds later,
- * with every thread stopped: the install went to libc's sigaction and SIGALRM's handler
- * stayed unwrapped for the whole attach. Now the wrap comes after the redirection, so the
- * thread sees it only when its call goes to the interposer, and any handler installed
- * through libc before is wrapped by it.
+ * At the start the program starts a thread that installs SIGALRM's handler again and again
+ * (every 20 us) through the program's GOT word of sigaction, for as long as that word is
+ * libc's sigaction: until the attach redirects it to the runtime's interposer. Its last
+ * install went to libc while the attach was being set up (or was under way in libc when
+ * the attach stopped the threads). Before, the attach wrapped the installed handlers at
+ * its start, milliseconds before it redirected the GOT words with every thread stopped:
+ * the installs in between put the program's handler back in the kernel, and it stayed
+ * unwrapped for the whole attach. Now the wrap comes at that stop, after the redirection
+ * (a thread inside libc's sigaction first stepped out of it), so the last install is
+ * wrapped too.
  *
  * The test runs it with TEST_CALLMON_HOOK_SIGNAL=SIGALRM (runtime/core/test_signal.hpp):
  * each chunk switch inside a hook delivers SIGALRM there, and the handler leaves by
@@ -19,15 +19,15 @@
  * hook" until it gives up.
  *
  * Requests, one per line on stdin, answers on stdout:
- *   W      waits for the thread: "installed" (on stderr "via libc" or "via callmon":
- *          where the GOT word led)
+ *   W      waits for the thread: "installed" (on stderr how many installs it made
+ *          through libc, and where the GOT word led then)
  *   K      the kernel's action for SIGALRM: "kernel: program's handler" or "kernel: other"
  *          (the runtime's wrapper while attached), and what sigaction shows ("view: ours"
  *          or "view: other")
  *   R <n>  n calls of deep(20, i), the handler armed: a jump restarts the call it
  *          abandoned; answers "done <sum>", the same with and without jumps
  *   Q      exits with status 3
- * "free" as argv[1]: the thread installs at once (the run without attach). */
+ * "free" as argv[1]: the thread installs once (the run without attach). */
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <linux/futex.h>
@@ -72,8 +72,6 @@ NOINLINE void handler(int sig) {
   }
 }
 
-static void sentinel(int sig) { (void)sig; }
-
 /* The kernel's view of a signal's action (struct kernel_sigaction's first word). */
 static void* kernel_handler(int sig) {
   struct {
@@ -95,42 +93,48 @@ static sigaction_fn got_sigaction(void) {
   return (sigaction_fn)p;
 }
 
+static long through_libc;  /* installs made through libc's sigaction */
+
 static void* installer(void* arg) {
-  /* Short sleeps, not a busy loop: a thread that has spun for seconds waits its turn
-   * behind every other runnable task on a loaded machine, and could miss a window of
-   * milliseconds; one that wakes from a sleep is run at once. A futex wait, not
-   * nanosleep: callmon calls into a thread blocked in a sleep rather than the main thread,
-   * and this one must run while the attach is set up. */
-  /* And run first when it wakes (real-time priority, where permitted): the window it
-   * must catch is the few milliseconds between the attach's start and its stop, on a
-   * machine shared with builds. */
-  struct sched_param prio = {.sched_priority = 1};
-  if (*(const int*)arg && pthread_setschedparam(pthread_self(), SCHED_FIFO, &prio) != 0)
-    fprintf(stderr, "no real-time priority\n");
-  static int never;
-  const struct timespec nap = {0, 20000};
-  if (*(const int*)arg)
-    while (kernel_handler(SIGUSR2) == (void*)sentinel)
-      syscall(SYS_futex, &never, FUTEX_WAIT_PRIVATE, 0, &nap, NULL, 0);
   struct sigaction sa;
   memset(&sa, 0, sizeof sa);
   sa.sa_handler = handler;
   sa.sa_flags = SA_RESTART;
-  sigaction_fn p = got_sigaction();
-  p(SIGALRM, &sa, NULL);
+  const sigaction_fn libc = got_sigaction();
+  if (!*(const int*)arg) {
+    libc(SIGALRM, &sa, NULL);
+    via = "libc";
+    return NULL;
+  }
+  /* Short sleeps, not a busy loop, and real-time priority where permitted: a thread that
+   * has spun for seconds waits its turn behind every other runnable task on a loaded
+   * machine and could miss the few milliseconds between the attach's start and its stop;
+   * one that wakes from a sleep at real-time priority runs at once. A futex wait, not
+   * nanosleep: callmon calls into a thread blocked in a sleep rather than the main
+   * thread, and this one must run while the attach is set up. */
+  struct sched_param prio = {.sched_priority = 1};
+  if (pthread_setschedparam(pthread_self(), SCHED_FIFO, &prio) != 0)
+    fprintf(stderr, "no real-time priority\n");
+  static int never;
+  const struct timespec nap = {0, 20000};
+  for (;;) {
+    sigaction_fn p = got_sigaction();
+    if (p != libc) break;  /* the attach redirected it: this install is the last */
+    p(SIGALRM, &sa, NULL);
+    through_libc++;
+    syscall(SYS_futex, &never, FUTEX_WAIT_PRIVATE, 0, &nap, NULL, 0);
+  }
   Dl_info di;
-  via = dladdr((void*)p, &di) && di.dli_fname && strstr(di.dli_fname, "libcallmon") ? "callmon"
-                                                                                   : "libc";
+  sigaction_fn p = got_sigaction();
+  via = dladdr((void*)p, &di) && di.dli_fname && strstr(di.dli_fname, "libcallmon")
+            ? "libc, then the GOT word led to callmon"
+            : "libc, then the GOT word changed to something else";
   return NULL;
 }
 
 int main(int argc, char** argv) {
   static int hold;
   hold = !(argc > 1 && strcmp(argv[1], "free") == 0);
-  struct sigaction sa;
-  memset(&sa, 0, sizeof sa);
-  sa.sa_handler = sentinel;
-  sigaction(SIGUSR2, &sa, NULL);
   pthread_t t;
   if (pthread_create(&t, NULL, installer, &hold) != 0) return 2;
   setvbuf(stdout, NULL, _IOLBF, 0);
@@ -140,7 +144,7 @@ int main(int argc, char** argv) {
     if (line[0] == 'Q') break;
     if (line[0] == 'W') {
       pthread_join(t, NULL);
-      fprintf(stderr, "via %s\n", via);
+      fprintf(stderr, "%ld installs through %s\n", through_libc, via);
       printf("installed\n");
     } else if (line[0] == 'K') {
       struct sigaction now;
