@@ -337,6 +337,7 @@ Result<AttachFigures> attach_begin(pid_t pid, const std::string& runtime, const 
   uint32_t list_count = 0;
   uint64_t reply_sync = 0;
   Entry entry;
+  bool wrap_at_start = false;
   {
     RemoteCall call(g, caller);
     if (!call.ok()) return Error{"cannot read the registers of thread " + std::to_string(caller)};
@@ -344,7 +345,10 @@ Result<AttachFigures> attach_begin(pid_t pid, const std::string& runtime, const 
     if (!loaded) return Error{loaded.error()};
     entry = *loaded;
     uint64_t text = call.put_string(options + "CALLMON_DIR=" + dir + "\n");
-    auto addr = call.call(entry.start, {text});
+    // One thread: it stays stopped until the patches are written, so the handlers can be
+    // wrapped now, and the stop needs no injected call for them (callmon_attach_wrap).
+    wrap_at_start = g.thread_count() == 1;
+    auto addr = call.call(entry.start, {text, wrap_at_start ? attach_abi::kStartWrap : 0});
     if (!addr) return Error{addr.error()};
     auto reply = read_reply(g, *addr);
     if (!reply) return Error{reply.error()};
@@ -399,9 +403,11 @@ Result<AttachFigures> attach_begin(pid_t pid, const std::string& runtime, const 
   fig.skipped = write_patches(g, patches, true, &skipped_at);
   forget(g, list_addr, list_count, skipped_at);
   fig.unwind = open_frames.write(g, patches, fig.session);
-  {
+  if (!wrap_at_start || fig.installers) {
     // The GOT words of sigaction, signal... now lead to the interposers: wrap every handler
-    // the kernel holds, those installed through libc since the start included.
+    // the kernel holds, those installed through libc since the start included (or by the
+    // thread just stepped out of libc's sigaction).
+    fig.wrapped_at_stop = true;
     RemoteCall call(g, caller);
     auto addr = call.call(entry.wrap, {});
     fig.wrap_failed = true;

@@ -79,7 +79,8 @@ void note_text_range() {
 
 }  // namespace
 
-CALLMON_ATTACH_EXPORT const attach_abi::Reply* callmon_attach_start(const char* options) {
+CALLMON_ATTACH_EXPORT const attach_abi::Reply* callmon_attach_start(const char* options,
+                                                                   uint64_t flags) {
   ErrnoSaver es;
   RuntimeScope rs;
   memset(&g_reply, 0, sizeof g_reply);
@@ -117,8 +118,10 @@ CALLMON_ATTACH_EXPORT const attach_abi::Reply* callmon_attach_start(const char* 
   }
   attach_inherit_note_start();  // after process_setup, which chose the clock
   // The handlers are wrapped by callmon_attach_wrap, once the installers' GOT words are
-  // the interposers': its sigaction is looked up now, while the other threads run.
+  // the interposers': its sigaction is looked up now, while the other threads run. With
+  // one thread (this one) nothing can install a handler before the patches: wrapped now.
   signal_handlers_prepare();
+  if (flags & attach_abi::kStartWrap) signal_handlers_wrap();
   // Forwarding to glibc's mcount was set up at load time, when nothing was recorded.
   __atomic_store_n(&callmon_pg_forward_mcount, 0, __ATOMIC_RELEASE);
   __atomic_store_n(&callmon_pg_forward_fentry, 0, __ATOMIC_RELEASE);
