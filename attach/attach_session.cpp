@@ -38,7 +38,7 @@ std::string read_cstring(const ThreadGroup& g, uint64_t addr, size_t max = 1024)
 }
 
 struct Entry {
-  uint64_t start = 0, prestop = 0, stop = 0;
+  uint64_t start = 0, wrap = 0, prestop = 0, stop = 0;
 };
 
 // Loads the runtime in the caller's thread (dlopen returns the loaded one again) and looks
@@ -58,6 +58,7 @@ Result<Entry> load_runtime(ThreadGroup& g, RemoteCall& call, const std::string& 
   }
   Entry e;
   for (auto [name, slot] : {std::pair{attach_abi::kStartSymbol, &e.start},
+                            std::pair{attach_abi::kWrapSymbol, &e.wrap},
                             std::pair{attach_abi::kPrestopSymbol, &e.prestop},
                             std::pair{attach_abi::kStopSymbol, &e.stop}}) {
     uint64_t str = call.put_string(name);
@@ -288,6 +289,29 @@ void clear_threads(ThreadGroup& g, std::vector<Patch>& patches, OpenFrames& open
   });
 }
 
+// Every thread stopped, before the runtime wraps the installed signal handlers: a thread
+// inside one of libc's installers (`ranges`) would install its handler unwrapped once
+// resumed, after the wrap (its call read the GOT word before the patch). It is stepped
+// until it has left them (a few hundred instructions at most: the rt_sigaction system
+// call does not block). Returns how many threads were stepped out.
+uint32_t leave_installers(ThreadGroup& g, const std::vector<CodeRange>& ranges) {
+  uint32_t stepped = 0;
+  auto inside = [&](uint64_t pc) {
+    return std::any_of(ranges.begin(), ranges.end(),
+                       [&](const CodeRange& r) { return pc >= r.lo && pc < r.hi; });
+  };
+  g.for_each_stopped([&](pid_t tid) {
+    user_regs_struct r{};
+    bool moved = false;
+    for (int i = 0; i < 10000 && g.get_regs(tid, &r) && inside(r.rip); ++i) {
+      if (!g.step(tid)) break;
+      moved = true;
+    }
+    stepped += moved;
+  });
+  return stepped;
+}
+
 bool runtime_loaded(pid_t pid, const std::string& runtime) {
   std::ifstream in("/proc/" + std::to_string(pid) + "/maps");
   std::string line;
@@ -313,6 +337,7 @@ Result<AttachFigures> attach_begin(pid_t pid, const std::string& runtime, const 
   uint32_t list_count = 0;
   uint64_t reply_sync = 0;
   Entry entry;
+  bool wrap_at_start = false;
   {
     RemoteCall call(g, caller);
     if (!call.ok()) return Error{"cannot read the registers of thread " + std::to_string(caller)};
@@ -320,7 +345,10 @@ Result<AttachFigures> attach_begin(pid_t pid, const std::string& runtime, const 
     if (!loaded) return Error{loaded.error()};
     entry = *loaded;
     uint64_t text = call.put_string(options + "CALLMON_DIR=" + dir + "\n");
-    auto addr = call.call(entry.start, {text});
+    // One thread: it stays stopped until the patches are written, so the handlers can be
+    // wrapped now, and the stop needs no injected call for them (callmon_attach_wrap).
+    wrap_at_start = g.thread_count() == 1;
+    auto addr = call.call(entry.start, {text, wrap_at_start ? attach_abi::kStartWrap : 0});
     if (!addr) return Error{addr.error()};
     auto reply = read_reply(g, *addr);
     if (!reply) return Error{reply.error()};
@@ -347,6 +375,7 @@ Result<AttachFigures> attach_begin(pid_t pid, const std::string& runtime, const 
   // Read the modules while the program runs; unwound below, with every thread stopped.
   OpenFrames open_frames;
   open_frames.prepare(pid, runtime);
+  const std::vector<CodeRange> installers = find_installer_ranges(pid);
   const uint64_t ts = now_ns();
   // A dlclose under way, or modules loaded or unloaded since the listing: the list as it is
   // now, read once no dlclose is between the real one and the list's update (DlSync).
@@ -361,6 +390,8 @@ Result<AttachFigures> attach_begin(pid_t pid, const std::string& runtime, const 
     return Error{"a thread of process " + std::to_string(pid) +
                  " did not stop within 5 s (uninterruptible sleep?); nothing was patched"};
   }
+  // Out of libc's sigaction & co. before the handlers are wrapped (callmon_attach_wrap).
+  fig.installers = leave_installers(g, installers);
   clear_threads(g, patches, open_frames, fig);
   if (fig.signal_refused) {
     neutralise(g, list_addr, list_count, patches);
@@ -372,6 +403,18 @@ Result<AttachFigures> attach_begin(pid_t pid, const std::string& runtime, const 
   fig.skipped = write_patches(g, patches, true, &skipped_at);
   forget(g, list_addr, list_count, skipped_at);
   fig.unwind = open_frames.write(g, patches, fig.session);
+  if (!wrap_at_start || fig.installers) {
+    // The GOT words of sigaction, signal... now lead to the interposers: wrap every handler
+    // the kernel holds, those installed through libc since the start included (or by the
+    // thread just stepped out of libc's sigaction).
+    fig.wrapped_at_stop = true;
+    RemoteCall call(g, caller);
+    auto addr = call.call(entry.wrap, {});
+    fig.wrap_failed = true;
+    if (addr)
+      if (auto reply = read_reply(g, *addr); reply && reply->status == attach_abi::kOk)
+        fig.wrap_failed = false;
+  }
   g.detach_all();
   fig.stopped_ns = now_ns() - ts;
   fig.total_ns = now_ns() - t0;

@@ -29,6 +29,9 @@ struct AttachFigures {
   uint32_t signal_moved = 0;    // signal handlers' saved pcs moved out of patched bytes
                                 // (end(): out of patched XRay sleds, xray_leave.hpp)
   uint32_t signal_refused = 0;  // entry patches not written: a saved pc inside, unmovable
+  uint32_t installers = 0;    // begin(): threads stepped out of libc's sigaction & co.
+  bool wrapped_at_stop = false;  // begin(): the handlers wrapped by a call in the stop
+  bool wrap_failed = false;   // begin(): the runtime could not wrap the signal handlers
   uint32_t retries = 0;       // end(): stops retried because a thread was in the runtime
   uint32_t unload_waits = 0;  // end(): stops retried because a dlclose was under way
   uint32_t session = 0;

@@ -1,4 +1,5 @@
-// Finding dlopen, dlsym and dlerror in an attached program (see remote_symbols.hpp).
+// Finding dlopen, dlsym, dlerror and the signal installers in an attached program (see
+// remote_symbols.hpp).
 #include "attach/remote_symbols.hpp"
 
 #include <elf.h>
@@ -10,6 +11,7 @@
 #include <cstring>
 #include <fstream>
 #include <sstream>
+#include <vector>
 
 namespace callmon::attach {
 namespace {
@@ -39,6 +41,11 @@ bool find_module(pid_t pid, std::initializer_list<const char*> prefixes, std::st
 }  // namespace
 
 uint64_t elf_function_address(const std::string& path, uint64_t base, const std::string& name) {
+  return elf_function_range(path, base, name, nullptr);
+}
+
+uint64_t elf_function_range(const std::string& path, uint64_t base, const std::string& name,
+                            uint64_t* size_out) {
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) return 0;
   struct stat st {};
@@ -77,6 +84,7 @@ uint64_t elf_function_address(const std::string& path, uint64_t base, const std:
           continue;
         if (name == names + s.st_name) {
           found = base + s.st_value - low;
+          if (size_out) *size_out = s.st_size;
           break;
         }
       }
@@ -110,6 +118,23 @@ Result<LoaderFunctions> find_loader_functions(pid_t pid) {
                  ") has no dlopen (glibc 2.34 or later has it, older ones in libdl.so.2, "
                  "which the program has not loaded)"};
   return f;
+}
+
+std::vector<CodeRange> find_installer_ranges(pid_t pid) {
+  std::vector<CodeRange> out;
+  std::string path;
+  uint64_t base = 0;
+  if (!find_module(pid, {"libc.so", "libc-"}, &path, &base)) return out;
+  // The installers the runtime interposes, what they call inside libc (not through the
+  // GOT), and the glibc entries that install through those internal calls.
+  for (const char* name : {"sigaction", "__sigaction", "__libc_sigaction", "signal", "bsd_signal",
+                           "ssignal", "sysv_signal", "__sysv_signal", "siginterrupt", "sigset",
+                           "sigvec"}) {
+    uint64_t size = 0;
+    const uint64_t at = elf_function_range(path, base, name, &size);
+    if (at && size) out.push_back({at, at + size});
+  }
+  return out;
 }
 
 }  // namespace callmon::attach

@@ -31,6 +31,8 @@ class ThreadGroup {
   pid_t pid() const { return pid_; }
   const monitor::TraceeMemory& mem() const { return mem_; }
   bool gone() const { return threads_.empty(); }
+  // Threads followed now.
+  size_t thread_count() const { return threads_.size(); }
 
   // The thread best suited to run an injected call: one blocked in a system call that
   // holds no lock of the program's (read, poll, accept, sleeps...), else the main thread.

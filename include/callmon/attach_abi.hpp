@@ -11,19 +11,32 @@
 
 namespace callmon::attach_abi {
 
-inline constexpr uint32_t kVersion = 5;
+inline constexpr uint32_t kVersion = 6;
 
 // The entry points, looked up with dlsym in the loaded runtime. Each returns a Reply*.
-//   callmon_attach_start(const char* options): options "CALLMON_X=value\n..." (the
-//       variables `callmon record` sets); sets the recording up and prepares the patches.
+//   callmon_attach_start(const char* options, uint64_t flags): options
+//       "CALLMON_X=value\n..." (the variables `callmon record` sets); sets the recording up
+//       and prepares the patches. flags: kStartWrap, or 0.
+//   callmon_attach_wrap(): with every other thread stopped, right after the patches were
+//       written: puts the program's signal handlers inside the runtime's wrapper (not
+//       needed after a start with kStartWrap, unless a thread was stepped out of libc's
+//       installers).
 //   callmon_attach_prestop(): the work of the stop that takes locks (module lines), while
 //       the program's threads run.
 //   callmon_attach_stop(): with every other thread stopped and the patches undone: ends
-//       every thread's file and the process's meta file. kBusy: a thread is inside a hook;
-//       let the threads run a moment and call again.
+//       every thread's file and the process's meta file. kBusy: a thread is inside a hook
+//       (or a handler interrupted the runtime's code); let the threads run a moment and
+//       call again.
 inline constexpr const char* kStartSymbol = "callmon_attach_start";
+inline constexpr const char* kWrapSymbol = "callmon_attach_wrap";
 inline constexpr const char* kPrestopSymbol = "callmon_attach_prestop";
 inline constexpr const char* kStopSymbol = "callmon_attach_stop";
+
+// callmon_attach_start's flags. kStartWrap: wrap the signal handlers now; the tool asks for
+// it when the process has one thread (the one called into): no code of the program runs
+// until the patches are written, so no handler can be installed in between, and the
+// attach's stop needs no injected call.
+inline constexpr uint64_t kStartWrap = 1;
 
 enum Status : int32_t {
   kOk = 0,

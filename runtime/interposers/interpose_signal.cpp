@@ -14,10 +14,13 @@
 // through glibc's internal calls (siginterrupt, sigset) are not wrapped.
 #include <dlfcn.h>
 #include <signal.h>
+#include <sys/uio.h>
 #include <ucontext.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
+#include <cstddef>
 #include <cstring>
 #include <cstdint>
 
@@ -270,8 +273,32 @@ void signal_contexts_exit() {
     restart_chunk(s);
 }
 
+void signal_handlers_prepare() { resolve_sigaction(); }
+
+HandlerStackRef signal_contexts_self() { return {t_contexts, &t_context_count}; }
+
+bool signal_contexts_interrupted_in(HandlerStackRef ref, uintptr_t lo, uintptr_t hi) {
+  if (!ref.contexts || !ref.count) return false;
+  const auto* contexts = static_cast<const SignalContext*>(ref.contexts);
+  uint32_t n = __atomic_load_n(ref.count, __ATOMIC_RELAXED);
+  if (n > kMaxContexts) n = kMaxContexts;
+  const pid_t self = getpid();
+  for (uint32_t i = 0; i < n; ++i) {
+    uintptr_t frame = __atomic_load_n(&contexts[i].frame, __ATOMIC_RELAXED);
+    if (!frame) continue;  // being filled: its wrapper is running (the tool sees that pc)
+    uint64_t pc = 0;
+    iovec mine{&pc, sizeof pc};
+    iovec there{reinterpret_cast<void*>(frame + offsetof(ucontext_t, uc_mcontext.gregs) +
+                                        REG_RIP * sizeof(greg_t)),
+                sizeof pc};
+    if (process_vm_readv(self, &mine, 1, &there, 1, 0) != sizeof pc) continue;
+    if (pc >= lo && pc < hi) return true;
+  }
+  return false;
+}
+
 void signal_handlers_wrap() {
-  resolve_sigaction();
+  resolve_sigaction();  // done already (signal_handlers_prepare): no dlsym here
   for (int sig = 1; sig < _NSIG; ++sig) {
     if (sig == SIGKILL || sig == SIGSTOP || sig == 32 || sig == 33) continue;  // 32, 33: glibc's
     struct sigaction cur;

@@ -20,13 +20,33 @@ namespace callmon::rt {
 // Async-signal-safe.
 void signal_contexts_leave(uintptr_t target);
 
-// `record -p` (attach_entry.cpp). At the start of an attach: every handler the program
-// installed before the runtime came is put inside the wrapper, as the sigaction interposer
-// would have (its mask and flags kept, SA_SIGINFO added); signals with the default action,
-// ignored, or glibc's own (SIGCANCEL, SIGSETXID) are left alone. A handler the program
-// installs meanwhile through libc directly (before the attach redirects its GOT words to
-// the interposers) keeps its place, unwrapped.
+// `record -p` (attach_entry.cpp). Looks libc's sigaction up (dlsym: a lock) while the
+// program runs, so that signal_handlers_wrap takes none.
+void signal_handlers_prepare();
+
+// `record -p` (attach_entry.cpp, callmon_attach_wrap). With every other thread stopped,
+// right after the attach redirected the program's GOT words of the installers to the
+// interposers (and stepped every thread out of libc's installers): every handler the
+// kernel holds is put inside the wrapper, as the sigaction interposer would have (its mask
+// and flags kept, SA_SIGINFO added); signals with the default action, ignored, or glibc's
+// own (SIGCANCEL, SIGSETXID) are left alone. From then on every install through the
+// program's GOT goes through the interposers, so none stays unwrapped (one made between
+// the attach's start and its patches, through libc, did before). No lock, no allocation.
 void signal_handlers_wrap();
+
+// The calling thread's stack of running handlers, for the detach to read from another
+// thread while this one is stopped (attach_threads.cpp keeps it with the thread's state).
+struct HandlerStackRef {
+  const void* contexts = nullptr;
+  const uint32_t* count = nullptr;
+};
+HandlerStackRef signal_contexts_self();
+
+// With the thread of `ref` stopped: whether one of its running handlers interrupted code
+// in [lo, hi) (the pc its signal frame saved): the handler will return there. The saved pcs
+// are read through the kernel (process_vm_readv), so a stale entry whose signal frame's
+// memory is gone reads as nothing instead of faulting. No lock, no allocation.
+bool signal_contexts_interrupted_in(HandlerStackRef ref, uintptr_t lo, uintptr_t hi);
 
 // At the detach, every other thread stopped: each signal whose action is the wrapper gets
 // the program's handler back, with its flags (SA_SIGINFO as the program had it) and mask.

@@ -4,6 +4,8 @@
 //   start    while the other threads run: options, the recording's set-up (meta file,
 //            calibration, module lines) and the list of patches, which the tool then
 //            writes with every thread stopped;
+//   wrap     with every other thread stopped, the patches written: the program's signal
+//            handlers put inside the runtime's wrapper;
 //   prestop  while they run: module lines of what was loaded since (takes the loader's lock);
 //   stop     with every other thread stopped and the patches undone: END of every
 //            thread's file, `exit` in the meta file. No lock, no allocation.
@@ -77,7 +79,8 @@ void note_text_range() {
 
 }  // namespace
 
-CALLMON_ATTACH_EXPORT const attach_abi::Reply* callmon_attach_start(const char* options) {
+CALLMON_ATTACH_EXPORT const attach_abi::Reply* callmon_attach_start(const char* options,
+                                                                   uint64_t flags) {
   ErrnoSaver es;
   RuntimeScope rs;
   memset(&g_reply, 0, sizeof g_reply);
@@ -114,9 +117,11 @@ CALLMON_ATTACH_EXPORT const attach_abi::Reply* callmon_attach_start(const char* 
                  " (the program's stderr says why)");
   }
   attach_inherit_note_start();  // after process_setup, which chose the clock
-  // Handlers installed before the attach run inside the wrapper too: one that leaves by
-  // siglongjmp from an interrupted hook must give back the hook's busy count.
-  signal_handlers_wrap();
+  // The handlers are wrapped by callmon_attach_wrap, once the installers' GOT words are
+  // the interposers': its sigaction is looked up now, while the other threads run. With
+  // one thread (this one) nothing can install a handler before the patches: wrapped now.
+  signal_handlers_prepare();
+  if (flags & attach_abi::kStartWrap) signal_handlers_wrap();
   // Forwarding to glibc's mcount was set up at load time, when nothing was recorded.
   __atomic_store_n(&callmon_pg_forward_mcount, 0, __ATOMIC_RELEASE);
   __atomic_store_n(&callmon_pg_forward_fentry, 0, __ATOMIC_RELEASE);
@@ -133,6 +138,21 @@ CALLMON_ATTACH_EXPORT const attach_abi::Reply* callmon_attach_start(const char* 
   g_reply.libcalls = g_sites.libcalls;
   g_reply.xray = g_sites.xray;
   g_reply.dl_sync = reinterpret_cast<uint64_t>(attach_dl_sync());
+  return reply(attach_abi::kOk);
+}
+
+// Handlers installed before the attach run inside the wrapper too: one that leaves by
+// siglongjmp from an interrupted hook must give back the hook's busy count. Called by the
+// tool with every other thread stopped, after it wrote the patches (the program's GOT words
+// of sigaction, signal... now lead to the interposers) and stepped every thread out of
+// libc's installers: so a handler installed through libc while the attach was being set
+// up is wrapped too, and no install through libc can follow (before, the wrap ran at the
+// start, and such a handler stayed unwrapped for the whole attach).
+CALLMON_ATTACH_EXPORT const attach_abi::Reply* callmon_attach_wrap() {
+  ErrnoSaver es;
+  RuntimeScope rs;
+  if (attach_session() == 0) return reply(attach_abi::kError, "not recording");
+  signal_handlers_wrap();
   return reply(attach_abi::kOk);
 }
 
@@ -155,7 +175,9 @@ CALLMON_ATTACH_EXPORT const attach_abi::Reply* callmon_attach_stop() {
   ErrnoSaver es;
   RuntimeScope rs;
   if (attach_session() == 0) return reply(attach_abi::kError, "not recording");
-  if (attach_threads_busy()) return reply(attach_abi::kBusy, "a thread is inside a hook");
+  if (attach_threads_busy(g_reply.text_lo, g_reply.text_hi))
+    return reply(attach_abi::kBusy, "a thread is inside a hook, or a signal handler "
+                                    "interrupted the runtime's code");
   attach_end_threads();
   signal_handlers_unwrap();
   process_end_for_attach();

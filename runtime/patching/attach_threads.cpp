@@ -6,6 +6,7 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
+#include "runtime/interposers/signal_contexts.hpp"
 #include "runtime/patching/attach_inherit.hpp"
 #include "runtime/recording/context_stash.hpp"
 #include "runtime/recording/thread_state.hpp"
@@ -22,6 +23,7 @@ namespace {
 struct Entry {
   ThreadState* state;
   unsigned session;  // the session whose file the state writes (0: not an attach's)
+  HandlerStackRef handlers;  // its thread's running signal handlers (signal_contexts.hpp)
 };
 constexpr unsigned kMaxThreads = 16384;
 Entry g_threads[kMaxThreads];
@@ -88,6 +90,7 @@ void attach_note_thread(ThreadState* s) {
         __atomic_compare_exchange_n(&e.state, &none, s, false, __ATOMIC_ACQ_REL,
                                     __ATOMIC_RELAXED)) {
       e.session = session;
+      e.handlers = signal_contexts_self();  // called by the state's own thread
       return;
     }
   }
@@ -113,11 +116,20 @@ bool attach_revive(ThreadState* s) {
   return (s->guard & kGuardStopped) == 0;
 }
 
-bool attach_threads_busy() {
+bool attach_threads_busy(uintptr_t text_lo, uintptr_t text_hi) {
   unsigned session = attach_session();
   for (Entry& e : g_threads) {
     ThreadState* s = __atomic_load_n(&e.state, __ATOMIC_ACQUIRE);
-    if (s && e.session == session && (s->guard & kGuardBusyMask)) return true;
+    if (!s || e.session != session) continue;
+    if (s->guard & kGuardBusyMask) return true;
+    // A handler on top of the runtime's code with the guard down: the exit trampoline
+    // before callmon_pg_exit (the stop would empty the shadow stack it pops: the program
+    // then died of "a hijacked return address is missing"), a fast path between its guard
+    // check and its raise (it would write into the unmapped chunk). Only a live thread's
+    // handler stack is read (a retired state's thread and its TLS are gone).
+    if (text_lo < text_hi && s->header && !(s->header->flags & format::kFlagFinished) &&
+        signal_contexts_interrupted_in(e.handlers, text_lo, text_hi))
+      return true;
   }
   return false;
 }

@@ -24,8 +24,11 @@ void attach_forget_thread(ThreadState* s);
 bool attach_revive(ThreadState* s);
 
 // Detach, with every other thread stopped. Whether some thread is inside a hook (its
-// guard's busy bits), which would then write after its file was ended.
-bool attach_threads_busy();
+// guard's busy bits), which would then write after its file was ended, or has a signal
+// handler running that interrupted the runtime's code [text_lo, text_hi) (a hook before
+// its guard was raised, the exit trampoline before it popped its frame): that handler
+// would return into code whose frame and file the stop is about to take away.
+bool attach_threads_busy(uintptr_t text_lo, uintptr_t text_hi);
 // Ends the file of every thread of the session (END, header) and unmaps it; puts back
 // every return address the -pg entry hooks redirected to the exit trampoline and empties
 // the shadow stacks. The states stay, stopped, for the next attach. Takes no lock.

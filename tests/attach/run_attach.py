@@ -59,6 +59,15 @@ attach_server.c, built one way per --build (nop sleds of -fpatchable-function-en
           siglongjmp, now and then out of an interrupted hook, while attached twice; no
           event lost, the detach does not wait, sigaction shows the program's handler
           while attached and after, output and status as without attach.
+  sigwin  attach_sigwin.c: a thread installs SIGALRM's handler through its GOT word every
+          20 us until the attach redirects that word (the last installs go to libc while the
+          attach is set up); while attached the kernel must hold the runtime's wrapper, and with TEST_CALLMON_HOOK_SIGNAL=SIGALRM the handler
+          leaves by siglongjmp out of hooks: no event lost, the detach on time, output and
+          status as without attach, the program's handler back after the detach.
+  sigtramp attach_sigtramp.c (--build sled, fentry, pg, plain): a SIGTRAP handler that
+          interrupted the runtime's exit trampoline waits until the detach has begun: the
+          detach must wait for it (before, it emptied the shadow stack under it and the
+          program died of SIGILL); output and status as without attach.
   vfork   attach_vfork.c: vfork children calling instrumented functions before _exit or
           exec while attached: the parent's calls counted exactly, none of the children's.
   exit    attach_exit.c: a handler installed before the attach calls exit() while its
@@ -94,6 +103,11 @@ UCONTEXT_SOURCE = os.path.join(HERE, "attach_ucontext.c")
 SIGJMP_SOURCE = os.path.join(HERE, "attach_sigjmp.c")
 VFORK_SOURCE = os.path.join(HERE, "attach_vfork.c")
 EXIT_SOURCE = os.path.join(HERE, "attach_exit.c")
+SIGWIN_SOURCE = os.path.join(HERE, "attach_sigwin.c")
+SIGTRAMP_SOURCE = os.path.join(HERE, "attach_sigtramp.c")
+# How attach_sigtramp.c sees that the attach's patch is in place, per build.
+SIGTRAMP_PATCHED = {"sled": "-DPATCHED_FIRST=0xe8", "fentry": "-DPATCHED_GOT=__fentry__",
+                    "pg": "-DPATCHED_GOT=mcount", "plain": "-DPATCHED_FIRST=0xe9"}
 ATTACH_ARGS = []  # --attach-arg
 
 BUILDS = {
@@ -120,7 +134,7 @@ def expect(cond, what):
 
 def build(cc, work, kind, source=SOURCE, extra=()):
     name = os.path.splitext(os.path.basename(source))[0]
-    exe = os.path.join(work, f"{name}_{os.path.basename(cc)}_{kind}" + ("_nocfi" if extra else ""))
+    exe = os.path.join(work, f"{name}_{os.path.basename(cc)}_{kind}" + ("_nocfi" if "-g0" in extra else ""))
     if kind == "nopmcount":
         subprocess.run([cc, "-O2", "-g", "-pthread", *BUILDS[kind], "-c", "-o", exe + ".o",
                         source], check=True)
@@ -531,6 +545,80 @@ def case_sigjmp(a, exe):
     out, status = s.finish()
     expect(out == ref_out, f"output with attach differs:\n{out}\nwithout:\n{ref_out}")
     expect(status == ref_status == 3, f"exit status {status}, without attach {ref_status}")
+
+
+def case_sigwin(a, exe):
+    script = ["W", "R 20000", "R 20000"]
+    ref = subprocess.run([exe, "free"], input="".join(l + "\n" for l in script + ["Q"]),
+                         capture_output=True, text=True, timeout=120)
+    env = dict(os.environ, TEST_CALLMON_HOOK_SIGNAL=str(int(signal.SIGALRM)))
+    p = subprocess.Popen([exe], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, text=True, bufsize=1, env=env)
+    out = [p.stdout.readline()]
+
+    def ask(line):
+        p.stdin.write(line + "\n")
+        p.stdin.flush()
+        answer = p.stdout.readline()
+        if not line.startswith("K"):
+            out.append(answer)
+        return answer
+
+    # callmon calls into the main thread, blocked in read; the installer thread runs.
+    expect(wait_blocked(p.pid, 0, 0), "the main thread blocks in read")
+    data = os.path.join(a.work, f"{os.path.basename(exe)}.sigwin")
+    t0 = time.monotonic()
+    att = Attach(a.callmon, p.pid, data)
+    expect("attached to process" in att.first, f"attach: {att.first.strip()}")
+    ask(script[0])
+    k = ask("K")
+    expect(k == "kernel: other, view: ours\n",
+           f"while attached the kernel holds the runtime's wrapper for the handler installed "
+           f"during the attach, sigaction shows the program's: {k!r}")
+    for line in script[1:]:
+        ask(line)
+    status, err = att.stop()
+    took = time.monotonic() - t0
+    expect(status == 0 and "detached" in err, f"detach: {status} {err.strip()}")
+    expect(took < 60, f"the attach and detach took {took:.1f} s")
+    k = ask("K")
+    expect(k == "kernel: program's handler, view: ours\n", f"after the detach: {k!r}")
+    p.stdin.write("Q\n")
+    p.stdin.flush()
+    rest, errs = p.communicate(timeout=60)
+    print("installer thread:", errs.strip())
+    expect("".join(out) + rest == ref.stdout,
+           f"output with attach differs:\n{''.join(out) + rest}\nwithout:\n{ref.stdout}")
+    expect(p.returncode == ref.returncode == 3,
+           f"exit status {p.returncode}, without attach {ref.returncode}")
+    info_ok(a.callmon, data)
+
+
+def case_sigtramp(a, exe):
+    ref = subprocess.run([exe, "free"], capture_output=True, text=True, timeout=60)
+    p = subprocess.Popen([exe], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, text=True, bufsize=1)
+    expect(p.stdout.readline() == "ready\n", "the fixture starts")
+    data = os.path.join(a.work, f"{os.path.basename(exe)}.sigtramp")
+    att = Attach(a.callmon, p.pid, data)
+    expect("attached to process" in att.first, f"attach: {att.first.strip()}")
+    p.stdin.write("go\n")
+    p.stdin.flush()
+    line = p.stdout.readline()
+    expect(line == "caught\n", f"a handler interrupted the exit trampoline: {line!r}")
+    status, err = att.stop()
+    expect(status == 0 and "detached" in err, f"detach: {status} {err.strip()}")
+    try:
+        p.stdin.write("end\n")
+        p.stdin.flush()
+    except BrokenPipeError:
+        pass  # it died meanwhile: said below
+    rest, errs = p.communicate(timeout=60)
+    expect(rest == ref.stdout.split("\n", 1)[1],
+           f"the program goes on as without attach:\n{rest}{errs}(without attach:\n{ref.stdout})")
+    expect(p.returncode == ref.returncode == 0,
+           f"exit status {p.returncode}, without attach {ref.returncode}: {errs.strip()}")
+    info_ok(a.callmon, data)
 
 
 def case_vfork(a, exe):
@@ -1104,7 +1192,7 @@ def main():
     ap.add_argument("--case", choices=["counts", "open", "unwind", "churn", "fork", "errors",
                                        "inherit", "filters", "parked", "dlopen", "sigparked",
                                        "late", "dlchurn", "sigsled", "latechurn", "ucontext",
-                                       "sigjmp", "vfork", "exit"],
+                                       "sigjmp", "vfork", "exit", "sigwin", "sigtramp"],
                     required=True)
     ap.add_argument("--work", required=True)
     ap.add_argument("--attach-arg", action="append", default=[])
@@ -1141,6 +1229,11 @@ def main():
         case_exit(a, build(a.cc, a.work, a.build, EXIT_SOURCE))
     elif a.case == "vfork":
         case_vfork(a, build(a.cc, a.work, a.build, VFORK_SOURCE))
+    elif a.case == "sigwin":
+        case_sigwin(a, build(a.cc, a.work, a.build, SIGWIN_SOURCE))
+    elif a.case == "sigtramp":
+        case_sigtramp(a, build(a.cc, a.work, a.build, SIGTRAMP_SOURCE,
+                               extra=[SIGTRAMP_PATCHED[a.build]]))
     elif a.case == "sigjmp":
         case_sigjmp(a, build(a.cc, a.work, a.build, SIGJMP_SOURCE))
     elif a.case == "ucontext":

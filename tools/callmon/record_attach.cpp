@@ -165,6 +165,12 @@ int run_record_attach(const AttachRequest& rq) {
   if (begun->signal_moved)
     std::fprintf(stderr, "callmon record: %u signal handler(s) will return into a moved copy of "
                  "patched bytes (interrupted inside them)\n", begun->signal_moved);
+  if (begun->installers)
+    std::fprintf(stderr, "callmon record: %u thread(s) stepped out of libc's sigaction before "
+                 "the signal handlers were wrapped\n", begun->installers);
+  if (begun->wrap_failed)
+    warn(cmd, "the program's signal handlers could not be put inside the runtime's wrapper: "
+              "one that leaves by siglongjmp from inside a hook loses the recording");
   if (begun->signal_refused)
     warn(cmd, std::to_string(begun->signal_refused) + " function(s) not patched: a signal "
               "handler will return into their first bytes at no instruction callmon can move");

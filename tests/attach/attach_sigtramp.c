@@ -1,0 +1,155 @@
+/* A signal handler that interrupted callmon's exit trampoline, still running when the
+ * detach begins (tests/attach/run_attach.py, case sigtramp; docs/patching.md "Attaching",
+ * step 6). Built with sleds, -pg -mfentry, -pg, or no flag (attached with
+ * --patch=^victim$); -DPATCHED_FIRST=0xe8 (sleds: `call`) or 0xe9 (--patch: `jmp`) says
+ * how victim's first byte looks while patched, -DPATCHED_GOT=__fentry__ or mcount which
+ * GOT word the attach redirects instead.
+ *
+ * The main thread waits for a line on stdin (sent once `callmon record -p` has attached),
+ * calls victim until its return address is no longer in the executable (the entry hook
+ * redirected it to the runtime's exit trampoline, whose address it keeps), then sets the
+ * trap flag and calls victim again: every instruction traps. The first trap at the
+ * trampoline's first instruction -- victim has returned into it, the frame it will pop is
+ * still on the runtime's shadow stack, no hook is running -- is the catch: the handler
+ * clears the trap flag in its saved state, prints "caught" and waits until the patch is
+ * gone (the detach has begun), then returns into the trampoline. Before, the detach
+ * ended the recording at once (only each thread's current pc was looked at): the shadow
+ * stack emptied, the trampoline found no frame and the program died of SIGILL ("a hijacked
+ * return address is missing from the shadow stack"). Now the detach waits until the
+ * handler has returned and the trampoline has finished. The main thread then waits for a
+ * second line (sent once callmon has detached), makes a fixed number of calls and prints
+ * their sum; status 0. "free" as argv[1]: only the sum. */
+#define _GNU_SOURCE
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <ucontext.h>
+
+#define NOINLINE __attribute__((noinline))
+/* Not instrumented in any build (and not selected by --patch=^victim$). */
+#define UNTRACED \
+  __attribute__((noinline, no_instrument_function, patchable_function_entry(0, 0)))
+
+extern char __executable_start[], etext[];
+
+static volatile int caught;
+static volatile uintptr_t tramp;  /* the runtime's exit trampoline, as victim saw it */
+static long traps;
+#ifdef PATCHED_GOT
+extern void PATCHED_GOT(void);
+static uintptr_t got_at_start;
+#endif
+
+NOINLINE long leaf(long x) {
+  __asm__ volatile("" ::: "memory");
+  return x * 3 + 1;
+}
+
+NOINLINE long victim(long i) {
+  tramp = (uintptr_t)__builtin_return_address(0);
+  return leaf(i) % 1000003;
+}
+
+UNTRACED static uintptr_t got_word(void) {
+#ifdef PATCHED_GOT
+  uintptr_t p;
+#define STR2(x) #x
+#define STR(x) STR2(x)
+  __asm__ volatile("mov " STR(PATCHED_GOT) "@GOTPCREL(%%rip), %0" : "=r"(p));
+  return p;
+#else
+  return 0;
+#endif
+}
+
+/* Whether the attach's patch is still in place. */
+UNTRACED static int patched(void) {
+#ifdef PATCHED_GOT
+  return got_word() != got_at_start;
+#else
+  return *(const volatile uint8_t*)(void*)victim == PATCHED_FIRST;
+#endif
+}
+
+/* System calls of its own: in the --patch build a call into libc goes through a
+ * library-call probe, which the handler should not run. */
+UNTRACED static long raw_syscall3(long nr, long a, long b, long c) {
+  long ret;
+  __asm__ volatile("syscall" : "=a"(ret) : "0"(nr), "D"(a), "S"(b), "d"(c) : "rcx", "r11", "memory");
+  return ret;
+}
+
+UNTRACED static void nap_ms(long ms) {
+  struct timespec ts = {ms / 1000, (ms % 1000) * 1000000};
+  raw_syscall3(SYS_nanosleep, (long)&ts, 0, 0);
+}
+
+UNTRACED static void say(const char* s) {
+  long n = 0;
+  while (s[n]) n++;
+  raw_syscall3(SYS_write, 1, (long)s, n);
+}
+
+UNTRACED static void on_trap(int sig, siginfo_t* si, void* ctx) {
+  (void)sig, (void)si;
+  ucontext_t* uc = (ucontext_t*)ctx;
+  if (caught) {
+    uc->uc_mcontext.gregs[REG_EFL] &= ~0x100L;
+    return;
+  }
+  if ((uintptr_t)uc->uc_mcontext.gregs[REG_RIP] != tramp) {
+    if (++traps > 10000000) uc->uc_mcontext.gregs[REG_EFL] &= ~0x100L;  /* give up */
+    return;  /* the trap flag stays: the next instruction traps too */
+  }
+  caught = 1;
+  uc->uc_mcontext.gregs[REG_EFL] &= ~0x100L;
+  say("caught\n");
+  for (int i = 0; patched() && i < 120000; ++i) nap_ms(1);  /* until the detach begins */
+}
+
+UNTRACED static void start_stepping(void) {
+  __asm__ volatile("pushfq\n\torq $0x100, (%%rsp)\n\tpopfq" ::: "memory", "cc");
+}
+
+UNTRACED int main(int argc, char** argv) {
+  const int free_run = argc > 1 && strcmp(argv[1], "free") == 0;
+  setvbuf(stdout, NULL, _IONBF, 0);
+#ifdef PATCHED_GOT
+  got_at_start = got_word();
+#endif
+  struct sigaction sa;
+  memset(&sa, 0, sizeof sa);
+  sa.sa_sigaction = on_trap;
+  sa.sa_flags = SA_SIGINFO | SA_RESTART;
+  sigaction(SIGTRAP, &sa, NULL);
+  printf("ready\n");
+  long sum = 0;
+  if (!free_run) {
+    char line[16];
+    if (!fgets(line, sizeof line, stdin)) return 3;  /* the test's go, after the attach */
+    for (int i = 0;; ++i) {
+      sum += victim(i);
+      if (tramp < (uintptr_t)__executable_start || tramp >= (uintptr_t)etext) break;
+      if (i == 60000) {
+        printf("victim's return was never redirected\n");
+        return 2;
+      }
+      nap_ms(1);
+    }
+    start_stepping();
+    sum += victim(1);
+    if (!caught) {
+      printf("no trap landed at the exit trampoline\n");
+      return 2;
+    }
+    if (!fgets(line, sizeof line, stdin)) return 3;  /* the test's go, after the detach */
+  }
+  sum = 0;
+  for (long i = 0; i < 100000; ++i) sum += victim(i);
+  printf("sum %ld\n", sum);
+  return 0;
+}
