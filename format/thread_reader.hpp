@@ -3,6 +3,7 @@
 // a file cut short (a crash, a full disk) is read up to the cut and the loss is reported.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
 #include <memory>
@@ -123,6 +124,22 @@ class ThreadReader {
   // decoded (0: call next()). kinds, ticks and addrs must each have `room` elements.
   size_t next_plain_run(uint8_t* kinds, uint64_t* ticks, uint64_t* addrs, size_t room,
                         size_t& enters);
+
+  // The chunks the records are read from: the file's whole chunks and a last, partial one.
+  uint64_t chunk_count() const { return chunk_count_; }
+
+  // Reads only chunks [first, end) from now on (end clipped to chunk_count()), for a walk of
+  // part of a thread (docs/report.md, "Splitting one thread"). Call before the first next().
+  // A chunk decodes from its own beginning (its encoding state starts empty, its first
+  // record's time is absolute: docs/format.md), so the records are those a whole read yields
+  // from chunk `first` on, with two differences a caller stitching parts must check: time
+  // is clamped only against the part's own records (a whole read also clamps against the
+  // chunks before), and a chunk before `first` that begins with a byte 0 would have ended a
+  // whole read there. Damage notes and counters cover the part's chunks only.
+  void restrict_chunks(uint64_t first, uint64_t end) {
+    chunk_count_ = std::min(chunk_count_, end);
+    chunk_index_ = std::max(chunk_index_, first);
+  }
 
   // Bytes of records consumed so far (for progress and bytes-per-call figures).
   uint64_t bytes_read() const { return bytes_read_; }

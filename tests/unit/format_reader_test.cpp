@@ -186,6 +186,66 @@ TEST_F(ThreadFileTest, ManyChunksRoundTrip) {
   EXPECT_EQ(r->damage().bad_records, 0u);
 }
 
+// A chunk decodes from its own beginning: reading chunks [0, k) and [k, n) with two
+// readers yields the whole read's records, for every cut (a split walk's premise).
+TEST_F(ThreadFileTest, ChunkRangesReadAsTheWhole) {
+  auto w = ThreadWriter::create(path("parts.events"), 2, 2, "2.0", kMinChunkSize);
+  ASSERT_TRUE(w);
+  std::vector<Event> want = write_calls(*w, 120'000, 7);
+  w->end(want.back().ticks + 1);
+  ASSERT_TRUE(w->close(true));
+  auto whole = ThreadReader::open(path("parts.events"));
+  ASSERT_TRUE(whole) << whole.error();
+  const std::vector<Event> all = read_all(*whole);
+  const uint64_t chunks = whole->chunk_count();
+  ASSERT_GE(chunks, 4u);
+  for (uint64_t cut = 0; cut <= chunks; ++cut) {
+    auto a = ThreadReader::open(path("parts.events"));
+    auto b = ThreadReader::open(path("parts.events"));
+    ASSERT_TRUE(a && b);
+    a->restrict_chunks(0, cut);
+    b->restrict_chunks(cut, UINT64_MAX);
+    std::vector<Event> got = read_all(*a);
+    const size_t first_part = got.size();
+    for (const Event& e : read_all(*b)) got.push_back(e);
+    SCOPED_TRACE("cut at chunk " + std::to_string(cut));
+    expect_events(got, all);
+    // Each part holds records unless it has no chunk.
+    EXPECT_EQ(first_part == 0, cut == 0);
+    EXPECT_EQ(first_part == all.size(), cut == chunks);
+  }
+}
+
+// The time clamp is the part's own: a chunk whose first record steps back below the chunk
+// before keeps its time when read from there, and is clamped in a whole read.
+TEST_F(ThreadFileTest, ChunkRangeClampsTimeOnlyAgainstItsOwnRecords) {
+  auto w = ThreadWriter::create(path("back.events"), 2, 2, "2.0", kMinChunkSize);
+  ASSERT_TRUE(w);
+  uint64_t t = 1000;
+  for (size_t n = 0; n < 1000; ++n) w->enter(t += 10, 0x400000 + (n % 64) * 16);
+  const uint64_t late = t;
+  // Then time steps back and stays there over several chunks: within a chunk the writer
+  // writes no time (a delta of 0), a chunk's first record its absolute time.
+  for (size_t i = 0; i < 100'000; ++i) w->exit(late - 5000);
+  ASSERT_TRUE(w->close(true));
+  auto whole = ThreadReader::open(path("back.events"));
+  ASSERT_TRUE(whole);
+  const uint64_t chunks = whole->chunk_count();
+  ASSERT_GE(chunks, 3u);
+  const std::vector<Event> all = read_all(*whole);
+  auto part = ThreadReader::open(path("back.events"));
+  ASSERT_TRUE(part);
+  part->restrict_chunks(chunks - 1, UINT64_MAX);
+  const std::vector<Event> tail = read_all(*part);
+  ASSERT_FALSE(tail.empty());
+  ASSERT_LT(tail.size(), all.size());
+  const Event& in_whole = all[all.size() - tail.size()];
+  EXPECT_EQ(in_whole.type, Event::kExit);
+  EXPECT_EQ(tail.front().type, Event::kExit);
+  EXPECT_EQ(in_whole.ticks, late);             // clamped against the chunks before
+  EXPECT_EQ(tail.front().ticks, late - 5000);  // the part's first time, as written
+}
+
 TEST_F(ThreadFileTest, NestedRecordsKeepStateAndTimeIsClamped) {
   auto w = ThreadWriter::create(path("n.events"), 1, 1, "1.0");
   ASSERT_TRUE(w);
