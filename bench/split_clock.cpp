@@ -2,13 +2,14 @@
 // compensated (docs/report.md, "Splitting one thread"): the compensated clock is a running
 // floating-point sum whose fractional part at any record decides how every later call's
 // times round. This walks a recording's first thread twice, the second walker's clock
-// entering the stream at another fractional offset (a first call of `gap` ticks, fed before
-// the stream, whose compensated length is no whole tick), and counts the calls whose
-// figures (time, self and their ranges) differ: what a later part walked without the
-// earlier part's exact clock gets wrong. A whole-tick offset (or no probe cost) changes
-// nothing. Built and run by bench/split_clock.sh.
+// entering the stream at another fractional offset (K extra calls of 1000 ticks each, fed
+// before the stream: each moves the clock by a whole number of ticks less the probes'
+// estimate, a fraction), and counts the calls whose figures (time, self and their ranges)
+// differ: what a later part walked without the earlier part's exact clock gets wrong. No
+// extra call, or no probe cost (every step whole ticks), changes nothing. Built and run by
+// bench/split_clock.sh.
 //
-//   split_clock RECORDING GAP_TICKS [GAP_TICKS...]
+//   split_clock RECORDING K [K...]
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -42,7 +43,7 @@ struct Collect {
 
 int main(int argc, char** argv) {
   if (argc < 3) {
-    std::fprintf(stderr, "usage: split_clock RECORDING GAP_TICKS [GAP_TICKS...]\n");
+    std::fprintf(stderr, "usage: split_clock RECORDING K [K...]\n");
     return 1;
   }
   auto rec = callmon::format::open_recording(argv[1]);
@@ -54,7 +55,8 @@ int main(int argc, char** argv) {
   const auto& tf = proc.threads[0];
   callmon::format::ModuleLifetimes lifetimes(proc.meta.modules);
   for (int g = 2; g < argc; ++g) {
-    const uint64_t gap = std::strtoull(argv[g], nullptr, 10);
+    const uint64_t extra = std::strtoull(argv[g], nullptr, 10);
+    constexpr uint64_t kGap = 1000;
     auto reader = callmon::format::ThreadReader::open(tf.path);
     if (!reader) return std::fprintf(stderr, "split_clock: %s\n", reader.error().c_str()), 1;
     reader->use_module_lifetimes(lifetimes);
@@ -76,10 +78,13 @@ int main(int argc, char** argv) {
     while (reader->next(ev)) {
       if (first) {
         first = false;
-        // The offset: one call of `gap` ticks ending `gap` ticks before the first record.
-        const uint64_t t0 = ev.ticks > 2 * gap ? ev.ticks - 2 * gap : 0;
-        shifted.feed_enter(t0, ev.addr ^ 1);
-        shifted.feed_exit(t0 + gap);
+        // The offset: `extra` calls of kGap ticks, kGap apart, ending kGap before the first
+        // record.
+        uint64_t t = ev.ticks > 2 * kGap * extra ? ev.ticks - 2 * kGap * extra : 0;
+        for (uint64_t k = 0; k < extra; ++k, t += 2 * kGap) {
+          shifted.feed_enter(t, ev.addr ^ 1);
+          shifted.feed_exit(t + kGap);
+        }
         b.out.clear();
       }
       serial.feed(ev);
@@ -89,8 +94,8 @@ int main(int argc, char** argv) {
     serial.finish();
     shifted.finish();
     compare();
-    std::printf("offset call of %6llu ticks: %llu calls, %llu with other figures (%.3f%%)\n",
-                static_cast<unsigned long long>(gap), static_cast<unsigned long long>(calls),
+    std::printf("%3llu extra calls: %llu calls, %llu with other figures (%.3f%%)\n",
+                static_cast<unsigned long long>(extra), static_cast<unsigned long long>(calls),
                 static_cast<unsigned long long>(differ),
                 calls ? 100.0 * static_cast<double>(differ) / static_cast<double>(calls) : 0.0);
   }

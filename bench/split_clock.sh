@@ -7,9 +7,11 @@
 #   bench/split_clock.sh [BUILD_DIR] [RECORDING] [ROUNDS]
 #
 # split_clock: how many calls get other figures when the compensated clock enters the
-# stream at another fractional offset (offset calls of 0, 1, 7, 20 and 1000 ticks).
+# stream at another fractional offset (0, 1, 2, 3 and 5 extra calls before it).
 # split_walk_bound: the serial walk as `report` does it against two ranges of chunks walked
-# on the two cores (not exact: a bound).
+# on the two cores (not exact: a bound). clock_chain_cost: the CPU of decoding the thread
+# in runs, and what the compensated clock's chain adds to it (the price of the clock on the
+# decoder's core).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 build=${1:-$root/build}
@@ -19,7 +21,7 @@ rounds=${3:-3}
 work=$(mktemp -d /tmp/callmon-split-clock.XXXXXX)
 trap 'rm -rf "$work"' EXIT
 libs=("$build/lib/libcallmon_analysis.a" "$build/lib/libcallmon_format.a" -lfmt -lpthread)
-for tool in split_clock split_walk_bound; do
+for tool in split_clock split_walk_bound clock_chain_cost; do
   g++ -std=c++20 -O2 -I"$root" -I"$root/include" "$root/bench/$tool.cpp" "${libs[@]}" \
       -o "$work/$tool"
 done
@@ -31,6 +33,7 @@ if [ -z "$rec" ]; then
   rec=$work/rec
 fi
 echo "recording $rec; load average $(cut -d' ' -f1-3 /proc/loadavg)"
-"$work/split_clock" "$rec" 0 1 7 20 1000
+"$work/split_clock" "$rec" 0 1 2 3 5
 "$work/split_walk_bound" "$rec" "$rounds"
+"$work/clock_chain_cost" "$rec" "$rounds"
 echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)"
