@@ -63,10 +63,9 @@ bool find_own_hooks() {
 // search covers only its own dependencies, not libgcc_s).
 struct Interposed {
   const char* name;
-  void** real;   // its g_real slot
+  void** real;   // its g_real slot; nullptr: the interposer finds the real one itself
   uintptr_t own;  // the runtime's interposer; 0: not redirected
 };
-void* g_other_reals[9];  // found here, used only to tell that the function exists
 Interposed g_interposed[] = {
     {"_Unwind_RaiseException", reinterpret_cast<void**>(&g_real.raise_exception), 0},
     {"_Unwind_Resume_or_Rethrow", reinterpret_cast<void**>(&g_real.resume_or_rethrow), 0},
@@ -91,17 +90,17 @@ Interposed g_interposed[] = {
     {"ontop_fcontext", &g_real.ontop_fcontext_, 0},
     // Handlers run inside the runtime's wrapper (interpose_signal.cpp), and the program sees
     // its own in sigaction's old action. The interposers find the real ones themselves.
-    {"sigaction", &g_other_reals[0], 0},
-    {"signal", &g_other_reals[1], 0},
-    {"bsd_signal", &g_other_reals[2], 0},
-    {"sysv_signal", &g_other_reals[3], 0},
-    {"__sysv_signal", &g_other_reals[4], 0},
+    {"sigaction", nullptr, 0},
+    {"signal", nullptr, 0},
+    {"bsd_signal", nullptr, 0},
+    {"sysv_signal", nullptr, 0},
+    {"__sysv_signal", nullptr, 0},
     // vfork keeps the hooks out of the child (interpose_vfork.cpp); exit and quick_exit
     // give back a busy count their handler interrupted (interpose_exit.cpp).
-    {"vfork", &g_other_reals[5], 0},
-    {"__vfork", &g_other_reals[6], 0},
-    {"exit", &g_other_reals[7], 0},
-    {"quick_exit", &g_other_reals[8], 0},
+    {"vfork", nullptr, 0},
+    {"__vfork", nullptr, 0},
+    {"exit", nullptr, 0},
+    {"quick_exit", nullptr, 0},
     // Read by the interposers, not redirected.
     {"_Unwind_GetCFA", reinterpret_cast<void**>(&g_real.get_cfa), 0},
     {"__cxa_get_globals", reinterpret_cast<void**>(&g_real.cxa_get_globals), 0},
@@ -111,8 +110,11 @@ constexpr unsigned kRedirected = 26;  // the first ones of g_interposed
 void find_interposers(void* self) {
   for (unsigned i = 0; i < sizeof g_interposed / sizeof g_interposed[0]; ++i) {
     Interposed& x = g_interposed[i];
-    if (!*x.real) *x.real = dlsym(RTLD_DEFAULT, x.name);
-    x.own = i < kRedirected && *x.real ? reinterpret_cast<uintptr_t>(dlsym(self, x.name)) : 0;
+    void* real = x.real ? *x.real : nullptr;
+    if (!real) real = dlsym(RTLD_DEFAULT, x.name);
+    if (x.real) *x.real = real;
+    // Redirected only where the program has the function at all.
+    x.own = i < kRedirected && real ? reinterpret_cast<uintptr_t>(dlsym(self, x.name)) : 0;
   }
 }
 
