@@ -1,9 +1,11 @@
 #!/usr/bin/env python3
 """vfork children that leave by exit() instead of _exit() (tests/programs/vfork_exit.c),
-directly and from three instrumented calls deep: glibc's exit runs in the child on the
+directly and from three instrumented calls deep, from the main thread or (`thread`) from
+threads started for it, main then ending by its own exit() call: glibc's exit runs in the child on the
 parent's memory, callmon's destructor among the rest. The program's output and status must
 be as without callmon, the parent's calls recorded exactly and the children's not at all,
-`callmon info` must show no problem and the program's thread finished, the thread file must
+`callmon info` must show no problem and the program's threads finished (main
+"unfinished" where it calls exit itself: its own frame is open), the thread file must
 end with its one END record, and the process's `exit` meta line must be the parent's, once,
 after its last call.
 
@@ -24,7 +26,7 @@ import sys
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import run_fixture  # noqa: E402  (program_test_args, build_program, report_problems)
 
-VARIANTS = ["direct", "deep"]
+VARIANTS = ["direct", "deep", "thread"]
 
 
 def check_end(a, data, variant, problems):
@@ -91,6 +93,8 @@ def check_run(a, exe, variant, problems):
     expected = {"pwork": own["pwork"], "pleaf": own["pleaf"], "one_child": rounds,
                 "wait_status": rounds, "main": 1, "tail": own["ptail"], "cleaf": 0,
                 "cdeep": 0}
+    if variant == "thread":
+        expected.update({"one_child_thread": rounds, "child_thread": rounds})
     info = subprocess.run([a.callmon, "info", "-d", data, "--format", "json"],
                           capture_output=True, text=True, timeout=60)
     if info.returncode != 0:
@@ -101,9 +105,11 @@ def check_run(a, exe, variant, problems):
         problems.append(f"{variant}: info: {p}")
     for p in doc["processes"]:
         for t in p["threads"]:
-            if t.get("status") != "finished":
-                problems.append(f"{variant}: process {p.get('pid')}: thread status "
-                                f"{t.get('status')}")
+            want = "unfinished" if variant == "thread" and t.get("tid") == p.get("pid") \
+                else "finished"
+            if t.get("status") != want:
+                problems.append(f"{variant}: process {p.get('pid')}: thread {t.get('tid')} "
+                                f"status {t.get('status')}, expected {want}")
     check_end(a, data, variant, problems)
     rep = subprocess.run([a.callmon, "report", "-d", data, "--format=json"],
                          capture_output=True, text=True, timeout=120)
@@ -122,7 +128,7 @@ def check_run(a, exe, variant, problems):
 def main():
     a = run_fixture.program_test_args(__doc__,
                                       ["cyg", "fentry", "pg", "patchable", "patch", "xray"])
-    exe = run_fixture.build_program(a, "vfork_exit.c")
+    exe = run_fixture.build_program(a, "vfork_exit.c", libs=["-pthread"])
     problems = []
     for variant in VARIANTS:
         check_run(a, exe, variant, problems)

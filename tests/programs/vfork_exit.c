@@ -5,10 +5,11 @@
 // business; callmon's part must neither finish the parent's recording from the child nor
 // lose the parent's end (docs/runtime.md, "Processes", vfork).
 //
-// Argument: `direct` (the child calls exit(5) at once) or `deep` (it calls instrumented
-// functions and exit(6) from three calls deep). Each of kRounds rounds the parent calls
-// pwork kWork times, then starts one child; it goes on calling after the last one and
-// returns from main (glibc's own exit call, not the program's).
+// Argument: `direct` (the child calls exit(5) at once), `deep` (it calls instrumented
+// functions and exit(6) from three calls deep) or `thread` (as deep, but each child is
+// started by a new thread, and main ends with its own exit() call). Each of kRounds rounds
+// the parent calls pwork kWork times, then starts one child; it goes on calling after the
+// last one and returns from main (glibc's own exit call, not the program's), or calls exit.
 //
 // The program counts its own calls, the parent's and the children's apart (in_child: set
 // by the child, cleared by the parent when vfork returns; the memory is shared), and prints
@@ -16,6 +17,7 @@
 // bad). `tail` is called by an atexit handler, which glibc runs in the first child that
 // calls exit and never again (the child used up the list). stdout: "ok"; exit status 0
 // (1 if a child's status was not what it meant).
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -86,13 +88,28 @@ NOINLINE void one_child(int deep) {
   if (wait_status(pid) != (deep ? 6 : 5)) bad++;
 }
 
+static void* child_thread(void* arg) {
+  (void)arg;
+  one_child(1);
+  return 0;
+}
+
+NOINLINE void one_child_thread(void) {
+  pthread_t t;
+  if (pthread_create(&t, 0, child_thread, 0) != 0 || pthread_join(t, 0) != 0) bad++;
+}
+
 int main(int argc, char** argv) {
-  int deep = argc > 1 && strcmp(argv[1], "deep") == 0;
+  int thread = argc > 1 && strcmp(argv[1], "thread") == 0;
+  int deep = thread || (argc > 1 && strcmp(argv[1], "deep") == 0);
   atexit(at_end);
   long s = 0;
   for (int r = 0; r < kRounds; r++) {
     for (int i = 0; i < kWork; i++) s += pwork(i);
-    one_child(deep);
+    if (thread)
+      one_child_thread();
+    else
+      one_child(deep);
   }
   for (int i = 0; i < kWork; i++) s += pwork(i);
   sink += s;
@@ -101,5 +118,6 @@ int main(int argc, char** argv) {
   fprintf(stderr, "pwork %ld\npleaf %ld\nptail %ld\ncleaf %ld\ncdeep %ld\nctail %ld\n"
           "atexit %ld\nbad %ld\n",
           pworks, pleaves, ptails, cleaves, cdeeps, ctails, atexits, bad);
+  if (thread) exit(bad ? 1 : 0);
   return bad ? 1 : 0;
 }
