@@ -79,6 +79,19 @@ void resolve_real_functions(bool again = false);
 // child (sharing the parent's memory) from the process (interpose_process.cpp).
 void exec_wrappers_init();
 
+// Whether the calling code runs in a vfork child (or a posix_spawn-like clone) of the
+// process the runtime's state belongs to: it shares the parent's memory and thread state
+// and must write nothing there (exec wrappers, exit, the runtime's destructor). A system
+// call; async-signal-safe.
+bool in_vfork_child();
+
+// A vfork child calls this when it runs exit(): glibc's exit, on the parent's memory, runs
+// and takes off its lists the exit handlers the parent's exit would have run, the runtime's
+// destructor among them. Marks the thread (its TLS is the parent thread's) so that the
+// parent, when vfork returns to it, ties its recording's end to another path
+// (process_finish_rearm). Async-signal-safe (interpose_vfork.cpp).
+void note_vfork_child_exit();
+
 // At start-up: resolves the real exit and quick_exit for their interposers
 // (interpose_exit.cpp).
 void exit_wrappers_init();

@@ -58,8 +58,15 @@ CALLMON_EXPORT _Unwind_Reason_Code _Unwind_Resume_or_Rethrow(_Unwind_Exception* 
   return g_real.resume_or_rethrow(e);
 }
 
+// pthread_exit and thread cancellation (glibc reaches this through its own pointer too:
+// interpose_unwind_link.cpp). The unwind never returns into what a running signal handler
+// interrupted: a hook it interrupted never finishes, and its busy count would make the
+// calls of the cleanups that run during the unwind, and of the thread's TLS and key
+// destructors after it, nested records (lost past the chunk's margin). It goes first, as
+// for exit (signal_contexts_exit).
 CALLMON_EXPORT _Unwind_Reason_Code _Unwind_ForcedUnwind(_Unwind_Exception* e,
                                                       _Unwind_Stop_Fn stop, void* arg) {
+  signal_contexts_exit();
   note_throw(in_flight());
   resolve_real_functions(!g_real.forced_unwind);
   return g_real.forced_unwind(e, stop, arg);

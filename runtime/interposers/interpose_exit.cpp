@@ -5,6 +5,12 @@
 // hook that never finishes (docs/runtime.md, "Handlers that leave by exit"). Everywhere
 // else they only pass the call on. _exit and _Exit run no code of the program's after them
 // and are not interposed.
+//
+// In a vfork child (in_vfork_child) they touch nothing of the runtime's: the thread state
+// is the parent's. exit there marks the thread for the parent (note_vfork_child_exit: the
+// child's exit is using up the parent's exit handlers); in the parent afterwards, exit
+// finishes the recording itself where no TLS destructor of the runtime's will
+// (process_finish_at_exit, docs/runtime.md, "Processes").
 #include <dlfcn.h>
 #include <stdlib.h>
 #include <sys/syscall.h>
@@ -14,6 +20,7 @@
 #include "runtime/core/test_signal.hpp"
 #include "runtime/interposers/interpose.hpp"
 #include "runtime/interposers/signal_contexts.hpp"
+#include "runtime/recording/process.hpp"
 
 using namespace callmon::rt;
 
@@ -37,8 +44,14 @@ ExitFn real(ExitFn& slot, const char* name) {
   return f;
 }
 
-[[noreturn]] void pass_on(ExitFn& slot, const char* name, int status) {
-  signal_contexts_exit();
+// `full`: exit, which runs the atexit handlers and destructors (not quick_exit).
+[[noreturn]] void pass_on(ExitFn& slot, const char* name, int status, bool full) {
+  if (in_vfork_child()) {
+    if (full) note_vfork_child_exit();
+  } else {
+    signal_contexts_exit();
+    if (full) process_finish_at_exit();
+  }
   if (ExitFn f = real(slot, name)) f(status);
   syscall(SYS_exit_group, status);  // no libc function found: end as _exit would
   __builtin_unreachable();
@@ -54,8 +67,8 @@ void exit_wrappers_init() {
 }
 }  // namespace callmon::rt
 
-CALLMON_EXPORT void exit(int status) noexcept { pass_on(g_real_exit, "exit", status); }
+CALLMON_EXPORT void exit(int status) noexcept { pass_on(g_real_exit, "exit", status, true); }
 
 CALLMON_EXPORT void quick_exit(int status) noexcept {
-  pass_on(g_real_quick_exit, "quick_exit", status);
+  pass_on(g_real_quick_exit, "quick_exit", status, false);
 }

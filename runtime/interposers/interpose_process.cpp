@@ -45,13 +45,8 @@ pid_t g_own_pid = 0;
 
 void note_own_pid() { g_own_pid = getpid(); }
 
-// A vfork child (or a posix_spawn-like clone) runs the wrappers on its parent's thread
-// state and memory: it must write nothing there. getpid is a system call (glibc caches no
-// pid), so it tells the child from the process the state belongs to.
-bool vfork_child() { return g_own_pid != 0 && getpid() != g_own_pid; }
-
 void before_exec(const char* path) {
-  if (!t_state || vfork_child()) return;
+  if (!t_state || in_vfork_child()) return;
   RuntimeScope rs;
   note_special(callmon::format::kCodeExec, nullptr, 0);
   char line[4200];
@@ -63,7 +58,7 @@ void before_exec(const char* path) {
 // exec returned: it failed and this image goes on. The EXEC record is not the stream's last
 // and readers ignore it; the meta file is told too.
 int after_failed_exec(int result) {
-  if (t_state && !vfork_child()) {
+  if (t_state && !in_vfork_child()) {
     ErrnoSaver es;
     RuntimeScope rs;
     char line[64];
@@ -77,6 +72,10 @@ int after_failed_exec(int result) {
 }  // namespace
 
 namespace callmon::rt {
+// getpid is a system call (glibc caches no pid), so it tells the child from the process the
+// state belongs to.
+bool in_vfork_child() { return g_own_pid != 0 && getpid() != g_own_pid; }
+
 void exec_wrappers_init() {
   exit_wrappers_init();  // the process's other end, resolved with it
   note_own_pid();

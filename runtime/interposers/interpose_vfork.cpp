@@ -13,18 +13,33 @@
 // own vfork does). Signals stay blocked from the mark to the system call's return: a handler
 // of the parent's runs after the mark is gone (recorded), the child's after it gave its
 // mask back (not recorded, as the rest of the child).
+//
+// A child that leaves by exit() (not _exit) runs glibc's exit on the parent's memory: the
+// exit handlers the parent's own exit would have run (the runtime's destructor among them)
+// run there and are gone for the parent. The child's exit path marks it
+// (note_vfork_child_exit) and the parent, back here, ties its recording's end to a path its
+// exit still takes (process_finish_rearm, process.hpp).
 #include <cerrno>
 #include <cstdint>
 
 #include "runtime/core/runtime_scope.hpp"
 #include "runtime/core/sys.hpp"
+#include "runtime/interposers/interpose.hpp"
+#include "runtime/recording/process.hpp"
 
 using namespace callmon::rt;
 
 namespace {
 // The program's signal mask, while the vfork is under way (the child reads it too).
 __thread uint64_t t_vfork_mask __attribute__((tls_model("initial-exec")));
+// Set by a vfork child that runs exit (on this thread's TLS, which it shares), read by the
+// parent when vfork returns to it.
+__thread bool t_vfork_child_exited __attribute__((tls_model("initial-exec")));
 }  // namespace
+
+namespace callmon::rt {
+void note_vfork_child_exit() { t_vfork_child_exited = true; }
+}  // namespace callmon::rt
 
 // Before the system call, in the parent.
 extern "C" __attribute__((visibility("hidden"), used)) void callmon_vfork_before() {
@@ -42,6 +57,10 @@ extern "C" __attribute__((visibility("hidden"), used)) void callmon_vfork_child(
 // In the parent (the child has exec'd or exited), or after a failed call: the mark gone,
 // the mask back. Returns vfork's result (-1 with errno for an error).
 extern "C" __attribute__((visibility("hidden"), used)) long callmon_vfork_parent(long ret) {
+  if (t_vfork_child_exited) {  // still marked as the runtime's: its calls are not recorded
+    t_vfork_child_exited = false;
+    process_finish_rearm();
+  }
   t_runtime_depth -= 1;
   if (t_runtime_depth == 0)
     if (ThreadState* s = t_state)

@@ -53,15 +53,18 @@ bool signal_contexts_interrupted_in(HandlerStackRef ref, uintptr_t lo, uintptr_t
 // A handler running at that moment finishes inside the wrapper. No lock, no allocation.
 void signal_handlers_unwrap();
 
-// Called by the exit and quick_exit interposers (interpose_exit.cpp) before the real call:
-// exit never returns into what a running handler interrupted, so a hook it interrupted
-// never finishes, and its busy count on the guard would make every call of the atexit
-// handlers and static destructors a nested record (and, past the chunk's margin, a lost
-// one). The busy count goes to 0 (in the handler stack's entries too), as a jump out of the
-// handlers to the program's code would set it, and the interrupted hook's half-done trace
-// state is put right as for such a jump (PAD sites, a chunk restart after a commit whose
-// state update was abandoned); no frame is closed: the handlers' calls are still running,
-// under exit. Nothing happens outside a handler. Async-signal-safe.
+// Called by the exit and quick_exit interposers (interpose_exit.cpp) before the real call,
+// and by the _Unwind_ForcedUnwind interposer (pthread_exit, cancellation) before the
+// unwind: neither ever returns into what a running handler interrupted, so a hook it
+// interrupted never finishes, and its busy count on the guard would make every call of the
+// atexit handlers and static destructors (of the unwind's cleanups and the thread's
+// destructors) a nested record (and, past the chunk's margin, a lost one). The busy count
+// goes to 0 (in the handler stack's entries too), as a jump out of the handlers to the
+// program's code would set it, and the interrupted hook's half-done trace state is put
+// right as for such a jump (PAD sites, a chunk restart after a commit whose state update
+// was abandoned); no frame is closed: the handlers' calls are still running, under exit
+// (or the unwind, and end with the thread). Nothing happens outside a handler.
+// Async-signal-safe.
 void signal_contexts_exit();
 
 }  // namespace callmon::rt

@@ -19,6 +19,7 @@
 #include "runtime/core/clock.hpp"
 #include "runtime/monitor/monitor_dispatch.hpp"
 #include "runtime/core/runtime_scope.hpp"
+#include "runtime/interposers/interpose.hpp"
 #include "runtime/recording/context_stash.hpp"
 #include "runtime/recording/other_namespaces.hpp"
 #include "runtime/patching/got_redirect.hpp"
@@ -35,6 +36,9 @@ namespace {
 
 enum : int { kUnset = 0, kSettingUp = 1, kOn = 2, kOff = 3 };
 int g_state = kUnset;
+// Set by the first process_finish of this image (a vfork child's exit may have moved the
+// parent's to another path, process_finish_rearm; it never runs twice).
+int g_finished = 0;
 int g_rescan = 0;
 int g_scan_lock = 0;
 pthread_key_t g_thread_key;
@@ -426,6 +430,7 @@ bool take_rescan_request() {
 }
 
 void process_after_fork_child() {
+  __atomic_store_n(&g_finished, 0, __ATOMIC_RELAXED);
   char parent[sizeof g_proc.key];
   copy_str(parent, sizeof parent, g_proc.key);
   g_proc.pid = getpid();
@@ -493,11 +498,19 @@ void process_end_for_attach() {
 }
 
 void process_reset_for_attach() {
+  __atomic_store_n(&g_finished, 0, __ATOMIC_RELAXED);
   if (__atomic_load_n(&g_state, __ATOMIC_ACQUIRE) == kOff) __atomic_store_n(&g_state, kUnset, __ATOMIC_RELEASE);
 }
 
 void process_finish() {
   if (__atomic_load_n(&g_state, __ATOMIC_ACQUIRE) != kOn) return;
+  // A vfork child that ran exit() reaches the destructor on its parent's state: the parent
+  // goes on recording and finishes itself (process_finish_rearm).
+  if (in_vfork_child()) {
+    note_vfork_child_exit();
+    return;
+  }
+  if (__atomic_exchange_n(&g_finished, 1, __ATOMIC_ACQ_REL)) return;
   if (monitor_mode()) {
     monitor_process_finish();
     return;

@@ -86,7 +86,21 @@ void process_end_for_attach();
 void process_reset_for_attach();
 
 // At process exit (library destructor): `exit` and `sync` lines, END for this thread, and
-// in a process that ran long enough a second calibration (recalibrate_at_exit).
+// in a process that ran long enough a second calibration (recalibrate_at_exit). Once per
+// process image; nothing in a vfork child (in_vfork_child: the state is its parent's).
 void process_finish();
+
+// In the parent, when a vfork child of the calling thread has run exit(): that exit ran
+// the parent's exit handlers and the dynamic linker's destructor pass (the runtime's
+// destructor with it) on the shared memory and took them off glibc's lists, so the
+// parent's own exit will not reach process_finish that way. Ties it to the calling
+// thread's TLS destructors (which glibc's exit runs for the exiting thread) when it is the
+// main thread, and to the exit interposer for the others (process_finish_at_exit).
+void process_finish_rearm();
+
+// The exit interposer, in the process (not a vfork child), before the real exit: finishes
+// the recording if a vfork child's exit took the usual path away and the calling thread has
+// no TLS destructor of the runtime's to do it.
+void process_finish_at_exit();
 
 }  // namespace callmon::rt
