@@ -34,13 +34,14 @@ struct TimelineBox {
   double start_ns = 0;  // on the thread's compensated clock
   double end_ns = 0;    // >= start_ns
   uint32_t depth = 0;   // 0 = the thread's outermost calls
-  uint64_t addr = 0;    // the function's address; for merged boxes that of the first call
   bool mixed = false;   // merged calls of more than one function
+  uint8_t marks = 0;    // TimelineMark bits
+  uint64_t addr = 0;    // the function's address; for merged boxes that of the first call
   uint64_t count = 1;   // pieces of calls it stands for (1: one piece as it was)
   double busy_ns = 0;   // sum of the pieces' own inclusive times
   uint64_t not_calls = 0;  // of `count`, the pieces that are no new call (continued, inherited)
-  uint8_t marks = 0;       // TimelineMark bits
 };
+static_assert(sizeof(TimelineBox) == 56, "a box per call is sorted and merged: keep it small");
 
 // Merges, in place, the boxes narrower than `min_ns` (and the boxes already merged, whose
 // callees are gone) with their neighbours at the same depth under the same caller when the
