@@ -10,11 +10,11 @@ PieceSums add_piece(const PieceSums& s, const FinishedCall& piece) {
 }
 
 // The key of a sequence of functions (FNV-1a over the addresses, outermost first).
-template <class It, class Addr>
-uint64_t key_of(It begin, It end, Addr addr) {
+template <class It>
+uint64_t key_of(It begin, It end) {
   uint64_t h = 1469598103934665603ull;
   for (It it = begin; it != end; ++it) {
-    h ^= addr(*it);
+    h ^= it->addr;
     h *= 1099511628211ull;
   }
   return h;
@@ -47,9 +47,13 @@ void CallPieces::on_suspended(const FinishedCall& piece) {
   fr.slot = piece.slot;
   fr.sums = add_piece(fr.sums, piece);
   // One switch closes its frames innermost first, one depth after the other.
-  if (!building_.frames.empty() && building_.frames.front().depth != piece.depth + 1)
+  if (!building_.frames.empty() && building_.frames.back().depth != piece.depth + 1)
     close_building();
-  building_.frames.insert(building_.frames.begin(), fr);
+  if (building_.frames.empty() && building_.frames.capacity() == 0 && !spare_.empty()) {
+    building_.frames = std::move(spare_.back());
+    spare_.pop_back();
+  }
+  building_.frames.push_back(fr);
 }
 
 bool CallPieces::on_inherited_end(const FinishedCall& piece, PieceSums& whole) {
@@ -62,31 +66,39 @@ bool CallPieces::on_inherited_end(const FinishedCall& piece, PieceSums& whole) {
 void CallPieces::close_building() {
   if (building_.frames.empty()) return;
   const auto& f = building_.frames;
-  const uint64_t key = key_of(f.begin(), f.end(), [](const Frame& fr) { return fr.addr; });
+  const uint64_t key = key_of(f.rbegin(), f.rend());
   suspended_[key].push_back(std::move(building_));
-  building_.frames.clear();
+  building_.frames = std::vector<Frame>();
 }
 
 void CallPieces::resolve() {
   if (pending_ == 0) return;
   const auto first = open_.end() - static_cast<long>(pending_);
   pending_ = 0;
-  const uint64_t key = key_of(first, open_.end(), [](const Frame& fr) { return fr.addr; });
+  const uint64_t key = key_of(first, open_.end());
   auto found = suspended_.find(key);
   if (found == suspended_.end()) return;  // unmatched: uncounted, no sums
   std::deque<Context>& contexts = found->second;
   const size_t n = static_cast<size_t>(open_.end() - first);
   for (auto c = contexts.begin(); c != contexts.end(); ++c) {
-    if (c->frames.size() != n) continue;
+    // The context's frames are innermost first, the open ones outermost first.
+    const std::vector<Frame>& saved = c->frames;
+    if (saved.size() != n) continue;
     bool same = true;
-    for (size_t i = 0; i < n && same; ++i) same = c->frames[i].addr == first[i].addr;
+    for (size_t i = 0; i < n && same; ++i) same = saved[n - 1 - i].addr == first[i].addr;
     if (!same) continue;
     for (size_t i = 0; i < n; ++i) {
-      first[i].sums = c->frames[i].sums;
-      first[i].counted = c->frames[i].counted;
+      first[i].sums = saved[n - 1 - i].sums;
+      first[i].counted = saved[n - 1 - i].counted;
     }
-    contexts.erase(c);
-    if (contexts.empty()) suspended_.erase(found);
+    spare_.push_back(std::move(c->frames));
+    spare_.back().clear();
+    if (c == contexts.begin()) {
+      contexts.pop_front();
+    } else {
+      contexts.erase(c);
+    }
+    // The key stays, with its deque: the same functions are usually suspended again.
     return;
   }
 }
