@@ -25,7 +25,9 @@ trap 'rm -rf "$work"' EXIT
 g++ -O2 -g -finstrument-functions "$root/tests/programs/boost_fiber.cpp" -lboost_context \
     -o "$work/fiber"
 "$new/bin/callmon" record -o "$work/rec" -- "$work/fiber" "$rounds" > /dev/null
-echo "recording: $("$new/bin/callmon" info -d "$work/rec" | grep -m1 -i 'calls' || true)"
+echo "recording: $("$new/bin/callmon" info -d "$work/rec" | grep -m1 -o '[0-9]* calls' || true)," \
+     "$("$new/bin/callmon" replay -d "$work/rec" --no-pager | grep -c '\[suspended\]') pieces ended" \
+     "by a switch"
 echo "load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
 
 declare -A walls users
