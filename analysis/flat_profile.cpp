@@ -51,6 +51,38 @@ void FunctionRow::merge(const FunctionRow& o) {
   }
 }
 
+void ProfileSink::add_continuation(const FinishedCall& call) {
+  FuncTicks& f = funcs_[call.slot];
+  if (f.active == 0) {
+    f.total += call.time;
+    f.total_lo += call.time_lo;
+    f.total_hi += call.time_hi;
+    f.preempted += call.preempted;
+    f.offcpu += call.offcpu;
+  }
+  f.self += call.self;
+  f.self_lo += call.self_lo;
+  f.self_hi += call.self_hi;
+  f.incl += call.time;
+}
+
+void ProfileSink::end_inherited(const FinishedCall& call) {
+  if (call.resumed) add_continuation(call);
+  if (call.exit == ExitKind::kSuspended) {
+    pieces_.on_suspended(call);
+    return;
+  }
+  PieceSums whole;
+  if (pieces_.on_inherited_end(call, whole))
+    add_duration(funcs_[call.slot], whole.time, whole.lo, whole.hi);
+}
+
+void ProfileSink::end_thread() {
+  pieces_.end_thread([this](uint32_t slot, const PieceSums& s) {
+    add_duration(funcs_[slot], s.time, s.lo, s.hi);
+  });
+}
+
 bool parse_sort_key(const std::string& text, SortKey& key) {
   static const std::pair<const char*, SortKey> names[] = {
       {"total", SortKey::kTotal}, {"self", SortKey::kSelf}, {"calls", SortKey::kCalls},

@@ -1,7 +1,8 @@
 // The flat profile: per function, calls, total (inclusive, recursion not double counted),
 // self, and avg/min/max of each call's inclusive duration. ProfileSink gathers it in ticks
 // per address while the call walk runs; FunctionRow holds the result in nanoseconds once
-// addresses are symbolized and merged (see profile_builder.hpp).
+// addresses are symbolized and merged (see profile_builder.hpp). A call cut in pieces by
+// ucontext switches counts for min and max with its whole time (call_pieces.hpp).
 #pragma once
 
 #include <cstdint>
@@ -9,6 +10,7 @@
 #include <vector>
 
 #include "analysis/addr_index.hpp"
+#include "analysis/call_pieces.hpp"
 #include "analysis/call_walk.hpp"
 
 namespace callmon::analysis {
@@ -42,7 +44,7 @@ struct FuncTicks {
 // child's copy of its parent's open calls) are not counted: the parent counts those calls.
 class ProfileSink {
  public:
-  [[gnu::always_inline]] uint32_t on_enter(uint64_t addr, uint64_t /*ticks*/, uint32_t /*depth*/,
+  [[gnu::always_inline]] uint32_t on_enter(uint64_t addr, uint64_t /*ticks*/, uint32_t depth,
                                           bool inherited) {
     bool inserted;
     uint32_t slot =
@@ -51,13 +53,17 @@ class ProfileSink {
       funcs_.emplace_back();
       funcs_.back().addr = addr;
     }
-    if (!inherited) ++funcs_[slot].active;
+    if (!inherited) [[likely]] {
+      ++funcs_[slot].active;
+    } else {
+      pieces_.on_inherited_enter(addr, depth);
+    }
     return slot;
   }
 
   [[gnu::always_inline]] void on_call(const FinishedCall& call) {
     if (call.inherited) [[unlikely]] {
-      if (call.resumed) add_continuation(call);
+      end_inherited(call);
       return;
     }
     FuncTicks& f = funcs_[call.slot];
@@ -76,18 +82,21 @@ class ProfileSink {
     f.self_lo += call.self_lo;
     f.self_hi += call.self_hi;
     f.incl += d;
-    if (d < f.min) f.min = d;
-    if (d > f.max) f.max = d;
-    f.min_lo = std::min(f.min_lo, call.time_lo);
-    f.min_hi = std::min(f.min_hi, call.time_hi);
-    f.max_lo = std::max(f.max_lo, call.time_lo);
-    f.max_hi = std::max(f.max_hi, call.time_hi);
+    if (call.exit != ExitKind::kSuspended) [[likely]] {
+      add_duration(f, d, call.time_lo, call.time_hi);
+    } else {
+      pieces_.on_suspended(call);  // its duration is known when its last piece ends
+    }
     ++calls_;
   }
 
   void on_special(const format::Event& ev, uint32_t /*depth*/) {
     if (ev.type == format::Event::kLost) lost_ += ev.count;
   }
+
+  // After the walk of a thread: the calls left suspended (never resumed in it) count for
+  // min and max with the time of the pieces they ran, as the total counts them.
+  void end_thread();
 
   const std::vector<FuncTicks>& functions() const { return funcs_; }
   uint64_t calls() const { return calls_; }
@@ -96,27 +105,29 @@ class ProfileSink {
   // its time adds to the function's, its count was taken at its ENTER. Its piece did not
   // count as an activation (on_enter), so it adds to the total unless an activation of
   // the same function is open around it.
-  void add_continuation(const FinishedCall& call) {
-    FuncTicks& f = funcs_[call.slot];
-    if (f.active == 0) {
-      f.total += call.time;
-      f.total_lo += call.time_lo;
-      f.total_hi += call.time_hi;
-      f.preempted += call.preempted;
-      f.offcpu += call.offcpu;
-    }
-    f.self += call.self;
-    f.self_lo += call.self_lo;
-    f.self_hi += call.self_hi;
-    f.incl += call.time;
-  }
+  void add_continuation(const FinishedCall& call);
   uint64_t lost_events() const { return lost_; }  // from LOST records
 
  private:
+  // One call's duration (ticks) and the bounds of its range, for min and max.
+  [[gnu::always_inline]] static void add_duration(FuncTicks& f, uint64_t d, uint64_t lo,
+                                                  uint64_t hi) {
+    if (d < f.min) f.min = d;
+    if (d > f.max) f.max = d;
+    f.min_lo = std::min(f.min_lo, lo);
+    f.min_hi = std::min(f.min_hi, hi);
+    f.max_lo = std::max(f.max_lo, lo);
+    f.max_hi = std::max(f.max_hi, hi);
+  }
+  // An inherited piece ended: a continuation's time, and its call's duration when it was
+  // the last piece of a call counted here (a fork child's frames count in the parent).
+  void end_inherited(const FinishedCall& call);
+
   AddrIndex index_;
   std::vector<FuncTicks> funcs_;
   uint64_t calls_ = 0;
   uint64_t lost_ = 0;
+  CallPieces pieces_;
 };
 
 // One line of a profile, symbolized, in nanoseconds.

@@ -153,8 +153,9 @@ class GraphMerger {
       auto [it, inserted] = by_addr.try_emplace(b.addr, 0);
       if (inserted) it->second = function_id(sym.lookup(b.addr));
       view.timeline.push_back(TimelineEntry{b.start_ns, b.end_ns, b.depth,
-                                            b.mixed ? -1 : int64_t{it->second}, b.count,
-                                            b.busy_ns});
+                                            b.mixed ? -1 : int64_t{it->second},
+                                            b.count - b.not_calls, b.busy_ns, b.count,
+                                            b.marks});
     }
   }
 

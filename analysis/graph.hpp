@@ -149,6 +149,10 @@ struct TimelineEntry {
   int64_t func = -1;    // index into CallGraph::functions, -1 for merged calls of several
   uint64_t count = 1;   // calls it stands for
   double busy_ns = 0;   // the calls' own inclusive times, summed
+  // Pieces of calls it stands for (>= count: continuations and inherited frames are no
+  // calls) and what they were (TimelineMark bits, timeline.hpp); 1 and 0 for one call.
+  uint64_t pieces = 1;
+  uint8_t marks = 0;
 };
 struct ThreadView {
   uint32_t pid = 0, tid = 0;

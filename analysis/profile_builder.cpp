@@ -66,7 +66,9 @@ std::vector<FunctionRow> to_rows(const std::vector<FuncTicks>& funcs,
     row.offcpu_ns = meta.ticks_to_ns(f.offcpu);
     row.clocked_calls = f.clocked;
     row.incl_ns = meta.ticks_to_ns(f.incl);
-    row.min_ns = meta.ticks_to_ns(f.min);
+    // Every counted call gives a duration, at its end or at the end of its thread when a
+    // switch left it suspended (flat_profile.hpp); 0 should a call's pieces get lost.
+    row.min_ns = meta.ticks_to_ns(f.min == UINT64_MAX ? 0 : f.min);
     row.max_ns = meta.ticks_to_ns(f.max);
     // The shortest call is no longer than an outermost one, so than the total; a function
     // called once has its total for its shortest and longest call, and the total's bounds.
@@ -205,6 +207,7 @@ Result<Profile> build_profile(const format::Recording& rec, const ProfileOptions
                     options.progress(sum, total_bytes);
                   });
     read_bytes += reader.file_size() - std::min(reported, reader.file_size());
+    sink.end_thread();
     out.calls = sink.calls();
     add_thread_warnings(reader, sink.calls(), sink.lost_events(), out.warnings);
     const auto& name = reader.header().thread_name;

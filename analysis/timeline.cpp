@@ -18,8 +18,20 @@ constexpr auto box_before = [](const TimelineBox& a, const TimelineBox& b) {
   if (a.addr != b.addr) return a.addr < b.addr;
   if (a.count != b.count) return a.count < b.count;
   if (a.mixed != b.mixed) return b.mixed;
-  return a.busy_ns < b.busy_ns;
+  if (a.busy_ns != b.busy_ns) return a.busy_ns < b.busy_ns;
+  if (a.marks != b.marks) return a.marks < b.marks;
+  return a.not_calls < b.not_calls;
 };
+
+// Merges box `b` into the merged box `m` (compact_timeline and TimelineSink alike).
+inline void merge_box(TimelineBox& m, const TimelineBox& b) {
+  m.end_ns = std::max(m.end_ns, b.end_ns);
+  m.mixed = m.mixed || b.mixed || b.addr != m.addr;
+  m.count += b.count;
+  m.busy_ns += b.busy_ns;
+  m.not_calls += b.not_calls;
+  m.marks |= b.marks;
+}
 
 }  // namespace
 
@@ -71,11 +83,7 @@ void compact_timeline(std::vector<TimelineBox>& boxes, double min_ns, size_t sor
       continue;
     }
     if (g.out >= 0 && g.parent == parent && b.start_ns - out[g.out].end_ns < min_ns) {
-      TimelineBox& m = out[g.out];
-      m.end_ns = std::max(m.end_ns, b.end_ns);
-      m.mixed = m.mixed || b.mixed || b.addr != m.addr;
-      m.count += b.count;
-      m.busy_ns += b.busy_ns;
+      merge_box(out[g.out], b);
       continue;
     }
     out.push_back(b);
@@ -91,8 +99,14 @@ uint32_t TimelineSink::on_enter(uint64_t, uint64_t, uint32_t depth, bool) {
 }
 
 void TimelineSink::on_call(const FinishedCall& call) {
-  if (call.inherited) return;  // a call of the parent process, shown there
   TimelineBox b;
+  // A piece that is no new call: a continuation (resumed) or a frame the stream began in.
+  if (call.inherited) [[unlikely]] {
+    b.not_calls = 1;
+    b.marks = call.resumed ? kMarkContinued : kMarkInherited;
+  }
+  if (call.exit == ExitKind::kSuspended) [[unlikely]]
+    b.marks |= kMarkSuspended;
   // ProcessMeta::ticks_to_ns inline (the same expression, so the same doubles): a call
   // per value was 4% of `callmon html`'s time line.
   const double tps = meta_.ticks_per_second;
@@ -110,11 +124,7 @@ void TimelineSink::on_call(const FinishedCall& call) {
   OpenGroup& g = groups_[d];
   const bool narrow = b.end_ns - b.start_ns < min_ns_;
   if (narrow && g.box >= 0 && g.parent == parent && b.start_ns - boxes_[g.box].end_ns < min_ns_) {
-    TimelineBox& m = boxes_[g.box];  // as compact_timeline would merge them
-    m.end_ns = std::max(m.end_ns, b.end_ns);
-    m.mixed = m.mixed || b.addr != m.addr;
-    m.count += 1;
-    m.busy_ns += b.busy_ns;
+    merge_box(boxes_[g.box], b);  // as compact_timeline would merge them
     return;
   }
   boxes_.push_back(b);

@@ -5,6 +5,11 @@
 // when the whole thread fills a wide window) are merged, with the siblings next to them
 // under the same caller, into one box per depth; their callees are left out. While the walk
 // runs the box list is compacted as it grows, so memory stays bounded too.
+//
+// A box is a piece of a call: a call that ucontext switches cut in pieces (docs/runtime.md,
+// "Stack switching (ucontext)") is a box per piece, each at its time, the first marked
+// suspended, the later ones continued; frames a fork child or an attach found open are
+// boxes marked inherited. Those pieces are no new calls: a box counts them apart.
 #pragma once
 
 #include <cstdint>
@@ -17,15 +22,26 @@ namespace callmon::analysis {
 
 inline constexpr double kTimelinePixels = 2000;  // resolution: the span over this many "pixels"
 
+// What a box's pieces were besides whole calls (TimelineBox::marks, bits; a merged box has
+// those of every piece in it).
+enum TimelineMark : uint8_t {
+  kMarkContinued = 1,  // a continuation: a call resumed by a ucontext switch, no new call
+  kMarkSuspended = 2,  // a piece a switch ended (its call goes on later, or never)
+  kMarkInherited = 4,  // a frame open where the thread's stream began (fork, attach)
+};
+
 struct TimelineBox {
   double start_ns = 0;  // on the thread's compensated clock
   double end_ns = 0;    // >= start_ns
   uint32_t depth = 0;   // 0 = the thread's outermost calls
-  uint64_t addr = 0;    // the function's address; for merged boxes that of the first call
   bool mixed = false;   // merged calls of more than one function
-  uint64_t count = 1;   // calls it stands for (1: one call as it was)
-  double busy_ns = 0;   // sum of the calls' own inclusive times
+  uint8_t marks = 0;    // TimelineMark bits
+  uint64_t addr = 0;    // the function's address; for merged boxes that of the first call
+  uint64_t count = 1;   // pieces of calls it stands for (1: one piece as it was)
+  double busy_ns = 0;   // sum of the pieces' own inclusive times
+  uint64_t not_calls = 0;  // of `count`, the pieces that are no new call (continued, inherited)
 };
+static_assert(sizeof(TimelineBox) == 56, "a box per call is sorted and merged: keep it small");
 
 // Merges, in place, the boxes narrower than `min_ns` (and the boxes already merged, whose
 // callees are gone) with their neighbours at the same depth under the same caller when the

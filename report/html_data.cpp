@@ -208,8 +208,16 @@ std::string html_data_json(const CallGraph& g, const HtmlPageInfo& info,
     json threads = json::array();
     for (const analysis::ThreadView& v : g.thread_views) {
       json boxes = json::array();
+      json marks = json::array();
       const double origin = v.timeline.empty() ? 0 : v.timeline.front().start_ns;
       for (const analysis::TimelineEntry& e : v.timeline) {
+        // [box, marks, pieces] of the boxes that hold pieces of calls (timeline.hpp): a
+        // continuation, a piece a switch suspended, an inherited frame.
+        if (e.marks != 0) {
+          marks.push_back(boxes.size() / 6);
+          marks.push_back(e.marks);
+          marks.push_back(e.pieces);
+        }
         // [start, duration, depth, func, count, busy]: flat, six numbers a box; times in
         // whole ns from the thread's first call.
         boxes.push_back(ns_int(e.start_ns - origin));
@@ -219,13 +227,15 @@ std::string html_data_json(const CallGraph& g, const HtmlPageInfo& info,
         boxes.push_back(e.count);
         boxes.push_back(ns_int(e.busy_ns));
       }
-      threads.push_back(json{{"pid", v.pid},
-                             {"tid", v.tid},
-                             {"name", v.name},
-                             {"calls", v.calls},
-                             {"tree", tree_json(g, v.contexts, options)},
-                             {"merged_below_ns", v.merged_below_ns},
-                             {"timeline", std::move(boxes)}});
+      json thread{{"pid", v.pid},
+                  {"tid", v.tid},
+                  {"name", v.name},
+                  {"calls", v.calls},
+                  {"tree", tree_json(g, v.contexts, options)},
+                  {"merged_below_ns", v.merged_below_ns},
+                  {"timeline", std::move(boxes)}};
+      if (!marks.empty()) thread["marks"] = std::move(marks);  // left out: as before them
+      threads.push_back(std::move(thread));
     }
     root["threads"] = std::move(threads);
   }

@@ -619,17 +619,32 @@
       const o = 6 * i;
       const f = b[o + 3];
       const count = b[o + 4];
-      const name = count > 1
-        ? fmtCount(count) + ' short calls merged' + (f >= 0 ? ' of ' + FN[f][NAME] : ' (several functions)')
+      const [marks, pieces] = timeline.markOf(i);
+      const merged = pieces > 1;
+      const what = count === pieces ? ' short calls merged' : ' short pieces of calls merged';
+      const name = merged
+        ? fmtCount(pieces) + what + (f >= 0 ? ' of ' + FN[f][NAME] : ' (several functions)')
         : FN[f][NAME];
       const rows = [
         ['Start', 'start', fmtTime(b[o])],
-        [count > 1 ? 'Span' : 'Duration', 'duration', fmtTime(b[o + 1])],
+        [merged ? 'Span' : 'Duration', 'duration', fmtTime(b[o + 1])],
         ['Calls', 'calls', fmtCount(count)],
       ];
-      if (count > 1) rows.push(['Time in the calls', 'busy', fmtTime(b[o + 5])]);
+      if (merged) rows.push(['Time in the calls', 'busy', fmtTime(b[o + 5])]);
       rows.push(['Depth', 'depth', String(b[o + 2])]);
-      return '<div class="tip-name">' + esc(name) + '</div>' + tipRows(rows);
+      // Pieces of calls cut by coroutine switches, frames begun before the thread's stream.
+      const notes = [];
+      if (marks & MARK_CONTINUED) notes.push(merged ? 'holds continued pieces (calls resumed ' +
+        'by a coroutine switch, counted where they began)' : 'continued: the call began ' +
+        'earlier and was resumed by a coroutine switch (no new call)');
+      if (marks & MARK_SUSPENDED) notes.push(merged ? 'holds pieces suspended by a coroutine ' +
+        'switch' : 'suspended: a coroutine switch ended this piece (its call goes on in a ' +
+        'later piece, or never)');
+      if (marks & MARK_INHERITED) notes.push(merged ? 'holds inherited frames' : 'inherited: ' +
+        'open when the thread\'s recording began (a fork child\'s or an attach\'s frame; ' +
+        'the call is counted where it began)');
+      return '<div class="tip-name">' + esc(name) + '</div>' + tipRows(rows) +
+        notes.map((n) => '<div class="tip-mark">' + esc(n) + '</div>').join('');
     }
     // Below and right of the pointer, flipped to the other side where the window ends.
     function placeTip(tip, x, y) {
@@ -670,26 +685,51 @@
 
     // ---- time order: one thread's calls along its compensated clock ----
     // boxes: flat [start, duration, depth, func (-1: several), count, busy] * n, ns from the
-    // thread's first call, sorted by start then depth.
+    // thread's first call, sorted by start then depth. marks (optional): flat [box, marks,
+    // pieces] * m for the boxes holding pieces of calls: MARK_* bits, and the pieces the box
+    // stands for (count is calls; a continuation or an inherited frame is no call).
+    const MARK_CONTINUED = 1;
+    const MARK_SUSPENDED = 2;
+    const MARK_INHERITED = 4;
     const timeline = {
-      thread: -2, boxes: [], span: 0, merged: 0, t0: 0, t1: 0, history: [],
+      thread: -2, boxes: [], marks: new Map(), span: 0, merged: 0, pieces: 0, inherited: 0,
+      t0: 0, t1: 0, history: [],
       load(k) {
         if (k === this.thread) return;
         this.thread = k;
         this.boxes = k >= 0 ? THREADS[k].timeline : [];
+        this.marks = new Map();
+        const m = k >= 0 && THREADS[k].marks || [];
+        for (let o = 0; o < m.length; o += 3) this.marks.set(m[o], [m[o + 1], m[o + 2]]);
         let span = 0;
         let merged = 0;
-        for (let o = 0; o < this.boxes.length; o += 6) {
+        let pieces = 0;
+        let inherited = 0;
+        for (let o = 0, i = 0; o < this.boxes.length; o += 6, i++) {
           span = Math.max(span, this.boxes[o] + this.boxes[o + 1]);
-          if (this.boxes[o + 4] > 1) merged += this.boxes[o + 4];
+          const [marks, n] = this.markOf(i);
+          if (n > 1) merged += n;
+          if (marks & (MARK_CONTINUED | MARK_SUSPENDED)) pieces++;
+          if (marks & MARK_INHERITED) inherited++;
         }
         this.span = span;
         this.merged = merged;
+        this.pieces = pieces;
+        this.inherited = inherited;
         this.t0 = 0;
         this.t1 = span;
         this.history = [];
       },
+      // [marks, pieces] of box i: [0, count] for a box of whole calls.
+      markOf(i) {
+        return this.marks.get(i) || [0, this.boxes[6 * i + 4]];
+      },
     };
+    // The classes of a box's marks (page.css draws their edges dashed or dotted).
+    function markClasses(marks) {
+      return (marks & MARK_CONTINUED ? ' continued' : '') +
+        (marks & MARK_SUSPENDED ? ' suspended' : '') + (marks & MARK_INHERITED ? ' inherited' : '');
+    }
     function renderTimeline() {
       const box = $('timeline');
       const W = box.clientWidth;
@@ -711,12 +751,14 @@
         const depth = b[o + 2];
         const f = b[o + 3];
         const count = b[o + 4];
+        const [marks, pieces] = timeline.markOf(i);
         const name = f >= 0 ? FN[f][NAME] : '';
-        const label = count > 1 ? fmtCount(count) + ' calls' + (f >= 0 ? ': ' + name : '') : name;
+        const label = pieces > 1 ? fmtCount(count) + ' calls' + (f >= 0 ? ': ' + name : '') : name;
         const match = flame.query && f >= 0 && name.toLowerCase().includes(flame.query);
         if (depth > maxDepth) maxDepth = depth;
         drawn++;
-        html.push('<div class="fg' + (count > 1 ? ' merged' : '') + (match ? ' match' : '') +
+        html.push('<div class="fg' + (pieces > 1 ? ' merged' : '') + markClasses(marks) +
+          (match ? ' match' : '') +
           '" data-i="' + i + '" data-start="' + s + '" data-end="' + e + '" data-depth="' + depth +
           '" style="left:' + x0.toFixed(1) + 'px;width:' + (x1 - x0).toFixed(1) + 'px;top:' +
           depth * FLAME_ROW + 'px;background-color:' + (f >= 0 ? colorOf(name) : '#c9ccd1') + '">' +
@@ -731,10 +773,17 @@
         : 'Thread ' + t.tid + (t.name ? ' (' + t.name + ')' : '') + ': its calls in the order they ran, ' +
           'placed on its compensated clock (as the chrome export places them), callers above ' +
           'callees. ' + fmtCount(n) + ' boxes' + (timeline.merged > 0
-            ? '; ' + fmtCount(timeline.merged) + ' calls shorter than ' +
+            ? '; ' + fmtCount(timeline.merged) + (timeline.marks.size ? ' calls or pieces of calls'
+              : ' calls') + ' shorter than ' +
               fmtTime(t.merged_below_ns) + ' are merged with their neighbours under the same ' +
               'caller into hatched boxes, one per depth, their callees left out (so that the ' +
               'page stays small)' : '') +
+          (timeline.pieces > 0 ? '. Calls cut by coroutine switches are a box per piece, ' +
+            'each at its time: a dashed right edge where a switch suspended the call, a ' +
+            'dashed left edge where it continued (no new call)' : '') +
+          (timeline.inherited > 0 ? '. Boxes with a dotted left edge are frames open when ' +
+            'the thread\'s recording began (a fork child\'s or an attach\'s), counted where ' +
+            'they began' : '') +
           '. Click a box to zoom on it.';
       $('timeline-window').textContent = 'Showing ' + fmtTime(t0) + ' to ' + fmtTime(t1) +
         ' of ' + fmtTime(timeline.span) + ' (' + fmtCount(drawn) + ' boxes drawn)';

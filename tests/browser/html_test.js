@@ -12,7 +12,8 @@
 // the golden traces with uncertain figures and scheduler
 // time (calibration, clocked, scheduler), whose Total and Self cells must read as
 // `callmon report`'s where report shows a range, with report's Off-CPU and Preempted columns
-// and notes. Also: no script error, no request
+// and notes; the time order of calls cut by coroutine switches (suspended.txt) and of a fork
+// child's inherited frames (fork.txt), pieces marked. Also: no script error, no request
 // leaving the file, no recording text turned into markup (names hold <, > and &).
 //
 //   node html_test.js --callmon BIN --make-trace BIN --trace FILE --modules DIR --work DIR
@@ -232,6 +233,8 @@ async function main() {
       await compareWithReport(page, name, work, cells);
 
     await checkWidths(browser, work);
+
+    await checkPiecesOfCalls(page, work);
 
     expectEqual(errors, [], 'script errors');
     expectEqual(outside, [], 'requests outside the page');
@@ -481,6 +484,81 @@ async function compareWithReport(page, name, work, cells) {
   }
   const warnings = await page.$$eval('#warnings li', (li) => li.map((l) => l.textContent));
   expectEqual(warnings.filter((w) => w.startsWith('Note: ')), notes, name + ': notes');
+}
+
+// The time order of calls cut by coroutine switches (suspended.txt: every piece a box at
+// its time, the pieces a switch ended marked suspended, the continuations continued, with
+// a dashed edge and a tooltip that says so; a continuation counts no call) and of a fork
+// child's inherited frames (fork.txt: boxes marked inherited, a dotted edge).
+async function checkPiecesOfCalls(page, work) {
+  const traces = path.dirname(option('trace'));
+  for (const name of ['suspended', 'fork']) {
+    execFileSync(option('make-trace'), [path.join(traces, name + '.txt'), path.join(work, name + '.data')]);
+    execFileSync(option('callmon'), ['html', '-d', name + '.data', '-o', name + '.html'], { cwd: work });
+  }
+  const timed = () => page.$$eval('#timeline .fg', (els) => els.map((e) => ({
+    name: e.textContent, start: +e.dataset.start, end: +e.dataset.end, depth: +e.dataset.depth,
+    marks: ['suspended', 'continued', 'inherited'].filter((c) => e.classList.contains(c)),
+    before: getComputedStyle(e, '::before').borderLeftStyle,
+    after: getComputedStyle(e, '::after').borderRightStyle,
+    left: e.offsetLeft, width: e.offsetWidth, i: e.dataset.i })));
+  const tipMarks = () => page.$$eval('#flame-tip .tip-mark', (d) => d.map((x) => x.textContent));
+
+  await page.goto('file://' + path.join(work, 'suspended.html'));
+  await page.waitForSelector('html[data-ready="1"]');
+  await page.check('#view-time');
+  const tw = await page.$eval('#timeline', (el) => el.clientWidth);
+  let t = await timed();
+  expectEqual(t.map((b) => [b.name, b.start, b.end, b.depth, b.marks.join(',')]), [
+    ['main', 0, 20, 0, 'suspended'], ['run', 10, 20, 1, 'suspended'],
+    ['coro', 20, 50, 0, 'suspended'], ['work', 30, 40, 1, ''],
+    ['main', 50, 70, 0, 'suspended,continued'], ['run', 50, 60, 1, 'continued'],
+    ['run', 60, 70, 1, 'suspended'], ['coro', 70, 100, 0, 'continued'], ['work', 70, 90, 1, ''],
+    ['main', 100, 120, 0, 'continued'], ['run', 100, 110, 1, 'continued']],
+  'suspended: a box per piece, at its time, marked');
+  for (const b of t) {
+    expectEqual([b.before, b.after], [b.marks.includes('continued') ? 'dashed' : 'none',
+      b.marks.includes('suspended') ? 'dashed' : 'none'], 'suspended: edges of ' + b.name + ' at ' + b.start);
+    expectNear(b.left, tw * b.start / 120, 2, 'suspended: ' + b.name + ' placed at ' + b.start);
+    expectNear(b.width, tw * (b.end - b.start) / 120, 2, 'suspended: ' + b.name + ' sized');
+  }
+  // coro's continuation: no call, its own duration, said to be continued.
+  let tip = await hoverTip(page, '#timeline .fg[data-i="' + t[7].i + '"]');
+  expectEqual([tip.name, tip.start, tip.duration, tip.calls], ['coro', '70 ns', '30 ns', '0'],
+    'suspended: tooltip of a continuation');
+  expectEqual((await tipMarks()).map((m) => m.split(':')[0]), ['continued'],
+    'suspended: the continuation said');
+  tip = await hoverTip(page, '#timeline .fg[data-i="' + t[2].i + '"]');
+  expectEqual([tip.name, tip.calls, (await tipMarks()).map((m) => m.split(':')[0])],
+    ['coro', '1', ['suspended']], 'suspended: tooltip of a first piece');
+  tip = await hoverTip(page, '#timeline .fg[data-i="' + t[4].i + '"]');
+  expectEqual([tip.calls, (await tipMarks()).map((m) => m.split(':')[0])],
+    ['0', ['continued', 'suspended']], 'suspended: a continuation suspended again');
+  await page.mouse.move(0, 0);
+  expectEqual((await page.locator('#timeline-note').textContent()).includes('a box per piece'),
+    true, 'suspended: the note explains the pieces');
+  // Zoomed on a continuation, its callee continuation fills its place.
+  await page.click('#timeline .fg[data-i="' + t[9].i + '"]');
+  t = await timed();
+  expectNear(t.find((b) => b.start === 100 && b.depth === 1).width, tw / 2, 2,
+    'suspended: zoomed on main 100..120, run 100..110 is half');
+  // The flat profile counts calls, not pieces.
+  expectEqual(await page.locator('dd[data-k="calls"]').textContent(), '6', 'suspended: 6 calls');
+
+  await page.goto('file://' + path.join(work, 'fork.html'));
+  await page.waitForSelector('html[data-ready="1"]');
+  await page.check('#view-time');
+  await page.selectOption('#flame-thread', '1');
+  t = await timed();
+  expectEqual(t.map((b) => [b.name, b.start, b.end, b.depth, b.marks.join(','), b.before]), [
+    ['main', 0, 70, 0, 'inherited', 'dotted'], ['spawn', 0, 5, 1, 'inherited', 'dotted'],
+    ['child_work', 10, 60, 1, '', 'none']], 'fork: the child\'s inherited frames');
+  tip = await hoverTip(page, '#timeline .fg[data-i="' + t[0].i + '"]');
+  expectEqual([tip.name, tip.calls, (await tipMarks()).map((m) => m.split(':')[0])],
+    ['main', '0', ['inherited']], 'fork: tooltip of an inherited frame');
+  await page.mouse.move(0, 0);
+  await page.selectOption('#flame-thread', '0');
+  expectEqual((await timed()).map((b) => b.marks.length), [0, 0, 0], 'fork: the parent\'s calls unmarked');
 }
 
 main().catch((e) => {

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Boost.Context fibers under callmon (tests/programs/boost_fiber.cpp): the program's output
 and status as without callmon, every call of leaf, step and body counted once (a resumed
-call is a continuation, not a new call), no problem in `info`. Before callmon interposed
+call is a continuation, not a new call), each function's average between its min and max
+(of whole calls, their pieces summed), no problem in `info`. Before callmon interposed
 jump_fcontext/ontop_fcontext, the modes that redirect return addresses killed it (SIGSEGV).
 
   run_boost_fiber.py --callmon build/bin/callmon --cc g++|clang++ --mode MODE --work DIR
@@ -96,6 +97,12 @@ def main():
         for f in json.loads(r.stdout)["functions"]:
             if f["short_name"] in WANT_COUNTS:
                 got[f["short_name"]] = got.get(f["short_name"], 0) + f["calls"]
+            # Min and max are of whole calls, every piece joined to its call (the two fibers
+            # are suspended in the same functions: resumed in the order suspended), so the
+            # average lies between them (before: first pieces only, body's max far below).
+            lo, avg, hi = f["min_ns"], f["avg_ns"], f["max_ns"]
+            if not lo - 1 <= avg <= hi + 1:
+                problems.append(f"{f['short_name']}: avg {avg} ns outside min {lo} .. max {hi}")
     if got != WANT_COUNTS:
         problems.append(f"counts {got}, expected {WANT_COUNTS} ({r.stderr.strip()})")
     info = subprocess.run([a.callmon, "info", "-d", data], capture_output=True, text=True,

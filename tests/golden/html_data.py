@@ -28,10 +28,11 @@ def readable(data):
             out.append(f"tree: {json.dumps(rest)}")
             out += [f"  node {i}: {json.dumps(n)}" for i, n in enumerate(value["nodes"])]
         elif key == "threads":
-            # Each thread's own tree, then its time-ordered boxes, six numbers each.
+            # Each thread's own tree, then its time-ordered boxes, six numbers each, then
+            # the marks of boxes holding pieces of calls (box, marks, pieces), if any.
             out.append("threads:")
             for t in value:
-                head = {k: v for k, v in t.items() if k not in ("tree", "timeline")}
+                head = {k: v for k, v in t.items() if k not in ("tree", "timeline", "marks")}
                 out.append(f"  thread: {json.dumps(head, ensure_ascii=False)}")
                 rest = {k: v for k, v in t["tree"].items() if k != "nodes"}
                 out.append(f"    tree: {json.dumps(rest)}")
@@ -39,6 +40,9 @@ def readable(data):
                 boxes = t["timeline"]
                 out += [f"    box {i // 6}: {json.dumps(boxes[i:i + 6])}"
                         for i in range(0, len(boxes), 6)]
+                marks = t.get("marks", [])
+                out += [f"    marks of box {marks[i]}: {json.dumps(marks[i + 1:i + 3])}"
+                        for i in range(0, len(marks), 3)]
         elif isinstance(value, list):
             out.append(f"{key}:")
             out += [f"  {i}: {json.dumps(row, ensure_ascii=False)}" for i, row in enumerate(value)]

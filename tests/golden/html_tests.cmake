@@ -14,6 +14,9 @@ set(HTML_GOLDEN
   "html-data calibration"
   "html-data clocked"
   "html-data scheduler"
+  "html-data suspended"
+  "html-data coroutines"
+  "html-data fork"
 )
 foreach(entry ${HTML_GOLDEN})
   string(REPLACE " " ";" parts "${entry}")

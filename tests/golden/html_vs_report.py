@@ -7,9 +7,10 @@ fib's times. Then on the golden traces whose figures are uncertain or hold sched
 (tests/traces: calibration, clocked, scheduler), every function's ranges (report's
 total_ns_range/self_ns_range, present exactly where the figure is uncertain), offcpu_ns,
 preempted_ns and clocked_calls must be the page's too, and the page must carry report's
-notes. On all of them, each thread's time-ordered boxes (the page's "time order") must be
-calls of `callmon export --format=chrome` at the same place and length, every call when
-none was merged. Exit 0 passed, 1 failed.
+notes. On all of them, and on suspended, coroutines and fork (pieces of calls), each
+thread's time-ordered boxes (the page's "time order") must be calls (or pieces of calls) of
+`callmon export --format=chrome` at the same place and length, every one when none was
+merged. Exit 0 passed, 1 failed.
 
   html_vs_report.py CALLMON CC WORK MAKE_TRACE TRACE_DIR
 """
@@ -28,7 +29,8 @@ def run(cmd, cwd):
     return subprocess.run(cmd, cwd=cwd, check=True, capture_output=True, text=True).stdout
 
 
-TRACES = ["calibration", "clocked", "scheduler"]
+# With pieces of calls: cut by coroutine switches, inherited at fork.
+TRACES = ["calibration", "clocked", "scheduler", "suspended", "coroutines", "fork"]
 # The page's optional function columns (docs/html.md), after name..self_ns.
 # [label, module, file, line, calls, total, self, full name, then the optional columns]
 FULL, TOTAL_RANGE, SELF_RANGE, OFFCPU, PREEMPTED, CLOCKED = 7, 8, 9, 10, 11, 12
@@ -62,10 +64,14 @@ def compare_timeline(callmon, data_dir, mode, label, work):
         origin = min((c[0] for c in calls), default=0)
         have = set(calls)
         boxes = t["timeline"]
+        # A box of one piece of a call (a continuation, an inherited frame: no call, count
+        # 0) is an event of the chrome export as a whole call is (docs/html.md, "marks").
+        m = t.get("marks", [])
+        pieces = {m[i]: m[i + 2] for i in range(0, len(m), 3)}
         singles = 0
         for i in range(0, len(boxes), 6):
             start, dur, _, func, count, _ = boxes[i:i + 6]
-            if count != 1:
+            if pieces.get(i // 6, count) != 1:
                 continue
             singles += 1
             found = any((origin + start + a, dur + b, names[func]) in have

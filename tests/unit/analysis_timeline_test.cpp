@@ -162,5 +162,65 @@ TEST(Timeline, SinkMergesAsCallsComeUnderTheirOwnCaller) {
   EXPECT_EQ(boxes.size(), 1 + 2 * callers);  // main, and per caller: it and one merged box
 }
 
+// Pieces of calls (timeline.hpp): a call a ucontext switch suspended and its continuation
+// are two boxes at their times, marked, counted as one call; a fork child's inherited frame
+// is a box marked inherited, no call; merged with short calls, a box keeps their marks.
+TEST(Timeline, SinkKeepsPiecesOfCallsMarked) {
+  format::ProcessMeta meta;
+  meta.ticks_per_second = 1e9;
+  TimelineSink sink(meta, 100000);
+  FinishedCall first;  // 0..20, suspended
+  first.addr = 1;
+  first.vstart = 0;
+  first.time = 20;
+  first.exit = ExitKind::kSuspended;
+  sink.on_enter(1, 0, 0, false);
+  sink.on_call(first);
+  FinishedCall other;  // 20..50, another context's call
+  other.addr = 2;
+  other.vstart = 20;
+  other.time = 30;
+  sink.on_enter(2, 20, 0, false);
+  sink.on_call(other);
+  FinishedCall cont;  // 50..70, the first call continued
+  cont.addr = 1;
+  cont.vstart = 50;
+  cont.time = 20;
+  cont.inherited = true;
+  cont.resumed = true;
+  sink.on_enter(1, 50, 0, true);
+  sink.on_call(cont);
+  FinishedCall fork;  // 70..100, a frame inherited at fork
+  fork.addr = 3;
+  fork.vstart = 70;
+  fork.time = 30;
+  fork.inherited = true;
+  sink.on_enter(3, 70, 0, true);
+  sink.on_call(fork);
+  double merged_below = 0;
+  std::vector<TimelineBox> boxes = sink.finish(merged_below);
+  ASSERT_EQ(boxes.size(), 4u);
+  EXPECT_EQ(boxes[0].marks, kMarkSuspended);
+  EXPECT_EQ(boxes[0].not_calls, 0u);
+  EXPECT_EQ(boxes[1].marks, 0);
+  EXPECT_EQ(boxes[2].marks, kMarkContinued);
+  EXPECT_EQ(boxes[2].not_calls, 1u);
+  EXPECT_EQ(boxes[2].start_ns, 50);
+  EXPECT_EQ(boxes[2].end_ns, 70);
+  EXPECT_EQ(boxes[3].marks, kMarkInherited);
+  EXPECT_EQ(boxes[3].not_calls, 1u);
+
+  // Merged: a short continuation that also ends suspended, between two short calls.
+  std::vector<TimelineBox> v{box(0, 100, 0, 1), box(10, 11, 1, 2), box(12, 13, 1, 2),
+                             box(14, 15, 1, 2)};
+  v[2].marks = kMarkContinued | kMarkSuspended;
+  v[2].not_calls = 1;
+  compact_timeline(v, 5);
+  ASSERT_EQ(v.size(), 2u);
+  EXPECT_EQ(v[1].count, 3u);      // pieces
+  EXPECT_EQ(v[1].not_calls, 1u);  // two calls
+  EXPECT_EQ(v[1].marks, kMarkContinued | kMarkSuspended);
+}
+
 }  // namespace
 }  // namespace callmon::analysis
