@@ -6,6 +6,7 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
+#include "runtime/core/sys.hpp"
 #include "runtime/interposers/signal_contexts.hpp"
 #include "runtime/patching/attach_inherit.hpp"
 #include "runtime/recording/context_stash.hpp"
@@ -109,6 +110,11 @@ bool attach_revive(ThreadState* s) {
   Entry* e = find(s);
   if (!e || e->session == session) return false;
   e->session = session;
+  // Signals blocked across both steps: a handler's hook between them would find the thread
+  // no longer stopped and push and write its calls before the attach's frames are taken
+  // (which would then go above them), or the handler leave by siglongjmp and the frames
+  // never be taken.
+  SignalBlock block;
   // As a fork child's: a new file, the calls still open first as INHERIT records.
   thread_after_fork_child(s);
   // And the frames the tool found open on its stack at this attach.
