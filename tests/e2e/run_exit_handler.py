@@ -65,14 +65,10 @@ def check_run(a, exe, variant, data, plain, problems):
         problems.append(f"{variant}: {counts[0]} event(s) lost")
     if counts[1] > 1:
         problems.append(f"{variant}: {counts[1]} unmatched exit(s)")
-    rep = subprocess.run([a.callmon, "report", "-d", data, "--format=json"],
-                         capture_output=True, text=True, timeout=120)
-    if rep.returncode != 0:
-        problems.append(f"{variant}: report status {rep.returncode}: {rep.stderr.strip()}")
+    traced, err = run_fixture.recorded_counts(a.callmon, data)
+    if err:
+        problems.append(f"{variant}: {err}")
         return
-    traced = {}
-    for f in json.loads(rep.stdout)["functions"]:
-        traced[f["name"]] = traced.get(f["name"], 0) + f["calls"]
     for name in EXACT:
         if traced.get(name, 0) != own.get(name):
             problems.append(f"{variant}: {name}: {traced.get(name, 0)} call(s) recorded, "

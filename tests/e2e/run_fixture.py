@@ -100,6 +100,19 @@ def program_counts(stderr):
     return counts
 
 
+def recorded_counts(callmon, data):
+    """(calls per function name, summed over processes and threads, as `callmon report
+    --format=json` counts them in the recording `data`; "") or (None, what went wrong)."""
+    rep = subprocess.run([callmon, "report", "-d", data, "--format=json"], capture_output=True,
+                         text=True, timeout=120)
+    if rep.returncode != 0:
+        return None, f"report status {rep.returncode}: {rep.stderr.strip()}"
+    counts = {}
+    for f in json.loads(rep.stdout)["functions"]:
+        counts[f["name"]] = counts.get(f["name"], 0) + f["calls"]
+    return counts, ""
+
+
 def report_problems(problems):
     """Prints each problem and the verdict; the script's exit status (0 passed, 1 failed)."""
     for p in problems:

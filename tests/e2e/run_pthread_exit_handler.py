@@ -69,14 +69,10 @@ def check_run(a, exe, data, plain, problems):
     if states != ["finished"] * 3 + ["unfinished"]:
         problems.append(f"thread states {states}, expected three finished and the "
                         f"victim unfinished")
-    rep = subprocess.run([a.callmon, "report", "-d", data, "--format=json"],
-                         capture_output=True, text=True, timeout=120)
-    if rep.returncode != 0:
-        problems.append(f"report status {rep.returncode}: {rep.stderr.strip()}")
+    traced, err = run_fixture.recorded_counts(a.callmon, data)
+    if err:
+        problems.append(err)
         return
-    traced = {}
-    for f in json.loads(rep.stdout)["functions"]:
-        traced[f["name"]] = traced.get(f["name"], 0) + f["calls"]
     expected = {name: own.get(name) for name in EXACT}
     expected.update({name: 1 for name in ONCE})
     expected["other_main"] = 2

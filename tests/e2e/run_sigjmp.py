@@ -49,14 +49,10 @@ def check_run(a, exe, variant, data, plain_out, problems):
                for t in p["threads"])
     if lost:
         problems.append(f"{tag}: {lost} event(s) lost")
-    rep = subprocess.run([a.callmon, "report", "-d", data, "--format=json"],
-                         capture_output=True, text=True, timeout=120)
-    if rep.returncode != 0:
-        problems.append(f"{tag}: report status {rep.returncode}: {rep.stderr.strip()}")
+    traced, err = run_fixture.recorded_counts(a.callmon, data)
+    if err:
+        problems.append(f"{tag}: {err}")
         return
-    traced = {}
-    for f in json.loads(rep.stdout)["functions"]:
-        traced[f["name"]] = traced.get(f["name"], 0) + f["calls"]
     names = EXACT if "inside" in variant else [n for n in EXACT if n != "hdeep"]
     for name in names:
         if traced.get(name, 0) != own.get(name):

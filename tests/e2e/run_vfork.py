@@ -60,14 +60,10 @@ def main():
             # too, and it ends by _exit.)
             if p.get("exe", "").endswith("vfork_child") and t.get("status") != "finished":
                 problems.append(f"process {p.get('pid')}: thread status {t.get('status')}")
-    rep = subprocess.run([a.callmon, "report", "-d", data, "--format=json"],
-                         capture_output=True, text=True, timeout=120)
-    if rep.returncode != 0:
-        problems.append(f"report status {rep.returncode}: {rep.stderr.strip()}")
+    traced, err = run_fixture.recorded_counts(a.callmon, data)
+    if err:
+        problems.append(err)
         return run_fixture.report_problems(problems)
-    traced = {}
-    for f in json.loads(rep.stdout)["functions"]:
-        traced[f["name"]] = traced.get(f["name"], 0) + f["calls"]
     for name, want in expected.items():
         if traced.get(name, 0) != want:
             problems.append(f"{name}: {traced.get(name, 0)} call(s) recorded, expected {want}")

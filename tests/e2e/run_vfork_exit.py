@@ -111,14 +111,10 @@ def check_run(a, exe, variant, problems):
                 problems.append(f"{variant}: process {p.get('pid')}: thread {t.get('tid')} "
                                 f"status {t.get('status')}, expected {want}")
     check_end(a, data, variant, problems)
-    rep = subprocess.run([a.callmon, "report", "-d", data, "--format=json"],
-                         capture_output=True, text=True, timeout=120)
-    if rep.returncode != 0:
-        problems.append(f"{variant}: report status {rep.returncode}: {rep.stderr.strip()}")
+    traced, err = run_fixture.recorded_counts(a.callmon, data)
+    if err:
+        problems.append(f"{variant}: {err}")
         return
-    traced = {}
-    for f in json.loads(rep.stdout)["functions"]:
-        traced[f["name"]] = traced.get(f["name"], 0) + f["calls"]
     for name, want in expected.items():
         if traced.get(name, 0) != want:
             problems.append(f"{variant}: {name}: {traced.get(name, 0)} call(s) recorded, "
