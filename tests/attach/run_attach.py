@@ -230,9 +230,17 @@ def counts(callmon, data):
     return {f["short_name"]: f["calls"] for f in json.loads(r.stdout)["functions"]}
 
 
-def info_ok(callmon, data):
+def info_ok(callmon, data, unmatched_ok=0):
+    """info shows no problem (but up to `unmatched_ok` unmatched exits in all: a hook
+    abandoned by a handler's siglongjmp may leave the tree a frame off, docs/runtime.md),
+    says the recording was detached, and replay reads it."""
     r = subprocess.run([callmon, "info", "-d", data], capture_output=True, text=True, timeout=60)
-    expect(r.returncode == 0 and "problems:  none" in r.stdout,
+    problems = [l.strip() for l in r.stdout[r.stdout.find("problems:"):].splitlines()[1:]
+                if l.strip()]
+    unmatched = [re.search(r": (\d+) unmatched exit\(s\)$", l) for l in problems]
+    tolerated = (problems and all(unmatched) and
+                 sum(int(m.group(1)) for m in unmatched) <= unmatched_ok)
+    expect(r.returncode == 0 and ("problems:  none" in r.stdout or tolerated),
            f"info on {data}: {r.returncode} {r.stdout[-400:]} {r.stderr}")
     expect("detached while it ran on" in r.stdout, f"info on {data} says it was detached")
     r = subprocess.run([callmon, "replay", "-d", data], capture_output=True, text=True,
@@ -538,7 +546,11 @@ def case_sigjmp(a, exe):
         attached_requests(a, s, data, script[1 + 4 * (n - 1):4 + 4 * (n - 1)], n)
         took = time.monotonic() - t0
         s.request(script[4 * n])
-        info_ok(a.callmon, data)
+        # At most one unmatched exit per jump (each abandons at most one hook), as
+        # tests/e2e/run_sigjmp.py allows one abandoned call per jump.
+        jumps = sum(int(r.split()[1]) for r in script[1 + 4 * (n - 1):4 + 4 * (n - 1)]
+                    if r.startswith("J "))
+        info_ok(a.callmon, data, unmatched_ok=jumps)
         # 90 jumps of a 200 us timer take well under a second: a detach that waited for
         # a thread "inside a hook" went on until the program's end (the test's 180 s).
         expect(took < 60, f"attach {n}: the attach and detach took {took:.1f} s")
