@@ -86,7 +86,7 @@ void redirect_slot(const GotSlot& slot, void* p) {
 struct Decided {
   uintptr_t base;
   const void* dyn;
-  bool recorded;
+  NsState state;
 };
 constexpr unsigned kMaxDecided = 256;
 Decided g_decided[kMaxDecided];
@@ -129,12 +129,13 @@ int visit(dl_phdr_info* info, size_t, void*) {
     strcat(why, ": not patched");
   }
   entry_patch_module(info, hijack_ok ? nullptr : why);
+  const bool recorded = r.done || (sleds && hijack_ok) || (sleds & kSledXray);
   bool refused = none ? (im.cyg || im.pg || sleds) : (im.pg && !hijack_ok) || r.failed ||
                                                       ((sleds & kSledLists) && !hijack_ok);
   // Published after the entry is filled: the module scan reads the table under its own lock.
   unsigned n = g_decided_count;
   if (n < kMaxDecided) {
-    g_decided[n] = {info->dlpi_addr, dyn, !refused};
+    g_decided[n] = {info->dlpi_addr, dyn, refused ? kNsRefused : recorded ? kNsRecorded : kNsUnknown};
     __atomic_store_n(&g_decided_count, n + 1, __ATOMIC_RELEASE);
   }
   return 0;
@@ -147,12 +148,11 @@ void namespace_patch_modules() {
   entry_patch_namespaces_done();
 }
 
-bool namespace_module_recorded(uintptr_t base, const void* dyn) {
+NsState namespace_module_state(uintptr_t base, const void* dyn) {
   unsigned n = __atomic_load_n(&g_decided_count, __ATOMIC_ACQUIRE);
-  const Decided* d = nullptr;
-  for (unsigned i = 0; i < n && !d; ++i)
-    if (g_decided[i].base == base && g_decided[i].dyn == dyn) d = &g_decided[i];
-  return d && d->recorded;
+  for (unsigned i = 0; i < n; ++i)
+    if (g_decided[i].base == base && g_decided[i].dyn == dyn) return g_decided[i].state;
+  return kNsUnknown;
 }
 
 }  // namespace callmon::rt

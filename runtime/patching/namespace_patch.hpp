@@ -21,9 +21,11 @@ namespace callmon::rt {
 // leaves other namespaces alone).
 void namespace_patch_modules();
 
-// Whether the module of another namespace loaded at `base` with dynamic section `dyn` is
-// recorded (some of its probes or sleds were turned to the runtime's, none refused). For
-// the `dlmopen-module` lines (other_namespaces.hpp), under the module scan's lock.
-bool namespace_module_recorded(uintptr_t base, const void* dyn);
+// What the sled pass did with the module of another namespace loaded at `base` with dynamic
+// section `dyn`: kNsRecorded (its probes or sleds turned to the runtime's, none refused),
+// kNsRefused (some refused: see namespace_patch.hpp), kNsUnknown (not looked at, or
+// nothing to record). For the `dlmopen-module` lines (other_namespaces.hpp).
+enum NsState { kNsUnknown, kNsRecorded, kNsRefused };
+NsState namespace_module_state(uintptr_t base, const void* dyn);
 
 }  // namespace callmon::rt

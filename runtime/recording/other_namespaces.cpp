@@ -45,9 +45,11 @@ void probe_slot(const GotSlot& slot, void* found) {
   }
 }
 
-void say(uintptr_t base, const void* dyn, const char* name) {
-  bool instrumented = false;
-  for_each_got_slot(base, dyn, probe_slot, &instrumented);
+// Says the module if it was refused (sleds too) or imports a probe (with no sled pass run,
+// as in an attached process).
+void say(uintptr_t base, const void* dyn, const char* name, bool refused) {
+  bool instrumented = refused;
+  if (!instrumented) for_each_got_slot(base, dyn, probe_slot, &instrumented);
   if (!instrumented || g_said_count == kMaxSaid) return;
   g_said[g_said_count++] = Said{base, dyn};
   char line[PATH_MAX + 32];
@@ -62,8 +64,9 @@ int visit(dl_phdr_info* info, size_t, void*) {
   for (int i = 0; i < info->dlpi_phnum; ++i)
     if (info->dlpi_phdr[i].p_type == PT_DYNAMIC) {
       const void* dyn = reinterpret_cast<const void*>(info->dlpi_addr + info->dlpi_phdr[i].p_vaddr);
-      if (!said(info->dlpi_addr, dyn) && !namespace_module_recorded(info->dlpi_addr, dyn))
-        say(info->dlpi_addr, dyn, info->dlpi_name);
+      NsState st = namespace_module_state(info->dlpi_addr, dyn);
+      if (st != kNsRecorded && !said(info->dlpi_addr, dyn))
+        say(info->dlpi_addr, dyn, info->dlpi_name, st == kNsRefused);
     }
   return 0;
 }

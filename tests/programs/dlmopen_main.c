@@ -4,7 +4,8 @@
  * `dlmopen-module` line). The program's output and status stay as without callmon. The
  * library is dlopen_plugin.c, built as libcmplugin.so next to this program. With the
  * argument `dlopen` it is loaded with plain dlopen instead (the counts to compare with);
- * with `twice` it is loaded, closed and loaded again (a second new namespace). */
+ * with `twice` it is loaded, closed and loaded again (a second new namespace). A second
+ * argument names another library file of that directory (dlmopen_plugin_jmp.c's). */
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <limits.h>
@@ -38,7 +39,9 @@ int main(int argc, char** argv) {
   if (n <= 0) return 1;
   path[n] = '\0';
   char* slash = strrchr(path, '/');
-  strcpy(slash + 1, "libcmplugin.so");
+  const char* lib = argc > 2 ? argv[2] : "libcmplugin.so";
+  if (strlen(lib) > 31 || strchr(lib, '/')) return 1;
+  strcpy(slash + 1, lib);
   int r = 0;
   for (int i = 0; i < rounds; i++) r = load_in_namespace(path);
   printf("namespace plugin result %d, after %d\n", r, after_load(r));
