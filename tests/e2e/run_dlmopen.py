@@ -5,7 +5,8 @@ where that is safe, and said where it is not (docs/record.md, "dlmopen").
 
 - dlopen_plugin.c (libcmplugin.so): in every mode, the calls of plugin_entry and
   plugin_helper under dlmopen are exactly those under dlopen (and twice those when the
-  program loads, closes and loads it again: a second namespace at the same place);
+  program loads, closes and loads it again: a second namespace at the same place; the same
+  when it goes into a namespace made before, for libm);
   `callmon record` warns of nothing and `callmon info` lists no problem.
 - dlmopen_plugin_jmp.c (libcmplugin_jmp.so, it imports setjmp/longjmp): recorded the same
   in the modes whose exit is not a hijacked return (-finstrument-functions, XRay); in the
@@ -102,7 +103,8 @@ def main():
     base = Case(a, exe, ["dlopen"], "dlopen")
     once = Case(a, exe, ["dlmopen"], "dlmopen")
     twice = Case(a, exe, ["twice"], "twice")
-    for c in (base, once, twice):
+    existing = Case(a, exe, ["existing"], "existing")
+    for c in (base, once, twice, existing):
         c.check_run(problems)
         c.check_clean(problems)
     want = base.plugin_counts()
@@ -110,11 +112,13 @@ def main():
         problems.append(f"dlopen: plugin counts {want}, expected 1 and 4")
     if once.plugin_counts() != want:
         problems.append(f"dlmopen: plugin counts {once.plugin_counts()}, dlopen's {want}")
+    if existing.plugin_counts() != want:
+        problems.append(f"existing: plugin counts {existing.plugin_counts()}, dlopen's {want}")
     if twice.plugin_counts() != {f: 2 * n for f, n in want.items() if n is not None}:
         problems.append(f"twice: plugin counts {twice.plugin_counts()}, twice dlopen's {want}")
     # The program's own functions as under dlopen (gcc -O2 leaves after_load too short for
     # --patch: absent from both).
-    for c, times in ((once, 1), (twice, 2)):
+    for c, times in ((once, 1), (twice, 2), (existing, 1)):
         for fn in ("main", "load_in_namespace", "after_load"):
             b = (base.counts or {}).get(fn)
             expect = b * times if b is not None and fn == "load_in_namespace" else b
@@ -158,7 +162,7 @@ def main():
             if sentence not in jmp.info_text:
                 problems.append(f"jmp-dlmopen: info's text does not say it: "
                                 f"{jmp.info_text[-800:]!r}")
-    for c in (base, once, twice, jmp_base, jmp):
+    for c in (base, once, twice, existing, jmp_base, jmp):
         print(f"{c.name}: status {c.rec.returncode}, plugin {c.plugin_counts()}")
     return run_fixture.report_problems(problems)
 
