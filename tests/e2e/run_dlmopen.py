@@ -8,13 +8,14 @@ where that is safe, and said where it is not (docs/record.md, "dlmopen").
   program loads, closes and loads it again: a second namespace at the same place; the same
   when it goes into a namespace made before, for libm);
   `callmon record` warns of nothing and `callmon info` lists no problem.
-- dlmopen_plugin_jmp.c (libcmplugin_jmp.so, it imports setjmp/longjmp): recorded the same
-  in the modes whose exit is not a hijacked return (-finstrument-functions, XRay); in the
-  others (-pg, -pg -mfentry, nop sleds: not recorded, said by record's closing warning and
-  info's problems; --patch: not patched, info's entry-patching line says why).
+- dlmopen_plugin_jmp.c (libcmplugin_jmp.so, it longjmps out of its helper) and
+  dlmopen_plugin_throw.cpp (libcmplugin_throw.so, a C++ throw out of its helper): recorded
+  the same in the modes whose exit is not a hijacked return (-finstrument-functions, XRay);
+  in the others (-pg, -pg -mfentry, nop sleds: not recorded, said by record's closing
+  warning and info's problems; --patch: not patched, info's entry-patching line says why).
 In each case the program's output and status are those of its plain run.
 
-  run_dlmopen.py --callmon build/bin/callmon --cc gcc|clang --mode MODE --work DIR
+  run_dlmopen.py --callmon build/bin/callmon --cc gcc --cxx g++ --mode MODE --work DIR
 Exit status: 0 passed, 1 failed, 77 skipped (no dlmopen in this libc).
 """
 import json
@@ -81,14 +82,55 @@ class Case:
                 problems.append(f"{self.name}: info dlmopen_modules {listed!r}")
 
 
+def check_unsafe(a, plain, other, path, problems):
+    """A plugin that longjmps or throws out of its helper, dlopen'ed (`plain`, or None) and
+    dlmopen'ed (`other`): the dlopen'ed counts where no return is hijacked; elsewhere not recorded and said
+    (record's warning and info's problems, or --patch's refusal line)."""
+    want = {"plugin_entry": 1, "plugin_helper": 4}
+    other.check_run(problems)
+    if plain:
+        plain.check_run(problems)
+        plain.check_clean(problems)
+        if plain.plugin_counts() != want:
+            problems.append(f"{plain.name}: plugin counts {plain.plugin_counts()}, expected {want}")
+    if a.mode not in HIJACKING:
+        other.check_clean(problems)
+        if other.plugin_counts() != want:
+            problems.append(f"{other.name}: plugin counts {other.plugin_counts()}, expected "
+                            f"{want} (dlopen's)")
+        return
+    if other.plugin_counts() != {"plugin_entry": None, "plugin_helper": None}:
+        problems.append(f"{other.name}: plugin counts {other.plugin_counts()}, expected none")
+    if a.mode == "patch":
+        why = (f"entry patching (--patch) of {path}: 0 functions patched, 0 refused; loaded "
+               "with dlmopen into another namespace and imports ")
+        if why not in other.info_text:
+            problems.append(f"{other.name}: info does not say {why!r}: {other.info_text[-800:]!r}")
+        return
+    sentence = SENTENCE + path
+    if sentence not in other.rec.stderr:
+        problems.append(f"{other.name}: record's stderr does not say {sentence!r}: "
+                        f"{other.rec.stderr[-800:]!r}")
+    if other.info is not None:
+        if sentence not in other.info.get("problems", []):
+            problems.append(f"{other.name}: info problems {other.info.get('problems')!r}")
+        listed = [m for p in other.info.get("processes", []) for m in p.get("dlmopen_modules", [])]
+        if listed != [path]:
+            problems.append(f"{other.name}: info dlmopen_modules {listed!r}")
+    if sentence not in other.info_text:
+        problems.append(f"{other.name}: info's text does not say it: {other.info_text[-800:]!r}")
+
+
 def main():
     a = run_fixture.program_test_args(__doc__, ["cyg", "pg", "fentry", "patchable", "patch",
-                                                "xray"])
+                                                "xray"],
+                                      lambda ap: ap.add_argument("--cxx", required=True))
     flags = ["-O2", "-g", "-I", PROGRAMS, *run_fixture.MODE_FLAGS[a.mode]]
     exe = os.path.join(a.work, "dlmopen")
-    for src, lib in (("dlopen_plugin.c", "libcmplugin.so"),
-                     ("dlmopen_plugin_jmp.c", "libcmplugin_jmp.so")):
-        subprocess.run([a.cc, *flags, "-fPIC", "-shared", "-o", os.path.join(a.work, lib),
+    for cc, src, lib in ((a.cc, "dlopen_plugin.c", "libcmplugin.so"),
+                         (a.cc, "dlmopen_plugin_jmp.c", "libcmplugin_jmp.so"),
+                         (a.cxx, "dlmopen_plugin_throw.cpp", "libcmplugin_throw.so")):
+        subprocess.run([cc, *flags, "-fPIC", "-shared", "-o", os.path.join(a.work, lib),
                         os.path.join(PROGRAMS, src)], check=True)
     subprocess.run([a.cc, *flags, "-o", exe, os.path.join(PROGRAMS, "dlmopen_main.c"), "-ldl"],
                    check=True)
@@ -125,44 +167,19 @@ def main():
             got = (c.counts or {}).get(fn)
             if got != expect:
                 problems.append(f"{c.name}: {fn} has {got} calls, expected {expect} (dlopen's {b})")
-    # The plugin that longjmps: recorded where no return is hijacked, said elsewhere.
-    jmp_base = Case(a, exe, ["dlopen", "libcmplugin_jmp.so"], "jmp-dlopen")
-    jmp = Case(a, exe, ["dlmopen", "libcmplugin_jmp.so"], "jmp-dlmopen")
-    for c in (jmp_base, jmp):
-        c.check_run(problems)
-    jmp_base.check_clean(problems)
-    if jmp_base.plugin_counts() != {"plugin_entry": 1, "plugin_helper": 4}:
-        problems.append(f"jmp-dlopen: plugin counts {jmp_base.plugin_counts()}, expected 1 and 4")
-    if a.mode not in HIJACKING:
-        jmp.check_clean(problems)
-        if jmp.plugin_counts() != jmp_base.plugin_counts():
-            problems.append(f"jmp-dlmopen: plugin counts {jmp.plugin_counts()}, dlopen's "
-                            f"{jmp_base.plugin_counts()}")
-    else:
-        if jmp.plugin_counts() != {"plugin_entry": None, "plugin_helper": None}:
-            problems.append(f"jmp-dlmopen: plugin counts {jmp.plugin_counts()}, expected none")
-        path = os.path.realpath(os.path.join(a.work, "libcmplugin_jmp.so"))
-        if a.mode == "patch":
-            why = (f"entry patching (--patch) of {path}: 0 functions patched, 0 refused; loaded "
-                   "with dlmopen into another namespace and imports ")
-            if why not in jmp.info_text:
-                problems.append(f"jmp-dlmopen: info does not say {why!r}: {jmp.info_text[-800:]!r}")
-        else:
-            sentence = SENTENCE + path
-            if sentence not in jmp.rec.stderr:
-                problems.append(f"jmp-dlmopen: record's stderr does not say {sentence!r}: "
-                                f"{jmp.rec.stderr[-800:]!r}")
-            if jmp.info is not None:
-                if sentence not in jmp.info.get("problems", []):
-                    problems.append(f"jmp-dlmopen: info problems {jmp.info.get('problems')!r}")
-                listed = [m for p in jmp.info.get("processes", [])
-                          for m in p.get("dlmopen_modules", [])]
-                if listed != [path]:
-                    problems.append(f"jmp-dlmopen: info dlmopen_modules {listed!r}")
-            if sentence not in jmp.info_text:
-                problems.append(f"jmp-dlmopen: info's text does not say it: "
-                                f"{jmp.info_text[-800:]!r}")
-    for c in (base, once, twice, existing, jmp_base, jmp):
+    # The plugins that longjmp or throw: recorded where no return is hijacked, said elsewhere.
+    unsafe = []
+    # The throwing plugin is not run dlopen'ed: a C program that dlopens a C++ library which
+    # throws is killed by SIGSEGV under callmon in every mode on 57ce860 too (a bug of the
+    # base namespace's exception handling, not of dlmopen; see the commit). Its counts are
+    # then the fixture's own (plugin_helper entered 4 times, once left by the throw).
+    for kind in ("jmp", "throw"):
+        lib = f"libcmplugin_{kind}.so"
+        plain = Case(a, exe, ["dlopen", lib], f"{kind}-dlopen") if kind == "jmp" else None
+        other = Case(a, exe, ["dlmopen", lib], f"{kind}-dlmopen")
+        unsafe += [c for c in (plain, other) if c]
+        check_unsafe(a, plain, other, os.path.realpath(os.path.join(a.work, lib)), problems)
+    for c in (base, once, twice, existing, *unsafe):
         print(f"{c.name}: status {c.rec.returncode}, plugin {c.plugin_counts()}")
     return run_fixture.report_problems(problems)
 
