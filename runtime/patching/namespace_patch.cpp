@@ -7,6 +7,7 @@
 #include <link.h>
 #include <string.h>
 
+#include "runtime/core/sys.hpp"
 #include "runtime/patching/entry_patch.hpp"
 #include "runtime/patching/got_slots.hpp"
 #include "runtime/patching/namespace_walk.hpp"
@@ -122,13 +123,13 @@ int visit(dl_phdr_info* info, size_t, void*) {
   unsigned sleds = none ? 0 : sled_patch_module(info, hijack_ok);
   // --patch: the entries selected by --patch-module; a module it would patch but may not is
   // listed as refused. (A module with probes or sleds is left to them, as in the base.)
-  char why[160];
+  char why[256];
+  LineBuf b(why, sizeof why);  // no libc string function: the program may define its own
   if (!hijack_ok) {
-    strcpy(why, "loaded with dlmopen into another namespace and imports ");
-    strncat(why, none ? im.never : im.hijack_unsafe, 60);
-    strcat(why, ": not patched");
+    b.str("loaded with dlmopen into another namespace and imports ");
+    b.str(none ? im.never : im.hijack_unsafe).str(": not patched");
   }
-  entry_patch_module(info, hijack_ok ? nullptr : why);
+  entry_patch_module(info, hijack_ok ? nullptr : b.c_str());
   const bool recorded = r.done || (sleds && hijack_ok) || (sleds & kSledXray);
   bool refused = none ? (im.cyg || im.pg || sleds) : (im.pg && !hijack_ok) || r.failed ||
                                                       ((sleds & kSledLists) && !hijack_ok);
