@@ -333,6 +333,10 @@ void sweep_line(const BranchTargets& t, const char* path) {
   log_line(b.c_str(), b.size());
 }
 
+// A module of another link namespace whose functions must not be patched, and why
+// (entry_patch_module); nullptr for the base namespace's.
+const char* g_refuse = nullptr;
+
 int module_callback(dl_phdr_info* info, size_t, void*) {
   if (seen(info)) return 0;
   char path[PATH_MAX];
@@ -345,6 +349,11 @@ int module_callback(dl_phdr_info* info, size_t, void*) {
   }
   if (!module_wanted(info, path)) return 0;
   g_quiet = false;
+  if (g_refuse) {
+    ModuleStats st;
+    module_line("patch-module", st, path, g_refuse);
+    return 0;
+  }
   const uint64_t hash = path_hash(path);
   for (unsigned i = 0; i < g_logged_count && !g_quiet; ++i)
     g_quiet = g_logged[i].bias == info->dlpi_addr && g_logged[i].phdr == info->dlpi_phdr &&
@@ -611,6 +620,19 @@ void entry_patch_modules() {
   if (g_any && !g_calibration_done) patch_calibration_probes();
   // An attach's lines go to its own meta file, made after this pass (process_setup).
   if (g_proc.meta_path[0] && !attach_collecting()) entry_patch_flush_meta();
+}
+
+bool entry_patch_module(dl_phdr_info* info, const char* refuse) {
+  if (!g_configured) configure();
+  if (!g_on) return false;
+  g_refuse = refuse;
+  module_callback(info, sizeof *info, nullptr);
+  g_refuse = nullptr;
+  return true;
+}
+
+void entry_patch_namespaces_done() {
+  if (g_on && g_proc.meta_path[0] && !attach_collecting()) entry_patch_flush_meta();
 }
 
 void entry_patch_attach_pass() {

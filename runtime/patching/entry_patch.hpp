@@ -10,6 +10,8 @@
 
 #include <cstdint>
 
+struct dl_phdr_info;
+
 namespace callmon::rt {
 
 // Patches the selected functions of every loaded module not handled yet: the executable,
@@ -17,6 +19,13 @@ namespace callmon::rt {
 // is set. Called by the sled pass (sled_patch_modules), under its lock: from the library's
 // constructor, before the program's code runs, and after a dlopen.
 void entry_patch_modules();
+
+// One module of another link namespace (namespace_patch.hpp), in the sled pass after
+// entry_patch_modules: patched as a base namespace's module would be, or, when `refuse` is
+// given, listed as refused for that reason (a `patch-module` line). Returns false when
+// --patch is off. entry_patch_namespaces_done writes the lines these calls made.
+bool entry_patch_module(dl_phdr_info* info, const char* refuse);
+void entry_patch_namespaces_done();
 
 // `callmon record -p` (attach_sites.cpp): forgets what an earlier attach patched and read,
 // and runs the pass again with the attach's options, its jumps listed (attach_collect.hpp)

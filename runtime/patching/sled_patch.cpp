@@ -37,6 +37,7 @@
 #include "runtime/patching/attach_threads.hpp"
 #include "runtime/patching/code_write.hpp"
 #include "runtime/patching/entry_patch.hpp"
+#include "runtime/patching/namespace_patch.hpp"
 #include "runtime/patching/sled_elf.hpp"
 #include "runtime/patching/sled_entry_check.hpp"
 #include "runtime/patching/sled_select.hpp"
@@ -217,7 +218,9 @@ bool seen(const dl_phdr_info* info) {
   return false;
 }
 
-int module_callback(dl_phdr_info* info, size_t, void*) {
+// One module's sleds (module_callback; sled_patch_module for other namespaces). The nop-sled
+// lists only when `lists`; XRay sleds always. Returns sled_patch_module's flags.
+unsigned patch_module(dl_phdr_info* info, bool lists) {
   if (seen(info)) return 0;
   const char* path = info->dlpi_name && info->dlpi_name[0] ? info->dlpi_name : "/proc/self/exe";
   SledModule m;
@@ -232,6 +235,8 @@ int module_callback(dl_phdr_info* info, size_t, void*) {
   bool writable = false;
   uintptr_t stub = 0;
   EntryCheck entries(info);
+  unsigned flags = (m.list_count ? kSledLists : 0u) | (m.xray_map ? kSledXray : 0u);
+  if (!lists) m.list_count = 0;
   for (int i = 0; i < m.list_count; ++i)
     patch_list(m, m.lists[i], info->dlpi_addr, entries, &st, &writable, &stub);
   if (writable) set_code_writable(m, false, g_startup);
@@ -243,6 +248,11 @@ int module_callback(dl_phdr_info* info, size_t, void*) {
     if (n > 0) exe[n] = 0;
     report(n > 0 ? exe : path, st);
   }
+  return flags;
+}
+
+int module_callback(dl_phdr_info* info, size_t, void*) {
+  patch_module(info, true);
   return 0;
 }
 
@@ -289,12 +299,16 @@ void sled_patch_modules() {
   // Calls into other modules (got_redirect.hpp), same occasions; after the entry pass, whose
   // patched modules it takes as instrumented.
   libcall_patch_modules();
+  // Modules dlmopen'ed into other namespaces (namespace_patch.hpp), after the base's.
+  namespace_patch_modules();
   if (g_any || entry_patched_any()) g_pg_hooks = true;  // the first hook will be a -pg one: calibrate those
   g_startup = false;
   __atomic_store_n(&g_lock, 0, __ATOMIC_RELEASE);
 }
 
 bool sled_patched_any() { return g_any; }
+
+unsigned sled_patch_module(dl_phdr_info* info, bool lists) { return patch_module(info, lists); }
 
 int g_sled_pass_pending = 0;
 

@@ -6,6 +6,8 @@
 // -pg -mfentry build (hooks_pg.cpp).
 #pragma once
 
+struct dl_phdr_info;
+
 namespace callmon::rt {
 
 // Patches every loaded module not patched yet: at start-up from the library's constructor
@@ -25,6 +27,13 @@ void sled_patch_pending();
 // Non-zero while a pass is asked for and not run yet. Read by the dlsym interposer itself
 // (see interpose_dlsym.cpp on ThreadSanitizer); set and taken through the functions above.
 extern int g_sled_pass_pending;
+
+// One module of another link namespace (namespace_patch.hpp), during sled_patch_modules:
+// its XRay sleds patched, and its nop-sled lists only when `lists` (their `call __fentry__`
+// hijacks returns, which that namespace's unwinder cannot follow). Returns kSledLists if it
+// carries nop-sled lists, kSledXray if XRay sleds (0 if seen already in this pass's epoch).
+constexpr unsigned kSledLists = 1, kSledXray = 2;
+unsigned sled_patch_module(dl_phdr_info* info, bool lists);
 
 // Whether any site was patched in this process (the process records through the -pg
 // entry trampoline: calibration measures those hooks).

@@ -1,10 +1,10 @@
-// Instrumented modules loaded into another link namespace (dlmopen): not recorded, said.
-// A module dlmopen'ed into a namespace of its own binds its probes (__cyg_profile_func_enter,
-// mcount, __fentry__) to that namespace's libc, whose probes do nothing: libcallmon.so is
-// preloaded into the base namespace only, and the module scan (dl_iterate_phdr) sees the
-// caller's namespace only. So its calls are lost without a trace; this at least writes a
-// `dlmopen-module PATH` line to the meta file for each such module (docs/format.md), which
-// `callmon info` and the end of `callmon record` report.
+// Instrumented modules loaded into another link namespace (dlmopen) that were not recorded:
+// said. Such a module binds its probes (__cyg_profile_func_enter, mcount, __fentry__) to
+// that namespace's libc, whose probes do nothing; the sled pass redirects them, or patches
+// its sleds, where that is safe (runtime/patching/namespace_patch.hpp). For each module it
+// refused, or that imports a probe and was not looked at (an attached process), this writes
+// a `dlmopen-module PATH` line to the meta file (docs/format.md), which `callmon info` and
+// the end of `callmon record` report.
 #pragma once
 
 namespace callmon::rt {

@@ -23,6 +23,7 @@
 #include "runtime/recording/context_stash.hpp"
 #include "runtime/recording/other_namespaces.hpp"
 #include "runtime/patching/got_redirect.hpp"
+#include "runtime/patching/namespace_walk.hpp"
 #include "runtime/patching/sled_patch.hpp"
 #include "runtime/patching/xray_sleds.hpp"
 #include "runtime/core/sys.hpp"
@@ -355,10 +356,11 @@ void modules_rescan() {
   // signal handler (rescans are not done by nested hooks).
   while (__atomic_exchange_n(&g_scan_lock, 1, __ATOMIC_ACQUIRE)) sched_yield();
   dl_iterate_phdr(module_callback, nullptr);
+  for_each_other_namespace_module(module_callback, nullptr);  // dlmopen'ed (namespace_walk.hpp)
   filter_scan_done();
   put_libcall_line();
   put_xray_line();
-  put_other_namespace_lines();  // dlmopen'ed modules, not recorded: said
+  put_other_namespace_lines();  // dlmopen'ed modules not recorded: said
   __atomic_store_n(&g_scan_lock, 0, __ATOMIC_RELEASE);
 }
 
@@ -402,6 +404,7 @@ void modules_after_unload() {
   while (__atomic_exchange_n(&g_scan_lock, 1, __ATOMIC_ACQUIRE)) sched_yield();
   for (unsigned i = 0; i < g_module_count; ++i) g_modules[i].present = false;
   dl_iterate_phdr(presence_callback, nullptr);
+  for_each_other_namespace_module(presence_callback, nullptr);
   // Read after the module is gone: every call into it (its destructors included) came
   // before, and a module loaded at its place later gets its own line, written after.
   uint64_t now = read_ticks();

@@ -1,13 +1,22 @@
 #!/usr/bin/env python3
-"""An instrumented library dlmopen'ed into a new link namespace (tests/programs/dlmopen_main.c
-loading dlopen_plugin.c as libcmplugin.so with LM_ID_NEWLM): its calls are not recorded (its
-probes bind to the new namespace's own libc), and callmon must say so instead of dropping
-them silently: `callmon record` warns at the end, `callmon info` lists it among the problems
-(and in its JSON). The program's output and status are those of the plain run; the main
-program's calls are recorded as ever.
+"""Instrumented libraries dlmopen'ed into a new link namespace (tests/programs/dlmopen_main.c
+loading a plugin with LM_ID_NEWLM): recorded like the same library loaded with plain dlopen,
+where that is safe, and said where it is not (docs/record.md, "dlmopen").
 
-  run_dlmopen.py --callmon build/bin/callmon --cc gcc --mode cyg|fentry|pg --work DIR
-Exit status: 0 passed, 1 failed.
+- dlopen_plugin.c (libcmplugin.so): in every mode, the calls of plugin_entry and
+  plugin_helper under dlmopen are exactly those under dlopen (and twice those when the
+  program loads, closes and loads it again: a second namespace at the same place; the same
+  when it goes into a namespace made before, for libm);
+  `callmon record` warns of nothing and `callmon info` lists no problem.
+- dlmopen_plugin_jmp.c (libcmplugin_jmp.so, it longjmps out of its helper) and
+  dlmopen_plugin_throw.cpp (libcmplugin_throw.so, a C++ throw out of its helper): recorded
+  the same in the modes whose exit is not a hijacked return (-finstrument-functions, XRay);
+  in the others (-pg, -pg -mfentry, nop sleds: not recorded, said by record's closing
+  warning and info's problems; --patch: not patched, info's entry-patching line says why).
+In each case the program's output and status are those of its plain run.
+
+  run_dlmopen.py --callmon build/bin/callmon --cc gcc --cxx g++ --mode MODE --work DIR
+Exit status: 0 passed, 1 failed, 77 skipped (no dlmopen in this libc).
 """
 import json
 import os
@@ -15,62 +24,163 @@ import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import run_fixture  # noqa: E402  (program_test_args, build_program, report_problems)
+import run_fixture  # noqa: E402  (program_test_args, MODE_FLAGS, report_problems)
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 PROGRAMS = os.path.join(ROOT, "tests", "programs")
-WANT_OUT = "namespace plugin result 10, after 20\n"
 WANT_STATUS = 3
+PLUGIN_FUNCS = ("plugin_entry", "plugin_helper")
+# The modes whose exit hijacks the return address: refused for a module that longjmps.
+HIJACKING = {"pg", "fentry", "patchable", "patch"}
+SENTENCE = "1 module loaded with dlmopen into another namespace is not recorded: "
+
+
+class Case:
+    """One program run: its plain result and its recording, counted."""
+
+    def __init__(self, a, exe, args, name):
+        self.args = args
+        self.name = name
+        self.plain = subprocess.run([exe, *args], capture_output=True, text=True, timeout=60,
+                                    cwd=a.work)
+        self.data = os.path.join(a.work, name + ".data")
+        cmd = [a.callmon, "record", *run_fixture.MODE_RECORD_ARGS.get(a.mode, []), "-o",
+               self.data, "--", exe, *args]
+        self.rec = subprocess.run(cmd, capture_output=True, text=True, timeout=120, cwd=a.work)
+        rep = subprocess.run([a.callmon, "report", "--format=json", "-d", self.data],
+                             capture_output=True, text=True, timeout=120, cwd=a.work)
+        self.counts = {f["name"]: f["calls"] for f in json.loads(rep.stdout)["functions"]} \
+            if rep.returncode == 0 else None
+        info = subprocess.run([a.callmon, "info", "--format=json", "-d", self.data],
+                              capture_output=True, text=True, timeout=120, cwd=a.work)
+        self.info = json.loads(info.stdout) if info.returncode == 0 else None
+        self.info_text = subprocess.run([a.callmon, "info", "-d", self.data],
+                                        capture_output=True, text=True, timeout=120,
+                                        cwd=a.work).stdout
+
+    def plugin_counts(self):
+        return {f: (self.counts or {}).get(f) for f in PLUGIN_FUNCS}
+
+    def check_run(self, problems):
+        """Output and status as without callmon; recorded and readable."""
+        if (self.rec.returncode, self.rec.stdout) != (self.plain.returncode, self.plain.stdout):
+            problems.append(f"{self.name}: under callmon status {self.rec.returncode}, output "
+                            f"{self.rec.stdout!r}; plainly {self.plain.returncode}, "
+                            f"{self.plain.stdout!r} (stderr {self.rec.stderr[-500:]!r})")
+        if self.counts is None or self.info is None:
+            problems.append(f"{self.name}: report or info failed")
+
+    def check_clean(self, problems):
+        """No warning about dlmopen, no problem in info."""
+        if "dlmopen" in self.rec.stderr:
+            problems.append(f"{self.name}: record warns {self.rec.stderr[-500:]!r}")
+        if self.info is not None:
+            if self.info.get("problems"):
+                problems.append(f"{self.name}: info problems {self.info['problems']!r}")
+            listed = [m for p in self.info.get("processes", []) for m in p.get("dlmopen_modules", [])]
+            if listed:
+                problems.append(f"{self.name}: info dlmopen_modules {listed!r}")
+
+
+def check_unsafe(a, plain, other, path, problems):
+    """A plugin that longjmps or throws out of its helper, dlopen'ed (`plain`, or None) and
+    dlmopen'ed (`other`): the dlopen'ed counts where no return is hijacked; elsewhere not recorded and said
+    (record's warning and info's problems, or --patch's refusal line)."""
+    want = {"plugin_entry": 1, "plugin_helper": 4}
+    other.check_run(problems)
+    if plain:
+        plain.check_run(problems)
+        plain.check_clean(problems)
+        if plain.plugin_counts() != want:
+            problems.append(f"{plain.name}: plugin counts {plain.plugin_counts()}, expected {want}")
+    if a.mode not in HIJACKING:
+        other.check_clean(problems)
+        if other.plugin_counts() != want:
+            problems.append(f"{other.name}: plugin counts {other.plugin_counts()}, expected "
+                            f"{want} (dlopen's)")
+        return
+    if other.plugin_counts() != {"plugin_entry": None, "plugin_helper": None}:
+        problems.append(f"{other.name}: plugin counts {other.plugin_counts()}, expected none")
+    if a.mode == "patch":
+        why = (f"entry patching (--patch) of {path}: 0 functions patched, 0 refused; loaded "
+               "with dlmopen into another namespace and imports ")
+        if why not in other.info_text:
+            problems.append(f"{other.name}: info does not say {why!r}: {other.info_text[-800:]!r}")
+        return
+    sentence = SENTENCE + path
+    if sentence not in other.rec.stderr:
+        problems.append(f"{other.name}: record's stderr does not say {sentence!r}: "
+                        f"{other.rec.stderr[-800:]!r}")
+    if other.info is not None:
+        if sentence not in other.info.get("problems", []):
+            problems.append(f"{other.name}: info problems {other.info.get('problems')!r}")
+        listed = [m for p in other.info.get("processes", []) for m in p.get("dlmopen_modules", [])]
+        if listed != [path]:
+            problems.append(f"{other.name}: info dlmopen_modules {listed!r}")
+    if sentence not in other.info_text:
+        problems.append(f"{other.name}: info's text does not say it: {other.info_text[-800:]!r}")
 
 
 def main():
-    a = run_fixture.program_test_args(__doc__, ["cyg", "fentry", "pg"])
+    a = run_fixture.program_test_args(__doc__, ["cyg", "pg", "fentry", "patchable", "patch",
+                                                "xray"],
+                                      lambda ap: ap.add_argument("--cxx", required=True))
     flags = ["-O2", "-g", "-I", PROGRAMS, *run_fixture.MODE_FLAGS[a.mode]]
-    plugin = os.path.join(a.work, "libcmplugin.so")
     exe = os.path.join(a.work, "dlmopen")
-    subprocess.run([a.cc, *flags, "-fPIC", "-shared", "-o", plugin,
-                    os.path.join(PROGRAMS, "dlopen_plugin.c")], check=True)
+    for cc, src, lib in ((a.cc, "dlopen_plugin.c", "libcmplugin.so"),
+                         (a.cc, "dlmopen_plugin_jmp.c", "libcmplugin_jmp.so"),
+                         (a.cxx, "dlmopen_plugin_throw.cpp", "libcmplugin_throw.so")):
+        subprocess.run([cc, *flags, "-fPIC", "-shared", "-o", os.path.join(a.work, lib),
+                        os.path.join(PROGRAMS, src)], check=True)
     subprocess.run([a.cc, *flags, "-o", exe, os.path.join(PROGRAMS, "dlmopen_main.c"), "-ldl"],
                    check=True)
-    problems = []
-    plain = subprocess.run([exe], capture_output=True, text=True, timeout=60, cwd=a.work)
-    if plain.returncode != WANT_STATUS or plain.stdout != WANT_OUT:
+    probe = subprocess.run([exe], capture_output=True, text=True, timeout=60, cwd=a.work)
+    if probe.returncode != WANT_STATUS or "result 10," not in probe.stdout:
         # dlmopen unsupported here (a libc without namespaces): nothing to check.
-        print(f"skipped: the plain run gave status {plain.returncode}, output "
-              f"{plain.stdout!r}, stderr {plain.stderr[-300:]!r}")
+        print(f"skipped: the plain run gave status {probe.returncode}, output "
+              f"{probe.stdout!r}, stderr {probe.stderr[-300:]!r}")
         return 77
-    data = os.path.join(a.work, "dlmopen.data")
-    rec = subprocess.run([a.callmon, "record", "-o", data, "--", exe], capture_output=True,
-                         text=True, timeout=120, cwd=a.work)
-    if rec.returncode != WANT_STATUS or rec.stdout != WANT_OUT:
-        problems.append(f"under callmon: status {rec.returncode}, output {rec.stdout!r}")
-    sentence = ("1 module loaded with dlmopen into another namespace is not recorded: "
-                + os.path.realpath(plugin))
-    if sentence not in rec.stderr:
-        problems.append(f"record's stderr does not say {sentence!r}: {rec.stderr[-800:]!r}")
-    info = subprocess.run([a.callmon, "info", "--format=json", "-d", data], capture_output=True,
-                          text=True, timeout=120, cwd=a.work)
-    if info.returncode != 0:
-        problems.append(f"info: status {info.returncode}, stderr {info.stderr[-500:]!r}")
-    else:
-        j = json.loads(info.stdout)
-        if sentence not in j.get("problems", []):
-            problems.append(f"info problems {j.get('problems')!r} lack {sentence!r}")
-        listed = [m for p in j.get("processes", []) for m in p.get("dlmopen_modules", [])]
-        if listed != [os.path.realpath(plugin)]:
-            problems.append(f"info dlmopen_modules {listed!r}")
-    text = subprocess.run([a.callmon, "info", "-d", data], capture_output=True, text=True,
-                          timeout=120, cwd=a.work)
-    if sentence not in text.stdout:
-        problems.append(f"info's text does not say it: {text.stdout[-800:]!r}")
-    # The main program's calls are recorded; the namespace copy's are not (they cannot be).
-    rep = subprocess.run([a.callmon, "report", "--format=json", "-d", data], capture_output=True,
-                         text=True, timeout=120, cwd=a.work)
-    names = {f["name"]: f["calls"] for f in json.loads(rep.stdout).get("functions", [])} \
-        if rep.returncode == 0 else {}
-    for fn in ("main", "load_in_namespace", "after_load"):
-        if names.get(fn) != 1:
-            problems.append(f"report: {fn} has {names.get(fn)} calls, expected 1 ({names})")
+    problems = []
+    # The plugin: dlmopen'ed (once, twice) as recorded as dlopen'ed.
+    base = Case(a, exe, ["dlopen"], "dlopen")
+    once = Case(a, exe, ["dlmopen"], "dlmopen")
+    twice = Case(a, exe, ["twice"], "twice")
+    existing = Case(a, exe, ["existing"], "existing")
+    for c in (base, once, twice, existing):
+        c.check_run(problems)
+        c.check_clean(problems)
+    want = base.plugin_counts()
+    if want != {"plugin_entry": 1, "plugin_helper": 4}:
+        problems.append(f"dlopen: plugin counts {want}, expected 1 and 4")
+    if once.plugin_counts() != want:
+        problems.append(f"dlmopen: plugin counts {once.plugin_counts()}, dlopen's {want}")
+    if existing.plugin_counts() != want:
+        problems.append(f"existing: plugin counts {existing.plugin_counts()}, dlopen's {want}")
+    if twice.plugin_counts() != {f: 2 * n for f, n in want.items() if n is not None}:
+        problems.append(f"twice: plugin counts {twice.plugin_counts()}, twice dlopen's {want}")
+    # The program's own functions as under dlopen (gcc -O2 leaves after_load too short for
+    # --patch: absent from both).
+    for c, times in ((once, 1), (twice, 2), (existing, 1)):
+        for fn in ("main", "load_in_namespace", "after_load"):
+            b = (base.counts or {}).get(fn)
+            expect = b * times if b is not None and fn == "load_in_namespace" else b
+            got = (c.counts or {}).get(fn)
+            if got != expect:
+                problems.append(f"{c.name}: {fn} has {got} calls, expected {expect} (dlopen's {b})")
+    # The plugins that longjmp or throw: recorded where no return is hijacked, said elsewhere.
+    unsafe = []
+    # The throwing plugin is not run dlopen'ed: a C program that dlopens a C++ library which
+    # throws is killed by SIGSEGV under callmon in every mode on 57ce860 too (a bug of the
+    # base namespace's exception handling, not of dlmopen; see the commit). Its counts are
+    # then the fixture's own (plugin_helper entered 4 times, once left by the throw).
+    for kind in ("jmp", "throw"):
+        lib = f"libcmplugin_{kind}.so"
+        plain = Case(a, exe, ["dlopen", lib], f"{kind}-dlopen") if kind == "jmp" else None
+        other = Case(a, exe, ["dlmopen", lib], f"{kind}-dlmopen")
+        unsafe += [c for c in (plain, other) if c]
+        check_unsafe(a, plain, other, os.path.realpath(os.path.join(a.work, lib)), problems)
+    for c in (base, once, twice, existing, *unsafe):
+        print(f"{c.name}: status {c.rec.returncode}, plugin {c.plugin_counts()}")
     return run_fixture.report_problems(problems)
 
 

@@ -1,0 +1,25 @@
+// The modules of the link namespaces other than the base one (dlmopen; docs/runtime.md,
+// "dlmopen"). glibc's dl_iterate_phdr lists the caller's namespace only, and the runtime is
+// preloaded into the base one, so the passes that patch and name modules (sleds, --patch,
+// the hooks' GOT words, `module` lines) walk the other namespaces through this.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+struct dl_phdr_info;
+
+namespace callmon::rt {
+
+// Calls visit(info, sizeof *info, ctx) for each module of every namespace but the base one,
+// as dl_iterate_phdr would for that namespace: dlpi_addr, dlpi_name (the path it was loaded
+// by), dlpi_phdr/phnum (read from its ELF header, checked against its dynamic section),
+// dlpi_adds/subs (the loader's counters, common to all namespaces); no TLS fields. A module
+// also loaded in the base namespace (the dynamic loader, shared by every namespace) is left
+// out. Found as debuggers find them: the program's DT_DEBUG r_debug, whose r_next (glibc
+// 2.35 on, r_version 2) chains each other namespace's. Runs inside dl_iterate_phdr, whose
+// lock keeps the lists still; so `visit` must not dlopen/dlclose. A non-zero return from
+// visit stops the walk. Nothing with glibc before 2.35.
+void for_each_other_namespace_module(int (*visit)(dl_phdr_info*, size_t, void*), void* ctx);
+
+}  // namespace callmon::rt
