@@ -20,6 +20,14 @@
 namespace callmon::report {
 namespace {
 
+// Where a frame's event heads lie in the writer's arena: the "O" head at `at`, the "C" head
+// `stride` bytes after it, both `size` bytes long.
+struct FrameHeads {
+  uint32_t at = 0;
+  uint32_t size = 0;
+  uint32_t stride = 0;
+};
+
 class SpeedscopeWriter {
  public:
   // Its sink may run beside the walk (analysis/offload_sink.hpp): it needs only calls.
@@ -31,7 +39,7 @@ class SpeedscopeWriter {
     tps_ = proc.meta.ticks_per_second;
     sym_ = &sym;
     frame_index_of_addr_ = analysis::AddrIndex();
-    frame_of_index_.clear();
+    heads_of_index_.clear();
   }
   SpeedscopeWriter& begin_thread(const analysis::ExportThread& t) {
     std::string name = fmt::format("{} {}", meta_->key, t.tid);
@@ -47,16 +55,17 @@ class SpeedscopeWriter {
   }
   void end_process(const format::ProcessRecording&, analysis::ProcessSymbolizer&) {}
 
-  // Sink of the call walk.
+  // Sink of the call walk. The slot of a call is the dense index of its address (frame_of):
+  // its event heads are found from it again when it closes.
   void on_enter_clock(uint64_t vticks) { vstart_ = vticks; }
   uint32_t on_enter(uint64_t addr, uint64_t, uint32_t, bool) {
-    double at = to_ns(vstart_);
-    uint32_t frame = frame_of(addr);
-    event('O', frame, at);
-    return frame;
+    const uint32_t i = frame_of(addr);
+    event(heads_of_index_[i].at, heads_of_index_[i].size, to_ns(vstart_));
+    return i;
   }
   void on_call(const analysis::FinishedCall& call) {
-    event('C', call.slot, to_ns(call.vstart + call.time));
+    const FrameHeads h = heads_of_index_[call.slot];
+    event(h.at + h.stride, h.size, to_ns(call.vstart + call.time));
   }
   void on_special(const format::Event&, uint32_t) {}
 
@@ -77,39 +86,45 @@ class SpeedscopeWriter {
     return tps_ <= 0 ? 0 : static_cast<double>(ticks) * 1e9 / tps_;
   }
   // Formatted in place (no string per event: this runs twice per call): the event's text
-  // up to its time is the frame's, made once (frame_of) and copied in 16-byte blocks
-  // (name_arena.hpp); the time by Fixed3Text (export_time_text.hpp).
-  void event(char type, uint32_t frame, double at) {
-    const NameArena::Ref head = type == 'O' ? open_heads_[frame] : close_heads_[frame];
-    char* p;
+  // up to its time is the frame's, made once (new_frame) and copied in 16-byte blocks
+  // (name_arena.hpp) from `at` in heads_; the time by Fixed3Text (export_time_text.hpp).
+  [[gnu::always_inline]] void event(uint32_t at, uint32_t size, double time) {
     if (!opened_) [[unlikely]] {
-      out_.write(profiles_ == 0 ? "\n" : ",\n");
-      out_.write(profile_head_);
-      ++profiles_;
-      opened_ = true;
-      start_ = at;
-      // The head's ",\n" becomes "\n" for the profile's first event.
-      const std::string_view text = heads_.bytes().substr(head.at + 1, head.size - 1);
-      p = out_.room(text.size() + Fixed3Text::kRoom + 1);
-      p = write_text(p, text);
-    } else {
-      p = out_.room(block_read_size(head.size) + Fixed3Text::kRoom + 1);
-      p = heads_.copy(p, head);
+      first_event(at, size, time);
+      return;
     }
-    end_ = at;
-    p = at_.write(p, at);
+    char* p = out_.room(kHeadRoom + Fixed3Text::kRoom + 1);
+    p = copy_blocks(p, heads_.bytes().data() + at, size);
+    end_ = time;
+    p = at_.write(p, time);
+    *p++ = '}';
+    out_.commit(p);
+  }
+  // A profile's first event: the profile's head before it, and its own head without the
+  // comma (",\n" becomes "\n").
+  [[gnu::noinline]] void first_event(uint32_t at, uint32_t size, double time) {
+    out_.write(profiles_ == 0 ? "\n" : ",\n");
+    out_.write(profile_head_);
+    ++profiles_;
+    opened_ = true;
+    start_ = time;
+    end_ = time;
+    out_.write(heads_.bytes().substr(at + 1, size - 1));
+    char* p = out_.room(Fixed3Text::kRoom + 1);
+    p = at_.write(p, time);
     *p++ = '}';
     out_.commit(p);
   }
 
+  // The dense index of `addr` in this process (heads_of_index_ holds its frame's heads).
   // Frames are shared by all processes: the same function in two processes is one frame.
   uint32_t frame_of(uint64_t addr) {
     bool inserted;
     const uint32_t i = frame_index_of_addr_.find_or_insert(
-        addr, static_cast<uint32_t>(frame_of_index_.size()), inserted);
+        addr, static_cast<uint32_t>(heads_of_index_.size()), inserted);
     if (inserted) [[unlikely]]
-      frame_of_index_.push_back(new_frame(addr));
-    return frame_of_index_[i];
+      heads_of_index_.push_back(frame_heads(new_frame(addr)));
+    return i;
   }
   uint32_t new_frame(uint64_t addr) {
     const analysis::SymbolInfo& s = sym_->lookup(addr);
@@ -119,14 +134,24 @@ class SpeedscopeWriter {
     text += "}";
     auto [fit, added] = frame_index_.try_emplace(text, static_cast<uint32_t>(frames_.size()));
     if (added) {
-      open_heads_.push_back(
-          heads_.add(fmt::format(",\n{{\"type\":\"O\",\"frame\":{},\"at\":", frames_.size())));
-      close_heads_.push_back(
-          heads_.add(fmt::format(",\n{{\"type\":\"C\",\"frame\":{},\"at\":", frames_.size())));
+      // The "O" head, then the "C" head one padded size further (the same size: the same
+      // frame number).
+      const NameArena::Ref open =
+          heads_.add(fmt::format(",\n{{\"type\":\"O\",\"frame\":{},\"at\":", frames_.size()));
+      const NameArena::Ref close =
+          heads_.add(fmt::format(",\n{{\"type\":\"C\",\"frame\":{},\"at\":", frames_.size()));
+      head_of_frame_.push_back(FrameHeads{static_cast<uint32_t>(open.at),
+                                          static_cast<uint32_t>(open.size),
+                                          static_cast<uint32_t>(close.at - open.at)});
       frames_.push_back(text);
     }
     return fit->second;
   }
+  FrameHeads frame_heads(uint32_t frame) const { return head_of_frame_[frame]; }
+
+  // A head's bytes: ',\n{"type":"O","frame":' (22), the frame number (at most 10 digits) and
+  // ',"at":' (6), padded to whole blocks.
+  static constexpr size_t kHeadRoom = block_read_size(22 + 10 + 6);
 
   ExportStream& out_;
   const format::ProcessMeta* meta_ = nullptr;
@@ -139,11 +164,11 @@ class SpeedscopeWriter {
   double end_ = 0;
   uint64_t vstart_ = 0;  // the opening call's place on the compensated clock
   analysis::AddrIndex frame_index_of_addr_;  // this process's functions: index below
-  std::vector<uint32_t> frame_of_index_;     // by that index: the function's frame
+  std::vector<FrameHeads> heads_of_index_;   // by that index: the function's frame's heads
   std::unordered_map<std::string, uint32_t> frame_index_;
-  std::vector<std::string> frames_;  // JSON objects, by index
+  std::vector<std::string> frames_;  // JSON objects, by frame
   NameArena heads_;  // by frame: ',\n{"type":"O","frame":N,"at":' and the same with "C"
-  std::vector<NameArena::Ref> open_heads_, close_heads_;  // by frame, in heads_
+  std::vector<FrameHeads> head_of_frame_;  // by frame: its heads in heads_
   Fixed3Text at_;  // the events' times (one clock: consecutive ones share their prefix)
 };
 
