@@ -28,6 +28,14 @@ struct FrameHeads {
   uint32_t stride = 0;
 };
 
+// An event not yet written (SpeedscopeWriter::write_pending): its time on the clock and
+// where its head lies in the writer's arena.
+struct PendingEvent {
+  uint64_t ticks;
+  uint32_t head_at;
+  uint32_t head_size;
+};
+
 class SpeedscopeWriter {
  public:
   // Its sink may run beside the walk (analysis/offload_sink.hpp): it needs only calls.
@@ -50,6 +58,7 @@ class SpeedscopeWriter {
     return *this;
   }
   void end_thread(const analysis::ExportThread&) {
+    write_pending();
     if (!opened_) return;  // a thread without calls has no profile
     out_.write(fmt::format(R"(],"startValue":{},"endValue":{}}})", fixed3(start_), fixed3(end_)));
   }
@@ -60,12 +69,12 @@ class SpeedscopeWriter {
   void on_enter_clock(uint64_t vticks) { vstart_ = vticks; }
   uint32_t on_enter(uint64_t addr, uint64_t, uint32_t, bool) {
     const uint32_t i = frame_of(addr);
-    event(heads_of_index_[i].at, heads_of_index_[i].size, to_ns(vstart_));
+    event(heads_of_index_[i].at, heads_of_index_[i].size, vstart_);
     return i;
   }
   void on_call(const analysis::FinishedCall& call) {
     const FrameHeads h = heads_of_index_[call.slot];
-    event(h.at + h.stride, h.size, to_ns(call.vstart + call.time));
+    event(h.at + h.stride, h.size, call.vstart + call.time);
   }
   void on_special(const format::Event&, uint32_t) {}
 
@@ -85,31 +94,76 @@ class SpeedscopeWriter {
   double to_ns(uint64_t ticks) const {
     return tps_ <= 0 ? 0 : static_cast<double>(ticks) * 1e9 / tps_;
   }
-  // Formatted in place (no string per event: this runs twice per call): the event's text
-  // up to its time is the frame's, made once (new_frame) and copied in 16-byte blocks
-  // (name_arena.hpp) from `at` in heads_; the time by Fixed3Text (export_time_text.hpp).
-  [[gnu::always_inline]] void event(uint32_t at, uint32_t size, double time) {
-    if (!opened_) [[unlikely]] {
-      first_event(at, size, time);
-      return;
+  // An event waits in pending_ until kPending are there; then write_pending() converts their
+  // times, all of them, and writes their texts after (below).
+  [[gnu::always_inline]] void event(uint32_t at, uint32_t size, uint64_t ticks) {
+    pending_[pending_size_++] = PendingEvent{ticks, at, size};
+    if (pending_size_ == kPending) [[unlikely]]
+      write_pending();
+  }
+
+  // Writes the pending events, formatted in place (no string per event: two per call): the
+  // event's text up to its time is the frame's, made once (new_frame) and copied in 16-byte
+  // blocks (name_arena.hpp); the time by Fixed3Text (export_time_text.hpp). The times of the
+  // whole block are converted first (ticks to ns, then to thousandths), the texts written
+  // in a second loop: one event's conversion is a chain of dependent steps (a division,
+  // then the rounding, then the digits) too long for the processor to overlap with the
+  // next event's when each is written before the next is converted; in a loop of their
+  // own the conversions of many events run side by side.
+  void write_pending() {
+    const size_t n = pending_size_;
+    if (n == 0) return;
+    pending_size_ = 0;
+    double times[kPending];
+    uint64_t units[kPending];
+    // to_ns in two loops: the conversion from uint64_t (scalar on x86-64's base ISA), then
+    // the product and quotient, which the compiler does two by two (the same IEEE
+    // operations, so the same doubles).
+    for (size_t i = 0; i < n; ++i) times[i] = static_cast<double>(pending_[i].ticks);
+    const double tps = tps_;
+    if (tps <= 0) {
+      for (size_t i = 0; i < n; ++i) times[i] = 0;
+    } else {
+      for (size_t i = 0; i < n; ++i) times[i] = times[i] * 1e9 / tps;
     }
-    char* p = out_.room(kHeadRoom + Fixed3Text::kRoom + 1);
-    p = copy_blocks(p, heads_.bytes().data() + at, size);
-    end_ = time;
-    p = at_.write(p, time);
-    *p++ = '}';
+    size_t slow = 0;
+    for (size_t i = 0; i < n; ++i) {
+      if (!Fixed3Text::quick_units(times[i], units[i])) [[unlikely]] {
+        units[i] = kSlowUnits;
+        ++slow;
+      }
+    }
+    size_t i = 0;
+    if (!opened_) [[unlikely]]
+      first_event(pending_[i++], times[0]);
+    // One room for the block, written through a local pointer and committed once (the
+    // stream's fields are not reloaded after every byte store). A quick time is at most 20
+    // bytes (below 2^53 * 1000 thousandths: 19 digits and the point) and Fixed3Text writes
+    // at most 4 past it.
+    char* p = out_.room((n - i) * (kHeadRoom + kQuickRoom + 1) + slow * Fixed3Text::kRoom);
+    const char* const heads = heads_.bytes().data();
+    Fixed3Text at = at_;
+    for (; i < n; ++i) {
+      p = copy_blocks(p, heads + pending_[i].head_at, pending_[i].head_size);
+      if (units[i] != kSlowUnits) [[likely]]
+        p = at.write_units(p, units[i]);
+      else
+        p = write_fixed3(p, times[i]);
+      *p++ = '}';
+    }
+    at_ = at;
     out_.commit(p);
+    end_ = times[n - 1];
   }
   // A profile's first event: the profile's head before it, and its own head without the
   // comma (",\n" becomes "\n").
-  [[gnu::noinline]] void first_event(uint32_t at, uint32_t size, double time) {
+  void first_event(const PendingEvent& e, double time) {
     out_.write(profiles_ == 0 ? "\n" : ",\n");
     out_.write(profile_head_);
     ++profiles_;
     opened_ = true;
     start_ = time;
-    end_ = time;
-    out_.write(heads_.bytes().substr(at + 1, size - 1));
+    out_.write(heads_.bytes().substr(e.head_at + 1, e.head_size - 1));
     char* p = out_.room(Fixed3Text::kRoom + 1);
     p = at_.write(p, time);
     *p++ = '}';
@@ -149,6 +203,14 @@ class SpeedscopeWriter {
   }
   FrameHeads frame_heads(uint32_t frame) const { return head_of_frame_[frame]; }
 
+  // Events converted and written together (write_pending): 4 KiB of them, in the L1 cache.
+  static constexpr size_t kPending = 256;
+  // units[] of a time only write_fixed3 writes (quick_units: never a count of thousandths,
+  // which stay below 2^53 * 1000).
+  static constexpr uint64_t kSlowUnits = UINT64_MAX;
+  // What Fixed3Text::write_units may write for a quick time (above).
+  static constexpr size_t kQuickRoom = 24;
+
   // A head's bytes: ',\n{"type":"O","frame":' (22), the frame number (at most 10 digits) and
   // ',"at":' (6), padded to whole blocks.
   static constexpr size_t kHeadRoom = block_read_size(22 + 10 + 6);
@@ -170,6 +232,8 @@ class SpeedscopeWriter {
   NameArena heads_;  // by frame: ',\n{"type":"O","frame":N,"at":' and the same with "C"
   std::vector<FrameHeads> head_of_frame_;  // by frame: its heads in heads_
   Fixed3Text at_;  // the events' times (one clock: consecutive ones share their prefix)
+  PendingEvent pending_[kPending];
+  size_t pending_size_ = 0;
 };
 
 }  // namespace
