@@ -9,6 +9,7 @@
 // What the inner sink sees: on_enter_clock (if it takes it), on_enter and on_call, in the
 // walk's order, with the FinishedCall fields addr, vstart, time, depth, exit, inherited,
 // resumed and slot (the inner sink's own on_enter result for that call); the other fields are 0.
+// A BatchSink (below) gets the records themselves instead, a batch at a time.
 // on_special is not forwarded, nor are args or return values: only sinks that need none of
 // these may be offloaded. The inner sink runs on the consumer thread: whatever it touches
 // must not be used by the walk meanwhile (a symbolizer the walk's name filters use, say).
