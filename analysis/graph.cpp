@@ -25,21 +25,23 @@ uint32_t GraphSink::on_enter(uint64_t addr, uint64_t /*ticks*/, uint32_t /*depth
   }
   uint32_t caller = frames_.empty() ? kGraphRoot : frames_.back().func;
   uint32_t parent = frames_.empty() ? 0 : frames_.back().node;
-  auto [arc_it, new_arc] =
-      arc_index_.try_emplace(pair_key(caller, func), static_cast<uint32_t>(arcs_.size()));
+  bool new_arc;
+  const uint32_t arc = arc_index_.find_or_insert(pair_key(caller, func),
+                                                 static_cast<uint32_t>(arcs_.size()), new_arc);
   if (new_arc) {
     arcs_.emplace_back();
     arcs_.back().caller = caller;
     arcs_.back().callee = func;
   }
-  auto [node_it, new_node] =
-      node_index_.try_emplace(pair_key(parent, func), static_cast<uint32_t>(nodes_.size()));
+  bool new_node;
+  const uint32_t node = node_index_.find_or_insert(pair_key(parent, func),
+                                                   static_cast<uint32_t>(nodes_.size()), new_node);
   if (new_node) nodes_.push_back(Node{parent, func, 0, 0, 0, {}, {}});
   if (!inherited) {
     ++funcs_[func].active;
-    ++arcs_[arc_it->second].active;
+    ++arcs_[arc].active;
   }
-  frames_.push_back(Frame{func, arc_it->second, node_it->second});
+  frames_.push_back(Frame{func, arc, node});
   return func;
 }
 

@@ -9,6 +9,7 @@
 // What the inner sink sees: on_enter_clock (if it takes it), on_enter and on_call, in the
 // walk's order, with the FinishedCall fields addr, vstart, time, depth, exit, inherited,
 // resumed and slot (the inner sink's own on_enter result for that call); the other fields are 0.
+// A BatchSink (below) gets the records themselves instead, a batch at a time.
 // on_special is not forwarded, nor are args or return values: only sinks that need none of
 // these may be offloaded. The inner sink runs on the consumer thread: whatever it touches
 // must not be used by the walk meanwhile (a symbolizer the walk's name filters use, say).
@@ -44,6 +45,16 @@ static_assert(sizeof(OffloadRecord) == 32);
 // keeps nothing): its openings are not passed on at all, half the records.
 template <class S>
 concept CallsOnlySink = requires { requires S::kCallsOnly; };
+
+// A sink that declares `void on_offloaded(const OffloadRecord* records, size_t n)` is handed
+// each batch whole, in order, instead of one on_enter or on_call per record: it reads the
+// records itself and keeps its own slots of the open calls (by depth). For a formatter whose
+// work per record is small, the generic replay's FinishedCall and slot table were a third
+// of its thread.
+template <class S>
+concept BatchSink = requires(S& s, const OffloadRecord* records, size_t n) {
+  s.on_offloaded(records, n);
+};
 
 template <class Sink>
 class OffloadSink {
@@ -142,6 +153,13 @@ class OffloadSink {
   }
 
   void replay(const Batch& b) {
+    if constexpr (BatchSink<Sink>) {
+      inner_.on_offloaded(b.records.get(), b.size);
+    } else {
+      replay_each(b);
+    }
+  }
+  void replay_each(const Batch& b) {
     for (size_t i = 0; i < b.size; ++i) {
       const OffloadRecord& r = b.records[i];
       if (r.kind == OffloadRecord::kEnter) {

@@ -43,12 +43,21 @@ class Fixed3Text {
   // Writes write_fixed3(p, v)'s text at `p` (room for kRoom bytes) and returns its end; a
   // few bytes after the end may be overwritten (the caller's next piece goes there).
   [[gnu::always_inline]] char* write(char* p, double v) {
+    uint64_t units;
+    if (!quick_units(v, units)) [[unlikely]]
+      return write_fixed3(p, v);
+    return write_units(p, units);
+  }
+
+  // Sets `units` to v's thousandths (fixed_units) and returns true when write_units can write
+  // v (v in [0, 2^53), sign bit clear); false for the values only write_fixed3 writes.
+  // For writers that convert a block of values first and write their texts after.
+  [[gnu::always_inline]] static bool quick_units(double v, uint64_t& units) {
     // The negation also takes NaN; the sign bit, -0.0 (write_fixed3 writes these).
     if (!(v >= 0 && v < 0x1p53) || std::signbit(v)) [[unlikely]]
-      return write_fixed3(p, v);
-    uint64_t units;
+      return false;
     fixed_units(v, 1000, units);
-    return write_units(p, units);
+    return true;
   }
 
   // `units` thousandths as "I.FFF" (I without leading zeros, at least one digit).
@@ -66,15 +75,21 @@ class Fixed3Text {
       p = put_short(p, hi);
       return put_six(p, lo);
     }
+    // The three groups below the prefix each from its own quotient of `units` (the three
+    // divisions are independent), not one after the other from the remainder: a shorter
+    // chain of multiplications from the value to its digits.
     const uint64_t hi = units / 1'000'000'000;
-    const auto lo = static_cast<uint32_t>(units - hi * 1'000'000'000);
+    const uint64_t mid = units / 1'000'000;
+    const uint64_t low = units / 1'000;
     if (hi != prefix_of_) [[unlikely]]
       make_prefix(hi);
     std::memcpy(p, prefix_, sizeof prefix_);
     p += prefix_size_;
-    const uint32_t top = lo / 1'000'000;
-    put3(p, top);
-    return put_six(p + 3, lo - top * 1'000'000);
+    put3(p, static_cast<uint32_t>(mid - hi * 1000));
+    put3(p + 3, static_cast<uint32_t>(low - mid * 1000));
+    p[6] = '.';
+    put3(p + 7, static_cast<uint32_t>(units - low * 1000));
+    return p + 10;
   }
 
  private:

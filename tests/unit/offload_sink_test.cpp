@@ -137,6 +137,54 @@ TEST(OffloadSink, ContinuationsKeepTheirResumedMark) {
   EXPECT_NE(direct.log.back().find(" 1 1 slot"), std::string::npos) << direct.log.back();
 }
 
+// Takes whole batches (BatchSink): logs each record as LogSink logs the calls it is
+// given, keeping its own slots by depth, so that its log can be compared with LogSink's.
+struct BatchLogSink {
+  std::vector<std::string> log;
+  std::vector<uint32_t> slots;
+  uint32_t serial = 100;
+  size_t batches = 0;
+  void on_offloaded(const OffloadRecord* r, size_t n) {
+    ++batches;
+    for (size_t i = 0; i < n; ++i) {
+      if (r[i].kind == OffloadRecord::kEnter) {
+        log.push_back("enter " + std::to_string(r[i].addr) + " " + std::to_string(r[i].b) +
+                      " " + std::to_string(r[i].depth) + " " + std::to_string(r[i].inherited) +
+                      " @" + std::to_string(r[i].a));
+        if (slots.size() <= r[i].depth) slots.resize(r[i].depth + 1);
+        slots[r[i].depth] = ++serial;
+      } else {
+        log.push_back("call " + std::to_string(r[i].addr) + " " + std::to_string(r[i].a) + " " +
+                      std::to_string(r[i].b) + " " + std::to_string(r[i].depth) + " " +
+                      std::to_string(static_cast<int>(r[i].exit)) + " " +
+                      std::to_string(r[i].inherited) + " " + std::to_string(r[i].resumed) +
+                      " slot " + std::to_string(slots.at(r[i].depth)));
+      }
+    }
+  }
+  // Never called: the batches go to on_offloaded.
+  uint32_t on_enter(uint64_t, uint64_t, uint32_t, bool) { throw std::logic_error("on_enter"); }
+  void on_call(const FinishedCall&) { throw std::logic_error("on_call"); }
+  void on_special(const format::Event&, uint32_t) {}
+};
+static_assert(BatchSink<BatchLogSink>);
+static_assert(!BatchSink<LogSink>);
+
+TEST(OffloadSink, ABatchSinkGetsEveryRecordInOrder) {
+  const auto evs = events(3 * OffloadSink<LogSink>::kBatch + 123);
+  LogSink direct;
+  walk(direct, evs);
+  BatchLogSink inner;
+  {
+    OffloadSink<BatchLogSink> beside(inner);
+    walk(beside, evs);
+    beside.finish();
+  }
+  EXPECT_GE(inner.batches, 6u);  // every call is two records: 6 full batches and a part
+  ASSERT_EQ(inner.log.size(), direct.log.size());
+  EXPECT_EQ(inner.log, direct.log);
+}
+
 TEST(OffloadSink, TheSinksExceptionComesBackFromFinish) {
   LogSink inner;
   inner.throw_at_call = true;

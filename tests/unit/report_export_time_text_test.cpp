@@ -66,6 +66,26 @@ TEST(Fixed3Text, OddValuesGoToTheGeneralWriter) {
   EXPECT_EQ(quick(w, -0.0), "0.000");  // write_fixed3 never shows "-0.000"
 }
 
+// quick_units takes exactly the values write() writes itself (the others go to
+// write_fixed3), and write_units of its thousandths is write_fixed3's text: how the
+// speedscope export converts a block of times first and writes them after.
+TEST(Fixed3Text, QuickUnitsThenWriteUnitsAsFmt) {
+  Fixed3Text w;
+  uint64_t units = 7;
+  for (double v : {-1.5, -0.0, -0.0004, 9007199254740992.0, 1e300, 1.5e17}) {
+    EXPECT_FALSE(Fixed3Text::quick_units(v, units)) << v;
+  }
+  EXPECT_FALSE(Fixed3Text::quick_units(NAN, units));
+  // The groups of the part below the prefix at their edges (each from its own quotient).
+  for (double v : {0.0, 0.0005, 999.9995, 123456789.999, 123456789.9995, 1000000000.0,
+                   1000000000.001, 1999999999.999, 15037593213679.213, 36000000999999.9996,
+                   36000001000000.0004, 9007199254740.991, 4503599627370495.5}) {
+    ASSERT_TRUE(Fixed3Text::quick_units(v, units)) << v;
+    char text[Fixed3Text::kRoom];
+    EXPECT_EQ(std::string(text, w.write_units(text, units)), reference(v)) << v;
+  }
+}
+
 TEST(Fixed3Text, ThePrefixFollowsTheValues) {
   // The part above 10^9 thousandths is kept from the value before: going up, down, back
   // and across a change of its digit count must not reuse a stale prefix.
