@@ -75,6 +75,18 @@ extern unsigned g_dl_generation;
 // loading right now).
 void resolve_real_functions(bool again = false);
 
+// `slot` if it is set; else `name` looked up in the modules loaded with RTLD_LOCAL (a C
+// program's dlopen of a C++ library brings libstdc++ and libgcc_s that way: dlsym's
+// RTLD_NEXT does not see them), at most once per loader generation per `*tried`, or
+// nullptr. For an interposer whose real function resolve_real_functions left missing.
+void* resolve_local_raw(void* slot, const char* name, unsigned* tried);
+
+// The same for a typed g_real slot, which it sets.
+template <class T>
+void resolve_local(T* slot, const char* name, unsigned* tried) {
+  *slot = reinterpret_cast<T>(resolve_local_raw(reinterpret_cast<void*>(*slot), name, tried));
+}
+
 // At start-up: remembers the process's pid for the exec wrappers, which must tell a vfork
 // child (sharing the parent's memory) from the process (interpose_process.cpp).
 void exec_wrappers_init();

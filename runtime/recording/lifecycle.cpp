@@ -1,6 +1,7 @@
 // The library's constructor and destructor: resolve the interposed functions early, and
 // finish the recording when the process exits through exit().
 #include <dlfcn.h>
+#include <link.h>
 #include <pthread.h>
 
 #include "runtime/interposers/interpose.hpp"
@@ -16,9 +17,43 @@ namespace callmon::rt {
 RealFunctions g_real;
 unsigned g_dl_generation = 0;
 
+// `name` in a module loaded with RTLD_LOCAL (not the runtime's own definition), or
+// nullptr: dlsym(RTLD_NEXT) sees only the global scope, and a C program that dlopens a C++
+// library gets libstdc++ and libgcc_s that way. Their throws reach the runtime's
+// _Unwind_RaiseException (preloaded, it binds first), whose real one was then null: the
+// program died of SIGSEGV. Each loaded module is opened again (RTLD_NOLOAD) and its
+// local scope searched; the modules' list is walked from the program's link map.
+static void* find_local(const char* name) {
+  void* program = dlopen(nullptr, RTLD_LAZY | RTLD_NOLOAD);
+  link_map* lm = nullptr;
+  if (!program || dlinfo(program, RTLD_DI_LINKMAP, &lm) != 0) lm = nullptr;
+  Dl_info own{};
+  dladdr(reinterpret_cast<void*>(&find_local), &own);
+  void* found = nullptr;
+  for (; lm && !found; lm = lm->l_next) {
+    if (!lm->l_name || !lm->l_name[0]) continue;
+    void* h = dlopen(lm->l_name, RTLD_LAZY | RTLD_NOLOAD);
+    if (!h) continue;
+    void* p = dlsym(h, name);
+    Dl_info where{};
+    if (p && dladdr(p, &where) && where.dli_fbase != own.dli_fbase) found = p;
+    dlclose(h);
+  }
+  if (program) dlclose(program);
+  return found;
+}
+
 template <class T>
 static void resolve(T& slot, const char* name) {
   if (!slot) slot = reinterpret_cast<T>(dlsym(RTLD_NEXT, name));
+}
+
+void* resolve_local_raw(void* slot, const char* name, unsigned* tried) {
+  unsigned gen = __atomic_load_n(&g_dl_generation, __ATOMIC_ACQUIRE);
+  if (slot || __atomic_load_n(tried, __ATOMIC_RELAXED) == gen) return slot;
+  RuntimeScope rs;  // dlopen and dlsym allocate with the program's malloc
+  __atomic_store_n(tried, gen, __ATOMIC_RELAXED);
+  return find_local(name);
 }
 
 // The loader generation the last pass looked up in (dl_generation, bumped by dlopen):
