@@ -333,11 +333,10 @@ void sweep_line(const BranchTargets& t, const char* path) {
   log_line(b.c_str(), b.size());
 }
 
-// A module of another link namespace whose functions must not be patched, and why
-// (entry_patch_module); nullptr for the base namespace's.
-const char* g_refuse = nullptr;
-
-int module_callback(dl_phdr_info* info, size_t, void*) {
+// `data`: nullptr, or (entry_patch_module) why the functions of this module of another
+// link namespace must not be patched.
+int module_callback(dl_phdr_info* info, size_t, void* data) {
+  const char* refused_why = static_cast<const char*>(data);
   if (seen(info)) return 0;
   char path[PATH_MAX];
   const char* file = info->dlpi_name && info->dlpi_name[0] ? info->dlpi_name : "/proc/self/exe";
@@ -349,9 +348,9 @@ int module_callback(dl_phdr_info* info, size_t, void*) {
   }
   if (!module_wanted(info, path)) return 0;
   g_quiet = false;
-  if (g_refuse) {
+  if (refused_why) {
     ModuleStats st;
-    module_line("patch-module", st, path, g_refuse);
+    module_line("patch-module", st, path, refused_why);
     return 0;
   }
   const uint64_t hash = path_hash(path);
@@ -625,9 +624,7 @@ void entry_patch_modules() {
 bool entry_patch_module(dl_phdr_info* info, const char* refuse) {
   if (!g_configured) configure();
   if (!g_on) return false;
-  g_refuse = refuse;
-  module_callback(info, sizeof *info, nullptr);
-  g_refuse = nullptr;
+  module_callback(info, sizeof *info, const_cast<char*>(refuse));
   return true;
 }
 
