@@ -72,20 +72,11 @@ extern unsigned g_dl_generation;
 
 // Resolves g_real (idempotent): looks up what is missing once per loader generation, or
 // again when `again` (the caller's function is missing: a library that brings it may be
-// loading right now).
+// loading right now). With `again`, an unwinder, exception or Boost.Context function
+// dlsym(RTLD_NEXT) cannot see is also looked for in the modules loaded with RTLD_LOCAL
+// (a C program's dlopen of a C++ library brings libstdc++ and libgcc_s that way), once
+// per loader generation per function.
 void resolve_real_functions(bool again = false);
-
-// `slot` if it is set; else `name` looked up in the modules loaded with RTLD_LOCAL (a C
-// program's dlopen of a C++ library brings libstdc++ and libgcc_s that way: dlsym's
-// RTLD_NEXT does not see them), at most once per loader generation per `*tried`, or
-// nullptr. For an interposer whose real function resolve_real_functions left missing.
-void* resolve_local_raw(void* slot, const char* name, unsigned* tried);
-
-// The same for a typed g_real slot, which it sets.
-template <class T>
-void resolve_local(T* slot, const char* name, unsigned* tried) {
-  *slot = reinterpret_cast<T>(resolve_local_raw(reinterpret_cast<void*>(*slot), name, tried));
-}
 
 // At start-up: remembers the process's pid for the exec wrappers, which must tell a vfork
 // child (sharing the parent's memory) from the process (interpose_process.cpp).

@@ -39,8 +39,6 @@ struct CxaEhGlobals {
 // libstdc++ is not loaded.
 unsigned in_flight() {
   if (!g_real.cxa_get_globals) resolve_real_functions(true);
-  static unsigned tried = ~0u;
-  resolve_local(&g_real.cxa_get_globals, "__cxa_get_globals", &tried);
   if (!g_real.cxa_get_globals) return 0;
   auto* g = static_cast<const CxaEhGlobals*>(g_real.cxa_get_globals());
   return g ? g->uncaught_exceptions : 0;
@@ -51,16 +49,12 @@ unsigned in_flight() {
 CALLMON_EXPORT _Unwind_Reason_Code _Unwind_RaiseException(_Unwind_Exception* e) {
   note_throw(in_flight());
   resolve_real_functions(!g_real.raise_exception);
-  static unsigned tried = ~0u;
-  resolve_local(&g_real.raise_exception, "_Unwind_RaiseException", &tried);
   return g_real.raise_exception(e);
 }
 
 CALLMON_EXPORT _Unwind_Reason_Code _Unwind_Resume_or_Rethrow(_Unwind_Exception* e) {
   note_throw(in_flight());
   resolve_real_functions(!g_real.resume_or_rethrow);
-  static unsigned tried = ~0u;
-  resolve_local(&g_real.resume_or_rethrow, "_Unwind_Resume_or_Rethrow", &tried);
   return g_real.resume_or_rethrow(e);
 }
 
@@ -93,9 +87,6 @@ CALLMON_EXPORT _Unwind_Reason_Code _Unwind_ForcedUnwind(_Unwind_Exception* e,
 CALLMON_EXPORT void _Unwind_SetIP(_Unwind_Context* ctx, _Unwind_Ptr ip) {
   if (!g_real.set_ip || !g_real.get_cfa) {
     resolve_real_functions(true);
-    static unsigned tried_ip = ~0u, tried_cfa = ~0u;
-    resolve_local(&g_real.set_ip, "_Unwind_SetIP", &tried_ip);
-    resolve_local(&g_real.get_cfa, "_Unwind_GetCFA", &tried_cfa);
   }
   if (g_real.get_cfa) note_landing(static_cast<uintptr_t>(g_real.get_cfa(ctx)) - 16);
   g_real.set_ip(ctx, ip);
@@ -107,8 +98,6 @@ CALLMON_EXPORT __attribute__((noreturn)) void _Unwind_Resume(_Unwind_Exception* 
   note_resume();
   if (!g_real.resume) {
     resolve_real_functions(true);
-    static unsigned tried = ~0u;
-    resolve_local(&g_real.resume, "_Unwind_Resume", &tried);
   }
   g_real.resume(e);
   __builtin_unreachable();
@@ -118,8 +107,6 @@ CALLMON_EXPORT __attribute__((noreturn)) void _Unwind_Resume(_Unwind_Exception* 
 CALLMON_EXPORT void* __cxa_begin_catch(void* exc) noexcept {
   if (!g_real.begin_catch) {
     resolve_real_functions(true);
-    static unsigned tried = ~0u;
-    resolve_local(&g_real.begin_catch, "__cxa_begin_catch", &tried);
   }
   note_catch(FRAME_SP(), in_flight());
   return g_real.begin_catch(exc);

@@ -41,8 +41,6 @@ uintptr_t resume_sp(const void* to) { return reinterpret_cast<uintptr_t>(to) + 0
 
 CALLMON_EXPORT __attribute__((noinline)) Transfer jump_fcontext(void* to, void* vp) {
   resolve_real_functions(!g_real.jump_fcontext_);
-  static unsigned tried = ~0u;  // a library that dlopen brought in RTLD_LOCAL
-  resolve_local(&g_real.jump_fcontext_, "jump_fcontext", &tried);
   const void* me = __builtin_frame_address(0);
   context_switch(me, to, resume_sp(to), kWindow);
   Transfer t = reinterpret_cast<JumpFn>(g_real.jump_fcontext_)(to, vp);
@@ -53,8 +51,6 @@ CALLMON_EXPORT __attribute__((noinline)) Transfer jump_fcontext(void* to, void* 
 CALLMON_EXPORT __attribute__((noinline)) Transfer ontop_fcontext(void* to, void* vp,
                                                                  Transfer (*fn)(Transfer)) {
   resolve_real_functions(!g_real.ontop_fcontext_);
-  static unsigned tried = ~0u;  // a library that dlopen brought in RTLD_LOCAL
-  resolve_local(&g_real.ontop_fcontext_, "ontop_fcontext", &tried);
   const void* me = __builtin_frame_address(0);
   context_switch(me, to, resume_sp(to), kWindow);
   Transfer t = reinterpret_cast<OntopFn>(g_real.ontop_fcontext_)(to, vp, fn);

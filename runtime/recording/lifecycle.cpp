@@ -48,12 +48,29 @@ static void resolve(T& slot, const char* name) {
   if (!slot) slot = reinterpret_cast<T>(dlsym(RTLD_NEXT, name));
 }
 
-void* resolve_local_raw(void* slot, const char* name, unsigned* tried) {
-  unsigned gen = __atomic_load_n(&g_dl_generation, __ATOMIC_ACQUIRE);
-  if (slot || __atomic_load_n(tried, __ATOMIC_RELAXED) == gen) return slot;
-  RuntimeScope rs;  // dlopen and dlsym allocate with the program's malloc
-  __atomic_store_n(tried, gen, __ATOMIC_RELAXED);
-  return find_local(name);
+// The functions only a module loaded RTLD_LOCAL may define (libgcc_s's unwinder,
+// libstdc++'s exception ABI, Boost.Context's switches), each looked up in the local scopes
+// when still missing after dlsym's pass and the caller asks `again`, at most once per
+// loader generation: find_local opens every loaded module again.
+template <class T>
+static void resolve_local(T& slot, const char* name, unsigned& tried, unsigned gen) {
+  if (slot || __atomic_load_n(&tried, __ATOMIC_RELAXED) == gen) return;
+  __atomic_store_n(&tried, gen, __ATOMIC_RELAXED);
+  slot = reinterpret_cast<T>(find_local(name));
+}
+
+static void resolve_local_scopes(unsigned gen) {
+  static unsigned tried[10] = {~0u, ~0u, ~0u, ~0u, ~0u, ~0u, ~0u, ~0u, ~0u, ~0u};
+  resolve_local(g_real.raise_exception, "_Unwind_RaiseException", tried[0], gen);
+  resolve_local(g_real.resume_or_rethrow, "_Unwind_Resume_or_Rethrow", tried[1], gen);
+  resolve_local(g_real.forced_unwind, "_Unwind_ForcedUnwind", tried[2], gen);
+  resolve_local(g_real.begin_catch, "__cxa_begin_catch", tried[3], gen);
+  resolve_local(g_real.set_ip, "_Unwind_SetIP", tried[4], gen);
+  resolve_local(g_real.get_cfa, "_Unwind_GetCFA", tried[5], gen);
+  resolve_local(g_real.resume, "_Unwind_Resume", tried[6], gen);
+  resolve_local(g_real.cxa_get_globals, "__cxa_get_globals", tried[7], gen);
+  resolve_local(g_real.jump_fcontext_, "jump_fcontext", tried[8], gen);
+  resolve_local(g_real.ontop_fcontext_, "ontop_fcontext", tried[9], gen);
 }
 
 // The loader generation the last pass looked up in (dl_generation, bumped by dlopen):
@@ -110,6 +127,7 @@ void resolve_real_functions(bool again) {
     __atomic_store_n(&g_real_clock_gettime,
                      reinterpret_cast<int (*)(clockid_t, timespec*)>(dlsym(RTLD_NEXT, "clock_gettime")),
                      __ATOMIC_RELAXED);
+  if (again) resolve_local_scopes(gen);
   __atomic_store_n(&g_resolved_generation, gen, __ATOMIC_RELEASE);
 }
 
