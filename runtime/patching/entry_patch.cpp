@@ -26,11 +26,11 @@
 
 #include <limits.h>
 #include <link.h>
-#include <regex.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "runtime/core/libc_regex.hpp"
 #include "runtime/core/options.hpp"
 #include "runtime/core/runtime_scope.hpp"
 #include "runtime/core/sys.hpp"
@@ -162,12 +162,12 @@ void configure() {
   Options o = read_options();
   if (!o.dir[0] || !o.patch[0]) return;
   RuntimeScope rs;  // regcomp allocates with the program's malloc
-  if (regcomp(&g_re, o.patch, REG_EXTENDED | REG_NOSUB) != 0) {
+  if (libc_regcomp(&g_re, o.patch, REG_EXTENDED | REG_NOSUB) != 0) {
     diag("--patch: the regular expression does not compile (POSIX extended syntax); nothing patched");
     return;
   }
   if (o.patch_module[0]) {
-    if (regcomp(&g_module_re, o.patch_module, REG_EXTENDED | REG_NOSUB) != 0) {
+    if (libc_regcomp(&g_module_re, o.patch_module, REG_EXTENDED | REG_NOSUB) != 0) {
       diag("--patch-module: the regular expression does not compile (POSIX extended syntax); only the executable is patched");
     } else {
       g_module_re_on = true;
@@ -203,7 +203,7 @@ bool module_wanted(const dl_phdr_info* info, const char* path) {
   if (!strncmp(b, "ld-linux", 8) && !g_loader_ok) return false;
   if (!strncmp(b, "libc.so", 7) && !g_libc_ok) return false;
   RuntimeScope rs;
-  return regexec(&g_module_re, path, 0, nullptr, 0) == 0;
+  return libc_regmatch(&g_module_re, path);
 }
 
 // The unwinder and the C++ runtime: an exception runs through their functions while the
@@ -433,7 +433,7 @@ int module_callback(dl_phdr_info* info, size_t, void* data) {
     }
     {
       RuntimeScope rs;
-      if (regexec(&g_re, name, 0, nullptr, 0) != 0) continue;
+      if (!libc_regmatch(&g_re, name)) continue;
     }
     if (f.addr == funcs.entry_point()) {
       refuse(st, f, bias, "the program's entry point: entered with no return address");
@@ -638,8 +638,8 @@ void entry_patch_attach_pass() {
   // still be in one, or return through a frame it entered).
   if (g_on) {
     RuntimeScope rs;
-    regfree(&g_re);
-    if (g_module_re_on) regfree(&g_module_re);
+    libc_regfree(&g_re);
+    if (g_module_re_on) libc_regfree(&g_module_re);
   }
   g_configured = g_on = g_module_re_on = g_loader_ok = g_libc_ok = false;
   g_done_count = 0;
