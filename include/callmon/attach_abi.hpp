@@ -79,7 +79,8 @@ struct Patch {
 // Shared by the runtime's attach_dlopen.cpp and the tool while attached (Reply::dl_sync
 // gives its address in the program). poke: the tool adds 1 when the program's memory map
 // shows a module loaded or gone (a dlopen that went through no redirected GOT word); the
-// runtime then runs its pass at the next chunk switch. unloading: dlclose calls between
+// runtime then runs its pass at the next chunk switch (or, when none comes, the tool has
+// it made: `passed` below). unloading: dlclose calls between
 // the real dlclose and the list's update (the detach waits for 0 before it reads the list
 // again); count: the entries in the list now.
 struct DlSync {

@@ -10,8 +10,10 @@
 // The program sees nothing of it: the kernel holds the wrapper (always SA_SIGINFO, the
 // program's mask and other flags unchanged), the old action sigaction returns names the
 // program's handler and its SA_SIGINFO. Handlers installed before the runtime came
-// (`record -p`) are wrapped at the attach and given back at the detach; those installed
-// through glibc's internal calls (siginterrupt, sigset) are not wrapped.
+// (`record -p`) are wrapped at the attach, those a module's constructors install while
+// attached at the pass that finds the module, and all given back at the detach; those
+// installed through glibc's internal calls (siginterrupt, sigset) are not wrapped (while
+// attached: until the next pass that finds a new module).
 #include <dlfcn.h>
 #include <signal.h>
 #include <sched.h>
