@@ -682,6 +682,22 @@ def case_sigmod(a, exe):
         if not tool_writes or "late stop:" in open(att.log).read():
             break
         time.sleep(0.05)
+    if tool_writes:
+        # The late stop's answer is folded in by a pass (its `late-stop` meta line): in this
+        # quiet program one callmon makes in the idle thread. Waited for before the jumps:
+        # made instead by R's first chunk switch, inside a hook that the signal then
+        # abandoned, it left gcc's --patch recording undecodable from there on in 2 runs of
+        # 7 (the same addresses decoded wrong each time: an event-writer question of its
+        # own, not this test's; docs/patching.md, "Modules loaded while attached").
+        def folded():
+            return any(re.search(r"^late-stop \d+ 0 \d+$", open(os.path.join(data, f)).read(), re.M)
+                       for f in os.listdir(data) if f.endswith(".meta"))
+        for _ in range(200):
+            if folded():
+                break
+            time.sleep(0.05)
+        expect(folded(), f"{data}: the late stop's answer folded in (a late-stop meta line) "
+                         f"without the program recording anything")
     for line in second[1:]:
         ask(line)
     status, err = att.stop()
