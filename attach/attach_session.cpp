@@ -38,7 +38,7 @@ std::string read_cstring(const ThreadGroup& g, uint64_t addr, size_t max = 1024)
 }
 
 struct Entry {
-  uint64_t start = 0, wrap = 0, prestop = 0, stop = 0;
+  uint64_t start = 0, wrap = 0, prestop = 0, stop = 0, pass = 0;
 };
 
 // Loads the runtime in the caller's thread (dlopen returns the loaded one again) and looks
@@ -60,7 +60,8 @@ Result<Entry> load_runtime(ThreadGroup& g, RemoteCall& call, const std::string& 
   for (auto [name, slot] : {std::pair{attach_abi::kStartSymbol, &e.start},
                             std::pair{attach_abi::kWrapSymbol, &e.wrap},
                             std::pair{attach_abi::kPrestopSymbol, &e.prestop},
-                            std::pair{attach_abi::kStopSymbol, &e.stop}}) {
+                            std::pair{attach_abi::kStopSymbol, &e.stop},
+                            std::pair{attach_abi::kPassSymbol, &e.pass}}) {
     uint64_t str = call.put_string(name);
     auto addr = call.call(fns->dlsym, {*handle, str});
     if (!addr) return Error{addr.error()};
@@ -370,7 +371,7 @@ Result<AttachFigures> attach_begin(pid_t pid, const std::string& runtime, const 
     fig.xray = reply->xray;
     fig.session = reply->session;
     reply_sync = reply->dl_sync;
-    if (watch) watch->start(pid, reply->dl_sync);
+    if (watch) watch->start(pid, reply->dl_sync, entry.pass);
   }  // the caller's registers are back
   // Read the modules while the program runs; unwound below, with every thread stopped.
   OpenFrames open_frames;
@@ -513,6 +514,33 @@ Result<AttachFigures> attach_end(pid_t pid, const std::string& runtime) {
 }  // namespace callmon::attach
 
 namespace callmon::attach {
+
+Result<AttachFigures> attach_pass(pid_t pid, uint64_t pass_fn) {
+  AttachFigures fig;
+  const uint64_t t0 = now_ns();
+  ThreadGroup g;
+  if (auto st = g.seize(pid); !st) return Error{st.error()};
+  pid_t caller = g.pick_idle();
+  if (!caller) return fig;  // every thread at work: one of them will make the pass
+  const uint64_t ts = now_ns();
+  if (!g.stop(caller)) return Error{"the thread did not stop"};
+  // It may have left the system call between the look and the stop.
+  if (!g.stopped_idle(caller)) return fig;
+  {
+    RemoteCall call(g, caller);
+    if (!call.ok()) return Error{"cannot read the registers of thread " + std::to_string(caller)};
+    auto addr = call.call(pass_fn, {});
+    if (!addr) return Error{addr.error()};
+    auto reply = read_reply(g, *addr);
+    if (!reply) return Error{reply.error()};
+    if (reply->status == attach_abi::kOk) fig.threads = 1;
+    else if (reply->status != attach_abi::kBusy) return Error{reply->message};
+  }
+  g.detach_all();
+  fig.stopped_ns = now_ns() - ts;
+  fig.total_ns = now_ns() - t0;
+  return fig;
+}
 
 Result<AttachFigures> attach_late_stop(pid_t pid, const std::string& runtime, uint64_t sync_addr) {
   using attach_abi::DlSync;

@@ -53,6 +53,14 @@ Result<AttachFigures> attach_begin(pid_t pid, const std::string& runtime, const 
 // written, `refused` left, `stopped_ns` how long the threads were stopped.
 Result<AttachFigures> attach_late_stop(pid_t pid, const std::string& runtime, uint64_t dl_sync);
 
+// While recording (no ptrace): a pass the runtime owes the tool's poke (DlSync::passed
+// behind poke: modules loaded behind the wrappers' back, and no thread has switched chunks
+// since; module_watch.hpp, pass_due). Seizes, stops one thread blocked in a system call
+// that holds no lock (none: nothing done), calls the runtime's callmon_attach_pass there
+// (`pass_fn`) with the others running, detaches. Figures: `threads` 1 when the pass ran
+// (0: no idle thread, or the runtime was busy: try later), `stopped_ns` that thread's stop.
+Result<AttachFigures> attach_pass(pid_t pid, uint64_t pass_fn);
+
 // Stops the recording attach_begin started: patches undone, files ended, detached. Errors:
 // the process is gone (its recording ended at its exit) or ptrace failed.
 Result<AttachFigures> attach_end(pid_t pid, const std::string& runtime);

@@ -19,8 +19,9 @@ namespace callmon::attach {
 
 class ModuleWatch {
  public:
-  // With the process seized (attach_begin): remembers its map and where DlSync is.
-  void start(pid_t pid, uint64_t dl_sync);
+  // With the process seized (attach_begin): remembers its map, where DlSync is and the
+  // runtime's callmon_attach_pass.
+  void start(pid_t pid, uint64_t dl_sync, uint64_t pass_fn);
 
   // Called every few tens of milliseconds while recording: if the set of file-backed
   // executable mappings changed since the last call, adds 1 to DlSync::poke. Returns
@@ -34,6 +35,13 @@ class ModuleWatch {
   bool late_posted() const;
   uint64_t sync_addr() const { return sync_; }
 
+  // Whether a poke (its own, or a late stop's) has gone unanswered by any pass
+  // (DlSync::passed) for `after_ms`: the program records too little to switch chunks, and
+  // the tool should have the pass made (attach_session.hpp, attach_pass). Then the wait
+  // starts again. One read of the program's memory.
+  bool pass_due(int after_ms);
+  uint64_t pass_fn() const { return pass_fn_; }
+
  private:
   std::string signature() const;
 
@@ -41,6 +49,8 @@ class ModuleWatch {
   uint64_t sync_ = 0;
   std::string last_;
   uint32_t pokes_ = 0;
+  uint64_t pass_fn_ = 0;
+  uint64_t unanswered_since_ms_ = 0;  // 0: every poke answered at the last look
   monitor::TraceeMemory mem_;
 };
 

@@ -95,6 +95,26 @@ pid_t ThreadGroup::pick_caller() const {
   return threads_.begin()->first;
 }
 
+pid_t ThreadGroup::pick_idle() const {
+  pid_t futex_waiter = 0;
+  for (auto& [tid, t] : threads_) {
+    long nr = blocked_syscall(pid_, tid);
+    if (safe_syscall(nr)) return tid;
+    if (nr == 202 && !futex_waiter) futex_waiter = tid;
+  }
+  return futex_waiter;
+}
+
+bool ThreadGroup::stopped_idle(pid_t tid) const {
+  user_regs_struct r{};
+  if (!get_regs(tid, &r)) return false;
+  // Stopped inside the call, which the kernel will restart (-ERESTART*: -512 to -516) or
+  // has ended with EINTR: the thread has not gone on into the program's code.
+  const auto ret = static_cast<long long>(r.rax);
+  const long nr = static_cast<long>(r.orig_rax);
+  return (safe_syscall(nr) || nr == 202) && ((ret >= -516 && ret <= -512) || ret == -EINTR);
+}
+
 bool ThreadGroup::wait_one(int timeout_ms, pid_t* tid, int* status) {
   uint64_t deadline = now_ms() + static_cast<uint64_t>(timeout_ms);
   for (;;) {

@@ -37,6 +37,12 @@ class ThreadGroup {
   // The thread best suited to run an injected call: one blocked in a system call that
   // holds no lock of the program's (read, poll, accept, sleeps...), else the main thread.
   pid_t pick_caller() const;
+  // For a call made while the program records (attach_pass): a thread blocked in such a
+  // system call, else one waiting in futex; 0 when none is (the main thread may then be
+  // anywhere, inside malloc or the loader).
+  pid_t pick_idle() const;
+  // Whether stopped thread `tid` was stopped inside one of those system calls.
+  bool stopped_idle(pid_t tid) const;
 
   // Stops one thread / every thread and waits until it is (they are) in a ptrace-stop.
   // Signals that arrive meanwhile are kept for resume. False: the thread (every thread)

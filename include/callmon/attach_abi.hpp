@@ -11,7 +11,7 @@
 
 namespace callmon::attach_abi {
 
-inline constexpr uint32_t kVersion = 6;
+inline constexpr uint32_t kVersion = 7;
 
 // The entry points, looked up with dlsym in the loaded runtime. Each returns a Reply*.
 //   callmon_attach_start(const char* options, uint64_t flags): options
@@ -23,6 +23,10 @@ inline constexpr uint32_t kVersion = 6;
 //       installers).
 //   callmon_attach_prestop(): the work of the stop that takes locks (module lines), while
 //       the program's threads run.
+//   callmon_attach_pass(): while recording, with the other threads running: the pass for
+//       modules loaded since the last one (DlSync::passed below), when no thread of the
+//       program made it. kBusy: a lock it needs is held (maybe by the thread called into);
+//       try again later.
 //   callmon_attach_stop(): with every other thread stopped and the patches undone: ends
 //       every thread's file and the process's meta file. kBusy: a thread is inside a hook
 //       (or a handler interrupted the runtime's code); let the threads run a moment and
@@ -31,6 +35,7 @@ inline constexpr const char* kStartSymbol = "callmon_attach_start";
 inline constexpr const char* kWrapSymbol = "callmon_attach_wrap";
 inline constexpr const char* kPrestopSymbol = "callmon_attach_prestop";
 inline constexpr const char* kStopSymbol = "callmon_attach_stop";
+inline constexpr const char* kPassSymbol = "callmon_attach_pass";
 
 // callmon_attach_start's flags. kStartWrap: wrap the signal handlers now; the tool asks for
 // it when the process has one thread (the one called into): no code of the program runs
@@ -74,7 +79,8 @@ struct Patch {
 // Shared by the runtime's attach_dlopen.cpp and the tool while attached (Reply::dl_sync
 // gives its address in the program). poke: the tool adds 1 when the program's memory map
 // shows a module loaded or gone (a dlopen that went through no redirected GOT word); the
-// runtime then runs its pass at the next chunk switch. unloading: dlclose calls between
+// runtime then runs its pass at the next chunk switch (or, when none comes, the tool has
+// it made: `passed` below). unloading: dlclose calls between
 // the real dlclose and the list's update (the detach waits for 0 before it reads the list
 // again); count: the entries in the list now.
 struct DlSync {
@@ -91,6 +97,10 @@ struct DlSync {
   uint32_t late_count;
   uint32_t late_state;   // 0 nothing posted, 1 posted by the runtime, 2 done by the tool
   uint64_t late_ns;      // how long the tool held every thread stopped for them
+  // The poke the last pass began with: a pass answers every poke before it. A poke left
+  // unanswered (the program's threads record next to nothing: no chunk switch asks for the
+  // pass) has the tool call callmon_attach_pass in one of them.
+  uint64_t passed;
 };
 
 struct Reply {

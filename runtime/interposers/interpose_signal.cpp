@@ -10,10 +10,14 @@
 // The program sees nothing of it: the kernel holds the wrapper (always SA_SIGINFO, the
 // program's mask and other flags unchanged), the old action sigaction returns names the
 // program's handler and its SA_SIGINFO. Handlers installed before the runtime came
-// (`record -p`) are wrapped at the attach and given back at the detach; those installed
-// through glibc's internal calls (siginterrupt, sigset) are not wrapped.
+// (`record -p`) are wrapped at the attach, those a module's constructors install while
+// attached at the pass that finds the module, and all given back at the detach; those
+// installed through glibc's internal calls (siginterrupt, sigset) are not wrapped (while
+// attached: until the next pass that finds a new module).
 #include <dlfcn.h>
 #include <signal.h>
+#include <sched.h>
+#include <sys/syscall.h>
 #include <sys/uio.h>
 #include <ucontext.h>
 #include <unistd.h>
@@ -87,6 +91,43 @@ ProgramHandler g_handlers[_NSIG];
 
 using SigactionFn = int (*)(int, const struct sigaction*, struct sigaction*);
 SigactionFn g_real_sigaction;
+
+// Serialises the sigaction interposer with signal_handlers_wrap_running, the one wrap made
+// with the program's other threads running (a pass while attached): without it the wrap
+// could read the kernel's action, an interposed install put a new handler in the table
+// and the kernel, and the wrap then put back the handler it had read (the program's latest
+// install lost). Signals are blocked while it is held (SignalBlock first), so a handler
+// that calls sigaction never waits for the code it interrupted. The word holds the pid of
+// the process whose thread holds it: a child forked while another thread held it sees
+// another pid there and takes it (that thread is not in the child), so no pthread_atfork
+// is needed. A vfork child (another pid, the parent's memory) could take it from a parent
+// thread still inside: only if it calls sigaction before exec or _exit, which POSIX does
+// not allow it anyway.
+int g_install_owner = 0;
+
+class InstallLock {
+ public:
+  InstallLock() {
+    const int self = static_cast<int>(syscall(SYS_getpid));
+    for (;;) {
+      int held = 0;
+      if (__atomic_compare_exchange_n(&g_install_owner, &held, self, false, __ATOMIC_ACQUIRE,
+                                      __ATOMIC_RELAXED))
+        return;
+      if (held != self &&  // the process it was forked from held it
+          __atomic_compare_exchange_n(&g_install_owner, &held, self, false, __ATOMIC_ACQUIRE,
+                                      __ATOMIC_RELAXED))
+        return;
+      sched_yield();
+    }
+  }
+  ~InstallLock() { __atomic_store_n(&g_install_owner, 0, __ATOMIC_RELEASE); }
+  InstallLock(const InstallLock&) = delete;
+  InstallLock& operator=(const InstallLock&) = delete;
+
+ private:
+  SignalBlock block_;  // constructed first, released last
+};
 
 // Resolved at the first call, not in a constructor: a dlsym that early changed how the
 // recorder's work after a later dlopen was split into PAUSE records (e2e.dlopen.*.patch).
@@ -316,6 +357,51 @@ void signal_handlers_wrap() {
   }
 }
 
+namespace {
+
+// Whether two actions are the same install (the restorer glibc adds aside).
+bool same_action(const struct sigaction& a, const struct sigaction& b) {
+  constexpr int kRestorer = 0x04000000;  // SA_RESTORER, set by glibc on every install
+  return a.sa_sigaction == b.sa_sigaction &&
+         (a.sa_flags & ~kRestorer) == (b.sa_flags & ~kRestorer) &&
+         memcmp(&a.sa_mask, &b.sa_mask, sizeof a.sa_mask) == 0;
+}
+
+}  // namespace
+
+void signal_handlers_wrap_running() {
+  resolve_sigaction();
+  if (!g_real_sigaction) return;
+  InstallLock lock;  // no interposed install between our read and our write
+  for (int sig = 1; sig < _NSIG; ++sig) {
+    if (sig == SIGKILL || sig == SIGSTOP || sig == 32 || sig == 33) continue;  // 32, 33: glibc's
+    struct sigaction cur;
+    if (g_real_sigaction(sig, nullptr, &cur) != 0) continue;
+    // An install through libc itself (a module whose GOT word is not redirected yet) can
+    // still come between the read and the write: the write's old action tells, and that
+    // newer handler is wrapped in its turn (a few times at most).
+    for (int tries = 0; tries < 4 && wraps(&cur) && cur.sa_sigaction != &signal_wrapper;
+         ++tries) {
+      // The table first: the signal may arrive as soon as the kernel has the wrapper.
+      __atomic_store_n(&g_handlers[sig].flags, cur.sa_flags, __ATOMIC_RELAXED);
+      __atomic_store_n(&g_handlers[sig].handler, reinterpret_cast<void*>(cur.sa_sigaction),
+                       __ATOMIC_RELEASE);
+      struct sigaction w = cur, was;
+      w.sa_sigaction = &signal_wrapper;
+      w.sa_flags |= SA_SIGINFO;
+      if (g_real_sigaction(sig, &w, &was) != 0 || same_action(was, cur)) break;
+      if (!wraps(&was)) {  // SIG_DFL or SIG_IGN came in between: theirs, not ours
+        __atomic_store_n(&g_handlers[sig].handler, reinterpret_cast<void*>(was.sa_handler),
+                         __ATOMIC_RELAXED);
+        __atomic_store_n(&g_handlers[sig].flags, was.sa_flags, __ATOMIC_RELAXED);
+        g_real_sigaction(sig, &was, nullptr);
+        break;
+      }
+      cur = was;
+    }
+  }
+}
+
 void signal_handlers_unwrap() {
   if (!g_real_sigaction) return;  // no attach wrapped anything
   for (int sig = 1; sig < _NSIG; ++sig) {
@@ -336,6 +422,7 @@ CALLMON_EXPORT int sigaction(int sig, const struct sigaction* act,
                              struct sigaction* old) noexcept {
   resolve_sigaction();
   if (sig <= 0 || sig >= _NSIG) return g_real_sigaction(sig, act, old);
+  InstallLock lock;  // the table and the kernel changed together (signal_handlers_wrap_running)
   ProgramHandler prev = {__atomic_load_n(&g_handlers[sig].handler, __ATOMIC_RELAXED),
                          __atomic_load_n(&g_handlers[sig].flags, __ATOMIC_RELAXED)};
   int ret;

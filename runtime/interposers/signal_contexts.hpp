@@ -34,6 +34,17 @@ void signal_handlers_prepare();
 // the attach's start and its patches, through libc, did before). No lock, no allocation.
 void signal_handlers_wrap();
 
+// `record -p`, a pass while attached (attach_dlopen.cpp), with the program's other threads
+// running, after the pass redirected the new modules' GOT words of the installers: every
+// handler the kernel holds unwrapped — one a new module's constructor installed through
+// its own GOT word, still libc's while the loader ran it — is put inside the wrapper, as
+// signal_handlers_wrap does. The interposers wait meanwhile (a lock they share with it,
+// held with signals blocked), so none of their installs is overwritten; an install
+// through libc directly that lands between the read and the write is seen in the old
+// action the write returns and wrapped in its turn. Takes dlsym's lock only if
+// sigaction was never resolved; allocates nothing. Not from a signal handler.
+void signal_handlers_wrap_running();
+
 // The calling thread's stack of running handlers, for the detach to read from another
 // thread while this one is stopped (attach_threads.cpp keeps it with the thread's state).
 struct HandlerStackRef {

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "runtime/interposers/interpose.hpp"
+#include "runtime/interposers/signal_contexts.hpp"
 #include "runtime/patching/attach_collect.hpp"
 #include "runtime/patching/attach_late.hpp"
 #include "runtime/patching/attach_meta.hpp"
@@ -175,6 +176,7 @@ void attach_dl_begin(AttachSites* sites) {
   g_frozen = false;
   g_mod_count = 0;
   g_poke_seen = __atomic_load_n(&g_sync.poke, __ATOMIC_ACQUIRE);
+  __atomic_store_n(&g_sync.passed, g_poke_seen, __ATOMIC_RELEASE);
   g_dl_gen_seen = __atomic_load_n(&g_dl_generation, __ATOMIC_ACQUIRE);
   attach_late_reset(&g_sync);
   publish_count();
@@ -205,8 +207,9 @@ bool queue_for_tool(const attach_abi::Patch& p, const dl_phdr_info* info, bool* 
   return attach_late_queue(p);
 }
 
-void pass_locked() {
-  if (g_frozen) return;
+// Whether it found modules not seen before.
+bool pass_locked() {
+  if (g_frozen) return false;
   attach_meta_release(g_sites);  // after the stop: the attach's held lines, corrected
   // The tool's answer to the sites posted before (attach_late.hpp).
   g_drop_count += attach_late_fold(&g_sync, g_sites, false, g_drop + g_drop_count,
@@ -224,7 +227,7 @@ void pass_locked() {
     attach_collect_module(info, g_sites);
     return 0;
   }, nullptr);
-  if (g_mod_count == first_mod) return;
+  if (g_mod_count == first_mod) return false;
   // --patch and library calls: listed as at the attach (each pass keeps its own table of
   // the modules it has seen; only the new ones' entries are kept below).
   // A late module's function entries are listed too, their meta lines held until the tool
@@ -257,6 +260,7 @@ void pass_locked() {
   g_sites->count = n;
   publish_count();
   attach_late_post(&g_sync);
+  return true;
 }
 
 unsigned long long unload_count() {
@@ -282,16 +286,29 @@ void drop_kept() {
 
 void attach_dl_pass() {
   if (attach_session() == 0 || !g_sites || __atomic_load_n(&g_frozen, __ATOMIC_RELAXED)) return;
+  // The tool's pokes so far are answered by this pass (it looks at every module): the tool
+  // has one made by an injected call when none comes (attach_abi.hpp, DlSync::passed).
+  __atomic_store_n(&g_sync.passed, __atomic_load_n(&g_sync.poke, __ATOMIC_ACQUIRE),
+                   __ATOMIC_RELEASE);
   g_pins.pin();  // outside our lock: the unpin's dlclose may run the wrapper's prune
+  bool found;
   {
     Lock l;
-    pass_locked();
+    found = pass_locked();
   }
   g_pins.unpin();
   drop_kept();  // a late module the tool is done with (or could not be kept for it)
-  Lock l;
-  prune();  // a module the program dlclose'd during the pass went at the unpin
+  {
+    Lock l;
+    prune();  // a module the program dlclose'd during the pass went at the unpin
+  }
+  // A new module's constructors ran before its GOT words of sigaction & co. were the
+  // interposers': a handler one installed is in the kernel unwrapped. Wrapped now, its
+  // words redirected just above (docs/patching.md, "Modules loaded while attached").
+  if (found) signal_handlers_wrap_running();
 }
+
+bool attach_dl_idle() { return !__atomic_load_n(&g_lock, __ATOMIC_ACQUIRE); }
 
 const attach_abi::DlSync* attach_dl_sync() { return &g_sync; }
 

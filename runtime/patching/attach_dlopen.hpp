@@ -28,9 +28,15 @@ uintptr_t attach_dl_wrapper(const char* name);
 void attach_dl_begin(AttachSites* sites);
 
 // While attached, after a dlopen (from sled_patch_modules, under its lock): lists, writes
-// and keeps the patches of the modules loaded since the attach or the last pass. Takes the
-// loader's lock and mprotects: never from a signal handler.
+// and keeps the patches of the modules loaded since the attach or the last pass, then, if
+// there were any, wraps the signal handlers their constructors installed
+// (signal_handlers_wrap_running). Marks the tool's pokes so far answered (DlSync::passed).
+// Takes the loader's lock and mprotects: never from a signal handler.
 void attach_dl_pass();
+
+// Whether no thread holds the list's lock now (the tool's injected pass, which must not
+// wait for a lock its own thread may hold: sled_patch_attach_try).
+bool attach_dl_idle();
 
 // The detach (callmon_attach_prestop), before the tool reads the list: no later pass of
 // this session patches anything (a module loaded from now on is left as it is: the tool

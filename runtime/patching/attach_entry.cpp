@@ -6,6 +6,8 @@
 //            writes with every thread stopped;
 //   wrap     with every other thread stopped, the patches written: the program's signal
 //            handlers put inside the runtime's wrapper;
+//   pass     while they run: the pass for modules loaded behind the wrappers' back, when
+//            no thread of the program has made it (a quiet program: no chunk switch);
 //   prestop  while they run: module lines of what was loaded since (takes the loader's lock);
 //   stop     with every other thread stopped and the patches undone: END of every
 //            thread's file, `exit` in the meta file. No lock, no allocation.
@@ -27,6 +29,7 @@
 #include "runtime/patching/attach_meta.hpp"
 #include "runtime/patching/attach_sites.hpp"
 #include "runtime/patching/attach_threads.hpp"
+#include "runtime/patching/sled_patch.hpp"
 #include "runtime/patching/xray_sleds.hpp"
 #include "runtime/recording/process.hpp"
 #include "runtime/selection/filter_select.hpp"
@@ -153,6 +156,25 @@ CALLMON_ATTACH_EXPORT const attach_abi::Reply* callmon_attach_wrap() {
   RuntimeScope rs;
   if (attach_session() == 0) return reply(attach_abi::kError, "not recording");
   signal_handlers_wrap();
+  return reply(attach_abi::kOk);
+}
+
+// The tool saw a module loaded (its memory map) and poked; no thread answered with a pass
+// (each asks for one at a chunk switch, which a thread that records next to nothing never
+// makes), so the module stayed unpatched and the handler its constructor installed
+// unwrapped for as long as the program stayed quiet. The pass runs here instead, in the
+// thread the tool called into (one blocked in a system call that holds none of libc's or
+// the loader's locks), the others running, as a thread's own would. Busy when the thread
+// was stopped inside the runtime's work or a lock the pass takes is held: the tool tries
+// again later.
+CALLMON_ATTACH_EXPORT const attach_abi::Reply* callmon_attach_pass() {
+  ErrnoSaver es;
+  memset(&g_reply.message, 0, sizeof g_reply.message);
+  if (attach_session() == 0) return reply(attach_abi::kError, "not recording");
+  if (in_runtime()) return reply(attach_abi::kBusy, "the thread is inside the runtime");
+  RuntimeScope rs;
+  if (!sled_patch_attach_try()) return reply(attach_abi::kBusy, "a pass is under way");
+  modules_rescan();  // the new modules' lines, as a thread's rescan writes them
   return reply(attach_abi::kOk);
 }
 

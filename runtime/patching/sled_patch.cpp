@@ -308,6 +308,18 @@ void sled_patch_modules() {
 
 bool sled_patched_any() { return g_any; }
 
+bool sled_patch_attach_try() {
+  if (attach_session() == 0) return true;
+  // The thread the tool called into may have been stopped holding either lock (a pass of
+  // its own, a dlclose's prune blocked in the loader's lock): waiting would be waiting for
+  // itself. Busy instead; the tool comes back later.
+  if (__atomic_exchange_n(&g_lock, 1, __ATOMIC_ACQUIRE)) return false;
+  const bool idle = attach_dl_idle();
+  if (idle) attach_dl_pass();
+  __atomic_store_n(&g_lock, 0, __ATOMIC_RELEASE);
+  return idle;
+}
+
 unsigned sled_patch_module(dl_phdr_info* info, bool lists) { return patch_module(info, lists); }
 
 int g_sled_pass_pending = 0;

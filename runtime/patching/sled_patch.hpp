@@ -39,4 +39,9 @@ unsigned sled_patch_module(dl_phdr_info* info, bool lists);
 // entry trampoline: calibration measures those hooks).
 bool sled_patched_any();
 
+// `record -p`, in the thread the tool called into (callmon_attach_pass): the attach's pass
+// (attach_dl_pass), unless its lock or the list's is held, which may be by this very
+// thread where the tool stopped it: then false, nothing done, and the tool tries again.
+bool sled_patch_attach_try();
+
 }  // namespace callmon::rt

@@ -64,6 +64,16 @@ attach_server.c, built one way per --build (nop sleds of -fpatchable-function-en
           attach is set up); while attached the kernel must hold the runtime's wrapper, and with TEST_CALLMON_HOOK_SIGNAL=SIGALRM the handler
           leaves by siglongjmp out of hooks: no event lost, the detach on time, output and
           status as without attach, the program's handler back after the detach.
+  sigmod  attach_sigmod.c, a program that records next to nothing, loads while attached two
+          copies of attach_sigplugin.c (built the same way), each of whose constructors
+          installs SIGUSR1's handler through the plugin's own GOT word (libc's then): one
+          through the program's dlopen (the runtime's wrapper), one through a pointer taken
+          at the start (behind the wrappers' back: no chunk switch of the program's asks for
+          the pass, callmon must have it made). With TEST_CALLMON_HOOK_SIGNAL=SIGUSR1 the
+          handler leaves hooks by siglongjmp. Each time the kernel must come to hold the
+          runtime's wrapper (sigaction still showing the plugin's handler), the plugin's calls
+          be counted exactly, nothing lost, the detach on time and the plugin's handler and
+          code back after it, output and status as without attach.
   sigtramp attach_sigtramp.c (--build sled, fentry, pg, plain): a SIGTRAP handler that
           interrupted the runtime's exit trampoline waits until the detach has begun: the
           detach must wait for it (before, it emptied the shadow stack under it and the
@@ -105,6 +115,8 @@ VFORK_SOURCE = os.path.join(HERE, "attach_vfork.c")
 EXIT_SOURCE = os.path.join(HERE, "attach_exit.c")
 SIGWIN_SOURCE = os.path.join(HERE, "attach_sigwin.c")
 SIGTRAMP_SOURCE = os.path.join(HERE, "attach_sigtramp.c")
+SIGMOD_SOURCE = os.path.join(HERE, "attach_sigmod.c")
+SIGPLUGIN_SOURCE = os.path.join(HERE, "attach_sigplugin.c")
 # How attach_sigtramp.c sees that the attach's patch is in place, per build.
 SIGTRAMP_PATCHED = {"sled": "-DPATCHED_FIRST=0xe8", "fentry": "-DPATCHED_GOT=__fentry__",
                     "pg": "-DPATCHED_GOT=mcount", "plain": "-DPATCHED_FIRST=0xe9"}
@@ -604,6 +616,118 @@ def case_sigwin(a, exe):
     expect(p.returncode == ref.returncode == 3,
            f"exit status {p.returncode}, without attach {ref.returncode}")
     info_ok(a.callmon, data)
+
+
+def summed_counts(callmon, data):
+    """Calls per short name, summed over the modules that define it."""
+    r = subprocess.run([callmon, "report", "--format=json", "-d", data], capture_output=True,
+                       text=True, timeout=60)
+    if not expect(r.returncode == 0, f"report on {data}: {r.stderr.strip()}"):
+        return {}
+    c = {}
+    for f in json.loads(r.stdout)["functions"]:
+        c[f["short_name"]] = c.get(f["short_name"], 0) + f["calls"]
+    return c
+
+
+def case_sigmod(a, exe):
+    plugins = []
+    for name in ("opened", "late"):
+        so = os.path.join(a.work, f"attach_sigplugin_{os.path.basename(a.cc)}_{a.build}_{name}.so")
+        subprocess.run([a.cc, "-O2", "-g", "-fPIC", "-shared", *BUILDS[a.build], "-o", so,
+                        SIGPLUGIN_SOURCE], check=True)
+        plugins.append(so)
+    first = [f"O {plugins[0]}", "C 3", "R 20000", "C 2"]
+    second = [f"L {plugins[1]}", "C 4", "R 20000", "C 1"]
+    ref = subprocess.run([exe], input="".join(l + "\n" for l in first + second + ["Q"]),
+                         capture_output=True, text=True, timeout=120)
+    env = dict(os.environ, TEST_CALLMON_HOOK_SIGNAL=str(int(signal.SIGUSR1)))
+    p = subprocess.Popen([exe], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+                         bufsize=1, env=env)
+    out = [p.stdout.readline()]
+
+    def ask(line):
+        p.stdin.write(line + "\n")
+        p.stdin.flush()
+        answer = p.stdout.readline()
+        if line[0] not in "K":
+            out.append(answer)
+        return answer
+
+    expect(wait_blocked(p.pid, 0, 0), "the program blocks in read")
+    data = os.path.join(a.work, f"{os.path.basename(exe)}.sigmod")
+    t0 = time.monotonic()
+    att = Attach(a.callmon, p.pid, data)
+    expect("attached to process" in att.first, f"attach: {att.first.strip()}")
+    wrapped = "kernel: other, view: plugin's\n"
+    ask(first[0])
+    k = ask("K")
+    expect(k == wrapped, f"a plugin dlopen'ed while attached: the kernel holds the runtime's "
+                         f"wrapper for its constructor's handler, sigaction shows the "
+                         f"plugin's: {k!r}")
+    for line in first[1:]:
+        ask(line)
+    # Behind the wrappers' back, in a program that records nothing meanwhile: callmon sees
+    # the module in the memory map (every 20 ms) and has the pass made.
+    ask(second[0])
+    for _ in range(200):
+        k = ask("K")
+        if k == wrapped:
+            break
+        time.sleep(0.05)
+    expect(k == wrapped, f"a plugin loaded behind the wrappers' back in a quiet program: the "
+                         f"kernel holds the runtime's wrapper for its handler: {k!r}")
+    tool_writes = (a.build == "sled" and "gcc" in os.path.basename(a.cc)) or a.build == "plain"
+    for _ in range(200):
+        if not tool_writes or "late stop:" in open(att.log).read():
+            break
+        time.sleep(0.05)
+    if tool_writes:
+        # The late stop's answer is folded in by a pass (its `late-stop` meta line): in this
+        # quiet program one callmon makes in the idle thread. Waited for before the jumps:
+        # made instead by R's first chunk switch, inside a hook that the signal then
+        # abandoned, it left gcc's --patch recording undecodable from there on in 2 runs of
+        # 7 (the same addresses decoded wrong each time: an event-writer question of its
+        # own, not this test's; docs/patching.md, "Modules loaded while attached").
+        def folded():
+            return any(re.search(r"^late-stop \d+ 0 \d+$", open(os.path.join(data, f)).read(), re.M)
+                       for f in os.listdir(data) if f.endswith(".meta"))
+        for _ in range(200):
+            if folded():
+                break
+            time.sleep(0.05)
+        expect(folded(), f"{data}: the late stop's answer folded in (a late-stop meta line) "
+                         f"without the program recording anything")
+    for line in second[1:]:
+        ask(line)
+    status, err = att.stop()
+    took = time.monotonic() - t0
+    expect(status == 0 and "detached" in err and "changed" not in err,
+           f"detach: {status} {err.strip()}")
+    expect(took < 60, f"the attach and detach took {took:.1f} s")
+    if tool_writes:
+        expect(re.search(r"late stop\(s\).*?(\d+) site\(s\) written, 0 left", err),
+               f"a late stop wrote the late plugin's sites: {err.strip()}")
+    k = ask("K")
+    expect(k == "kernel: plugin's handler, view: plugin's\n", f"after the detach: {k!r}")
+    for so in plugins:
+        expect(code_as_in_file(p.pid, so), f"{so}'s code after the detach is its file's")
+    p.stdin.write("Q\n")
+    p.stdin.flush()
+    rest, _ = p.communicate(timeout=60)
+    expect("".join(out) + rest == ref.stdout,
+           f"output with attach differs:\n{''.join(out) + rest}\nwithout:\n{ref.stdout}")
+    expect(p.returncode == ref.returncode == 3,
+           f"exit status {p.returncode}, without attach {ref.returncode}")
+    c = summed_counts(a.callmon, data)
+    want = {"plugin_run": 4, "plugin_step": 3 + 2 + 4 + 1}
+    got = {name: c.get(name, 0) for name in want}
+    expect(got == want, f"{data}: counts {got}, expected {want}")
+    expect(c.get("plugin_sig_work", 0) >= 2 and c.get("plugin_mid", 0) >= 40000,
+           f"{data}: the plugins' work recorded: {c.get('plugin_sig_work')} "
+           f"{c.get('plugin_mid')}")
+    # A jump abandons at most one hook, which may leave one exit unmatched.
+    info_ok(a.callmon, data, unmatched_ok=c.get("plugin_sig_handler", 0))
 
 
 def case_sigtramp(a, exe):
@@ -1204,7 +1328,7 @@ def main():
     ap.add_argument("--case", choices=["counts", "open", "unwind", "churn", "fork", "errors",
                                        "inherit", "filters", "parked", "dlopen", "sigparked",
                                        "late", "dlchurn", "sigsled", "latechurn", "ucontext",
-                                       "sigjmp", "vfork", "exit", "sigwin", "sigtramp"],
+                                       "sigjmp", "vfork", "exit", "sigwin", "sigtramp", "sigmod"],
                     required=True)
     ap.add_argument("--work", required=True)
     ap.add_argument("--attach-arg", action="append", default=[])
@@ -1243,6 +1367,8 @@ def main():
         case_vfork(a, build(a.cc, a.work, a.build, VFORK_SOURCE))
     elif a.case == "sigwin":
         case_sigwin(a, build(a.cc, a.work, a.build, SIGWIN_SOURCE))
+    elif a.case == "sigmod":
+        case_sigmod(a, build(a.cc, a.work, a.build, SIGMOD_SOURCE))
     elif a.case == "sigtramp":
         case_sigtramp(a, build(a.cc, a.work, a.build, SIGTRAMP_SOURCE,
                                extra=[SIGTRAMP_PATCHED[a.build]]))

@@ -108,6 +108,45 @@ struct LateStops {
   }
 };
 
+// The passes the runtime owes a poke and no thread of the program made (it records too
+// little to switch chunks): made by a call in one of its idle threads
+// (attach_session.hpp, attach_pass), their figures summed for one line at the end.
+struct InjectedPasses {
+  // How long a poke may stay unanswered before the tool has the pass made: a thread that
+  // records switches chunks within tens of milliseconds, and a quiet program is not
+  // stopped for nothing.
+  static constexpr int kAfterMs = 100;
+  std::vector<uint64_t> stopped_ns;
+  int failures = 0;
+
+  void run(const AttachRequest& rq, attach::ModuleWatch& watch) {
+    if (failures >= 3 || !watch.pass_due(kAfterMs)) return;
+    auto f = attach::attach_pass(rq.pid, watch.pass_fn());
+    if (!f) {
+      ++failures;
+      warn("record", "pass for modules loaded behind callmon's back failed: " + f.error());
+      return;
+    }
+    if (!f->threads) return;  // no idle thread, or busy: the next look tries again
+    std::fprintf(stderr,
+                 "callmon record: pass for modules loaded behind callmon's back made in an "
+                 "idle thread (the program recorded too little to make it); thread stopped "
+                 "%s\n",
+                 ms(f->stopped_ns).c_str());
+    stopped_ns.push_back(f->stopped_ns);
+  }
+
+  void report() {
+    if (stopped_ns.empty()) return;
+    std::vector<uint64_t> v = stopped_ns;
+    std::sort(v.begin(), v.end());
+    std::fprintf(stderr,
+                 "callmon record: %zu pass(es) made in an idle thread for modules loaded behind "
+                 "callmon's back: thread stopped %s (median), %s at most\n",
+                 v.size(), ms(v[v.size() / 2]).c_str(), ms(v.back()).c_str());
+  }
+};
+
 }  // namespace
 
 int run_record_attach(const AttachRequest& rq) {
@@ -183,12 +222,14 @@ int run_record_attach(const AttachRequest& rq) {
                      std::chrono::duration<double>(rq.duration_s > 0 ? rq.duration_s : 1e9);
   bool exited = false;
   LateStops late;  // modules loaded behind the wrappers' back: their sites written stopped
+  InjectedPasses passes;  // and their pass, when the program makes none
   while (!g_stop && std::chrono::steady_clock::now() < until) {
     if (!alive(rq.pid)) {
       exited = true;
       break;
     }
     if (watch.poll()) late.watch_until = std::chrono::steady_clock::now() + std::chrono::seconds(2);
+    passes.run(rq, watch);
     // The map every 20 ms; for 2 s after a poke, posted late sites every 5 ms (one read).
     for (int slice = 0; slice < 4; ++slice) {
       late.run(rq, watch);
@@ -201,6 +242,7 @@ int run_record_attach(const AttachRequest& rq) {
   }
   if (!exited && alive(rq.pid)) late.run(rq, watch);  // one posted just now: before the detach
   late.report();
+  passes.report();
   session.end_unix_ns = unix_ns();
   int status = 0;
   if (exited) {
