@@ -10,6 +10,7 @@
 #include "runtime/core/sys.hpp"
 #include "runtime/patching/entry_patch.hpp"
 #include "runtime/patching/got_slots.hpp"
+#include "runtime/patching/namespace_dl.hpp"
 #include "runtime/patching/namespace_walk.hpp"
 #include "runtime/patching/sled_patch.hpp"
 
@@ -77,8 +78,9 @@ void redirect_slot(const GotSlot& slot, void* p) {
   else if (!strcmp(n, "__cyg_profile_func_exit")) ours = reinterpret_cast<uintptr_t>(&__cyg_profile_func_exit);
   else if (r.pg && (!strcmp(n, "mcount") || !strcmp(n, "_mcount"))) ours = reinterpret_cast<uintptr_t>(&mcount);
   else if (r.pg && !strcmp(n, "__fentry__")) ours = reinterpret_cast<uintptr_t>(&__fentry__);
-  if (!ours || *slot.slot == ours) return;
-  if (store_got_slot(slot.slot, ours)) ++r.done;
+  if (!ours) return;
+  // Already the runtime's: a pass after a dlclose looks at every module again (visit).
+  if (*slot.slot == ours || store_got_slot(slot.slot, ours)) ++r.done;
   else ++r.failed;
 }
 
@@ -114,6 +116,9 @@ int visit(dl_phdr_info* info, size_t, void*) {
   }
   const void* dyn = dynamic_of(info);
   if (!dyn || find(info->dlpi_addr, dyn)) return 0;
+  // Its own dlopen & co. lead to the runtime first (namespace_dl.hpp), whatever is decided
+  // below: the modules it loads are looked at too.
+  namespace_dl_redirect(info, dyn);
   Imports im;
   for_each_got_slot(info->dlpi_addr, dyn, scan_slot, &im);
   const bool none = im.never != nullptr;

@@ -22,4 +22,11 @@ namespace callmon::rt {
 // visit stops the walk. Nothing with glibc before 2.35.
 void for_each_other_namespace_module(int (*visit)(dl_phdr_info*, size_t, void*), void* ctx);
 
+// From inside `visit` only (the lists held still): the address the loader would bind the
+// current module's reference to `name` (with `version`, nullptr: unversioned) to, looking
+// in the module's own namespace in its load order (the module, its dependencies, that
+// namespace's libc); 0 if none defines it or the definition is an ifunc. For the dl*
+// functions of that namespace's libc (namespace_dl.hpp).
+uintptr_t namespace_symbol(const char* name, const char* version);
+
 }  // namespace callmon::rt
