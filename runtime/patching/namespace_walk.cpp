@@ -95,16 +95,26 @@ int walk(dl_phdr_info* program, size_t, void* p) {
 
 }  // namespace
 
-uintptr_t namespace_symbol(const char* name, const char* version) {
-  if (!g_current_ns) return 0;
+bool namespace_definition(const char* name, const char* version, const link_map** def,
+                          const Elf64_Sym** sym) {
+  if (!g_current_ns) return false;
   for (const link_map* l = g_current_ns->base.r_map; l; l = l->l_next) {
     if (!l->l_ld || (l->l_name && strstr(l->l_name, "linux-vdso"))) continue;
-    const Elf64_Sym* sym = dyn_lookup_version(dyn_tables(l->l_addr, l->l_ld), name, version);
-    if (!sym) continue;
-    if (ELF64_ST_TYPE(sym->st_info) != STT_FUNC) return 0;  // an ifunc: not resolved here
-    return l->l_addr + sym->st_value;
+    const Elf64_Sym* s = dyn_lookup_version(dyn_tables(l->l_addr, l->l_ld), name, version);
+    if (!s) continue;
+    *def = l;
+    *sym = s;
+    return true;
   }
-  return 0;
+  return false;
+}
+
+uintptr_t namespace_symbol(const char* name, const char* version) {
+  const link_map* l = nullptr;
+  const Elf64_Sym* s = nullptr;
+  if (!namespace_definition(name, version, &l, &s)) return 0;
+  if (ELF64_ST_TYPE(s->st_info) != STT_FUNC) return 0;  // an ifunc: not resolved here
+  return l->l_addr + s->st_value;
 }
 
 void for_each_other_namespace_module(int (*visit)(dl_phdr_info*, size_t, void*), void* ctx) {

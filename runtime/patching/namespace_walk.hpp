@@ -5,9 +5,12 @@
 #pragma once
 
 #include <cstddef>
+#include <elf.h>
+
 #include <cstdint>
 
 struct dl_phdr_info;
+struct link_map;
 
 namespace callmon::rt {
 
@@ -28,5 +31,11 @@ void for_each_other_namespace_module(int (*visit)(dl_phdr_info*, size_t, void*),
 // namespace's libc); 0 if none defines it or the definition is an ifunc. For the dl*
 // functions of that namespace's libc (namespace_dl.hpp).
 uintptr_t namespace_symbol(const char* name, const char* version);
+
+// The same look-up, giving the definition itself: its module (link_map) and its dynamic
+// symbol (a function, an ifunc, or anything else); false if no module of the namespace
+// defines it. From inside `visit` only.
+bool namespace_definition(const char* name, const char* version, const link_map** def,
+                          const Elf64_Sym** sym);
 
 }  // namespace callmon::rt
