@@ -146,7 +146,7 @@ int visit(dl_phdr_info* info, size_t, void*) {
     if (ph.p_type == PT_LOAD && (ph.p_flags & PF_X) && entry_patched_code(lo, lo + ph.p_filesz))
       entries = true;
   }
-  const bool recorded = r.done || (sleds && hijack_ok) || (sleds & kSledXray);
+  const bool recorded = r.done || (sleds && hijack_ok) || (sleds & kSledXray) || entries;
   bool refused = none ? (im.cyg || im.pg || sleds) : (im.pg && !hijack_ok) || r.failed ||
                                                       ((sleds & kSledLists) && !hijack_ok);
   // Published after the entry is filled: the module scan reads the table under its own lock.

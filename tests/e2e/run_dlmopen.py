@@ -13,6 +13,14 @@ where that is safe, and said where it is not (docs/record.md, "dlmopen").
   the same in the modes whose exit is not a hijacked return (-finstrument-functions, XRay);
   in the others (-pg, -pg -mfentry, nop sleds: not recorded, said by record's closing
   warning and info's problems; --patch: not patched, info's entry-patching line says why).
+- dlmopen_plugin_ctor.c (libcmplugin_ctor.so): its constructor's calls (ctor_helper), made
+  inside the dlmopen, are not recorded in any mode, and `info` says so of it and of the
+  module it loads (a `dlmopen-recorded` line each); under dlopen they are in the modes whose
+  probes bind to the runtime at load (-finstrument-functions, -pg, -pg -mfentry) and not in
+  the patched ones. What it does after its load is recorded as dlopen'ed: the module it
+  loads itself with its namespace's dlopen (libcmplugin_inner.so, dlmopen_plugin_inner.c:
+  inner_entry, inner_helper) and its library call getpid() into its namespace's libc (none
+  with --no-libcall). On c8ad89b inner_*, getpid and the info line were missing.
 In each case the program's output and status are those of its plain run.
 
   run_dlmopen.py --callmon build/bin/callmon --cc gcc --cxx g++ --mode MODE --work DIR
@@ -38,13 +46,14 @@ SENTENCE = "1 module loaded with dlmopen into another namespace is not recorded:
 class Case:
     """One program run: its plain result and its recording, counted."""
 
-    def __init__(self, a, exe, args, name):
+    def __init__(self, a, exe, args, name, record_args=()):
         self.args = args
         self.name = name
         self.plain = subprocess.run([exe, *args], capture_output=True, text=True, timeout=60,
                                     cwd=a.work)
         self.data = os.path.join(a.work, name + ".data")
-        cmd = [a.callmon, "record", *run_fixture.MODE_RECORD_ARGS.get(a.mode, []), "-o",
+        cmd = [a.callmon, "record", *run_fixture.MODE_RECORD_ARGS.get(a.mode, []),
+               *record_args, "-o",
                self.data, "--", exe, *args]
         self.rec = subprocess.run(cmd, capture_output=True, text=True, timeout=120, cwd=a.work)
         rep = subprocess.run([a.callmon, "report", "--format=json", "-d", self.data],
@@ -58,8 +67,13 @@ class Case:
                                         capture_output=True, text=True, timeout=120,
                                         cwd=a.work).stdout
 
-    def plugin_counts(self):
-        return {f: (self.counts or {}).get(f) for f in PLUGIN_FUNCS}
+    def plugin_counts(self, funcs=PLUGIN_FUNCS):
+        return {f: (self.counts or {}).get(f) for f in funcs}
+
+    def recorded_modules(self):
+        """The basenames of info's dlmopen_recorded paths, sorted."""
+        return sorted(os.path.basename(m) for p in (self.info or {}).get("processes", [])
+                      for m in p.get("dlmopen_recorded", []))
 
     def check_run(self, problems):
         """Output and status as without callmon; recorded and readable."""
@@ -121,6 +135,61 @@ def check_unsafe(a, plain, other, path, problems):
         problems.append(f"{other.name}: info's text does not say it: {other.info_text[-800:]!r}")
 
 
+# The modes whose probes bind to the runtime when a module is loaded in the base namespace
+# (its constructors' calls recorded under dlopen); the others are patched after the load.
+BOUND_AT_LOAD = {"cyg", "pg", "fentry"}
+CTOR_FUNCS = ("plugin_ctor", "ctor_helper")
+AFTER_FUNCS = ("plugin_entry", "plugin_helper", "inner_entry", "inner_helper", "getpid")
+
+
+def check_ctor_plugin(a, exe, problems):
+    """libcmplugin_ctor.so dlopen'ed, dlmopen'ed, and dlmopen'ed with --no-libcall: what its
+    constructor did is recorded only where said; what it does after its load as dlopen'ed."""
+    lib = "libcmplugin_ctor.so"
+    plain = Case(a, exe, ["dlopen", lib], "ctor-dlopen")
+    other = Case(a, exe, ["dlmopen", lib], "ctor-dlmopen")
+    nolib = Case(a, exe, ["dlmopen", lib], "ctor-dlmopen-nolibcall", ["--no-libcall"])
+    for c in (plain, other, nolib):
+        c.check_run(problems)
+        c.check_clean(problems)
+    # After the load: the plugin's own calls, those of the module it loads with its
+    # namespace's dlopen, and its library call, as under dlopen.
+    want = {"plugin_entry": 1, "plugin_helper": 4, "inner_entry": 1, "inner_helper": 4,
+            "getpid": 1}
+    if plain.plugin_counts(AFTER_FUNCS) != want:
+        problems.append(f"ctor-dlopen: counts {plain.plugin_counts(AFTER_FUNCS)}, expected {want}")
+    if other.plugin_counts(AFTER_FUNCS) != want:
+        problems.append(f"ctor-dlmopen: counts {other.plugin_counts(AFTER_FUNCS)}, expected "
+                        f"{want} (dlopen's)")
+    want_nolib = dict(want, getpid=None)
+    if nolib.plugin_counts(AFTER_FUNCS) != want_nolib:
+        problems.append(f"ctor-dlmopen-nolibcall: counts {nolib.plugin_counts(AFTER_FUNCS)}, "
+                        f"expected {want_nolib}")
+    # The constructor: under dlopen recorded where the probes bind at load; under dlmopen
+    # in no mode, and said.
+    bound = {"plugin_ctor": 1, "ctor_helper": 3} if a.mode in BOUND_AT_LOAD else \
+        {"plugin_ctor": None, "ctor_helper": None}
+    if plain.plugin_counts(CTOR_FUNCS) != bound:
+        problems.append(f"ctor-dlopen: constructor counts {plain.plugin_counts(CTOR_FUNCS)}, "
+                        f"expected {bound}")
+    if other.plugin_counts(CTOR_FUNCS) != {"plugin_ctor": None, "ctor_helper": None}:
+        problems.append(f"ctor-dlmopen: constructor counts {other.plugin_counts(CTOR_FUNCS)}, "
+                        "expected none (docs/record.md, 'dlmopen')")
+    modules = ["libcmplugin_ctor.so", "libcmplugin_inner.so"]
+    for c in (other, nolib):
+        if c.recorded_modules() != modules:
+            problems.append(f"{c.name}: info dlmopen_recorded {c.recorded_modules()}, "
+                            f"expected {modules}")
+        path = os.path.realpath(os.path.join(a.work, lib))
+        said = ("loaded with dlmopen into another namespace, recorded once patched after its "
+                f"load (its constructors' calls are not): {path}")
+        if said not in c.info_text:
+            problems.append(f"{c.name}: info does not say {said!r}: {c.info_text[-800:]!r}")
+    if plain.recorded_modules():
+        problems.append(f"ctor-dlopen: info dlmopen_recorded {plain.recorded_modules()}")
+    return [plain, other, nolib]
+
+
 def main():
     a = run_fixture.program_test_args(__doc__, ["cyg", "pg", "fentry", "patchable", "patch",
                                                 "xray"],
@@ -128,6 +197,8 @@ def main():
     flags = ["-O2", "-g", "-I", PROGRAMS, *run_fixture.MODE_FLAGS[a.mode]]
     exe = os.path.join(a.work, "dlmopen")
     for cc, src, lib in ((a.cc, "dlopen_plugin.c", "libcmplugin.so"),
+                         (a.cc, "dlmopen_plugin_ctor.c", "libcmplugin_ctor.so"),
+                         (a.cc, "dlmopen_plugin_inner.c", "libcmplugin_inner.so"),
                          (a.cc, "dlmopen_plugin_jmp.c", "libcmplugin_jmp.so"),
                          (a.cxx, "dlmopen_plugin_throw.cpp", "libcmplugin_throw.so")):
         subprocess.run([cc, *flags, "-fPIC", "-shared", "-o", os.path.join(a.work, lib),
@@ -178,7 +249,8 @@ def main():
         other = Case(a, exe, ["dlmopen", lib], f"{kind}-dlmopen")
         unsafe += [c for c in (plain, other) if c]
         check_unsafe(a, plain, other, os.path.realpath(os.path.join(a.work, lib)), problems)
-    for c in (base, once, twice, existing, *unsafe):
+    ctor = check_ctor_plugin(a, exe, problems)
+    for c in (base, once, twice, existing, *unsafe, *ctor):
         print(f"{c.name}: status {c.rec.returncode}, plugin {c.plugin_counts()}")
     return run_fixture.report_problems(problems)
 
