@@ -6,7 +6,8 @@ where that is safe, and said where it is not (docs/record.md, "dlmopen").
 - dlopen_plugin.c (libcmplugin.so): in every mode, the calls of plugin_entry and
   plugin_helper under dlmopen are exactly those under dlopen (and twice those when the
   program loads, closes and loads it again: a second namespace at the same place; the same
-  when it goes into a namespace made before, for libm);
+  when it goes into a namespace made before, for libm; twice those when it is called again
+  after the program closed and opened libm, a pass that looks at every module anew: `churn`);
   `callmon record` warns of nothing and `callmon info` lists no problem.
 - dlmopen_plugin_jmp.c (libcmplugin_jmp.so, it longjmps out of its helper) and
   dlmopen_plugin_throw.cpp (libcmplugin_throw.so, a C++ throw out of its helper): recorded
@@ -217,7 +218,10 @@ def main():
     once = Case(a, exe, ["dlmopen"], "dlmopen")
     twice = Case(a, exe, ["twice"], "twice")
     existing = Case(a, exe, ["existing"], "existing")
-    for c in (base, once, twice, existing):
+    # A pass after a dlclose looks at the dlmopen'ed plugin anew: it stays recorded (on
+    # c8ad89b, -finstrument-functions and -pg modes: said "not recorded" by record and info).
+    churn = Case(a, exe, ["churn"], "churn")
+    for c in (base, once, twice, existing, churn):
         c.check_run(problems)
         c.check_clean(problems)
     want = base.plugin_counts()
@@ -227,11 +231,13 @@ def main():
         problems.append(f"dlmopen: plugin counts {once.plugin_counts()}, dlopen's {want}")
     if existing.plugin_counts() != want:
         problems.append(f"existing: plugin counts {existing.plugin_counts()}, dlopen's {want}")
+    if churn.plugin_counts() != {f: 2 * n for f, n in want.items() if n is not None}:
+        problems.append(f"churn: plugin counts {churn.plugin_counts()}, twice dlopen's {want}")
     if twice.plugin_counts() != {f: 2 * n for f, n in want.items() if n is not None}:
         problems.append(f"twice: plugin counts {twice.plugin_counts()}, twice dlopen's {want}")
     # The program's own functions as under dlopen (gcc -O2 leaves after_load too short for
     # --patch: absent from both).
-    for c, times in ((once, 1), (twice, 2), (existing, 1)):
+    for c, times in ((once, 1), (twice, 2), (existing, 1), (churn, 1)):
         for fn in ("main", "load_in_namespace", "after_load"):
             b = (base.counts or {}).get(fn)
             expect = b * times if b is not None and fn == "load_in_namespace" else b
@@ -250,7 +256,7 @@ def main():
         unsafe += [c for c in (plain, other) if c]
         check_unsafe(a, plain, other, os.path.realpath(os.path.join(a.work, lib)), problems)
     ctor = check_ctor_plugin(a, exe, problems)
-    for c in (base, once, twice, existing, *unsafe, *ctor):
+    for c in (base, once, twice, existing, churn, *unsafe, *ctor):
         print(f"{c.name}: status {c.rec.returncode}, plugin {c.plugin_counts()}")
     return run_fixture.report_problems(problems)
 
