@@ -21,7 +21,7 @@ where that is safe, and said where it is not (docs/record.md, "dlmopen").
   the patched ones. What it does after its load is recorded as dlopen'ed: the module it
   loads itself with its namespace's dlopen (libcmplugin_inner.so, dlmopen_plugin_inner.c:
   inner_entry, inner_helper) and its library call getpid() into its namespace's libc (none
-  with --no-libcall). On c8ad89b inner_*, getpid and the info line were missing.
+  with --no-libcall; the same dlmopen'ed RTLD_LAZY). On c8ad89b inner_*, getpid and the info line were missing.
 In each case the program's output and status are those of its plain run.
 
   run_dlmopen.py --callmon build/bin/callmon --cc gcc --cxx g++ --mode MODE --work DIR
@@ -144,13 +144,15 @@ AFTER_FUNCS = ("plugin_entry", "plugin_helper", "inner_entry", "inner_helper", "
 
 
 def check_ctor_plugin(a, exe, problems):
-    """libcmplugin_ctor.so dlopen'ed, dlmopen'ed, and dlmopen'ed with --no-libcall: what its
-    constructor did is recorded only where said; what it does after its load as dlopen'ed."""
+    """libcmplugin_ctor.so dlopen'ed, and dlmopen'ed (RTLD_NOW, with --no-libcall, RTLD_LAZY):
+    what its constructor did is recorded only where said; what it does after its load as
+    dlopen'ed."""
     lib = "libcmplugin_ctor.so"
     plain = Case(a, exe, ["dlopen", lib], "ctor-dlopen")
     other = Case(a, exe, ["dlmopen", lib], "ctor-dlmopen")
     nolib = Case(a, exe, ["dlmopen", lib], "ctor-dlmopen-nolibcall", ["--no-libcall"])
-    for c in (plain, other, nolib):
+    lazy = Case(a, exe, ["lazy", lib], "ctor-dlmopen-lazy")  # RTLD_LAZY: words bound late
+    for c in (plain, other, nolib, lazy):
         c.check_run(problems)
         c.check_clean(problems)
     # After the load: the plugin's own calls, those of the module it loads with its
@@ -159,9 +161,10 @@ def check_ctor_plugin(a, exe, problems):
             "getpid": 1}
     if plain.plugin_counts(AFTER_FUNCS) != want:
         problems.append(f"ctor-dlopen: counts {plain.plugin_counts(AFTER_FUNCS)}, expected {want}")
-    if other.plugin_counts(AFTER_FUNCS) != want:
-        problems.append(f"ctor-dlmopen: counts {other.plugin_counts(AFTER_FUNCS)}, expected "
-                        f"{want} (dlopen's)")
+    for c in (other, lazy):
+        if c.plugin_counts(AFTER_FUNCS) != want:
+            problems.append(f"{c.name}: counts {c.plugin_counts(AFTER_FUNCS)}, expected "
+                            f"{want} (dlopen's)")
     want_nolib = dict(want, getpid=None)
     if nolib.plugin_counts(AFTER_FUNCS) != want_nolib:
         problems.append(f"ctor-dlmopen-nolibcall: counts {nolib.plugin_counts(AFTER_FUNCS)}, "
@@ -173,11 +176,11 @@ def check_ctor_plugin(a, exe, problems):
     if plain.plugin_counts(CTOR_FUNCS) != bound:
         problems.append(f"ctor-dlopen: constructor counts {plain.plugin_counts(CTOR_FUNCS)}, "
                         f"expected {bound}")
-    if other.plugin_counts(CTOR_FUNCS) != {"plugin_ctor": None, "ctor_helper": None}:
-        problems.append(f"ctor-dlmopen: constructor counts {other.plugin_counts(CTOR_FUNCS)}, "
-                        "expected none (docs/record.md, 'dlmopen')")
     modules = ["libcmplugin_ctor.so", "libcmplugin_inner.so"]
-    for c in (other, nolib):
+    for c in (other, nolib, lazy):
+        if c.plugin_counts(CTOR_FUNCS) != {"plugin_ctor": None, "ctor_helper": None}:
+            problems.append(f"{c.name}: constructor counts {c.plugin_counts(CTOR_FUNCS)}, "
+                            "expected none (docs/record.md, 'dlmopen')")
         if c.recorded_modules() != modules:
             problems.append(f"{c.name}: info dlmopen_recorded {c.recorded_modules()}, "
                             f"expected {modules}")
@@ -188,7 +191,7 @@ def check_ctor_plugin(a, exe, problems):
             problems.append(f"{c.name}: info does not say {said!r}: {c.info_text[-800:]!r}")
     if plain.recorded_modules():
         problems.append(f"ctor-dlopen: info dlmopen_recorded {plain.recorded_modules()}")
-    return [plain, other, nolib]
+    return [plain, other, nolib, lazy]
 
 
 def main():
