@@ -88,6 +88,7 @@ Result<RecordingInfo> gather_info(const format::Recording& rec, const ProgressFn
     pi.xray_refused = meta.xray_refused;
     pi.patching = meta.patched_modules;
     pi.dlmopen_modules = meta.dlmopen_modules;
+    pi.dlmopen_recorded = meta.dlmopen_recorded;
     if (std::optional<format::ProbeCost> c = process_probe_cost(proc)) {
       size_t measured = std::count_if(meta.calibrations.begin(), meta.calibrations.end(),
                                       [](const format::ProbeCost& k) { return k.measured(); });

@@ -92,6 +92,9 @@ struct ProcessInfo {
   std::vector<format::PatchedModule> patching;
   // Instrumented modules loaded with dlmopen into another namespace: not recorded.
   std::vector<std::string> dlmopen_modules;
+  // Modules of another namespace recorded, their constructors' calls not (a note, not a
+  // problem: docs/record.md, "dlmopen").
+  std::vector<std::string> dlmopen_recorded;
   std::vector<ThreadInfo> threads;
 };
 

@@ -229,6 +229,9 @@ bool parse_record(ProcessMeta& m, std::string_view name, std::string_view rest,
   } else if (name == "dlmopen-module") {
     if (rest.empty()) return false;
     m.dlmopen_modules.emplace_back(rest);
+  } else if (name == "dlmopen-recorded") {
+    if (rest.empty()) return false;
+    m.dlmopen_recorded.emplace_back(rest);
   } else {
     known = false;
   }

@@ -128,6 +128,9 @@ struct ProcessMeta {
   // `dlmopen-module` lines: instrumented modules the program loaded into another link
   // namespace (dlmopen), whose calls were not recorded (docs/format.md).
   std::vector<std::string> dlmopen_modules;
+  // `dlmopen-recorded` lines: modules of another link namespace whose calls were recorded
+  // from the end of their load (their constructors' calls were not; docs/format.md).
+  std::vector<std::string> dlmopen_recorded;
 
   // The calibration compensation uses: the cheapest one (by outer cost; the first of equal
   // ones). A calibration the host slowed down is too high, never too low. One not

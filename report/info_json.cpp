@@ -130,6 +130,7 @@ std::string render_info_json(const analysis::RecordingInfo& info) {
     }
     // Only when the program dlmopen'ed an instrumented module: other files stay as they were.
     if (!p.dlmopen_modules.empty()) pj["dlmopen_modules"] = p.dlmopen_modules;
+    if (!p.dlmopen_recorded.empty()) pj["dlmopen_recorded"] = p.dlmopen_recorded;
     // Only with --patch: the files of other recordings stay as they were.
     if (!patching.empty()) pj["patching"] = std::move(patching);
     procs.push_back(std::move(pj));

@@ -178,6 +178,9 @@ std::string render_info_text(const analysis::RecordingInfo& info) {
       for (const format::PatchRefusal& r : m.refusals)
         out += fmt::format("      refused {} (0x{:x}): {}\n", r.name, r.address, r.reason);
     }
+    for (const std::string& m : p.dlmopen_recorded)
+      out += fmt::format("    loaded with dlmopen into another namespace, recorded once patched "
+                         "after its load (its constructors' calls are not): {}\n", m);
     for (const analysis::ThreadInfo& t : p.threads) {
       out += fmt::format(
           "    thread {} \"{}\": {}, {}, {}, +{} to +{} (duration {}), {} bytes on disk, {} bytes/call\n",

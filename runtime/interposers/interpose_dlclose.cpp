@@ -30,16 +30,20 @@ DlcloseFn real_dlclose() {
 }  // namespace
 
 // The scans before and after are the recorder's time, not the caller's: PAUSEs.
-CALLMON_EXPORT int dlclose(void* handle) {
+// Also the other namespaces' dlclose (ns_dl_trampolines.S), with their own real function.
+extern "C" __attribute__((visibility("hidden"))) int callmon_dlclose_with(void* handle,
+                                                                       DlcloseFn real) {
   uint64_t from = callmon::rt::read_ticks();
   callmon::rt::modules_before_unload();
   callmon::rt::note_pause(from, callmon::rt::read_ticks());
   // `record -p`: the detach waits while an unloaded module's entries may still be listed.
   const bool unloading = callmon::rt::attach_dl_unload_begin();
-  int rc = real_dlclose()(handle);
+  int rc = real(handle);
   from = callmon::rt::read_ticks();
   callmon::rt::modules_after_unload();
   callmon::rt::attach_dl_after_unload(unloading);  // `record -p`: its list forgets them
   callmon::rt::note_pause(from, callmon::rt::read_ticks());
   return rc;
 }
+
+CALLMON_EXPORT int dlclose(void* handle) { return callmon_dlclose_with(handle, real_dlclose()); }

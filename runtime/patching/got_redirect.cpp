@@ -28,6 +28,7 @@
 #include "runtime/patching/got_slots.hpp"
 #include "runtime/patching/got_stub.hpp"
 #include "runtime/patching/got_symbols.hpp"
+#include "runtime/patching/namespace_walk.hpp"
 #include "runtime/patching/sled_elf.hpp"
 
 namespace callmon::rt {
@@ -367,7 +368,78 @@ void redirect(const GotSlot& s, void* p) {
 
 bool enabled() { return read_options().libcall[0] != '0'; }
 
+// A module of another namespace (libcall_patch_namespace_module).
+struct NsCtx {
+  uintptr_t lo, hi;  // its mapped range: a lazy word points at its PLT
+  DynTables own;
+  bool (*instrumented)(uintptr_t base, const void* dyn);
+};
+
+// As `redirect`, with the namespace's definitions: the loader's binding there is the first
+// definition in that namespace's load order (namespace_definition), not the base scope's.
+void redirect_ns(const GotSlot& s, void* p) {
+  const NsCtx& c = *static_cast<const NsCtx*>(p);
+  if (!s.name || s.type != R_X86_64_JUMP_SLOT || excluded(s.name)) return;
+  const uintptr_t cur = __atomic_load_n(s.slot, __ATOMIC_RELAXED);
+  if (cur == 0 || got_is_stub(cur)) return;
+  const link_map* lm = nullptr;
+  const Elf64_Sym* sym = nullptr;
+  if (!namespace_definition(s.name, dyn_needed_version(c.own, s.name), &lm, &sym)) {
+    ++g_refused;  // unresolvable now: the loader's lazy binding decides at the call
+    return;
+  }
+  const uintptr_t at = lm->l_addr + sym->st_value;
+  if (at >= c.lo && at < c.hi) return;  // its own function
+  // The loader and the vDSO (the runtime is in the base namespace only). No dladdr here:
+  // it takes the loader's other lock, which a dlopen holding the walk's one may wait for.
+  const char* n = lm->l_name;
+  if (n && (strstr(n, "/ld-linux") || strstr(n, "/ld.so") || strstr(n, "linux-vdso"))) return;
+  if (c.instrumented(lm->l_addr, lm->l_ld)) return;  // its own hooks record it
+  const bool lazy = cur >= c.lo && cur < c.hi;
+  uintptr_t target = 0;
+  if (ELF64_ST_TYPE(sym->st_info) == STT_FUNC) {
+    if (!lazy && cur != at) {
+      ++g_refused;  // bound elsewhere than the look-up says: left to what the loader did
+      return;
+    }
+    target = at;
+  } else if (ELF64_ST_TYPE(sym->st_info) == STT_GNU_IFUNC) {
+    target = lazy ? reinterpret_cast<uintptr_t (*)()>(at)() : cur;  // as the loader would
+  } else {
+    return;
+  }
+  const uintptr_t stub = got_stub_add(LibcallData{at, target});
+  if (!stub) {
+    ++g_refused;
+    return;
+  }
+  remember_name(at, s.name);
+  g_pending_now[g_pending_count] = cur;
+  g_pending[g_pending_count++] = {s.slot, stub};
+  if (g_pending_count == sizeof g_pending / sizeof g_pending[0]) flush_pending();
+}
+
 }  // namespace
+
+void libcall_patch_namespace_module(const dl_phdr_info* info, const void* dyn,
+                                    bool (*instrumented)(uintptr_t base, const void* dyn)) {
+  if (!enabled()) return;
+  ErrnoSaver es;
+  NsCtx c{UINTPTR_MAX, 0, dyn_tables(info->dlpi_addr, dyn), instrumented};
+  for (int i = 0; i < info->dlpi_phnum; ++i) {
+    const auto& ph = info->dlpi_phdr[i];
+    if (ph.p_type != PT_LOAD) continue;
+    const uintptr_t lo = info->dlpi_addr + ph.p_vaddr;
+    if (lo < c.lo) c.lo = lo;
+    if (lo + ph.p_memsz > c.hi) c.hi = lo + ph.p_memsz;
+  }
+  if (c.lo >= c.hi) return;
+  Imports im{false, false};
+  for_each_got_slot(info->dlpi_addr, dyn, note_import, &im);
+  if (im.cyg) g_libcall_cyg_program = true;
+  for_each_got_slot(info->dlpi_addr, dyn, redirect_ns, &c);
+  flush_pending();
+}
 
 void libcall_patch_modules() {
   if (!enabled()) return;

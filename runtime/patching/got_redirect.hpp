@@ -5,6 +5,8 @@
 
 #include <cstdint>
 
+struct dl_phdr_info;
+
 namespace callmon::rt {
 
 // Redirects the JUMP_SLOT entries of every instrumented module not handled yet. Called from
@@ -17,6 +19,17 @@ void libcall_patch_modules();
 // listed (attach_collect.hpp) rather than written; the stubs stay mapped after the detach
 // (a call may be on its way through one).
 void libcall_attach_pass();
+
+// Library calls of a module of another link namespace (namespace_patch.cpp) whose calls
+// the runtime records and which imports nothing that unwinds or jumps: each JUMP_SLOT bound,
+// or to be bound lazily, to a function of another module of its namespace (that
+// namespace's libc) goes through a probe as in the base namespace, unless
+// `instrumented(base, dyn)` says that module's functions record themselves. The
+// definitions are looked up in that namespace (namespace_walk.hpp), so only from inside
+// for_each_other_namespace_module's visit; under the sled pass's lock. GLOB_DAT words are
+// left alone there. Does nothing under CALLMON_LIBCALL=0.
+void libcall_patch_namespace_module(const dl_phdr_info* info, const void* dyn,
+                                    bool (*instrumented)(uintptr_t base, const void* dyn));
 
 // How many slots are redirected in this process, and how many were refused (excluded
 // names, GLOB_DAT slots, unresolvable targets): for `callmon info` (meta file).

@@ -9,7 +9,9 @@
 
 #include "runtime/core/sys.hpp"
 #include "runtime/patching/entry_patch.hpp"
+#include "runtime/patching/got_redirect.hpp"
 #include "runtime/patching/got_slots.hpp"
+#include "runtime/patching/namespace_dl.hpp"
 #include "runtime/patching/namespace_walk.hpp"
 #include "runtime/patching/sled_patch.hpp"
 
@@ -77,8 +79,9 @@ void redirect_slot(const GotSlot& slot, void* p) {
   else if (!strcmp(n, "__cyg_profile_func_exit")) ours = reinterpret_cast<uintptr_t>(&__cyg_profile_func_exit);
   else if (r.pg && (!strcmp(n, "mcount") || !strcmp(n, "_mcount"))) ours = reinterpret_cast<uintptr_t>(&mcount);
   else if (r.pg && !strcmp(n, "__fentry__")) ours = reinterpret_cast<uintptr_t>(&__fentry__);
-  if (!ours || *slot.slot == ours) return;
-  if (store_got_slot(slot.slot, ours)) ++r.done;
+  if (!ours) return;
+  // Already the runtime's: a pass after a dlclose looks at every module again (visit).
+  if (*slot.slot == ours || store_got_slot(slot.slot, ours)) ++r.done;
   else ++r.failed;
 }
 
@@ -88,6 +91,9 @@ struct Decided {
   uintptr_t base;
   const void* dyn;
   NsState state;
+  bool own_hooks;  // its functions record themselves (probes, sleds or entries patched)
+  bool libcalls;   // its library calls get probes (got_redirect.hpp): recorded, hijack-safe
+  bool libcalls_done;
 };
 constexpr unsigned kMaxDecided = 256;
 Decided g_decided[kMaxDecided];
@@ -114,6 +120,9 @@ int visit(dl_phdr_info* info, size_t, void*) {
   }
   const void* dyn = dynamic_of(info);
   if (!dyn || find(info->dlpi_addr, dyn)) return 0;
+  // Its own dlopen & co. lead to the runtime first (namespace_dl.hpp), whatever is decided
+  // below: the modules it loads are looked at too.
+  namespace_dl_redirect(info, dyn);
   Imports im;
   for_each_got_slot(info->dlpi_addr, dyn, scan_slot, &im);
   const bool none = im.never != nullptr;
@@ -130,15 +139,41 @@ int visit(dl_phdr_info* info, size_t, void*) {
     b.str(none ? im.never : im.hijack_unsafe).str(": not patched");
   }
   entry_patch_module(info, hijack_ok ? nullptr : b.c_str());
-  const bool recorded = r.done || (sleds && hijack_ok) || (sleds & kSledXray);
+  bool entries = false;  // --patch patched some of its functions
+  for (int i = 0; i < info->dlpi_phnum && hijack_ok; ++i) {
+    const auto& ph = info->dlpi_phdr[i];
+    const uintptr_t lo = info->dlpi_addr + ph.p_vaddr;
+    if (ph.p_type == PT_LOAD && (ph.p_flags & PF_X) && entry_patched_code(lo, lo + ph.p_filesz))
+      entries = true;
+  }
+  const bool recorded = r.done || (sleds && hijack_ok) || (sleds & kSledXray) || entries;
   bool refused = none ? (im.cyg || im.pg || sleds) : (im.pg && !hijack_ok) || r.failed ||
                                                       ((sleds & kSledLists) && !hijack_ok);
   // Published after the entry is filled: the module scan reads the table under its own lock.
   unsigned n = g_decided_count;
   if (n < kMaxDecided) {
-    g_decided[n] = {info->dlpi_addr, dyn, refused ? kNsRefused : recorded ? kNsRecorded : kNsUnknown};
+    g_decided[n] = {info->dlpi_addr, dyn, refused ? kNsRefused : recorded ? kNsRecorded : kNsUnknown,
+                    recorded || refused || entries || im.cyg || im.pg || sleds != 0,
+                    (recorded || entries) && hijack_ok && !refused, false};
     __atomic_store_n(&g_decided_count, n + 1, __ATOMIC_RELEASE);
   }
+  return 0;
+}
+
+// Whether the functions of the module at `base` record themselves: a library call into it
+// is recorded by its own hooks. A module not decided (none should be, after the first walk)
+// counts as not.
+bool own_hooks(uintptr_t base, const void* dyn) {
+  const Decided* d = find(base, dyn);
+  return d && d->own_hooks;
+}
+
+// The second walk: every module decided, so a call into an instrumented one is known as such.
+int visit_libcalls(dl_phdr_info* info, size_t, void*) {
+  Decided* d = find(info->dlpi_addr, dynamic_of(info));
+  if (!d || !d->libcalls || d->libcalls_done) return 0;
+  d->libcalls_done = true;
+  libcall_patch_namespace_module(info, d->dyn, own_hooks);
   return 0;
 }
 
@@ -147,6 +182,8 @@ int visit(dl_phdr_info* info, size_t, void*) {
 void namespace_patch_modules() {
   for_each_other_namespace_module(visit, nullptr);
   entry_patch_namespaces_done();
+  // Their library calls (got_redirect.hpp), after the base namespace's as there.
+  for_each_other_namespace_module(visit_libcalls, nullptr);
 }
 
 NsState namespace_module_state(uintptr_t base, const void* dyn) {

@@ -9,7 +9,10 @@
 // imports a function which unwinds, jumps or switches stacks (the namespace's unwinder and
 // longjmp are not the runtime's interposed ones, and would meet a hijacked return), and
 // every mode for one that starts processes or threads itself (the runtime's fork and thread
-// handling would not run). A refused module keeps its `dlmopen-module` meta line.
+// handling would not run). A refused module keeps its `dlmopen-module` meta line. Besides,
+// every such module's dl* GOT words lead to the runtime first (namespace_dl.hpp), and the
+// recorded, hijack-safe ones get library-call probes (got_redirect.hpp) in a second walk.
+// Their constructors' calls are not recorded (docs/patching.md, "Other link namespaces").
 #pragma once
 
 #include <cstdint>

@@ -12,6 +12,8 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "runtime/patching/got_symbols.hpp"
+
 namespace callmon::rt {
 namespace {
 
@@ -45,6 +47,9 @@ const ElfW(Phdr)* phdrs_of(const link_map* l, int* count) {
   return nullptr;
 }
 
+// The namespace whose modules `walk` is visiting (namespace_symbol).
+const r_debug_extended* g_current_ns = nullptr;
+
 struct Walk {
   int (*visit)(dl_phdr_info*, size_t, void*);
   void* ctx;
@@ -69,6 +74,7 @@ int walk(dl_phdr_info* program, size_t, void* p) {
   if (!base || base->base.r_version < 2) return 1;  // one namespace (or an older glibc)
   for (const r_debug_extended* ns = base->r_next; ns; ns = ns->r_next)
     for (link_map* l = ns->base.r_map; l; l = l->l_next) {
+      g_current_ns = ns;
       if (!l->l_name || !l->l_name[0] || in_base(base, l)) continue;
       dl_phdr_info info{};
       int phnum = 0;
@@ -79,12 +85,37 @@ int walk(dl_phdr_info* program, size_t, void* p) {
       info.dlpi_name = l->l_name;
       info.dlpi_adds = program->dlpi_adds;
       info.dlpi_subs = program->dlpi_subs;
-      if (w.visit(&info, sizeof info, w.ctx) != 0) return 1;
+      const int stop = w.visit(&info, sizeof info, w.ctx);
+      g_current_ns = nullptr;
+      if (stop != 0) return 1;
     }
+  g_current_ns = nullptr;
   return 1;  // the program only
 }
 
 }  // namespace
+
+bool namespace_definition(const char* name, const char* version, const link_map** def,
+                          const Elf64_Sym** sym) {
+  if (!g_current_ns) return false;
+  for (const link_map* l = g_current_ns->base.r_map; l; l = l->l_next) {
+    if (!l->l_ld || (l->l_name && strstr(l->l_name, "linux-vdso"))) continue;
+    const Elf64_Sym* s = dyn_lookup_version(dyn_tables(l->l_addr, l->l_ld), name, version);
+    if (!s) continue;
+    *def = l;
+    *sym = s;
+    return true;
+  }
+  return false;
+}
+
+uintptr_t namespace_symbol(const char* name, const char* version) {
+  const link_map* l = nullptr;
+  const Elf64_Sym* s = nullptr;
+  if (!namespace_definition(name, version, &l, &s)) return 0;
+  if (ELF64_ST_TYPE(s->st_info) != STT_FUNC) return 0;  // an ifunc: not resolved here
+  return l->l_addr + s->st_value;
+}
 
 void for_each_other_namespace_module(int (*visit)(dl_phdr_info*, size_t, void*), void* ctx) {
   Walk w{visit, ctx};

@@ -5,9 +5,12 @@
 #pragma once
 
 #include <cstddef>
+#include <elf.h>
+
 #include <cstdint>
 
 struct dl_phdr_info;
+struct link_map;
 
 namespace callmon::rt {
 
@@ -21,5 +24,18 @@ namespace callmon::rt {
 // lock keeps the lists still; so `visit` must not dlopen/dlclose. A non-zero return from
 // visit stops the walk. Nothing with glibc before 2.35.
 void for_each_other_namespace_module(int (*visit)(dl_phdr_info*, size_t, void*), void* ctx);
+
+// From inside `visit` only (the lists held still): the address the loader would bind the
+// current module's reference to `name` (with `version`, nullptr: unversioned) to, looking
+// in the module's own namespace in its load order (the module, its dependencies, that
+// namespace's libc); 0 if none defines it or the definition is an ifunc. For the dl*
+// functions of that namespace's libc (namespace_dl.hpp).
+uintptr_t namespace_symbol(const char* name, const char* version);
+
+// The same look-up, giving the definition itself: its module (link_map) and its dynamic
+// symbol (a function, an ifunc, or anything else); false if no module of the namespace
+// defines it. From inside `visit` only.
+bool namespace_definition(const char* name, const char* version, const link_map** def,
+                          const Elf64_Sym** sym);
 
 }  // namespace callmon::rt

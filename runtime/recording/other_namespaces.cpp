@@ -25,11 +25,27 @@ struct Said {
 };
 Said g_said[kMaxSaid];
 unsigned g_said_count = 0;
+// Modules recorded (`dlmopen-recorded` lines written), likewise.
+Said g_recorded[kMaxSaid];
+unsigned g_recorded_count = 0;
 
-bool said(uintptr_t base, const void* dyn) {
-  for (unsigned i = 0; i < g_said_count; ++i)
-    if (g_said[i].base == base && g_said[i].dyn == dyn) return true;
+bool in(const Said* list, unsigned count, uintptr_t base, const void* dyn) {
+  for (unsigned i = 0; i < count; ++i)
+    if (list[i].base == base && list[i].dyn == dyn) return true;
   return false;
+}
+
+bool said(uintptr_t base, const void* dyn) { return in(g_said, g_said_count, base, dyn); }
+
+// A module the sled pass recorded: recorded from the end of its load only, its
+// constructors' calls (made inside the dlmopen or dlopen, before any pass could run) not.
+void say_recorded(uintptr_t base, const void* dyn, const char* name) {
+  if (in(g_recorded, g_recorded_count, base, dyn) || g_recorded_count == kMaxSaid) return;
+  g_recorded[g_recorded_count++] = Said{base, dyn};
+  char line[PATH_MAX + 32];
+  LineBuf b(line, sizeof line);
+  b.str("dlmopen-recorded ").str(name).ch('\n');
+  meta_append(b.c_str(), static_cast<unsigned>(b.size()));
 }
 
 // A probe a module built for callmon imports: -finstrument-functions, -pg, -pg -mfentry.
@@ -65,7 +81,8 @@ int visit(dl_phdr_info* info, size_t, void*) {
     if (info->dlpi_phdr[i].p_type == PT_DYNAMIC) {
       const void* dyn = reinterpret_cast<const void*>(info->dlpi_addr + info->dlpi_phdr[i].p_vaddr);
       NsState st = namespace_module_state(info->dlpi_addr, dyn);
-      if (st != kNsRecorded && !said(info->dlpi_addr, dyn))
+      if (st == kNsRecorded) say_recorded(info->dlpi_addr, dyn, info->dlpi_name);
+      else if (!said(info->dlpi_addr, dyn))
         say(info->dlpi_addr, dyn, info->dlpi_name, st == kNsRefused);
     }
   return 0;

@@ -6,13 +6,22 @@ where that is safe, and said where it is not (docs/record.md, "dlmopen").
 - dlopen_plugin.c (libcmplugin.so): in every mode, the calls of plugin_entry and
   plugin_helper under dlmopen are exactly those under dlopen (and twice those when the
   program loads, closes and loads it again: a second namespace at the same place; the same
-  when it goes into a namespace made before, for libm);
+  when it goes into a namespace made before, for libm; twice those when it is called again
+  after the program closed and opened libm, a pass that looks at every module anew: `churn`);
   `callmon record` warns of nothing and `callmon info` lists no problem.
 - dlmopen_plugin_jmp.c (libcmplugin_jmp.so, it longjmps out of its helper) and
   dlmopen_plugin_throw.cpp (libcmplugin_throw.so, a C++ throw out of its helper): recorded
   the same in the modes whose exit is not a hijacked return (-finstrument-functions, XRay);
   in the others (-pg, -pg -mfentry, nop sleds: not recorded, said by record's closing
   warning and info's problems; --patch: not patched, info's entry-patching line says why).
+- dlmopen_plugin_ctor.c (libcmplugin_ctor.so): its constructor's calls (ctor_helper), made
+  inside the dlmopen, are not recorded in any mode, and `info` says so of it and of the
+  module it loads (a `dlmopen-recorded` line each); under dlopen they are in the modes whose
+  probes bind to the runtime at load (-finstrument-functions, -pg, -pg -mfentry) and not in
+  the patched ones. What it does after its load is recorded as dlopen'ed: the module it
+  loads itself with its namespace's dlopen (libcmplugin_inner.so, dlmopen_plugin_inner.c:
+  inner_entry, inner_helper) and its library call getpid() into its namespace's libc (none
+  with --no-libcall; the same dlmopen'ed RTLD_LAZY). On c8ad89b inner_*, getpid and the info line were missing.
 In each case the program's output and status are those of its plain run.
 
   run_dlmopen.py --callmon build/bin/callmon --cc gcc --cxx g++ --mode MODE --work DIR
@@ -38,13 +47,14 @@ SENTENCE = "1 module loaded with dlmopen into another namespace is not recorded:
 class Case:
     """One program run: its plain result and its recording, counted."""
 
-    def __init__(self, a, exe, args, name):
+    def __init__(self, a, exe, args, name, record_args=()):
         self.args = args
         self.name = name
         self.plain = subprocess.run([exe, *args], capture_output=True, text=True, timeout=60,
                                     cwd=a.work)
         self.data = os.path.join(a.work, name + ".data")
-        cmd = [a.callmon, "record", *run_fixture.MODE_RECORD_ARGS.get(a.mode, []), "-o",
+        cmd = [a.callmon, "record", *run_fixture.MODE_RECORD_ARGS.get(a.mode, []),
+               *record_args, "-o",
                self.data, "--", exe, *args]
         self.rec = subprocess.run(cmd, capture_output=True, text=True, timeout=120, cwd=a.work)
         rep = subprocess.run([a.callmon, "report", "--format=json", "-d", self.data],
@@ -58,8 +68,13 @@ class Case:
                                         capture_output=True, text=True, timeout=120,
                                         cwd=a.work).stdout
 
-    def plugin_counts(self):
-        return {f: (self.counts or {}).get(f) for f in PLUGIN_FUNCS}
+    def plugin_counts(self, funcs=PLUGIN_FUNCS):
+        return {f: (self.counts or {}).get(f) for f in funcs}
+
+    def recorded_modules(self):
+        """The basenames of info's dlmopen_recorded paths, sorted."""
+        return sorted(os.path.basename(m) for p in (self.info or {}).get("processes", [])
+                      for m in p.get("dlmopen_recorded", []))
 
     def check_run(self, problems):
         """Output and status as without callmon; recorded and readable."""
@@ -121,6 +136,64 @@ def check_unsafe(a, plain, other, path, problems):
         problems.append(f"{other.name}: info's text does not say it: {other.info_text[-800:]!r}")
 
 
+# The modes whose probes bind to the runtime when a module is loaded in the base namespace
+# (its constructors' calls recorded under dlopen); the others are patched after the load.
+BOUND_AT_LOAD = {"cyg", "pg", "fentry"}
+CTOR_FUNCS = ("plugin_ctor", "ctor_helper")
+AFTER_FUNCS = ("plugin_entry", "plugin_helper", "inner_entry", "inner_helper", "getpid")
+
+
+def check_ctor_plugin(a, exe, problems):
+    """libcmplugin_ctor.so dlopen'ed, and dlmopen'ed (RTLD_NOW, with --no-libcall, RTLD_LAZY):
+    what its constructor did is recorded only where said; what it does after its load as
+    dlopen'ed."""
+    lib = "libcmplugin_ctor.so"
+    plain = Case(a, exe, ["dlopen", lib], "ctor-dlopen")
+    other = Case(a, exe, ["dlmopen", lib], "ctor-dlmopen")
+    nolib = Case(a, exe, ["dlmopen", lib], "ctor-dlmopen-nolibcall", ["--no-libcall"])
+    lazy = Case(a, exe, ["lazy", lib], "ctor-dlmopen-lazy")  # RTLD_LAZY: words bound late
+    for c in (plain, other, nolib, lazy):
+        c.check_run(problems)
+        c.check_clean(problems)
+    # After the load: the plugin's own calls, those of the module it loads with its
+    # namespace's dlopen, and its library call, as under dlopen.
+    want = {"plugin_entry": 1, "plugin_helper": 4, "inner_entry": 1, "inner_helper": 4,
+            "getpid": 1}
+    if plain.plugin_counts(AFTER_FUNCS) != want:
+        problems.append(f"ctor-dlopen: counts {plain.plugin_counts(AFTER_FUNCS)}, expected {want}")
+    for c in (other, lazy):
+        if c.plugin_counts(AFTER_FUNCS) != want:
+            problems.append(f"{c.name}: counts {c.plugin_counts(AFTER_FUNCS)}, expected "
+                            f"{want} (dlopen's)")
+    want_nolib = dict(want, getpid=None)
+    if nolib.plugin_counts(AFTER_FUNCS) != want_nolib:
+        problems.append(f"ctor-dlmopen-nolibcall: counts {nolib.plugin_counts(AFTER_FUNCS)}, "
+                        f"expected {want_nolib}")
+    # The constructor: under dlopen recorded where the probes bind at load; under dlmopen
+    # in no mode, and said.
+    bound = {"plugin_ctor": 1, "ctor_helper": 3} if a.mode in BOUND_AT_LOAD else \
+        {"plugin_ctor": None, "ctor_helper": None}
+    if plain.plugin_counts(CTOR_FUNCS) != bound:
+        problems.append(f"ctor-dlopen: constructor counts {plain.plugin_counts(CTOR_FUNCS)}, "
+                        f"expected {bound}")
+    modules = ["libcmplugin_ctor.so", "libcmplugin_inner.so"]
+    for c in (other, nolib, lazy):
+        if c.plugin_counts(CTOR_FUNCS) != {"plugin_ctor": None, "ctor_helper": None}:
+            problems.append(f"{c.name}: constructor counts {c.plugin_counts(CTOR_FUNCS)}, "
+                            "expected none (docs/record.md, 'dlmopen')")
+        if c.recorded_modules() != modules:
+            problems.append(f"{c.name}: info dlmopen_recorded {c.recorded_modules()}, "
+                            f"expected {modules}")
+        path = os.path.realpath(os.path.join(a.work, lib))
+        said = ("loaded with dlmopen into another namespace, recorded once patched after its "
+                f"load (its constructors' calls are not): {path}")
+        if said not in c.info_text:
+            problems.append(f"{c.name}: info does not say {said!r}: {c.info_text[-800:]!r}")
+    if plain.recorded_modules():
+        problems.append(f"ctor-dlopen: info dlmopen_recorded {plain.recorded_modules()}")
+    return [plain, other, nolib, lazy]
+
+
 def main():
     a = run_fixture.program_test_args(__doc__, ["cyg", "pg", "fentry", "patchable", "patch",
                                                 "xray"],
@@ -128,6 +201,8 @@ def main():
     flags = ["-O2", "-g", "-I", PROGRAMS, *run_fixture.MODE_FLAGS[a.mode]]
     exe = os.path.join(a.work, "dlmopen")
     for cc, src, lib in ((a.cc, "dlopen_plugin.c", "libcmplugin.so"),
+                         (a.cc, "dlmopen_plugin_ctor.c", "libcmplugin_ctor.so"),
+                         (a.cc, "dlmopen_plugin_inner.c", "libcmplugin_inner.so"),
                          (a.cc, "dlmopen_plugin_jmp.c", "libcmplugin_jmp.so"),
                          (a.cxx, "dlmopen_plugin_throw.cpp", "libcmplugin_throw.so")):
         subprocess.run([cc, *flags, "-fPIC", "-shared", "-o", os.path.join(a.work, lib),
@@ -146,7 +221,10 @@ def main():
     once = Case(a, exe, ["dlmopen"], "dlmopen")
     twice = Case(a, exe, ["twice"], "twice")
     existing = Case(a, exe, ["existing"], "existing")
-    for c in (base, once, twice, existing):
+    # A pass after a dlclose looks at the dlmopen'ed plugin anew: it stays recorded (on
+    # c8ad89b, -finstrument-functions and -pg modes: said "not recorded" by record and info).
+    churn = Case(a, exe, ["churn"], "churn")
+    for c in (base, once, twice, existing, churn):
         c.check_run(problems)
         c.check_clean(problems)
     want = base.plugin_counts()
@@ -156,11 +234,13 @@ def main():
         problems.append(f"dlmopen: plugin counts {once.plugin_counts()}, dlopen's {want}")
     if existing.plugin_counts() != want:
         problems.append(f"existing: plugin counts {existing.plugin_counts()}, dlopen's {want}")
+    if churn.plugin_counts() != {f: 2 * n for f, n in want.items() if n is not None}:
+        problems.append(f"churn: plugin counts {churn.plugin_counts()}, twice dlopen's {want}")
     if twice.plugin_counts() != {f: 2 * n for f, n in want.items() if n is not None}:
         problems.append(f"twice: plugin counts {twice.plugin_counts()}, twice dlopen's {want}")
     # The program's own functions as under dlopen (gcc -O2 leaves after_load too short for
     # --patch: absent from both).
-    for c, times in ((once, 1), (twice, 2), (existing, 1)):
+    for c, times in ((once, 1), (twice, 2), (existing, 1), (churn, 1)):
         for fn in ("main", "load_in_namespace", "after_load"):
             b = (base.counts or {}).get(fn)
             expect = b * times if b is not None and fn == "load_in_namespace" else b
@@ -178,7 +258,8 @@ def main():
         other = Case(a, exe, ["dlmopen", lib], f"{kind}-dlmopen")
         unsafe += [c for c in (plain, other) if c]
         check_unsafe(a, plain, other, os.path.realpath(os.path.join(a.work, lib)), problems)
-    for c in (base, once, twice, existing, *unsafe):
+    ctor = check_ctor_plugin(a, exe, problems)
+    for c in (base, once, twice, existing, churn, *unsafe, *ctor):
         print(f"{c.name}: status {c.rec.returncode}, plugin {c.plugin_counts()}")
     return run_fixture.report_problems(problems)
 
