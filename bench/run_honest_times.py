@@ -58,11 +58,19 @@ def spin():
 
 
 def truths(stdout):
-    out = {}
+    """{name: {calls, ns, kind, hidden}}: the program's "truth" lines, with its "hidden"
+    line's (ahead, behind) ns for the functions that have one (None: unreadable)."""
+    out, hidden = {}, {}
     for line in stdout.splitlines():
         parts = line.split()
         if len(parts) == 5 and parts[0] == "truth":
             out[parts[1]] = {"calls": int(parts[2]), "ns": int(parts[3]), "kind": parts[4]}
+        elif len(parts) == 4 and parts[0] == "hidden":
+            a, b = int(parts[2]), int(parts[3])
+            hidden[parts[1]] = (a, b) if a >= 0 and b >= 0 else None
+    for name, h in hidden.items():
+        if name in out:
+            out[name]["hidden"] = h
     return out
 
 
@@ -73,8 +81,8 @@ def steal_ms():
     return int(fields[8]) * 1000 / os.sysconf("SC_CLK_TCK") if len(fields) > 8 else 0
 
 
-def record_once(callmon, exe, work, rounds, record_args):
-    data = os.path.join(work, "rec")
+def record_once(callmon, exe, work, rounds, record_args, name="rec"):
+    data = os.path.join(work, name)
     rec = subprocess.run([callmon, "record", "-o", data, *record_args, "--", exe,
                           str(rounds)], capture_output=True, text=True, timeout=300)
     if rec.returncode != 0:
@@ -126,6 +134,8 @@ def main():
     ap.add_argument("--check", action="store_true", help="exit 1 when a criterion fails")
     ap.add_argument("--work", default=None)
     ap.add_argument("-v", "--verbose", action="store_true", help="each run's figures")
+    ap.add_argument("--keep", action="store_true",
+                    help="keep every recording (WORK/rec.MODE.RUN.ATTEMPT), not only the last")
     args = ap.parse_args()
 
     work = args.work or tempfile.mkdtemp(prefix="callmon-honest-")
@@ -146,13 +156,17 @@ def main():
                 # host took the CPUs for long is recorded again (at most twice), and said.
                 for attempt in range(3):
                     before = steal_ms()
+                    name = f"rec.{mode}.{run + 1}.{attempt + 1}" if args.keep else "rec"
                     truth, funcs, err = record_once(args.callmon, exe, work, args.rounds,
-                                                    args.record_arg)
+                                                    args.record_arg, name)
                     stolen = steal_ms() - before
                     if stolen < 5 or attempt == 2:
                         break
                     print(f"{mode} run {run + 1}: the host took {stolen:.0f} ms of the CPUs "
                           f"(steal): recorded again")
+                if args.verbose:
+                    print(f"  {mode} run {run + 1}: steal {stolen:.0f} ms, load average "
+                          f"{os.getloadavg()[0]:.1f}")
                 if truth is None:
                     print(f"skipped: the kernel refused the scheduler events: {err.strip()}")
                     return 77
@@ -166,7 +180,8 @@ def main():
                         f = funcs[name]
                         print(f"  {mode} run {run + 1} {name}: truth {t['ns']} total "
                               f"{f['total_ns']} {f.get('total_ns_range', '')} preempted "
-                              f"{f.get('preempted_ns', 0)} offcpu {f.get('offcpu_ns', 0)}")
+                              f"{f.get('preempted_ns', 0)} offcpu {f.get('offcpu_ns', 0)}"
+                              + (f" hidden {t['hidden']}" if "hidden" in t else ""))
                     for p in problems:
                         (tree_misses if p.startswith("tree:") else failures).append(
                             f"{mode} run {run + 1}: {p}")
