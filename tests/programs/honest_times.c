@@ -91,21 +91,37 @@ static uint64_t cpu_iterations(uint64_t ns) {
   return dt ? n * ns / dt : n;
 }
 
+/* The thread's wall time, CPU time and run-queue wait read together: the wait read before
+ * and after the clocks must be the same (it grows when the thread comes back from a
+ * preemption, so a preemption between the reads would count in one figure and not in
+ * another). 0, or -1 when the wait cannot be read. */
+struct kernel_view {
+  uint64_t wall, cpu, wait;
+};
+static int read_kernel_view(struct kernel_view* v) {
+  for (int tries = 0; tries < 100; tries++) {
+    uint64_t after = 0;
+    if (plain_run_delay(&v->wait) != 0) return -1;
+    v->wall = clock_ns(CLOCK_MONOTONIC);
+    v->cpu = clock_ns(CLOCK_THREAD_CPUTIME_ID);
+    if (plain_run_delay(&after) != 0) return -1;
+    if (after == v->wait) return 0;
+  }
+  return -1;
+}
+
 COUNTED void measure_cpu(uint64_t n, int calls) {
   uint64_t total = 0, ahead = 0, behind = 0;
   int readable = 1;
   for (int i = 0; i < calls; i++) {
-    /* The outer window (wall, CPU time, run-queue wait) holds the truth's, so a preemption
-     * between two of its reads shows as a disagreement: the run is recorded again then. */
-    uint64_t w0 = clock_ns(CLOCK_MONOTONIC), c0 = clock_ns(CLOCK_THREAD_CPUTIME_ID), d0 = 0;
-    readable &= plain_run_delay(&d0) == 0;
+    struct kernel_view v0, v1;
+    readable &= read_kernel_view(&v0) == 0;
     uint64_t t0 = clock_ns(CLOCK_THREAD_CPUTIME_ID);
     g_sink = cpu_bound(n);
     total += clock_ns(CLOCK_THREAD_CPUTIME_ID) - t0;
-    uint64_t d1 = 0;
-    readable &= plain_run_delay(&d1) == 0;
-    uint64_t c1 = clock_ns(CLOCK_THREAD_CPUTIME_ID), w1 = clock_ns(CLOCK_MONOTONIC);
-    int64_t hidden = (int64_t)(w1 - w0) - (int64_t)(d1 - d0) - (int64_t)(c1 - c0);
+    readable &= read_kernel_view(&v1) == 0;
+    int64_t hidden = (int64_t)(v1.wall - v0.wall) - (int64_t)(v1.wait - v0.wait) -
+                     (int64_t)(v1.cpu - v0.cpu);
     if (hidden > 0)
       ahead += (uint64_t)hidden;
     else
