@@ -6,7 +6,9 @@ itself and prints as "truth NAME CALLS NS cpu|wall"), keeps both cores busy with
 spinning processes, records the program RUNS times per hook mode and holds each function's
 figure in `callmon report --format=json` against its truth:
 
-  cpu_bound, sleeper   total within 10% of the truth
+  cpu_bound, sleeper   total within 10% of the truth (cpu_bound: of the stretch between
+                       the thread's CPU time and the time the kernel says it held a CPU,
+                       which the program measures: "hidden", below)
   sleeper              offcpu_ns at least 80% of its total
   tree                 within 25%, or its range holds the truth and is at most 2x the truth
                        wide, in a majority of the runs of each mode (one run slowed by the
@@ -110,8 +112,16 @@ def judge(name, truth, f):
     problems = []
     if ns >= 1_000_000 and total == 0:
         problems.append(f"{name} took {ns} ns but reads 0")
-    if name in ("cpu_bound", "sleeper") and abs(err) > 0.10:
-        problems.append(f"{name}: {total} ns against a truth of {ns} ({err:+.1%})")
+    # cpu_bound's truth, the thread's CPU time, and the time the scheduler shows it held a
+    # CPU (what callmon sees) differ by what the program measured as hidden: the
+    # hypervisor's time (steal) puts the latter ahead, and the kernel's two accounts of the
+    # thread can disagree the other way (docs/runtime.md, "Honest times", "The e2e check
+    # under load"). The figure is held against the nearest point of that stretch.
+    ahead, behind = truth.get("hidden") or (0, 0)
+    near = min(max(total, ns - behind), ns + ahead)
+    if name in ("cpu_bound", "sleeper") and abs(total - near) > 0.10 * ns:
+        extra = f", hidden {ahead} ahead, {behind} behind" if ahead or behind else ""
+        problems.append(f"{name}: {total} ns against a truth of {ns} ({err:+.1%}{extra})")
     if name == "sleeper" and f.get("offcpu_ns", 0) < 0.8 * total:
         problems.append(f"sleeper: off-CPU {f.get('offcpu_ns', 0)} ns of {total}")
     if name == "tree" and abs(err) > 0.25 and not (lo <= ns <= hi and hi - lo <= 2 * ns):
