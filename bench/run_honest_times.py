@@ -8,7 +8,8 @@ figure in `callmon report --format=json` against its truth:
 
   cpu_bound, sleeper   total within 10% of the truth (cpu_bound: of the stretch between
                        the thread's CPU time and the time the kernel says it held a CPU,
-                       which the program measures: "hidden", below)
+                       both measured by the program: its "hidden cpu_bound" line;
+                       docs/runtime.md, "The e2e check under load")
   sleeper              offcpu_ns at least 80% of its total
   tree                 within 25%, or its range holds the truth and is at most 2x the truth
                        wide, in a majority of the runs of each mode (one run slowed by the
