@@ -6,7 +6,10 @@ itself and prints as "truth NAME CALLS NS cpu|wall"), keeps both cores busy with
 spinning processes, records the program RUNS times per hook mode and holds each function's
 figure in `callmon report --format=json` against its truth:
 
-  cpu_bound, sleeper   total within 10% of the truth
+  cpu_bound, sleeper   total within 10% of the truth (cpu_bound: of the stretch between
+                       the thread's CPU time and the time the kernel says it held a CPU,
+                       both measured by the program: its "hidden cpu_bound" line;
+                       docs/runtime.md, "The e2e check under load")
   sleeper              offcpu_ns at least 80% of its total
   tree                 within 25%, or its range holds the truth and is at most 2x the truth
                        wide, in a majority of the runs of each mode (one run slowed by the
@@ -19,6 +22,8 @@ Prints one table per mode: each function's truth and worst error over the runs.
   bench/run_honest_times.py --callmon build/bin/callmon            # ten runs, the table
   bench/run_honest_times.py --callmon ... --runs 3 --check         # the e2e test: exit 1 on
                                                                      # a failed criterion
+  bench/run_honest_times.py --self-test                            # the criteria on recorded
+                                                                     # figures
 Exit status 77 when the kernel refuses the scheduler events (perf_event_paranoid): then the
 times include scheduler time by design and the criteria do not apply.
 """
@@ -58,11 +63,19 @@ def spin():
 
 
 def truths(stdout):
-    out = {}
+    """{name: {calls, ns, kind, hidden}}: the program's "truth" lines, with its "hidden"
+    line's (ahead, behind) ns for the functions that have one (None: unreadable)."""
+    out, hidden = {}, {}
     for line in stdout.splitlines():
         parts = line.split()
         if len(parts) == 5 and parts[0] == "truth":
             out[parts[1]] = {"calls": int(parts[2]), "ns": int(parts[3]), "kind": parts[4]}
+        elif len(parts) == 4 and parts[0] == "hidden":
+            a, b = int(parts[2]), int(parts[3])
+            hidden[parts[1]] = (a, b) if a >= 0 and b >= 0 else None
+    for name, h in hidden.items():
+        if name in out:
+            out[name]["hidden"] = h
     return out
 
 
@@ -73,8 +86,8 @@ def steal_ms():
     return int(fields[8]) * 1000 / os.sysconf("SC_CLK_TCK") if len(fields) > 8 else 0
 
 
-def record_once(callmon, exe, work, rounds, record_args):
-    data = os.path.join(work, "rec")
+def record_once(callmon, exe, work, rounds, record_args, name="rec"):
+    data = os.path.join(work, name)
     rec = subprocess.run([callmon, "record", "-o", data, *record_args, "--", exe,
                           str(rounds)], capture_output=True, text=True, timeout=300)
     if rec.returncode != 0:
@@ -102,8 +115,16 @@ def judge(name, truth, f):
     problems = []
     if ns >= 1_000_000 and total == 0:
         problems.append(f"{name} took {ns} ns but reads 0")
-    if name in ("cpu_bound", "sleeper") and abs(err) > 0.10:
-        problems.append(f"{name}: {total} ns against a truth of {ns} ({err:+.1%})")
+    # cpu_bound's truth, the thread's CPU time, and the time the scheduler shows it held a
+    # CPU (what callmon sees) differ by what the program measured as hidden: the
+    # hypervisor's time (steal) puts the latter ahead, and the kernel's two accounts of the
+    # thread can disagree the other way (docs/runtime.md, "Honest times", "The e2e check
+    # under load"). The figure is held against the nearest point of that stretch.
+    ahead, behind = truth.get("hidden") or (0, 0)
+    near = min(max(total, ns - behind), ns + ahead)
+    if name in ("cpu_bound", "sleeper") and abs(total - near) > 0.10 * ns:
+        extra = f", hidden {ahead} ahead, {behind} behind" if ahead or behind else ""
+        problems.append(f"{name}: {total} ns against a truth of {ns} ({err:+.1%}{extra})")
     if name == "sleeper" and f.get("offcpu_ns", 0) < 0.8 * total:
         problems.append(f"sleeper: off-CPU {f.get('offcpu_ns', 0)} ns of {total}")
     if name == "tree" and abs(err) > 0.25 and not (lo <= ns <= hi and hi - lo <= 2 * ns):
@@ -113,7 +134,40 @@ def judge(name, truth, f):
     return err, problems
 
 
+def self_test():
+    """judge()'s verdicts on cpu_bound figures of the two runs that failed at stop 36
+    (docs/runtime.md, "The e2e check under load"), with and without the hidden time such a
+    run measures (its size inferred from the recordings: the fixture did not measure it
+    then), and on runs without any: the hidden time excuses what it measures, no more."""
+    cases = [
+        # (what, truth ns, hidden, callmon's total, fails)
+        ("steal: a call 10 ms on a CPU, ~5.5 ms of CPU time, not measured", 13547798, None,
+         18051438, True),
+        ("the same, the steal measured", 13547798, (4503640, 0), 18051438, False),
+        ("the same steal and 30 ms of preemption charged", 13547798, (4503640, 0),
+         48051438, True),
+        ("too low by 12%, CPU time ahead of the on-CPU time, measured", 13565357, (0, 1640000),
+         11930108, False),
+        ("too low by 12%, not measured", 13565357, (0, 0), 11930108, True),
+        ("too low by 12%, only steal measured", 13565357, (1640000, 0), 11930108, True),
+        ("a run without hidden time, 0.3% low", 12070830, (0, 0), 12020134, False),
+        ("a run without hidden time, 11% high", 12070830, (38, 5), 13400000, True),
+    ]
+    bad = 0
+    for what, ns, hidden, total, fails in cases:
+        truth = {"calls": 3, "ns": ns, "kind": "cpu"}
+        if hidden is not None:
+            truth["hidden"] = hidden
+        _, problems = judge("cpu_bound", truth, {"total_ns": total})
+        ok = bool(problems) == fails
+        bad += not ok
+        print(f"{'ok  ' if ok else 'BAD '} {what}: {'fails' if problems else 'passes'}")
+    return 1 if bad else 0
+
+
 def main():
+    if sys.argv[1:] == ["--self-test"]:
+        return self_test()
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--callmon", required=True)
     ap.add_argument("--cc", default="gcc")
@@ -126,6 +180,8 @@ def main():
     ap.add_argument("--check", action="store_true", help="exit 1 when a criterion fails")
     ap.add_argument("--work", default=None)
     ap.add_argument("-v", "--verbose", action="store_true", help="each run's figures")
+    ap.add_argument("--keep", action="store_true",
+                    help="keep every recording (WORK/rec.MODE.RUN.ATTEMPT), not only the last")
     args = ap.parse_args()
 
     work = args.work or tempfile.mkdtemp(prefix="callmon-honest-")
@@ -146,13 +202,17 @@ def main():
                 # host took the CPUs for long is recorded again (at most twice), and said.
                 for attempt in range(3):
                     before = steal_ms()
+                    name = f"rec.{mode}.{run + 1}.{attempt + 1}" if args.keep else "rec"
                     truth, funcs, err = record_once(args.callmon, exe, work, args.rounds,
-                                                    args.record_arg)
+                                                    args.record_arg, name)
                     stolen = steal_ms() - before
                     if stolen < 5 or attempt == 2:
                         break
                     print(f"{mode} run {run + 1}: the host took {stolen:.0f} ms of the CPUs "
                           f"(steal): recorded again")
+                if args.verbose:
+                    print(f"  {mode} run {run + 1}: steal {stolen:.0f} ms, load average "
+                          f"{os.getloadavg()[0]:.1f}")
                 if truth is None:
                     print(f"skipped: the kernel refused the scheduler events: {err.strip()}")
                     return 77
@@ -166,7 +226,8 @@ def main():
                         f = funcs[name]
                         print(f"  {mode} run {run + 1} {name}: truth {t['ns']} total "
                               f"{f['total_ns']} {f.get('total_ns_range', '')} preempted "
-                              f"{f.get('preempted_ns', 0)} offcpu {f.get('offcpu_ns', 0)}")
+                              f"{f.get('preempted_ns', 0)} offcpu {f.get('offcpu_ns', 0)}"
+                              + (f" hidden {t['hidden']}" if "hidden" in t else ""))
                     for p in problems:
                         (tree_misses if p.startswith("tree:") else failures).append(
                             f"{mode} run {run + 1}: {p}")
