@@ -53,14 +53,10 @@ def check_run(a, exe, variant, data, plain, problems):
     if err:
         problems.append(f"{variant}: {err}")
         return
-    for name in EXACT:
-        if traced.get(name, 0) != own.get(name):
-            problems.append(f"{variant}: {name}: {traced.get(name, 0)} call(s) recorded, "
-                            f"the program made {own.get(name)}")
-    for name in INTERRUPTED:
-        if not 0 <= traced.get(name, 0) - own.get(name, 0) <= 1:
-            problems.append(f"{variant}: {name}: {traced.get(name, 0)} call(s) recorded, "
-                            f"the program made {own.get(name)}")
+    run_fixture.check_counts(traced, {name: own.get(name) for name in EXACT}, problems,
+                             f"{variant}: ")
+    run_fixture.check_counts(traced, {name: own.get(name, 0) for name in INTERRUPTED}, problems,
+                             f"{variant}: ", allowance=1)
 
 
 def main():

@@ -113,6 +113,17 @@ def recorded_counts(callmon, data):
     return counts, ""
 
 
+def check_counts(traced, made, problems, prefix="", allowance=0):
+    """Appends to `problems` (each message after `prefix`) each function of `made` (name ->
+    the calls the program counted itself, None if it did not say) whose calls in `traced`
+    (name -> calls, as recorded_counts gives them) are not from that many to that many +
+    `allowance` (calls recorded that the program did not count: an abandoned hook's)."""
+    for name, want in made.items():
+        got = traced.get(name, 0)
+        if want is None or not 0 <= got - want <= allowance:
+            problems.append(f"{prefix}{name}: {got} call(s) recorded, the program made {want}")
+
+
 def check_recording(callmon, data, problems, prefix="", listed=True, unmatched_ok=None,
                     status_of=None, statuses=None):
     """Checks the recording `data` through `callmon info --format=json`, appending to
