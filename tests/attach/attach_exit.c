@@ -20,27 +20,16 @@
 
 #define NOINLINE __attribute__((noinline))
 
-enum { kAtexit = 100000, kFini = 20000 };
+#include "../programs/exit_counts.h"
+#include "../programs/hook_signal.h"
 
-static volatile long hits, leaves, tails, tleaves, fleaves, self_raised, sink;
+static volatile long hits, leaves, self_raised;
 
 NOINLINE long leaf(long x) {
   leaves++;
   return x * 3 + 1;
 }
 NOINLINE long work(long x) { return leaf(x) + leaf(x + 1); }
-NOINLINE long tleaf(long x) {
-  tleaves++;
-  return x ^ 5;
-}
-NOINLINE long tail(long x) {
-  tails++;
-  return tleaf(x) + tleaf(x + 1);
-}
-NOINLINE long fleaf(long x) {
-  fleaves++;
-  return x - 1;
-}
 
 __attribute__((destructor)) static void fini(void) {
   for (int i = 0; i < kFini; i++) sink += fleaf(i);
@@ -51,10 +40,6 @@ __attribute__((destructor)) static void fini(void) {
   if (write(1, "ok\n", 3) < 0) _exit(9);
 }
 
-static void after_exit(void) {
-  for (int i = 0; i < kAtexit; i++) sink += tail(i);
-}
-
 NOINLINE void handler(int sig) {
   (void)sig;
   hits++;
@@ -63,11 +48,7 @@ NOINLINE void handler(int sig) {
 
 int main(void) {
   atexit(after_exit);
-  struct sigaction sa;
-  memset(&sa, 0, sizeof sa);
-  sa.sa_handler = handler;
-  sa.sa_flags = SA_RESTART;
-  sigaction(SIGURG, &sa, 0);
+  catch_hook_signal(handler);
   setvbuf(stdout, NULL, _IONBF, 0);
   printf("ready\n");
   time_t t0 = time(NULL);

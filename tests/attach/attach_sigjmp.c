@@ -23,32 +23,9 @@
 #include <sys/time.h>
 
 #define NOINLINE __attribute__((noinline))
+#define JUMP_NOW (hits % 3 == 0) /* every third run of the handler jumps */
 
-static sigjmp_buf jump_back;
-static volatile long hits, jumps;
-
-NOINLINE long leaf(long x) {
-  __asm__ volatile("" ::: "memory");
-  return x * 3 + 1;
-}
-
-NOINLINE long mid(long x) {
-  long s = 0;
-  for (int i = 0; i < 50; i++) s += leaf(x + i);
-  return s;
-}
-
-NOINLINE long deep(int d, long x) { return d ? deep(d - 1, x) + leaf(x) : mid(x); }
-
-NOINLINE void handler(int sig) {
-  (void)sig;
-  hits++;
-  leaf(hits);
-  if (hits % 3 == 0) {
-    jumps++;
-    siglongjmp(jump_back, 1);
-  }
-}
+#include "jump_handler.h"
 
 static void timer(long us) {
   struct itimerval it = {{0, us}, {0, us}};

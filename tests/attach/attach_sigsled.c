@@ -30,10 +30,9 @@
 #define NOINLINE __attribute__((noinline))
 #define UNTRACED __attribute__((xray_never_instrument, noinline))
 
-extern char __executable_start[], etext[];
+#include "trap_step.h"
 
-static volatile int caught;
-static long traps;
+extern char __executable_start[], etext[];
 
 NOINLINE long leaf(long x) {
   __asm__ volatile("" ::: "memory");
@@ -42,7 +41,9 @@ NOINLINE long leaf(long x) {
 
 NOINLINE long step(long i) { return leaf(i) % 1000003; }
 
-UNTRACED static int inside_patched_sled(const uint8_t* pc) {
+/* The catch: a trap inside a patched sled, between its `mov $id, %r10d` and its call. */
+UNTRACED static int is_catch(const ucontext_t* uc) {
+  const uint8_t* pc = (const uint8_t*)uc->uc_mcontext.gregs[REG_RIP];
   if ((const char*)pc < __executable_start + 6 || (const char*)pc >= etext) return 0;
   return pc[-6] == 0x41 && pc[-5] == 0xba && (pc[0] == 0xe8 || pc[0] == 0xe9);
 }
@@ -52,21 +53,9 @@ UNTRACED static void nap_ms(long ms) {
   nanosleep(&ts, NULL);
 }
 
-UNTRACED static void on_trap(int sig, siginfo_t* si, void* ctx) {
-  (void)sig, (void)si;
-  ucontext_t* uc = (ucontext_t*)ctx;
-  if (caught) {
-    uc->uc_mcontext.gregs[REG_EFL] &= ~0x100L;  /* a stray trap after the catch */
-    return;
-  }
+UNTRACED static void on_catch(ucontext_t* uc) {
   volatile greg_t* saved = &uc->uc_mcontext.gregs[REG_RIP];
   const uint8_t* pc = (const uint8_t*)*saved;
-  if (!inside_patched_sled(pc)) {
-    if (++traps > 10000000) uc->uc_mcontext.gregs[REG_EFL] &= ~0x100L;  /* give up */
-    return;  /* the trap flag stays: the next instruction traps too */
-  }
-  caught = 1;
-  uc->uc_mcontext.gregs[REG_EFL] &= ~0x100L;
   static const char msg[] = "caught\n";
   write(1, msg, sizeof msg - 1);
   const volatile uint8_t* mov = pc - 6;
@@ -80,19 +69,10 @@ UNTRACED static void on_trap(int sig, siginfo_t* si, void* ctx) {
   if (now == pc) _exit(1);
 }
 
-/* Sets the trap flag: from the next instruction on, each one raises SIGTRAP. */
-UNTRACED static void start_stepping(void) {
-  __asm__ volatile("pushfq\n\torq $0x100, (%%rsp)\n\tpopfq" ::: "memory", "cc");
-}
-
 int main(int argc, char** argv) {
   const int free_run = argc > 1 && strcmp(argv[1], "free") == 0;
   setvbuf(stdout, NULL, _IONBF, 0);
-  struct sigaction sa;
-  memset(&sa, 0, sizeof sa);
-  sa.sa_sigaction = on_trap;
-  sa.sa_flags = SA_SIGINFO | SA_RESTART;
-  sigaction(SIGTRAP, &sa, NULL);
+  install_trap_handler();
   printf("ready\n");
   long sum = 0;
   if (!free_run) {

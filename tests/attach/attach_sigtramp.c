@@ -34,11 +34,11 @@
 #define UNTRACED \
   __attribute__((noinline, no_instrument_function, patchable_function_entry(0, 0)))
 
+#include "trap_step.h"
+
 extern char __executable_start[], etext[];
 
-static volatile int caught;
 static volatile uintptr_t tramp;  /* the runtime's exit trampoline, as victim saw it */
-static long traps;
 #ifdef PATCHED_GOT
 extern void PATCHED_GOT(void);
 static uintptr_t got_at_start;
@@ -94,25 +94,15 @@ UNTRACED static void say(const char* s) {
   raw_syscall3(SYS_write, 1, (long)s, n);
 }
 
-UNTRACED static void on_trap(int sig, siginfo_t* si, void* ctx) {
-  (void)sig, (void)si;
-  ucontext_t* uc = (ucontext_t*)ctx;
-  if (caught) {
-    uc->uc_mcontext.gregs[REG_EFL] &= ~0x100L;
-    return;
-  }
-  if ((uintptr_t)uc->uc_mcontext.gregs[REG_RIP] != tramp) {
-    if (++traps > 10000000) uc->uc_mcontext.gregs[REG_EFL] &= ~0x100L;  /* give up */
-    return;  /* the trap flag stays: the next instruction traps too */
-  }
-  caught = 1;
-  uc->uc_mcontext.gregs[REG_EFL] &= ~0x100L;
-  say("caught\n");
-  for (int i = 0; patched() && i < 120000; ++i) nap_ms(1);  /* until the detach begins */
+/* The catch: the first trap at the trampoline's first instruction. */
+UNTRACED static int is_catch(const ucontext_t* uc) {
+  return (uintptr_t)uc->uc_mcontext.gregs[REG_RIP] == tramp;
 }
 
-UNTRACED static void start_stepping(void) {
-  __asm__ volatile("pushfq\n\torq $0x100, (%%rsp)\n\tpopfq" ::: "memory", "cc");
+UNTRACED static void on_catch(ucontext_t* uc) {
+  (void)uc;
+  say("caught\n");
+  for (int i = 0; patched() && i < 120000; ++i) nap_ms(1);  /* until the detach begins */
 }
 
 UNTRACED int main(int argc, char** argv) {
@@ -121,11 +111,7 @@ UNTRACED int main(int argc, char** argv) {
 #ifdef PATCHED_GOT
   got_at_start = got_word();
 #endif
-  struct sigaction sa;
-  memset(&sa, 0, sizeof sa);
-  sa.sa_sigaction = on_trap;
-  sa.sa_flags = SA_SIGINFO | SA_RESTART;
-  sigaction(SIGTRAP, &sa, NULL);
+  install_trap_handler();
   printf("ready\n");
   long sum = 0;
   if (!free_run) {

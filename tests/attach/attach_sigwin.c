@@ -43,34 +43,13 @@
 #include <unistd.h>
 
 #define NOINLINE __attribute__((noinline))
+#define JUMP_NOW armed /* every run of the handler jumps while an R request runs */
 
-static sigjmp_buf back;
 static volatile int armed;
-static volatile long hits, jumps;
+
+#include "jump_handler.h"
+
 static const char* via = "?";
-
-NOINLINE long leaf(long x) {
-  __asm__ volatile("" ::: "memory");
-  return x * 3 + 1;
-}
-
-NOINLINE long mid(long x) {
-  long s = 0;
-  for (int i = 0; i < 50; i++) s += leaf(x + i);
-  return s;
-}
-
-NOINLINE long deep(int d, long x) { return d ? deep(d - 1, x) + leaf(x) : mid(x); }
-
-NOINLINE void handler(int sig) {
-  (void)sig;
-  hits++;
-  leaf(hits);
-  if (armed) {
-    jumps++;
-    siglongjmp(back, 1);
-  }
-}
 
 /* The kernel's view of a signal's action (struct kernel_sigaction's first word). */
 static void* kernel_handler(int sig) {
@@ -155,7 +134,7 @@ int main(int argc, char** argv) {
                  ? "ours" : "other");
     } else if (line[0] == 'R') {
       volatile long n = atol(line + 1), i = 0, sum = 0;
-      sigsetjmp(back, 1);
+      sigsetjmp(jump_back, 1);
       armed = 1;
       for (; i < n; i++) {
         long v = deep(20, i);

@@ -113,6 +113,57 @@ def recorded_counts(callmon, data):
     return counts, ""
 
 
+def check_counts(traced, made, problems, prefix="", allowance=0):
+    """Appends to `problems` (each message after `prefix`) each function of `made` (name ->
+    the calls the program counted itself, None if it did not say) whose calls in `traced`
+    (name -> calls, as recorded_counts gives them) are not from that many to that many +
+    `allowance` (calls recorded that the program did not count: an abandoned hook's)."""
+    for name, want in made.items():
+        got = traced.get(name, 0)
+        if want is None or not 0 <= got - want <= allowance:
+            problems.append(f"{prefix}{name}: {got} call(s) recorded, the program made {want}")
+
+
+def check_recording(callmon, data, problems, prefix="", listed=True, unmatched_ok=None,
+                    status_of=None, statuses=None):
+    """Checks the recording `data` through `callmon info --format=json`, appending to
+    `problems` what is wrong, each message after `prefix`:
+      - info's failure: nothing more is checked, and the result is False (else True);
+      - with `listed`, each problem info lists;
+      - with `unmatched_ok` (a number), events lost and more than `unmatched_ok` unmatched
+        exits, summed over every thread (for runs allowed a few unmatched exits, which
+        info lists as a problem: pass listed=False then);
+      - with `status_of(process, thread)`, each thread whose status is not what it returns;
+      - with `statuses`, the sorted statuses of all threads if they differ from it."""
+    info = subprocess.run([callmon, "info", "-d", data, "--format", "json"],
+                          capture_output=True, text=True, timeout=60)
+    if info.returncode != 0:
+        problems.append(f"{prefix}info status {info.returncode}: {info.stderr.strip()}")
+        return False
+    doc = json.loads(info.stdout)
+    if listed:
+        problems.extend(f"{prefix}info: {p}" for p in doc.get("problems", []))
+    threads = [(p, t) for p in doc["processes"] for t in p["threads"]]
+    if unmatched_ok is not None:
+        lost = sum(t.get("lost_events", 0) for _, t in threads)
+        unmatched = sum(t.get("unmatched_exits", 0) for _, t in threads)
+        if lost:
+            problems.append(f"{prefix}{lost} event(s) lost")
+        if unmatched > unmatched_ok:
+            problems.append(f"{prefix}{unmatched} unmatched exit(s)")
+    if status_of:
+        for p, t in threads:
+            want = status_of(p, t)
+            if t.get("status") != want:
+                problems.append(f"{prefix}process {p.get('pid')}: thread {t.get('tid')} "
+                                f"status {t.get('status')}, expected {want}")
+    if statuses is not None:
+        got = sorted(t.get("status") for _, t in threads)
+        if got != sorted(statuses):
+            problems.append(f"{prefix}thread states {got}, expected {sorted(statuses)}")
+    return True
+
+
 def report_problems(problems):
     """Prints each problem and the verdict; the script's exit status (0 passed, 1 failed)."""
     for p in problems:

@@ -19,7 +19,6 @@ chunk margin's worth lost.
       --mode cyg|fentry|pg|patchable|patch|xray --work DIR [--runs N]
 Exit status: 0 passed, 1 failed.
 """
-import json
 import os
 import signal
 import subprocess
@@ -55,20 +54,11 @@ def check_run(a, exe, data, plain, problems):
         problems.append(f"the victim's signal did not come from a hook (self "
                         f"{own.get('self')}, handler_exits {own.get('handler_exits')}): "
                         f"nothing was tested")
-    info = subprocess.run([a.callmon, "info", "-d", data, "--format", "json"],
-                          capture_output=True, text=True, timeout=60)
-    if info.returncode != 0:
-        problems.append(f"info status {info.returncode}: {info.stderr.strip()}")
-        return
-    doc = json.loads(info.stdout)
-    for p in doc.get("problems", []):
-        problems.append(f"info: {p}")
     # The victim ends with calls open (pthread_exit leaves its frames at END, as it does
     # without an interrupted hook: "unfinished"); every other thread finishes.
-    states = sorted(t.get("status") for p in doc["processes"] for t in p["threads"])
-    if states != ["finished"] * 3 + ["unfinished"]:
-        problems.append(f"thread states {states}, expected three finished and the "
-                        f"victim unfinished")
+    if not run_fixture.check_recording(a.callmon, data, problems,
+                                       statuses=["finished"] * 3 + ["unfinished"]):
+        return
     traced, err = run_fixture.recorded_counts(a.callmon, data)
     if err:
         problems.append(err)
@@ -77,14 +67,9 @@ def check_run(a, exe, data, plain, problems):
     expected.update({name: 1 for name in ONCE})
     expected["other_main"] = 2
     expected["handler"] = own.get("other_hits", 0) + own.get("handler_exits", 0)
-    for name, want in expected.items():
-        if traced.get(name, 0) != want:
-            problems.append(f"{name}: {traced.get(name, 0)} call(s) recorded, the program "
-                            f"made {want}")
-    for name in INTERRUPTED:
-        if not 0 <= traced.get(name, 0) - own.get(name, 0) <= 1:
-            problems.append(f"{name}: {traced.get(name, 0)} call(s) recorded, the program "
-                            f"made {own.get(name)}")
+    run_fixture.check_counts(traced, expected, problems)
+    run_fixture.check_counts(traced, {name: own.get(name, 0) for name in INTERRUPTED}, problems,
+                             allowance=1)
 
 
 def main():

@@ -18,7 +18,6 @@ parent's real end never written.
 Exit status: 0 passed, 1 failed.
 """
 import glob
-import json
 import os
 import subprocess
 import sys
@@ -95,21 +94,11 @@ def check_run(a, exe, variant, problems):
                 "cdeep": 0}
     if variant == "thread":
         expected.update({"one_child_thread": rounds, "child_thread": rounds})
-    info = subprocess.run([a.callmon, "info", "-d", data, "--format", "json"],
-                          capture_output=True, text=True, timeout=60)
-    if info.returncode != 0:
-        problems.append(f"{variant}: info status {info.returncode}: {info.stderr.strip()}")
+    if not run_fixture.check_recording(
+            a.callmon, data, problems, f"{variant}: ",
+            status_of=lambda p, t: "unfinished"
+            if variant == "thread" and t.get("tid") == p.get("pid") else "finished"):
         return
-    doc = json.loads(info.stdout)
-    for p in doc.get("problems", []):
-        problems.append(f"{variant}: info: {p}")
-    for p in doc["processes"]:
-        for t in p["threads"]:
-            want = "unfinished" if variant == "thread" and t.get("tid") == p.get("pid") \
-                else "finished"
-            if t.get("status") != want:
-                problems.append(f"{variant}: process {p.get('pid')}: thread {t.get('tid')} "
-                                f"status {t.get('status')}, expected {want}")
     check_end(a, data, variant, problems)
     traced, err = run_fixture.recorded_counts(a.callmon, data)
     if err:

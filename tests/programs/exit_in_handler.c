@@ -23,9 +23,12 @@
 #define NOINLINE __attribute__((noinline, noclone))
 #endif
 
-enum { kLoop = 3000000, kAtexit = 100000, kFini = 20000 };
+#include "exit_counts.h"
+#include "hook_signal.h"
 
-static volatile long hits, hleaves, leaves, works, tails, tleaves, fleaves, self_raised;
+enum { kLoop = 3000000 };
+
+static volatile long hits, hleaves, leaves, works, self_raised;
 static volatile int quick;
 
 NOINLINE long leaf(long x) {
@@ -41,22 +44,6 @@ NOINLINE long hleaf(long x) {
   hleaves++;
   return x + 1;
 }
-
-NOINLINE long tleaf(long x) {
-  tleaves++;
-  return x ^ 5;
-}
-NOINLINE long tail(long x) {
-  tails++;
-  return tleaf(x) + tleaf(x + 1);
-}
-
-NOINLINE long fleaf(long x) {
-  fleaves++;
-  return x - 1;
-}
-
-static volatile long sink;
 
 // The last code of the program's to run: the counts, with write (stdio may be gone).
 NOINLINE void report(void) {
@@ -76,10 +63,6 @@ __attribute__((destructor)) static void fini(void) {
 }
 static void quick_last(void) { report(); }
 
-static void after_exit(void) {
-  for (int i = 0; i < kAtexit; i++) sink += tail(i);
-}
-
 NOINLINE void handler(int sig) {
   (void)sig;
   hits++;
@@ -97,11 +80,7 @@ int main(int argc, char** argv) {
   } else {
     atexit(after_exit);
   }
-  struct sigaction sa;
-  memset(&sa, 0, sizeof sa);
-  sa.sa_handler = handler;
-  sa.sa_flags = SA_RESTART;
-  sigaction(SIGURG, &sa, 0);
+  catch_hook_signal(handler);
   long s = 0;
   for (long i = 0; i < kLoop; i++) s += work(i);
   sink += s;

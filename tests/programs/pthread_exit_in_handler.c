@@ -29,6 +29,8 @@
 #define NOINLINE __attribute__((noinline, noclone))
 #endif
 
+#include "hook_signal.h"
+
 enum { kLoop = 3000000, kOther = 1000000, kClean = 20000, kMain = 20000, kAtexit = 50000 };
 
 static volatile long vworks, vleaves, hleaves, cleaves, oworks, oleaves, mworks, xleaves;
@@ -122,11 +124,7 @@ static void at_end(void) {
 
 int main(void) {
   atexit(at_end);
-  struct sigaction sa;
-  memset(&sa, 0, sizeof sa);
-  sa.sa_handler = handler;
-  sa.sa_flags = SA_RESTART;
-  sigaction(SIGURG, &sa, 0);
+  catch_hook_signal(handler);
   pthread_t others[2];
   // A signal the victim takes before its id is known here returns, as the others' do.
   if (pthread_create(&victim, 0, victim_main, 0) != 0) return 2;
