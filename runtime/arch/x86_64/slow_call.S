@@ -17,7 +17,7 @@
  *                          ZMM_Hi256, Hi16_ZMM). glibc's EVEX functions leave opmask and
  *                          Hi16_ZMM "in use" for good, so this saves on nearly every call:
  *                          for the rare slow paths (a thread's set-up, the trace window's
- *                          growth every 16-256 KiB, a new chunk, a signal's interference,
+ *                          growth every 16 KiB-1 MiB, a new chunk, a signal's interference,
  *                          a rescan after dlopen, an exception unwinding).
  *   callmon_slow_call_hot  only the upper halves of ymm/zmm0-15 (callmon_xstate_live),
  *                          where arguments and results travel: for the slow paths a mode
