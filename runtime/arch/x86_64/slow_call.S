@@ -22,7 +22,9 @@
  *   callmon_slow_call_hot  only the upper halves of ymm/zmm0-15 (callmon_xstate_live),
  *                          where arguments and results travel: for the slow paths a mode
  *                          takes on every call (record-time filters, tail calls, the
- *                          monotonic clock, a full shadow stack), where a save costs ~130
+ *                          monotonic clock, a full shadow stack) or often (the writer's
+ *                          records that do not fit its word: event_writer.hpp, Via),
+ *                          where a save costs ~130
  *                          ns per call here. What it calls must leave zmm16-31 and the
  *                          opmask registers alone: integer code of the library's own that
  *                          reaches nothing outside it (hooks.hpp, kHotGuards; but a
