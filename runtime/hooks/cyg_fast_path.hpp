@@ -39,7 +39,8 @@ __attribute__((always_inline)) inline void cyg_enter_at_time(uint64_t t, uintptr
   guard_acquire(s);
   signal_fence();
   push_frame(s, fn, sp, 0);  // no return address to put back (pg_restore_returns skips it)
-  write_hook_enter(s, t, fn);
+  // The cyg hooks' out-of-line records are plain calls, as enter_slow is (event_writer.hpp).
+  write_hook_enter<kSlow == SlowPath::kDirect ? Via::kDirect : Via::kHot>(s, t, fn);
   signal_fence();
   guard_release(s);
   entry_done();
@@ -47,13 +48,14 @@ __attribute__((always_inline)) inline void cyg_enter_at_time(uint64_t t, uintptr
 
 // The exits' common step: pops the innermost frame `f` (the returning function's) and writes
 // its EXIT at `t`; returns the time the EXIT carries (the fenced clock's burst check starts
-// there: cyg_hooks.S).
+// there: cyg_hooks.S). kSlow as for the entry: how its out-of-line EXIT is reached.
+template <SlowPath kSlow>
 __attribute__((always_inline)) inline uint64_t cyg_exit_frame(ThreadState* s, Frame* f,
                                                               uint64_t t) {
   guard_acquire(s);
   signal_fence();
   pop_frame(s, f);
-  write_exit(s, t);
+  write_exit<kSlow == SlowPath::kDirect ? Via::kDirect : Via::kHot>(s, t);
   uint64_t written = s->last_ticks;
   signal_fence();
   guard_release(s);

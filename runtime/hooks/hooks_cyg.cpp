@@ -49,7 +49,7 @@ CALLMON_CYG_BODY CygExitDone callmon_cyg_exit(void* this_fn, void* /*call_site*/
     exit_slow(s, fn, sp);
     return {0, nullptr};
   }
-  uint64_t written = cyg_exit_frame(s, f, t);
+  uint64_t written = cyg_exit_frame<SlowPath::kDirect>(s, f, t);
   return {written, &s->covered_exit};
 }
 

@@ -122,7 +122,7 @@ __attribute__((always_inline)) inline XrayExitDone xray_exit_at_time(uint64_t t,
     slow_call_hot(&xray_exit_slow<Reach::kCall>, s, fn, sp, t);
     return {0, nullptr};
   }
-  uint64_t written = cyg_exit_frame(s, f, t);
+  uint64_t written = cyg_exit_frame<SlowPath::kVectorSafe>(s, f, t);
   if (__builtin_expect(f > s->stack_base && f[-1].sp == sp, 0)) {  // tail callers: rare
     slow_call_hot(&close_tail_callers<Reach::kCall>, sp, t);
     return {0, nullptr};

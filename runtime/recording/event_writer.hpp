@@ -16,7 +16,8 @@
 //
 // The hot path's calls out of line (a full chunk, a long record, a signal's interference,
 // a burst) go through slow_call (core/slow_call.hpp): they may reach libc, and the -pg,
-// --patch and library-call trampolines keep the vector registers only around those.
+// --patch and library-call trampolines keep the vector registers only around those. The
+// -finstrument-functions hooks call them directly (Via below).
 //
 // Why the word: the LEB128 length of a time delta or address delta varies from call to
 // call, and a byte loop or a switch on it mispredicts often enough to cost ~10 ns per call.
@@ -119,6 +120,27 @@ inline uint64_t leb128_word(uint64_t v, unsigned n) {
   return w | (0x8080808080808080ull & ((uint64_t{1} << (8 * (n - 1))) - 1));
 }
 
+// How a fast path reaches the writer's out-of-line records (write_enter_slow,
+// write_exit_slow: a full window, a long record, a delta that is no multiple of the clock's
+// step).
+//  - kHot: through slow_call_hot, for the probes behind trampolines that keep no vector
+//    state (-pg, --patch, library calls, XRay). The two functions are the library's own
+//    integer code; what in them may reach libc (the chunk switch) goes through slow_call
+//    itself (tests/audit/fast_path_audit.py checks both). slow_call saved the whole
+//    AVX-512 state there (~130 ns; glibc's EVEX functions leave it "in use" for good), and
+//    on a VM whose TSC now and then reads one tick off its step ~1% of the records of fib
+//    went that way: ~3 ns per call in all.
+//  - kDirect: a plain call, for the -finstrument-functions hooks: the compiler's call to
+//    them already treats every vector register as clobbered, as any call does (their
+//    enter_slow and exit_slow are called the same way, hooks_cyg.cpp).
+enum class Via { kHot, kDirect };
+
+template <Via kVia, class... P, class... A>
+inline void call_out_of_line(void (*f)(P...), A... args) {
+  if constexpr (kVia == Via::kDirect) f(static_cast<P>(args)...);
+  else slow_call_hot(f, args...);
+}
+
 // Out of line: a nested hook interfered with a speculative store, or the chunk is full.
 void write_word_interrupted(ThreadState* s, uint8_t* stored_at, uint8_t* got, uint64_t word,
                             unsigned n);
@@ -158,6 +180,7 @@ void write_exit_slow(ThreadState* s, uint64_t t);
 // is in units of the clock's step (s->tick_shift); one that is no multiple of it (the clock
 // stepped back and was clamped, or a guess of the step that was wrong) takes the slow
 // path, which writes it in ticks as a SPECIAL ENTER.
+template <Via kVia = Via::kHot>
 inline void write_enter(ThreadState* s, uint64_t t, uintptr_t fn) {
   using namespace format;
   if (t < s->last_ticks) t = s->last_ticks;  // never encode time stepping back
@@ -189,12 +212,13 @@ inline void write_enter(ThreadState* s, uint64_t t, uintptr_t fn) {
       return;
     }
   }
-  slow_call(&write_enter_slow, s, t, fn);
+  call_out_of_line<kVia>(&write_enter_slow, s, t, fn);
 }
 
 // Depth-0 EXIT: V = dt << 1, and dt = 0 in two bytes (0x80 0x00), never a byte 0. dt is in
 // units of the clock's step, as for write_enter; a delta that is no multiple of it takes
 // the slow path (a SPECIAL EXIT in ticks).
+template <Via kVia = Via::kHot>
 inline void write_exit(ThreadState* s, uint64_t t) {
   using namespace format;
   if (t < s->last_ticks) t = s->last_ticks;
@@ -207,7 +231,7 @@ inline void write_exit(ThreadState* s, uint64_t t) {
     CALLMON_SYNCED();
     return;
   }
-  slow_call(&write_exit_slow, s, t);
+  call_out_of_line<kVia>(&write_exit_slow, s, t);
 }
 
 // Bytes of the depth-0 ENTER of `fn` after `ticks` that write_enter would write now
@@ -257,20 +281,20 @@ inline constexpr uint64_t kBurstRateCapTicks = 1u << 18;
 // The bursts of the first stretch are counted apart: it stores nothing to the trace, like
 // the stretches no check covers, and on this project's VM the host took the CPU there at a
 // third of the rate it did in the stretches that store the records (docs/runtime.md).
-template <class Clock>
+template <Via kVia = Via::kHot, class Clock>
 inline void write_fenced_enter(ThreadState* s, uint64_t early, uint64_t t, uintptr_t fn,
                                Clock late) {
   if (uint64_t burst = check_hook_burst(s, early, t, s->covered_before); burst != 0)
     s->burst_before += burst < kBurstRateCapTicks ? burst : kBurstRateCapTicks;
-  write_enter(s, t, fn);
+  write_enter<kVia>(s, t, fn);
   check_hook_burst(s, t, late(), s->covered_after);
 }
 
 // The fenced clock's EXIT at `t`: a burst between `t` and `late()` after the write is a
 // PAUSE after the EXIT (the caller's time).
-template <class Clock>
+template <Via kVia = Via::kHot, class Clock>
 inline void write_fenced_exit(ThreadState* s, uint64_t t, Clock late) {
-  write_exit(s, t);
+  write_exit<kVia>(s, t);
   check_hook_burst(s, t, late(), s->covered_exit);
 }
 
@@ -279,12 +303,13 @@ inline void write_fenced_exit(ThreadState* s, uint64_t t, Clock late) {
 // branch here. The late reads need no lfence: an interruption stops the hook at an
 // instruction before them in program order, and a read executed early is squashed and taken
 // again after it.
+template <Via kVia = Via::kHot>
 inline void write_hook_enter(ThreadState* s, uint64_t early, uintptr_t fn) {
   if (__builtin_expect(g_clock_fenced, 0)) {
-    write_fenced_enter(s, early, fenced_ticks(), fn, [] { return __rdtsc(); });
+    write_fenced_enter<kVia>(s, early, fenced_ticks(), fn, [] { return __rdtsc(); });
     return;
   }
-  write_enter(s, early, fn);
+  write_enter<kVia>(s, early, fn);
 }
 
 // The -pg fast path's EXIT at `t` (the -finstrument-functions exit reads the clock after

@@ -75,7 +75,6 @@ GUARDS = ("callmon_slow_call", "callmon_slow_call_hot")
 # slow paths the fast and hot slow paths reach (chunks, bursts, warnings, rescans, a
 # thread's set-up). Demangled names up to the parameter list.
 FULL_SAVE = {
-    "callmon::rt::write_enter_slow", "callmon::rt::write_exit_slow",
     "callmon::rt::write_word_interrupted", "callmon::rt::write_hook_pause",
     "callmon::rt::switch_chunk", "callmon::rt::modules_rescan",
     "callmon::rt::enter_slow", "callmon::rt::exit_slow",

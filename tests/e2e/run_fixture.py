@@ -472,7 +472,7 @@ def check_info(fx, info, pids, program, failures):
 
 
 def check_pauses(info, failures):
-    """The runtime grows a thread's file in windows of 16-256 KiB and records each growth
+    """The runtime grows a thread's file in windows of 16 KiB-1 MiB and records each growth
     as a PAUSE: a thread with more than 64 KiB of records has had some, and they cannot
     outlast the thread. Host bursts are some of the PAUSEs, caught only by fenced probes."""
     fenced = (info.get("clock") or {}).get("kind") == "tsc-fenced"

@@ -167,6 +167,43 @@ TEST(RuntimeWriter, TickShiftWritesHalvedDeltasAndOddOnesInTicks) {
   expect_calls(c.decode(), calls);
 }
 
+// The -finstrument-functions hooks reach the out-of-line records (odd deltas, long records,
+// a full window) by a plain call, the other probes through slow_call_hot (event_writer.hpp,
+// Via): both write the same bytes, the window's growth and its PAUSE included.
+TEST(RuntimeWriter, DirectAndSlowCallOutOfLineRecordsAreTheSame) {
+  Chunk direct(1), hot(1);
+  // A small usable part: the writes below fill it and grow it once.
+  direct.s.limit = direct.s.chunk_base + 4096;
+  hot.s.limit = hot.s.chunk_base + 4096;
+  rt::g_switch_pause = 77;
+  rt::g_switch_end = 5;
+  std::vector<std::pair<uint64_t, uint64_t>> calls;
+  std::mt19937_64 rng(5);
+  uint64_t t = 1000;
+  unsigned odd = 0;
+  for (int i = 0; i < 3000; ++i) {
+    uint64_t addr = 0x400000 + (rng() % 300) * 16;
+    t += rng() % (i % 7 == 0 ? 100000 : 300);
+    odd += t & 1;
+    rt::write_enter<rt::Via::kDirect>(&direct.s, t, addr);
+    rt::write_enter<rt::Via::kHot>(&hot.s, t, addr);
+    calls.push_back({t, addr});
+    t += rng() % 200;
+    rt::write_exit<rt::Via::kDirect>(&direct.s, t);
+    rt::write_exit<rt::Via::kHot>(&hot.s, t);
+    calls.push_back({t, 0});
+  }
+  rt::g_switch_pause = 0;
+  EXPECT_GT(odd, 100u);  // the SPECIAL records in ticks were written both ways
+  EXPECT_GT(direct.s.limit, direct.s.chunk_base + 4096);  // the window grew
+  ASSERT_EQ(direct.s.cur - direct.s.chunk_base, hot.s.cur - hot.s.chunk_base);
+  EXPECT_EQ(std::memcmp(direct.mem.data(), hot.mem.data(), kChunk), 0);
+  std::vector<Event> events;
+  for (const Event& e : direct.decode())
+    if (e.type == Event::kEnter || e.type == Event::kExit) events.push_back(e);
+  expect_calls(events, calls);
+}
+
 // A signal arrives after a depth-0 hook stored its word but before its xadd: the nested
 // hook's record must survive and both records must be read, the nested one first.
 TEST(RuntimeWriter, NestedRecordBetweenStoreAndReservationSurvives) {

@@ -17,12 +17,14 @@
  *                          ZMM_Hi256, Hi16_ZMM). glibc's EVEX functions leave opmask and
  *                          Hi16_ZMM "in use" for good, so this saves on nearly every call:
  *                          for the rare slow paths (a thread's set-up, the trace window's
- *                          growth every 16-256 KiB, a new chunk, a signal's interference,
+ *                          growth every 16 KiB-1 MiB, a new chunk, a signal's interference,
  *                          a rescan after dlopen, an exception unwinding).
  *   callmon_slow_call_hot  only the upper halves of ymm/zmm0-15 (callmon_xstate_live),
  *                          where arguments and results travel: for the slow paths a mode
  *                          takes on every call (record-time filters, tail calls, the
- *                          monotonic clock, a full shadow stack), where a save costs ~130
+ *                          monotonic clock, a full shadow stack) or often (the writer's
+ *                          records that do not fit its word: event_writer.hpp, Via),
+ *                          where a save costs ~130
  *                          ns per call here. What it calls must leave zmm16-31 and the
  *                          opmask registers alone: integer code of the library's own that
  *                          reaches nothing outside it (hooks.hpp, kHotGuards; but a
