@@ -113,7 +113,15 @@ CALLMON_ATTACH_EXPORT const attach_abi::Reply* callmon_attach_start(const char* 
   attach_meta_hold();  // --patch's meta lines wait for the stop (attach_meta.hpp)
   process_reset_for_attach();
   attach_set_session(++g_sessions);
+  // Forwarding to glibc's mcount was set up at load time, when nothing was recorded. Ended
+  // before process_setup: its calibration calls the runtime's own -pg probe functions,
+  // whose __fentry__ forwarded measured nothing (every -pg and sled attach was left
+  // uncompensated). Only those reach the runtime's mcount/__fentry__ before the patches.
+  __atomic_store_n(&callmon_pg_forward_mcount, 0, __ATOMIC_RELEASE);
+  __atomic_store_n(&callmon_pg_forward_fentry, 0, __ATOMIC_RELEASE);
   if (!process_setup()) {
+    __atomic_store_n(&callmon_pg_forward_mcount, g_real.mcount_, __ATOMIC_RELEASE);
+    __atomic_store_n(&callmon_pg_forward_fentry, g_real.fentry_, __ATOMIC_RELEASE);
     attach_set_session(0);
     set_options_text(nullptr);
     return reply(attach_abi::kError, "cannot set the recording up in ", o.dir,
@@ -125,9 +133,6 @@ CALLMON_ATTACH_EXPORT const attach_abi::Reply* callmon_attach_start(const char* 
   // one thread (this one) nothing can install a handler before the patches: wrapped now.
   signal_handlers_prepare();
   if (flags & attach_abi::kStartWrap) signal_handlers_wrap();
-  // Forwarding to glibc's mcount was set up at load time, when nothing was recorded.
-  __atomic_store_n(&callmon_pg_forward_mcount, 0, __ATOMIC_RELEASE);
-  __atomic_store_n(&callmon_pg_forward_fentry, 0, __ATOMIC_RELEASE);
   note_text_range();
   g_reply.patches = reinterpret_cast<uint64_t>(g_sites.patches);
   g_reply.patch_count = g_sites.count;

@@ -255,6 +255,15 @@ def info_ok(callmon, data, unmatched_ok=0):
     expect(r.returncode == 0 and ("problems:  none" in r.stdout or tolerated),
            f"info on {data}: {r.returncode} {r.stdout[-400:]} {r.stderr}")
     expect("detached while it ran on" in r.stdout, f"info on {data} says it was detached")
+    # Times compensated: an attach has no exit calibration, so the one at the attach must
+    # have measured the hooks (in the -pg and sled modes it measured glibc's no-op
+    # __fentry__/mcount until stop 36: "recording cost not measured").
+    r = subprocess.run([callmon, "info", "--format=json", "-d", data], capture_output=True,
+                       text=True, timeout=60)
+    procs = json.loads(r.stdout).get("processes", []) if r.returncode == 0 else []
+    uncalibrated = [p.get("key") for p in procs if not p.get("probe_cost")]
+    expect(procs and not uncalibrated,
+           f"info on {data}: every process's probe cost measured (not in {uncalibrated})")
     r = subprocess.run([callmon, "replay", "-d", data], capture_output=True, text=True,
                        timeout=60)
     expect(r.returncode == 0, f"replay on {data}: {r.stderr.strip()}")
