@@ -2,19 +2,20 @@
 """vfork children that leave by exit() instead of _exit() (tests/programs/vfork_exit.c),
 directly and from three instrumented calls deep, from the main thread or from threads
 started for it (which end before main goes on), main then ending by its own exit() call
-(`thread`) or by returning from main (`thread_return`; `thread_uexit`: the children leave
-by _exit): glibc's exit runs in the child on the parent's memory, callmon's destructor
-among the rest. The program's output and status must be as without callmon, the parent's
-calls recorded exactly and the children's not at all, `callmon info` must show no problem
-and the program's threads finished (main "unfinished" where it calls exit itself: its own
-frame is open), the thread file must end with its one END record, and the process's `exit`
-meta line must be the parent's, once, after its last call.
+(`thread`), by returning from main (`thread_return`; `thread_uexit`: the children leave
+by _exit) or by pthread_exit as the last thread (`thread_pexit`): glibc's exit runs in the
+child on the parent's memory, callmon's destructor among the rest. The program's output
+and status must be as without callmon, the parent's calls recorded exactly and the
+children's not at all, `callmon info` must show no problem and the program's threads
+finished (main "unfinished" where it calls exit or pthread_exit itself: its own frame is
+open), the thread file must end with its one END record, and the process's `exit` meta
+line must be the parent's, once, after its last call.
 
 Before the fix the first child's exit ran the runtime's end of process on the parent's
 state: an END record and the `exit` line in the middle of the parent's recording, and the
-parent's real end never written. On c8ad89b `thread_return` lost the end still: the
-threads that had vforked could not tie it to main's exit, main's thread file had no END and
-the meta file no `exit` line.
+parent's real end never written. On c8ad89b `thread_return` and `thread_pexit` lost the
+end still: the threads that had vforked could not tie it to main's exit, so the meta file
+had no `exit` line (and, main returning, main's thread file no END).
 
   run_vfork_exit.py --callmon build/bin/callmon --cc gcc \\
       --mode cyg|fentry|pg|patchable|patch|xray --work DIR
@@ -29,7 +30,7 @@ import sys
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import run_fixture  # noqa: E402  (program_test_args, build_program, report_problems)
 
-VARIANTS = ["direct", "deep", "thread", "thread_return", "thread_uexit"]
+VARIANTS = ["direct", "deep", "thread", "thread_return", "thread_pexit", "thread_uexit"]
 
 
 def check_end(a, data, variant, problems):
@@ -111,8 +112,8 @@ def check_run(a, exe, variant, problems):
         problems.append(f"{variant}: info: {p}")
     for p in doc["processes"]:
         for t in p["threads"]:
-            want = "unfinished" if variant == "thread" and t.get("tid") == p.get("pid") \
-                else "finished"
+            want = "unfinished" if variant in ("thread", "thread_pexit") \
+                and t.get("tid") == p.get("pid") else "finished"
             if t.get("status") != want:
                 problems.append(f"{variant}: process {p.get('pid')}: thread {t.get('tid')} "
                                 f"status {t.get('status')}, expected {want}")

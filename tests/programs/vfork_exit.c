@@ -8,11 +8,12 @@
 // Argument: `direct` (the child calls exit(5) at once), `deep` (it calls instrumented
 // functions and exit(6) from three calls deep), `thread` (as deep, but each child is
 // started by a new thread, which ends before main goes on, and main ends with its own
-// exit() call), `thread_return` (as thread, but main returns from main) or `thread_uexit`
-// (as thread_return, but the child leaves by _exit(6): nothing of the parent's is run
-// there). Each of kRounds rounds the parent calls pwork kWork times, then starts one child;
-// it goes on calling after the last one and returns from main (glibc's own exit call, not
-// the program's), or calls exit.
+// exit() call), `thread_return` (as thread, but main returns from main), `thread_pexit` (as
+// thread, but main ends by pthread_exit, the process's last thread: glibc's exit then) or
+// `thread_uexit` (as thread_return, but the child leaves by _exit(6): nothing of the
+// parent's is run there). Each of kRounds rounds the parent calls pwork kWork times, then
+// starts one child; it goes on calling after the last one and returns from main (glibc's
+// own exit call, not the program's), or calls exit or pthread_exit.
 //
 // The program counts its own calls, the parent's and the children's apart (in_child: set
 // by the child, cleared by the parent when vfork returns; the memory is shared), and prints
@@ -107,8 +108,9 @@ NOINLINE void one_child_thread(void) {
 int main(int argc, char** argv) {
   const char* v = argc > 1 ? argv[1] : "";
   int main_exits = strcmp(v, "thread") == 0;
+  int main_pexits = strcmp(v, "thread_pexit") == 0;
   child_uexit = strcmp(v, "thread_uexit") == 0;
-  int thread = main_exits || child_uexit || strcmp(v, "thread_return") == 0;
+  int thread = main_exits || main_pexits || child_uexit || strcmp(v, "thread_return") == 0;
   int deep = thread || strcmp(v, "deep") == 0;
   atexit(at_end);
   long s = 0;
@@ -127,5 +129,6 @@ int main(int argc, char** argv) {
           "atexit %ld\nbad %ld\n",
           pworks, pleaves, ptails, cleaves, cdeeps, ctails, atexits, bad);
   if (main_exits) exit(bad ? 1 : 0);
+  if (main_pexits && !bad) pthread_exit(0);  // status 0
   return bad ? 1 : 0;
 }
