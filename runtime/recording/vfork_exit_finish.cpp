@@ -39,8 +39,9 @@ void finish_at_thread_exit(void*) {
     note_vfork_child_exit();
     return;
   }
-  // Also run by a main thread that leaves by pthread_exit, or by exit() with no vfork
-  // child's exit before: the runtime's destructor ends the recording then.
+  // Also run by every exit on the main thread (main's return, exit(), pthread_exit as the
+  // last thread) with no vfork child's exit before: the runtime's destructor ends the
+  // recording then, after the atexit handlers and static destructors.
   if (__atomic_load_n(&g_rearmed, __ATOMIC_ACQUIRE)) process_finish();
 }
 
