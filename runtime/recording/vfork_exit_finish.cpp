@@ -13,11 +13,20 @@
 // register its own (glibc keeps the list in its TLS). It does nothing unless a vfork
 // child's exit has run since (g_rearmed); the runtime's destructor ends the recording then.
 // A vfork child of the main thread uses it up (it runs the main thread's list): that
-// parent registers it again.
+// parent registers it again. glibc frees the entry right after the destructor returns,
+// with the program's free: a program with its own instrumented free would have that call
+// recorded as its own. So the destructor marks the thread as the runtime's (as a
+// RuntimeScope does) and registers with atexit the handler that lifts the mark: glibc's
+// exit runs the TLS destructors before the exit handlers, and the last handler registered
+// first, so the mark covers that free and nothing of the program's.
+#include <stdlib.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <cstdint>
+
 #include "runtime/core/runtime_scope.hpp"
+#include "runtime/core/sys.hpp"
 #include "runtime/interposers/interpose.hpp"
 #include "runtime/recording/process.hpp"
 
@@ -31,6 +40,25 @@ namespace {
 bool g_rearmed = false;
 // This thread has a TLS destructor of the runtime's registered (the main thread only).
 __thread bool t_armed __attribute__((tls_model("initial-exec")));
+// The signal mask the mark of finish_at_thread_exit replaced (only the exiting thread).
+uint64_t g_exit_mask;
+
+// Marks the thread as doing the runtime's work, signals blocked (a handler's calls would be
+// dropped; blocked, it runs after the mark, recorded), as RuntimeScope does.
+void mark_runtime() {
+  g_exit_mask = SignalBlock::block_all();
+  t_runtime_depth += 1;
+  if (ThreadState* s = t_state)
+    asm volatile("orl %1, %0" : "+m"(s->guard) : "ir"(kGuardRuntime) : "memory");
+}
+
+void unmark_runtime() {
+  t_runtime_depth -= 1;
+  if (t_runtime_depth == 0)
+    if (ThreadState* s = t_state)
+      asm volatile("andl %1, %0" : "+m"(s->guard) : "ir"(~kGuardRuntime) : "memory");
+  SignalBlock::restore(g_exit_mask);
+}
 
 void finish_at_thread_exit(void*) {
   t_armed = false;
@@ -39,10 +67,15 @@ void finish_at_thread_exit(void*) {
     note_vfork_child_exit();
     return;
   }
-  // Also run by every exit on the main thread (main's return, exit(), pthread_exit as the
-  // last thread) with no vfork child's exit before: the runtime's destructor ends the
-  // recording then, after the atexit handlers and static destructors.
-  if (__atomic_load_n(&g_rearmed, __ATOMIC_ACQUIRE)) process_finish();
+  if (__atomic_load_n(&g_rearmed, __ATOMIC_ACQUIRE)) {
+    process_finish();  // the free that follows comes after the thread's END
+    return;
+  }
+  // Every exit on the main thread (main's return, exit(), pthread_exit as the last thread)
+  // with no vfork child's exit before: the runtime's destructor ends the recording, after
+  // the exit handlers. Until the first of them (this one), glibc's free of the entry.
+  mark_runtime();
+  if (atexit(unmark_runtime) != 0) unmark_runtime();  // refused: that free is recorded
 }
 
 // Registers finish_at_thread_exit for the calling thread if it is the main thread and has
