@@ -526,7 +526,10 @@ void process_finish() {
   uint64_t t = read_ticks(), ns = monotonic_ns();
   b.str("sync ").dec(t).ch(' ').dec(ns).str("\nexit ").dec(t).ch(' ').dec(ns).ch('\n');
   meta_append(b.c_str(), static_cast<unsigned>(b.size()));
-  if (ThreadState* s = t_state) thread_finish(s, true);
+  // The process's last thread may have ended by pthread_exit or its start routine's return:
+  // its key destructor wrote its END before glibc's exit brought us here.
+  if (ThreadState* s = t_state)
+    if (!s->header || !(s->header->flags & format::kFlagFinished)) thread_finish(s, true);
   recalibrate_at_exit();
 }
 

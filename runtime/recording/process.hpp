@@ -93,9 +93,12 @@ void process_finish();
 // In the parent, when a vfork child of the calling thread has run exit(): that exit ran
 // the parent's exit handlers and the dynamic linker's destructor pass (the runtime's
 // destructor with it) on the shared memory and took them off glibc's lists, so the
-// parent's own exit will not reach process_finish that way. Ties it to the calling
-// thread's TLS destructors (which glibc's exit runs for the exiting thread) when it is the
-// main thread, and to the exit interposer for the others (process_finish_at_exit).
+// parent's own exit will not reach process_finish that way. From then on process_finish
+// is tied to the main thread's TLS destructors (which glibc's exit runs for the exiting
+// thread: main's return, exit() on the main thread), registered at start-up and again here
+// when the calling thread is the main one (its child's exit ran them), whichever thread
+// vforked; and to the exit interposer for an exit() on another thread
+// (process_finish_at_exit). Calls the program's malloc: not from a hook.
 void process_finish_rearm();
 
 // The exit interposer, in the process (not a vfork child), before the real exit: finishes

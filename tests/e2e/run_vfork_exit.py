@@ -1,17 +1,21 @@
 #!/usr/bin/env python3
 """vfork children that leave by exit() instead of _exit() (tests/programs/vfork_exit.c),
-directly and from three instrumented calls deep, from the main thread or (`thread`) from
-threads started for it, main then ending by its own exit() call: glibc's exit runs in the child on the
-parent's memory, callmon's destructor among the rest. The program's output and status must
-be as without callmon, the parent's calls recorded exactly and the children's not at all,
-`callmon info` must show no problem and the program's threads finished (main
-"unfinished" where it calls exit itself: its own frame is open), the thread file must
-end with its one END record, and the process's `exit` meta line must be the parent's, once,
-after its last call.
+directly and from three instrumented calls deep, from the main thread or from threads
+started for it (which end before main goes on), main then ending by its own exit() call
+(`thread`), by returning from main (`thread_return`; `thread_uexit`: the children leave
+by _exit) or by pthread_exit as the last thread (`thread_pexit`): glibc's exit runs in the
+child on the parent's memory, callmon's destructor among the rest. The program's output
+and status must be as without callmon, the parent's calls recorded exactly and the
+children's not at all, `callmon info` must show no problem and the program's threads
+finished (main "unfinished" where it calls exit or pthread_exit itself: its own frame is
+open), the thread file must end with its one END record, and the process's `exit` meta
+line must be the parent's, once, after its last call.
 
 Before the fix the first child's exit ran the runtime's end of process on the parent's
 state: an END record and the `exit` line in the middle of the parent's recording, and the
-parent's real end never written.
+parent's real end never written. On c8ad89b `thread_return` and `thread_pexit` lost the
+end still: the threads that had vforked could not tie it to main's exit, so the meta file
+had no `exit` line (and, main returning, main's thread file no END).
 
   run_vfork_exit.py --callmon build/bin/callmon --cc gcc \\
       --mode cyg|fentry|pg|patchable|patch|xray --work DIR
@@ -25,7 +29,7 @@ import sys
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import run_fixture  # noqa: E402  (program_test_args, build_program, report_problems)
 
-VARIANTS = ["direct", "deep", "thread"]
+VARIANTS = ["direct", "deep", "thread", "thread_return", "thread_pexit", "thread_uexit"]
 
 
 def check_end(a, data, variant, problems):
@@ -89,15 +93,19 @@ def check_run(a, exe, variant, problems):
         problems.append(f"{variant}: the program's own counts differ under callmon: {own} "
                         f"(without: {run_fixture.program_counts(plain.stderr)})")
     rounds = 20
+    # `tail`: kTail calls from the atexit handler, in the parent's own exit (after the
+    # program printed its counts) when no child's exit ran it.
     expected = {"pwork": own["pwork"], "pleaf": own["pleaf"], "one_child": rounds,
-                "wait_status": rounds, "main": 1, "tail": own["ptail"], "cleaf": 0,
+                "wait_status": rounds, "main": 1,
+                "tail": 500 if variant == "thread_uexit" else own["ptail"], "cleaf": 0,
                 "cdeep": 0}
-    if variant == "thread":
+    if variant.startswith("thread"):
         expected.update({"one_child_thread": rounds, "child_thread": rounds})
     if not run_fixture.check_recording(
             a.callmon, data, problems, f"{variant}: ",
             status_of=lambda p, t: "unfinished"
-            if variant == "thread" and t.get("tid") == p.get("pid") else "finished"):
+            if variant in ("thread", "thread_pexit") and t.get("tid") == p.get("pid")
+            else "finished"):
         return
     check_end(a, data, variant, problems)
     traced, err = run_fixture.recorded_counts(a.callmon, data)

@@ -6,16 +6,21 @@
 // lose the parent's end (docs/runtime.md, "Processes", vfork).
 //
 // Argument: `direct` (the child calls exit(5) at once), `deep` (it calls instrumented
-// functions and exit(6) from three calls deep) or `thread` (as deep, but each child is
-// started by a new thread, and main ends with its own exit() call). Each of kRounds rounds
-// the parent calls pwork kWork times, then starts one child; it goes on calling after the
-// last one and returns from main (glibc's own exit call, not the program's), or calls exit.
+// functions and exit(6) from three calls deep), `thread` (as deep, but each child is
+// started by a new thread, which ends before main goes on, and main ends with its own
+// exit() call), `thread_return` (as thread, but main returns from main), `thread_pexit` (as
+// thread, but main ends by pthread_exit, the process's last thread: glibc's exit then) or
+// `thread_uexit` (as thread_return, but the child leaves by _exit(6): nothing of the
+// parent's is run there). Each of kRounds rounds the parent calls pwork kWork times, then
+// starts one child; it goes on calling after the last one and returns from main (glibc's
+// own exit call, not the program's), or calls exit or pthread_exit.
 //
 // The program counts its own calls, the parent's and the children's apart (in_child: set
 // by the child, cleared by the parent when vfork returns; the memory is shared), and prints
 // them on stderr as `name calls` lines (pwork, pleaf, ptail, cleaf, cdeep, ctail, atexit,
-// bad). `tail` is called by an atexit handler, which glibc runs in the first child that
-// calls exit and never again (the child used up the list). stdout: "ok"; exit status 0
+// bad). `tail` is called kTail times by an atexit handler, which glibc runs in the first
+// child that calls exit and never again (the child used up the list); with thread_uexit in
+// the parent's own exit, after the counts are printed. stdout: "ok"; exit status 0
 // (1 if a child's status was not what it meant).
 #include <pthread.h>
 #include <stdio.h>
@@ -32,7 +37,7 @@
 
 enum { kRounds = 20, kWork = 2000, kTail = 500 };
 
-static volatile int in_child;
+static volatile int in_child, child_uexit;
 static volatile long pworks, pleaves, ptails, cleaves, cdeeps, ctails, atexits, bad, sink;
 
 NOINLINE long pleaf(long x) {
@@ -64,6 +69,7 @@ NOINLINE void cdeep(int d) {
   cdeeps++;
   if (d == 0) {
     sink += cleaf(d);
+    if (child_uexit) _exit(6);
     exit(6);
   }
   cdeep(d - 1);
@@ -100,8 +106,12 @@ NOINLINE void one_child_thread(void) {
 }
 
 int main(int argc, char** argv) {
-  int thread = argc > 1 && strcmp(argv[1], "thread") == 0;
-  int deep = thread || (argc > 1 && strcmp(argv[1], "deep") == 0);
+  const char* v = argc > 1 ? argv[1] : "";
+  int main_exits = strcmp(v, "thread") == 0;
+  int main_pexits = strcmp(v, "thread_pexit") == 0;
+  child_uexit = strcmp(v, "thread_uexit") == 0;
+  int thread = main_exits || main_pexits || child_uexit || strcmp(v, "thread_return") == 0;
+  int deep = thread || strcmp(v, "deep") == 0;
   atexit(at_end);
   long s = 0;
   for (int r = 0; r < kRounds; r++) {
@@ -118,6 +128,7 @@ int main(int argc, char** argv) {
   fprintf(stderr, "pwork %ld\npleaf %ld\nptail %ld\ncleaf %ld\ncdeep %ld\nctail %ld\n"
           "atexit %ld\nbad %ld\n",
           pworks, pleaves, ptails, cleaves, cdeeps, ctails, atexits, bad);
-  if (thread) exit(bad ? 1 : 0);
+  if (main_exits) exit(bad ? 1 : 0);
+  if (main_pexits && !bad) pthread_exit(0);  // status 0
   return bad ? 1 : 0;
 }
