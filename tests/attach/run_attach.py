@@ -948,8 +948,16 @@ def case_sched(a, exe):
         time.sleep(0.2)
     # Each attach its own file: the second's switches all after the first's detach.
     expect(len(spans) == 2 and spans[0][1] < spans[1][0], f"switch time spans {spans}")
+    # --no-scheduler: no file, info says so.
+    data = os.path.join(a.work, f"{os.path.basename(exe)}.nosched")
+    att = Attach(a.callmon, s.pid, data, ["--no-scheduler"])
+    time.sleep(0.2)
+    s.request("R")
+    status, err = att.stop()
+    expect(status == 0 and not os.path.exists(os.path.join(data, "session.sched")),
+           f"--no-scheduler: {status} {err.strip()}, files {os.listdir(data)}")
     out, status = s.finish()
-    expect(out == "ready\nok\nok\nall results right\n", f"output: {out!r}")
+    expect(out == "ready\nok\nok\nok\nall results right\n", f"output: {out!r}")
     expect(status == 5, f"exit status {status}")
 
 
