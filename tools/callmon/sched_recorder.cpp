@@ -79,6 +79,7 @@ struct SchedRecorder::State {
     int cpu = 0;
     void* map = nullptr;
     size_t map_len = 0;
+    SchedRecord last{};  // the last switch taken from this ring
   };
 
   int out = -1;  // session.sched
@@ -142,7 +143,7 @@ struct SchedRecorder::State {
       uint8_t rec[256];
       size_t n = h.size < sizeof rec ? h.size : sizeof rec;
       copy_out(data, size, tail, rec, n);
-      take_record(h, rec, n, r.cpu);
+      take_record(h, rec, n, r);
       tail += h.size;
     }
     // Release: our reads of the records are done before the kernel may overwrite them.
@@ -156,7 +157,8 @@ struct SchedRecorder::State {
     std::memcpy(static_cast<uint8_t*>(to) + first, data, n - first);
   }
 
-  void take_record(const perf_event_header& h, const uint8_t* rec, size_t n, int cpu) {
+  void take_record(const perf_event_header& h, const uint8_t* rec, size_t n, Ring& r) {
+    const int cpu = r.cpu;
     SampleId id;
     if (h.type == PERF_RECORD_SWITCH && n >= sizeof h + sizeof id) {
       std::memcpy(&id, rec + sizeof h, sizeof id);
@@ -164,8 +166,13 @@ struct SchedRecorder::State {
                       : (h.misc & PERF_RECORD_MISC_SWITCH_OUT_PREEMPT)
                           ? format::kSchedOutPreempted
                           : format::kSchedOutBlocked;
-      pending.push_back(
-          SchedRecord{id.time, 0, id.pid, id.tid, kind, static_cast<uint16_t>(cpu), 0});
+      SchedRecord sw{id.time, 0, id.pid, id.tid, kind, static_cast<uint16_t>(cpu), 0};
+      // Under attach a thread created while the events were being opened can have two (its
+      // creator's inherited one and its own): both write the same switch, one after the
+      // other, into this CPU's ring. The copy is dropped.
+      if (sw.time_ns == r.last.time_ns && sw.tid == r.last.tid && sw.kind == r.last.kind) return;
+      r.last = sw;
+      pending.push_back(sw);
     } else if (h.type == PERF_RECORD_LOST && n >= sizeof h + 16 + sizeof id) {
       uint64_t count;
       std::memcpy(&count, rec + sizeof h + 8, sizeof count);
