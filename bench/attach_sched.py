@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Scheduler time under attach (docs/record.md, `record -p`; docs/runtime.md "Scheduler
-time"): a program calling a ~100 ns function every ~10 us on one thread, attached for a few
+time"): a program calling a short function (~50 ns) every ~10 us on one thread, attached for a few
 seconds while two spinning processes compete for the CPUs. Prints, per callmon given,
 the median over RUNS attaches of the function's max, its total against the attach's wall
 time, and the preempted time taken out (report --format=json), and info's scheduler line.
@@ -23,7 +23,7 @@ SOURCE = r"""
 #include <stdio.h>
 #include <unistd.h>
 __attribute__((noinline)) unsigned tiny(unsigned x) {
-  for (int i = 0; i < 40; ++i) x = x * 1103515245u + 12345u;   /* ~100 ns */
+  for (int i = 0; i < 40; ++i) x = x * 1103515245u + 12345u;   /* ~50 ns */
   return x;
 }
 int main(void) {
