@@ -97,6 +97,7 @@ import json
 import os
 import re
 import signal
+import struct
 import subprocess
 import sys
 import time
@@ -904,6 +905,75 @@ def case_churn(a, exe):
     expect(status == 5, f"exit status {status}")
 
 
+def sched_switches(data):
+    """The switch records of `data`/session.sched (include/callmon/format/sched.hpp: a
+    256-byte header, then 32-byte records), as (time_ns, pid, tid, kind); kinds 1 to 3 only."""
+    path = os.path.join(data, "session.sched")
+    if not os.path.exists(path):
+        return []
+    raw = open(path, "rb").read()[256:]
+    out = []
+    for off in range(0, len(raw) - len(raw) % 32, 32):
+        time_ns, _value, pid, tid, kind, _cpu, _res = struct.unpack_from("<QQIIHHI", raw, off)
+        if kind in (1, 2, 3):
+            out.append((time_ns, pid, tid, kind))
+    return out
+
+
+def case_sched(a, exe):
+    """An attach records the threads' context switches (session.sched), of the threads
+    running at the attach and of those created during it; a second attach has its own."""
+    s = Server(exe)
+    time.sleep(0.2)
+    spans = []
+    for n in (1, 2):
+        data = os.path.join(a.work, f"{os.path.basename(exe)}.sched{n}")
+        before = {int(t) for t in os.listdir(f"/proc/{s.pid}/task")}
+        att = Attach(a.callmon, s.pid, data)
+        expect("attached to process" in att.first, f"attach {n}: {att.first.strip()}")
+        time.sleep(0.5)
+        s.request("R")  # wakes the main thread, blocked in read
+        status, err = att.stop()
+        expect(status == 0, f"detach {n}: {status} {err.strip()}")
+        expect("scheduler time not recorded" not in err, f"attach {n}: {err.strip()}")
+        r = subprocess.run([a.callmon, "info", "-d", data], capture_output=True, text=True,
+                           timeout=60)
+        line = next((l for l in r.stdout.splitlines() if l.startswith("scheduler:")), "")
+        expect(line.startswith("scheduler: recorded: ") and "did not finish" not in line,
+               f"{data}: info says {line!r}")
+        sw = sched_switches(data)
+        tids = {tid for _, _, tid, _ in sw}
+        expect(sw and all(pid == s.pid for _, pid, _, _ in sw),
+               f"{data}: {len(sw)} switch(es), all of process {s.pid}: "
+               f"{sorted({pid for _, pid, _, _ in sw})}")
+        expect(s.pid in tids, f"{data}: the main thread's switches (woken by a request): {sorted(tids)}")
+        expect(tids & (before - {s.pid}), f"{data}: the spawner's switches: {sorted(tids)}, "
+               f"threads at the attach {sorted(before)}")
+        # The spawner's short-lived threads, created during the attach: its inherited events.
+        expect(tids - before, f"{data}: switches of threads created during the attach: "
+               f"{sorted(tids)}, threads at the attach {sorted(before)}")
+        # A thread created while the events were being opened may have two events (its
+        # creator's inherited one and its own): each switch is kept once.
+        dups = len(sw) - len(set(sw))
+        expect(dups == 0, f"{data}: {dups} switch record(s) twice")
+        if sw:
+            spans.append((min(t for t, _, _, _ in sw), max(t for t, _, _, _ in sw)))
+        time.sleep(0.2)
+    # Each attach its own file: the second's switches all after the first's detach.
+    expect(len(spans) == 2 and spans[0][1] < spans[1][0], f"switch time spans {spans}")
+    # --no-scheduler: no file, info says so.
+    data = os.path.join(a.work, f"{os.path.basename(exe)}.nosched")
+    att = Attach(a.callmon, s.pid, data, ["--no-scheduler"])
+    time.sleep(0.2)
+    s.request("R")
+    status, err = att.stop()
+    expect(status == 0 and not os.path.exists(os.path.join(data, "session.sched")),
+           f"--no-scheduler: {status} {err.strip()}, files {os.listdir(data)}")
+    out, status = s.finish()
+    expect(out == "ready\nok\nok\nok\nall results right\n", f"output: {out!r}")
+    expect(status == 5, f"exit status {status}")
+
+
 def case_fork(a, exe):
     ref_out, ref_status = reference(exe, ["F"] * 3)
     s = Server(exe)
@@ -1337,7 +1407,8 @@ def main():
     ap.add_argument("--case", choices=["counts", "open", "unwind", "churn", "fork", "errors",
                                        "inherit", "filters", "parked", "dlopen", "sigparked",
                                        "late", "dlchurn", "sigsled", "latechurn", "ucontext",
-                                       "sigjmp", "vfork", "exit", "sigwin", "sigtramp", "sigmod"],
+                                       "sigjmp", "vfork", "exit", "sigwin", "sigtramp", "sigmod",
+                                       "sched"],
                     required=True)
     ap.add_argument("--work", required=True)
     ap.add_argument("--attach-arg", action="append", default=[])
@@ -1360,6 +1431,12 @@ def main():
         case_fork(a, build(a.cc, a.work, a.build, FORK_SOURCE))
     elif a.case == "churn":
         case_churn(a, build(a.cc, a.work, a.build, CHURN_SOURCE))
+    elif a.case == "sched":
+        paranoid = open("/proc/sys/kernel/perf_event_paranoid").read().strip()
+        if int(paranoid) > 2 and os.geteuid() != 0:
+            print(f"skipped: kernel.perf_event_paranoid is {paranoid}")
+            return 77
+        case_sched(a, build(a.cc, a.work, a.build, CHURN_SOURCE))
     elif a.case == "inherit":
         nocfi = build(a.cc, a.work, a.build, extra=["-g0", "-fno-asynchronous-unwind-tables",
                                                     "-fno-unwind-tables"])

@@ -233,6 +233,7 @@ int run_record_pid(const RecordOptions& o, const TscStart& tsc_start) {
   rq.dir = dir.string();
   rq.options = options;
   rq.runtime = runtime.string();
+  rq.scheduler = o.scheduler;
   return run_record_attach(rq);
 }
 

@@ -14,9 +14,11 @@
 #include <vector>
 
 #include "attach/attach_session.hpp"
+#include "callmon/format/sched.hpp"
 #include "format/session.hpp"
 #include "tools/callmon/command.hpp"
 #include "tools/callmon/machine_facts.hpp"
+#include "tools/callmon/sched_recorder.hpp"
 
 namespace callmon::tools {
 namespace {
@@ -170,6 +172,15 @@ int run_record_attach(const AttachRequest& rq) {
   auto begun = attach::attach_begin(rq.pid, rq.runtime, rq.dir, rq.options, &watch);
   if (!begun) return fail(cmd, begun.error());
   if (auto st = format::write_session(session_path, session); !st) warn(cmd, st.error());
+  // The threads' context switches from the attach to the detach (sched_recorder.hpp); the
+  // stop of the attach itself is behind us, so its waits are not counted as the program's.
+  std::unique_ptr<SchedRecorder> sched;
+  if (rq.scheduler) {
+    sched = SchedRecorder::attach(rq.pid, rq.dir + "/" + format::kSchedFileName);
+    if (!sched->unavailable().empty())
+      warn(cmd, "scheduler time not recorded: " + sched->unavailable() +
+                    "; times will include the time threads waited for a CPU");
+  }
   std::fprintf(stderr,
                "callmon record: attached to process %d (session %u): %llu sled(s), %llu -pg, "
                "%llu -finstrument-functions and %llu unwinder GOT word(s), %llu function "
@@ -276,6 +287,7 @@ int run_record_attach(const AttachRequest& rq) {
                      "XRay sled will return where the compiled sled goes\n", ended->signal_moved);
     }
   }
+  if (sched) sched->finish();  // after the detach: the runtime records nothing from now on
   session.attached_detached = !exited;
   if (auto st = format::write_session(session_path, session); !st) warn(cmd, st.error());
   return status;

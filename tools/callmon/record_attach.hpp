@@ -15,6 +15,7 @@ struct AttachRequest {
   std::string dir;         // absolute, prepared (empty, ours)
   std::string options;     // "CALLMON_X=value\n" lines for the runtime (CALLMON_DIR added)
   std::string runtime;     // libcallmon.so
+  bool scheduler = true;   // record the threads' context switches (session.sched)
 };
 
 // Attaches, waits for the duration, Ctrl-C or the program's exit, detaches, writes

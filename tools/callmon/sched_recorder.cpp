@@ -2,10 +2,12 @@
 // program, drained by a thread of callmon's into `session.sched`.
 #include "tools/callmon/sched_recorder.hpp"
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <linux/perf_event.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
+#include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
 #include <time.h>
@@ -14,7 +16,10 @@
 #include <cerrno>
 #include <cstddef>
 #include <cstring>
+#include <cstdlib>
 #include <fstream>
+#include <functional>
+#include <set>
 #include <thread>
 #include <vector>
 
@@ -74,10 +79,12 @@ struct SchedRecorder::State {
     int cpu = 0;
     void* map = nullptr;
     size_t map_len = 0;
+    SchedRecord last{};  // the last switch taken from this ring
   };
 
   int out = -1;  // session.sched
   std::vector<Ring> rings;
+  std::vector<int> redirected;  // attach: events writing into another thread's ring of their CPU
   int epoll = -1;
   int stop = -1;  // eventfd: finish() asks the drain thread to end
   std::thread drain;
@@ -136,7 +143,7 @@ struct SchedRecorder::State {
       uint8_t rec[256];
       size_t n = h.size < sizeof rec ? h.size : sizeof rec;
       copy_out(data, size, tail, rec, n);
-      take_record(h, rec, n, r.cpu);
+      take_record(h, rec, n, r);
       tail += h.size;
     }
     // Release: our reads of the records are done before the kernel may overwrite them.
@@ -150,7 +157,8 @@ struct SchedRecorder::State {
     std::memcpy(static_cast<uint8_t*>(to) + first, data, n - first);
   }
 
-  void take_record(const perf_event_header& h, const uint8_t* rec, size_t n, int cpu) {
+  void take_record(const perf_event_header& h, const uint8_t* rec, size_t n, Ring& r) {
+    const int cpu = r.cpu;
     SampleId id;
     if (h.type == PERF_RECORD_SWITCH && n >= sizeof h + sizeof id) {
       std::memcpy(&id, rec + sizeof h, sizeof id);
@@ -158,8 +166,13 @@ struct SchedRecorder::State {
                       : (h.misc & PERF_RECORD_MISC_SWITCH_OUT_PREEMPT)
                           ? format::kSchedOutPreempted
                           : format::kSchedOutBlocked;
-      pending.push_back(
-          SchedRecord{id.time, 0, id.pid, id.tid, kind, static_cast<uint16_t>(cpu), 0});
+      SchedRecord sw{id.time, 0, id.pid, id.tid, kind, static_cast<uint16_t>(cpu), 0};
+      // Under attach a thread created while the events were being opened can have two (its
+      // creator's inherited one and its own): both write the same switch, one after the
+      // other, into this CPU's ring. The copy is dropped.
+      if (sw.time_ns == r.last.time_ns && sw.tid == r.last.tid && sw.kind == r.last.kind) return;
+      r.last = sw;
+      pending.push_back(sw);
     } else if (h.type == PERF_RECORD_LOST && n >= sizeof h + 16 + sizeof id) {
       uint64_t count;
       std::memcpy(&count, rec + sizeof h + 8, sizeof count);
@@ -191,8 +204,11 @@ struct SchedRecorder::State {
     }
   }
 
-  // Opens and maps the event of `cpu` on `pid`. Returns the errno of a refusal, or 0.
-  int open_ring(pid_t pid, int cpu) {
+  // Opens and maps the event of `cpu` on `pid`. `running`: the attach's case, `pid` is a
+  // thread of a running process, enabled at once; `into` >= 0: the ring of this CPU already
+  // mapped, the event writes into it (PERF_EVENT_IOC_SET_OUTPUT) instead of a ring of its
+  // own. Returns the errno of a refusal, or 0.
+  int open_ring(pid_t pid, int cpu, bool running = false, int into = -1) {
     perf_event_attr a{};
     a.size = sizeof a;
     a.type = PERF_TYPE_SOFTWARE;
@@ -201,8 +217,8 @@ struct SchedRecorder::State {
     a.sample_id_all = 1;
     a.context_switch = 1;
     a.inherit = 1;         // the program's threads and children, as they are created
-    a.disabled = 1;
-    a.enable_on_exec = 1;  // from the program's exec on, not callmon's own start-up
+    a.disabled = running ? 0 : 1;
+    a.enable_on_exec = running ? 0 : 1;  // from the program's exec on, not callmon's start-up
     a.exclude_kernel = 1;  // what perf_event_paranoid 2 allows; switches are still reported
     a.exclude_hv = 1;
     a.use_clockid = 1;
@@ -211,6 +227,15 @@ struct SchedRecorder::State {
     a.wakeup_watermark = static_cast<uint32_t>(kDataPages * kPage / 4);
     long fd = perf_event_open(&a, pid, cpu);
     if (fd < 0) return errno;
+    if (into >= 0) {
+      if (ioctl(static_cast<int>(fd), PERF_EVENT_IOC_SET_OUTPUT, into) != 0) {
+        int err = errno;
+        close(static_cast<int>(fd));
+        return err;
+      }
+      redirected.push_back(static_cast<int>(fd));
+      return 0;
+    }
     Ring r;
     r.fd = static_cast<int>(fd);
     r.cpu = cpu;
@@ -226,6 +251,8 @@ struct SchedRecorder::State {
   }
 
   void close_all() {
+    for (int fd : redirected) close(fd);
+    redirected.clear();
     for (Ring& r : rings) {
       munmap(r.map, r.map_len);
       close(r.fd);
@@ -243,7 +270,67 @@ SchedRecorder::~SchedRecorder() { finish(); }
 
 const std::string& SchedRecorder::unavailable() const { return state_->unavailable; }
 
+namespace {
+
+// The threads of `pid` now (/proc/PID/task), empty when it is gone.
+std::set<pid_t> threads_of(pid_t pid) {
+  std::set<pid_t> tids;
+  DIR* d = opendir(("/proc/" + std::to_string(pid) + "/task").c_str());
+  if (!d) return tids;
+  while (dirent* e = readdir(d)) {
+    char* end = nullptr;
+    long tid = std::strtol(e->d_name, &end, 10);
+    if (end != e->d_name && *end == '\0' && tid > 0) tids.insert(static_cast<pid_t>(tid));
+  }
+  closedir(d);
+  return tids;
+}
+
+}  // namespace
+
 std::unique_ptr<SchedRecorder> SchedRecorder::start(pid_t pid, const std::string& path) {
+  return begin_recording(path, [pid](State& s) {
+    long cpus = sysconf(_SC_NPROCESSORS_CONF);
+    for (int cpu = 0; cpu < cpus; ++cpu) {
+      int err = s.open_ring(pid, cpu);
+      if (err == ENODEV || err == EINVAL) continue;  // an offline CPU
+      if (err != 0) return err;
+    }
+    return 0;
+  });
+}
+
+std::unique_ptr<SchedRecorder> SchedRecorder::attach(pid_t pid, const std::string& path) {
+  return begin_recording(path, [pid](State& s) {
+    long cpus = sysconf(_SC_NPROCESSORS_CONF);
+    std::vector<int> ring_of(static_cast<size_t>(cpus > 0 ? cpus : 0), -1);  // by CPU
+    std::set<pid_t> done;
+    // A thread created between the listing and the opening of its creator's events has no
+    // event yet: list again until a listing finds nothing new (its creator's `inherit`
+    // covers every thread created after that).
+    for (int round = 0; round < 100; ++round) {
+      bool added = false;
+      for (pid_t tid : threads_of(pid)) {
+        if (!done.insert(tid).second) continue;
+        added = true;
+        for (int cpu = 0; cpu < cpus; ++cpu) {
+          int& ring = ring_of[static_cast<size_t>(cpu)];
+          size_t before = s.rings.size();
+          int err = s.open_ring(tid, cpu, true, ring);
+          if (err == ESRCH) break;                        // the thread ended meanwhile
+          if (err == ENODEV || err == EINVAL) continue;   // an offline CPU
+          if (err != 0) return err;
+          if (s.rings.size() > before) ring = s.rings.back().fd;
+        }
+      }
+      if (!added) break;
+    }
+    return 0;
+  });
+}
+
+std::unique_ptr<SchedRecorder> SchedRecorder::begin_recording(
+    const std::string& path, const std::function<int(State&)>& open_rings) {
   auto s = std::make_unique<State>();
   // As private as the recording's other files (format/file_mode.hpp).
   s->out = format::create_file(path, O_TRUNC,
@@ -256,17 +343,10 @@ std::unique_ptr<SchedRecorder> SchedRecorder::start(pid_t pid, const std::string
     s->unavailable = "cannot write " + path;
     return std::unique_ptr<SchedRecorder>(new SchedRecorder(std::move(s)));
   }
-  long cpus = sysconf(_SC_NPROCESSORS_CONF);
-  int refused = 0;
-  for (int cpu = 0; cpu < cpus; ++cpu) {
-    int err = s->open_ring(pid, cpu);
-    if (err == ENODEV || err == EINVAL) continue;  // an offline CPU
-    if (err != 0) {
-      refused = err;
-      break;
-    }
-  }
+  int refused = open_rings(*s);
   if (refused || s->rings.empty()) {
+    for (int fd : s->redirected) close(fd);
+    s->redirected.clear();
     for (State::Ring& r : s->rings) {
       munmap(r.map, r.map_len);
       close(r.fd);
