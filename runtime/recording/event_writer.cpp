@@ -38,6 +38,8 @@ bool put_depth0(ThreadState* s, Encode&& encode) {
     uint8_t* p = bump(&s->cur, n);
     if (p + n <= s->limit) {
       memcpy(p, buf, n);
+      signal_fence();
+      s->pending_record = 0;  // written: a jump from a handler now abandons nothing of it
       return true;
     }
     // Through slow_call: the hooks' per-call slow paths write these records behind
@@ -102,6 +104,8 @@ void write_exit_burst_pause(ThreadState* s, uint64_t from, uint64_t to) {
 // A delta that is no multiple of the clock's step (tick_shift) goes in ticks, in a depth-0
 // SPECIAL ENTER or EXIT: the reader moves the time base and the address tables the same way.
 void write_enter_slow(ThreadState* s, uint64_t t, uintptr_t fn) {
+  s->pending_record = kPendingEnter;  // until put_depth0 has the bytes in the chunk
+  signal_fence();
   if (put_depth0(s, [&](uint8_t* buf) {
         if (t < s->last_ticks) t = s->last_ticks;
         const uint64_t ticks = t - s->last_ticks;
@@ -120,9 +124,12 @@ void write_enter_slow(ThreadState* s, uint64_t t, uintptr_t fn) {
     CALLMON_SYNCED();
     if (s->pause_ticks) write_pending_pause(s);
   }
+  s->pending_record = 0;  // also when the recording stopped and the record was not written
 }
 
 void write_exit_slow(ThreadState* s, uint64_t t) {
+  s->pending_record = kPendingExit;
+  signal_fence();
   if (put_depth0(s, [&](uint8_t* buf) {
         if (t < s->last_ticks) t = s->last_ticks;
         const uint64_t ticks = t - s->last_ticks;
@@ -136,6 +143,7 @@ void write_exit_slow(ThreadState* s, uint64_t t) {
     CALLMON_SYNCED();
     if (s->pause_ticks) write_pending_pause(s);
   }
+  s->pending_record = 0;  // also when the recording stopped and the record was not written
 }
 
 void write_special(ThreadState* s, bool nested, SpecialCode code, uint64_t t,

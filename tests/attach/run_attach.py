@@ -618,10 +618,10 @@ def case_sigwin(a, exe):
     info_ok(a.callmon, data)
 
 
-def summed_counts(callmon, data):
-    """Calls per short name, summed over the modules that define it."""
-    r = subprocess.run([callmon, "report", "--format=json", "-d", data], capture_output=True,
-                       text=True, timeout=60)
+def summed_counts(callmon, data, *options):
+    """Calls per short name, summed over the modules that define it (report's `options`)."""
+    r = subprocess.run([callmon, "report", "--format=json", "-d", data, *options],
+                       capture_output=True, text=True, timeout=60)
     if not expect(r.returncode == 0, f"report on {data}: {r.stderr.strip()}"):
         return {}
     c = {}
@@ -726,6 +726,21 @@ def case_sigmod(a, exe):
     expect(c.get("plugin_sig_work", 0) >= 2 and c.get("plugin_mid", 0) >= 40000,
            f"{data}: the plugins' work recorded: {c.get('plugin_sig_work')} "
            f"{c.get('plugin_mid')}")
+    # The tree's shape across the jumps: a jump back into plugin_sig_work (it holds the
+    # sigsetjmp) closes only the frames deeper than it, so every plugin_deep call (and its
+    # plugin_mid) stays under it, and the C requests after R are calls of main's, at the
+    # recording's top level, not under plugin_sig_work or a frame left open. Before the fix a
+    # handler that ran at the end of a hook's chunk switch left the hook's ENTER unwritten
+    # yet counted in the jump's UNWIND (plugin_sig_work closed as [longjmp]), or its EXIT
+    # unwritten and the frame open (later calls one level too deep).
+    under = summed_counts(a.callmon, data, "--callee-of", "^plugin_sig_work$")
+    got = {name: under.get(name, 0) for name in ("plugin_mid", "plugin_run", "plugin_step")}
+    want = {"plugin_mid": c.get("plugin_mid", 0), "plugin_run": 0, "plugin_step": 0}
+    expect(got == want, f"{data}: calls under plugin_sig_work {got}, expected {want}")
+    top = summed_counts(a.callmon, data, "--max-depth", "1")
+    got = {name: top.get(name, 0) for name in ("plugin_run", "plugin_sig_work")}
+    want = {"plugin_run": 4, "plugin_sig_work": 2}
+    expect(got == want, f"{data}: top-level calls {got}, expected {want}")
     # A jump abandons at most one hook, which may leave one exit unmatched.
     info_ok(a.callmon, data, unmatched_ok=c.get("plugin_sig_handler", 0))
 
