@@ -55,10 +55,6 @@ inline constexpr uint32_t kGuardRuntime = 1u << 22;   // the runtime's own work 
                                                       // thread: hooks record nothing
                                                       // (runtime_scope.hpp)
 
-// ThreadState::pending_record: which record a hook's slow path has still to write.
-inline constexpr uint32_t kPendingEnter = 1;
-inline constexpr uint32_t kPendingExit = 2;
-
 // How many exceptions, each thrown from a destructor run by the unwinding of the one
 // before, the runtime follows (ThreadState::outer_depth); deeper ones only lose the
 // [exception] mark of exits of -finstrument-functions frames.
@@ -87,13 +83,15 @@ struct ThreadState {
                          // PAUSE record (event_writer.cpp writes it after the record that
                          // caused the switch); 0: none
   uint64_t pause_end;    // clock reading when that switch ended
-  // The depth-0 ENTER or EXIT the slow path of write_enter/write_exit is writing (its
-  // frame already pushed or popped), from its start until the record's bytes are in the
-  // chunk; 0: none. Its chunk switch blocks signals and gets them when it gives the mask
-  // back: a handler that then leaves by longjmp abandons that record, and the jump
-  // (interpose_signal.cpp, close_abandoned) must not count the frame's ENTER as written,
-  // or must close the popped frame whose EXIT never came.
-  uint32_t pending_record;
+  // Records a depth-0 hook owes while it writes them in a slow path (its chunk switch
+  // blocks signals and gets them when it gives the mask back: a handler that then leaves
+  // by longjmp abandons the hook; interpose_signal.cpp, close_abandoned). pending_enter:
+  // the innermost frame is pushed and its ENTER not in the chunk yet (the jump must not
+  // count it). pending_exits: frames popped whose EXITs (or UNWIND) are not in the chunk
+  // yet (the jump closes them). Set and cleared by write_enter_slow, write_exit_slow,
+  // put_enter, put_exit and the exits that pop several frames; 0 otherwise.
+  uint32_t pending_enter;
+  uint32_t pending_exits;
   // Fenced clock (check_hook_burst): the ticks between the hooks' checked clock reads, by
   // stretch: the entry hook's before its record's time and after it, the exit hook's after
   // its record's; and the burst ticks the first stretch caught (each burst counted up to
