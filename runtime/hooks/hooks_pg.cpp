@@ -238,11 +238,12 @@ uintptr_t pg_exit_slow(ThreadState* s, uintptr_t* slot, uint64_t t, const uint64
   if (g & (kGuardStopped | kGuardMonitor)) {
     if (s->header) __atomic_fetch_add(&s->header->lost_events, skipped + ended, __ATOMIC_RELAXED);
   } else {
-    if constexpr (kFull) handle_rescan(s, nested);
     // The frames popped whose records are still owed (ThreadState::pending_exits): a jump
-    // out of a handler that ran in one of these records' chunk switches closes them.
+    // out of a handler that ran at the end of the rescan or of one of these records' chunk
+    // switches closes them.
     uint64_t owed = skipped + ended;
     if (!nested) s->pending_exits = static_cast<uint32_t>(owed);
+    if constexpr (kFull) handle_rescan(s, nested);
     if (skipped)
       put_unwind(s, nested, t, skipped,
                  (g & kGuardUnwinding) ? callmon::format::UnwindReason::kException
