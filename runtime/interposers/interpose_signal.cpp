@@ -255,7 +255,8 @@ void close_abandoned(ThreadState* s, const SignalContext& out, uintptr_t target)
   // push_frame writes `sp` last: an entry hook stopped before that never wrote its ENTER.
   if (s->top > s->stack_base && s->top[-1].sp == 0) pop_frames(s, s->top - 1);
   // The interrupted hook owed records it was writing in a slow path: the handler ran when
-  // that path's chunk switch gave the signal mask back. An ENTER never written: its frame,
+  // that path's chunk switch (or the -pg exit's rescan) gave the signal mask back. An
+  // ENTER never written: its frame,
   // the innermost when the handler started, goes without a record (counted in the UNWIND
   // below, it made the recording close the function that holds the jump's target too, and
   // every later call nested one level too high). EXITs never written: their frames are off
