@@ -26,19 +26,37 @@ void put_hidden(ThreadState* s, bool nested, uint64_t t) {
 }
 
 void put_enter(ThreadState* s, bool nested, uint64_t t, uintptr_t fn) {
-  put_hidden(s, nested, t);
   if (nested) {
+    put_hidden(s, nested, t);
     uint64_t a = fn;
     write_special(s, true, format::kCodeEnter, t, &a, 1);
-  } else {
-    write_enter(s, t, fn);
+    return;
   }
+  // The frame is pushed: a jump out of a handler that ran in the HIDDEN's chunk switch
+  // must not count it (ThreadState::pending_enter).
+  s->pending_enter = 1;
+  signal_fence();
+  put_hidden(s, nested, t);
+  write_enter(s, t, fn);
+  signal_fence();
+  s->pending_enter = 0;
 }
 
 void put_exit(ThreadState* s, bool nested, uint64_t t) {
+  if (nested) {
+    put_hidden(s, nested, t);
+    write_special(s, true, format::kCodeExit, t, nullptr, 0);
+    return;
+  }
+  // The frame is popped (ThreadState::pending_exits); a caller that popped several has
+  // set their count.
+  bool own = s->pending_exits == 0;
+  if (own) s->pending_exits = 1;
+  signal_fence();
   put_hidden(s, nested, t);
-  if (nested) write_special(s, true, format::kCodeExit, t, nullptr, 0);
-  else write_exit(s, t);
+  write_exit(s, t);
+  signal_fence();
+  if (own) s->pending_exits = 0;
 }
 
 void put_unwind(ThreadState* s, bool nested, uint64_t t, uint64_t count, UnwindReason r) {
@@ -324,9 +342,11 @@ void exit_slow_as(ThreadState* s, uintptr_t fn, uintptr_t sp) {
     // exception path; a longjmp we did not see).
     uint64_t skipped = frames_recorded(s, m + 1, f + 1);
     pop_frames(s, m + 1);
+    if (skipped && !nested) s->pending_exits = static_cast<uint32_t>(skipped);
     if (skipped)
       put_unwind(s, nested, t, skipped,
                  (g & kGuardUnwinding) ? UnwindReason::kException : UnwindReason::kUnknown);
+    if (!nested) s->pending_exits = 0;
     f = m;
   }
   pop_frame(s, f);
@@ -339,7 +359,9 @@ void exit_slow_as(ThreadState* s, uintptr_t fn, uintptr_t sp) {
   if ((g & kGuardUnwinding) && depth <= s->throw_depth) {
     // GCC's cleanup for a frame the exception passes through: an exception exit.
     s->throw_depth = depth - 1;
+    if (!nested) s->pending_exits = 1;  // popped, its record owed (put_exit's comment)
     put_unwind(s, nested, t, 1, UnwindReason::kException);
+    if (!nested) s->pending_exits = 0;
   } else if (!take_back_short(s, nested, f, t)) {
     put_exit(s, nested, t);
   }

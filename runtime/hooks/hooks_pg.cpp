@@ -238,18 +238,29 @@ uintptr_t pg_exit_slow(ThreadState* s, uintptr_t* slot, uint64_t t, const uint64
   if (g & (kGuardStopped | kGuardMonitor)) {
     if (s->header) __atomic_fetch_add(&s->header->lost_events, skipped + ended, __ATOMIC_RELAXED);
   } else {
+    // The frames popped whose records are still owed (ThreadState::pending_exits): a jump
+    // out of a handler that ran at the end of the rescan or of one of these records' chunk
+    // switches closes them.
+    uint64_t owed = skipped + ended;
+    if (!nested) s->pending_exits = static_cast<uint32_t>(owed);
     if constexpr (kFull) handle_rescan(s, nested);
     if (skipped)
       put_unwind(s, nested, t, skipped,
                  (g & kGuardUnwinding) ? callmon::format::UnwindReason::kException
                                        : callmon::format::UnwindReason::kUnknown);
+    owed -= skipped;
     // Innermost first: taking back a tail-called frame's ENTER may make its caller's
     // the last record again.
     for (Frame* e = match + 1; e-- > low;) {
+      if (!nested) s->pending_exits = static_cast<uint32_t>(owed);
       if (!frame_recorded(s, e)) {
         note_filtered(s, nested);
-      } else if (skipped || !take_back_short(s, nested, e, t)) {
+        continue;
+      }
+      --owed;
+      if (skipped || !take_back_short(s, nested, e, t)) {
         put_exit(s, nested, t);
+        if (!nested) s->pending_exits = static_cast<uint32_t>(owed);
         if (wants_retval(s, e))  // a tail call's frames all return the one value
           if (const callmon::select::SpecEntry* spec = function_spec(e->fn)) {
             uint64_t from = read_ticks();
@@ -258,6 +269,7 @@ uintptr_t pg_exit_slow(ThreadState* s, uintptr_t* slot, uint64_t t, const uint64
           }
       }
     }
+    if (!nested) s->pending_exits = 0;
   }
   guard_leave(s);
   return ret;

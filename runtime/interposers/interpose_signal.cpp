@@ -52,6 +52,8 @@ struct SignalContext {
   bool on_alt;               // runs on the alternate signal stack
   bool resync;               // the interrupted hook had committed a record and not yet
                              // updated the encoding state after it
+  uint32_t pending_enter;    // what the interrupted depth-0 hook still owed the trace
+  uint32_t pending_exits;    // (ThreadState::pending_enter, pending_exits); 0: nothing
 };
 
 // Deeper nesting than this is not followed (its handlers are left as before the fix).
@@ -212,6 +214,11 @@ void signal_wrapper(int sig, siginfo_t* info, void* uc) {
     uint32_t base = i > 0 ? t_contexts[i - 1].busy : 0;
     c->resync = c->busy > base && in_commit_window(static_cast<uintptr_t>(m.gregs[REG_RIP]));
     c->depth = s ? static_cast<uint64_t>(s->top - s->stack_base) : 0;
+    // Only depth-0 hooks set them; under a handler that interrupted a hook they may be
+    // that hook's, not the one this signal interrupted.
+    bool depth0_hook = s && c->busy > base && base == 0;
+    c->pending_enter = depth0_hook ? s->pending_enter : 0;
+    c->pending_exits = depth0_hook ? s->pending_exits : 0;
     c->on_alt = alt;
     signal_fence();
     c->frame = frame;
@@ -247,6 +254,20 @@ void close_abandoned(ThreadState* s, const SignalContext& out, uintptr_t target)
   }
   // push_frame writes `sp` last: an entry hook stopped before that never wrote its ENTER.
   if (s->top > s->stack_base && s->top[-1].sp == 0) pop_frames(s, s->top - 1);
+  // The interrupted hook owed records it was writing in a slow path: the handler ran when
+  // that path's chunk switch (or the -pg exit's rescan) gave the signal mask back. An
+  // ENTER never written: its frame,
+  // the innermost when the handler started, goes without a record (counted in the UNWIND
+  // below, it made the recording close the function that holds the jump's target too, and
+  // every later call nested one level too high). EXITs never written: their frames are off
+  // the shadow stack already and stayed open in the recording (every later call nested too
+  // deep; a -pg exit of a tail call pops two frames).
+  if (out.pending_enter && out.depth > 0 && !(s->guard & kGuardOverflow) &&
+      s->top == s->stack_base + out.depth)
+    pop_frames(s, s->top - 1);
+  if (out.pending_exits)
+    put_unwind(s, nested, read_ticks(), out.pending_exits,
+               callmon::format::UnwindReason::kLongjmp);
   guard_leave(s);
   if (target > out.interrupted_sp && target - out.interrupted_sp < (uintptr_t{1} << 30))
     unwind_below(target - 16, callmon::format::UnwindReason::kLongjmp);
@@ -283,6 +304,7 @@ void signal_contexts_leave(uintptr_t target) {
   ThreadState* s = t_state;
   if (s) {
     s->guard = (s->guard & ~kGuardBusyMask) | base;
+    if (base == 0) s->pending_enter = s->pending_exits = 0;  // the abandoned hook's
     repair_pad_sites(s);
     if (!(s->guard & (kGuardStopped | kGuardMonitor)) && !in_runtime()) {
       // The reader has taken the abandoned record into its encoding state and the writer
@@ -309,6 +331,7 @@ void signal_contexts_exit() {
   if (!(s->guard & kGuardBusyMask)) return;  // no handler interrupted a hook
   // Whatever the handlers interrupted never runs again: the thread is outside any hook.
   s->guard &= ~kGuardBusyMask;
+  s->pending_enter = s->pending_exits = 0;
   repair_pad_sites(s);
   if (!(s->guard & (kGuardStopped | kGuardMonitor)) && !in_runtime() && resync && s->header)
     restart_chunk(s);

@@ -26,8 +26,10 @@ void pad_ahead(ThreadState* s, uint8_t* at, unsigned n) {
   if (at < usable) memset(at, kPadByte, std::min<size_t>(n, static_cast<size_t>(usable - at)));
 }
 
+// `owed`: a pending count (ThreadState::pending_enter/pending_exits) the record settles,
+// lowered once its bytes are in the chunk.
 template <class Encode>
-bool put_depth0(ThreadState* s, Encode&& encode) {
+bool put_depth0(ThreadState* s, Encode&& encode, uint32_t* owed = nullptr) {
   for (;;) {
     uint8_t buf[kMaxSpecialBytes];
     unsigned n = encode(buf);
@@ -38,6 +40,8 @@ bool put_depth0(ThreadState* s, Encode&& encode) {
     uint8_t* p = bump(&s->cur, n);
     if (p + n <= s->limit) {
       memcpy(p, buf, n);
+      signal_fence();
+      if (owed && *owed) --*owed;  // written: a jump from a handler abandons nothing of it
       return true;
     }
     // Through slow_call: the hooks' per-call slow paths write these records behind
@@ -102,6 +106,8 @@ void write_exit_burst_pause(ThreadState* s, uint64_t from, uint64_t to) {
 // A delta that is no multiple of the clock's step (tick_shift) goes in ticks, in a depth-0
 // SPECIAL ENTER or EXIT: the reader moves the time base and the address tables the same way.
 void write_enter_slow(ThreadState* s, uint64_t t, uintptr_t fn) {
+  s->pending_enter = 1;  // until put_depth0 has the bytes in the chunk
+  signal_fence();
   if (put_depth0(s, [&](uint8_t* buf) {
         if (t < s->last_ticks) t = s->last_ticks;
         const uint64_t ticks = t - s->last_ticks;
@@ -112,7 +118,7 @@ void write_enter_slow(ThreadState* s, uint64_t t, uintptr_t fn) {
         }
         EnterV6 e = choose_enter_v6(s->tables, s->last_addr, fn, ticks >> s->tick_shift);
         return static_cast<unsigned>(put_enter_v6(buf, e) - buf);
-      })) {
+      }, &s->pending_enter)) {
     s->last_ticks = t;
     uint64_t last = s->last_addr;
     note_enter_v6(s->tables, last, fn);
@@ -120,9 +126,12 @@ void write_enter_slow(ThreadState* s, uint64_t t, uintptr_t fn) {
     CALLMON_SYNCED();
     if (s->pause_ticks) write_pending_pause(s);
   }
+  s->pending_enter = 0;  // also when the recording stopped and the record was not written
 }
 
 void write_exit_slow(ThreadState* s, uint64_t t) {
+  if (!s->pending_exits) s->pending_exits = 1;  // a caller popping several set its count
+  signal_fence();
   if (put_depth0(s, [&](uint8_t* buf) {
         if (t < s->last_ticks) t = s->last_ticks;
         const uint64_t ticks = t - s->last_ticks;
@@ -131,10 +140,12 @@ void write_exit_slow(ThreadState* s, uint64_t t) {
           return static_cast<unsigned>(leb128_put(p, ticks) - buf);
         }
         return static_cast<unsigned>(put_exit_v6(buf, ticks >> s->tick_shift) - buf);
-      })) {
+      }, &s->pending_exits)) {
     s->last_ticks = t;
     CALLMON_SYNCED();
     if (s->pause_ticks) write_pending_pause(s);
+  } else {
+    s->pending_exits = 0;  // the recording stopped: nothing more is written
   }
 }
 

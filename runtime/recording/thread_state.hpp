@@ -83,6 +83,15 @@ struct ThreadState {
                          // PAUSE record (event_writer.cpp writes it after the record that
                          // caused the switch); 0: none
   uint64_t pause_end;    // clock reading when that switch ended
+  // Records a depth-0 hook owes while it writes them in a slow path (its chunk switch
+  // blocks signals and gets them when it gives the mask back: a handler that then leaves
+  // by longjmp abandons the hook; interpose_signal.cpp, close_abandoned). pending_enter:
+  // the innermost frame is pushed and its ENTER not in the chunk yet (the jump must not
+  // count it). pending_exits: frames popped whose EXITs (or UNWIND) are not in the chunk
+  // yet (the jump closes them). Set and cleared by write_enter_slow, write_exit_slow,
+  // put_enter, put_exit and the exits that pop several frames; 0 otherwise.
+  uint32_t pending_enter;
+  uint32_t pending_exits;
   // Fenced clock (check_hook_burst): the ticks between the hooks' checked clock reads, by
   // stretch: the entry hook's before its record's time and after it, the exit hook's after
   // its record's; and the burst ticks the first stretch caught (each burst counted up to

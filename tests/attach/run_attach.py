@@ -96,6 +96,7 @@ import argparse
 import json
 import os
 import re
+import shutil
 import signal
 import struct
 import subprocess
@@ -628,10 +629,10 @@ def case_sigwin(a, exe):
     info_ok(a.callmon, data)
 
 
-def summed_counts(callmon, data):
-    """Calls per short name, summed over the modules that define it."""
-    r = subprocess.run([callmon, "report", "--format=json", "-d", data], capture_output=True,
-                       text=True, timeout=60)
+def summed_counts(callmon, data, *options):
+    """Calls per short name, summed over the modules that define it (report's `options`)."""
+    r = subprocess.run([callmon, "report", "--format=json", "-d", data, *options],
+                       capture_output=True, text=True, timeout=60)
     if not expect(r.returncode == 0, f"report on {data}: {r.stderr.strip()}"):
         return {}
     c = {}
@@ -736,8 +737,61 @@ def case_sigmod(a, exe):
     expect(c.get("plugin_sig_work", 0) >= 2 and c.get("plugin_mid", 0) >= 40000,
            f"{data}: the plugins' work recorded: {c.get('plugin_sig_work')} "
            f"{c.get('plugin_mid')}")
+    # The tree's shape across the jumps: a jump back into plugin_sig_work (it holds the
+    # sigsetjmp) closes only the frames deeper than it, so every plugin_deep call (and its
+    # plugin_mid) stays under it, and the C requests after R are calls of main's, at the
+    # level of main's calls (main's frame, open at the attach, is the recording's root: its
+    # calls are at depth 1), not under plugin_sig_work or a frame left open. Before the fix a
+    # handler that ran at the end of a hook's chunk switch left the hook's ENTER unwritten
+    # yet counted in the jump's UNWIND (plugin_sig_work closed as [longjmp]), or its EXIT
+    # unwritten and the frame open (later calls one level too deep).
+    under = summed_counts(a.callmon, data, "--callee-of", "^plugin_sig_work$")
+    got = {name: under.get(name, 0) for name in ("plugin_mid", "plugin_run", "plugin_step")}
+    want = {"plugin_mid": c.get("plugin_mid", 0), "plugin_run": 0, "plugin_step": 0}
+    expect(got == want, f"{data}: calls under plugin_sig_work {got}, expected {want}")
+    top = summed_counts(a.callmon, data, "--max-depth", "2")
+    got = {name: top.get(name, 0) for name in ("plugin_run", "plugin_sig_work")}
+    want = {"plugin_run": 4, "plugin_sig_work": 2}
+    expect(got == want, f"{data}: calls at main's level or above {got}, expected {want}")
     # A jump abandons at most one hook, which may leave one exit unmatched.
     info_ok(a.callmon, data, unmatched_ok=c.get("plugin_sig_handler", 0))
+
+
+def case_sigmodstart(a, exe):
+    """sigmod's jumps with the program started under `callmon record` instead of attached:
+    the program is built with no flag (no frame of its own, so main's calls are the
+    recording's roots), the plugin as --build says (one with hooks of its own). The tree's
+    shape across the jumps, as in case_sigmod."""
+    so = os.path.join(a.work, f"attach_sigplugin_{os.path.basename(a.cc)}_{a.build}_start.so")
+    subprocess.run([a.cc, "-O2", "-g", "-fPIC", "-shared", *BUILDS[a.build], "-o", so,
+                    SIGPLUGIN_SOURCE], check=True)
+    script = "".join(l + "\n" for l in [f"O {so}", "C 3", "R 20000", "C 2", "Q"])
+    ref = subprocess.run([exe], input=script, capture_output=True, text=True, timeout=120)
+    data = os.path.join(a.work, f"{os.path.basename(exe)}.sigmodstart")
+    shutil.rmtree(data, ignore_errors=True)
+    env = dict(os.environ, TEST_CALLMON_HOOK_SIGNAL=str(int(signal.SIGUSR1)))
+    rec = subprocess.run([a.callmon, "record", "-o", data, "--", exe], input=script,
+                         capture_output=True, text=True, timeout=180, env=env)
+    expect(rec.returncode == ref.returncode == 3 and rec.stdout == ref.stdout,
+           f"under callmon: status {rec.returncode}, output {rec.stdout!r} (without: "
+           f"{ref.returncode}, {ref.stdout!r}); stderr: {rec.stderr.strip()}")
+    c = summed_counts(a.callmon, data)
+    expect(c.get("plugin_sig_handler", 0) >= 1 and c.get("plugin_mid", 0) >= 20000,
+           f"{data}: the jumps happened and the work was recorded: "
+           f"{c.get('plugin_sig_handler')} {c.get('plugin_mid')}")
+    under = summed_counts(a.callmon, data, "--callee-of", "^plugin_sig_work$")
+    got = {name: under.get(name, 0) for name in ("plugin_mid", "plugin_run", "plugin_step")}
+    want = {"plugin_mid": c.get("plugin_mid", 0), "plugin_run": 0, "plugin_step": 0}
+    expect(got == want, f"{data}: calls under plugin_sig_work {got}, expected {want}")
+    top = summed_counts(a.callmon, data, "--max-depth", "1")
+    got = {name: top.get(name, 0) for name in ("plugin_run", "plugin_sig_work")}
+    want = {"plugin_run": 2, "plugin_sig_work": 1}
+    expect(got == want, f"{data}: calls at the top level {got}, expected {want}")
+    r = subprocess.run([a.callmon, "info", "-d", data], capture_output=True, text=True,
+                       timeout=60)
+    expect(r.returncode == 0 and "problems:  none" in r.stdout,
+           f"info on {data}: {r.returncode} {r.stdout[-400:]} {r.stderr}")
+    shutil.rmtree(data, ignore_errors=True)
 
 
 def case_sigtramp(a, exe):
@@ -1408,7 +1462,7 @@ def main():
                                        "inherit", "filters", "parked", "dlopen", "sigparked",
                                        "late", "dlchurn", "sigsled", "latechurn", "ucontext",
                                        "sigjmp", "vfork", "exit", "sigwin", "sigtramp", "sigmod",
-                                       "sched"],
+                                       "sched", "sigmodstart"],
                     required=True)
     ap.add_argument("--work", required=True)
     ap.add_argument("--attach-arg", action="append", default=[])
@@ -1455,6 +1509,8 @@ def main():
         case_sigwin(a, build(a.cc, a.work, a.build, SIGWIN_SOURCE))
     elif a.case == "sigmod":
         case_sigmod(a, build(a.cc, a.work, a.build, SIGMOD_SOURCE))
+    elif a.case == "sigmodstart":
+        case_sigmodstart(a, build(a.cc, a.work, "plain", SIGMOD_SOURCE))
     elif a.case == "sigtramp":
         case_sigtramp(a, build(a.cc, a.work, a.build, SIGTRAMP_SOURCE,
                                extra=[SIGTRAMP_PATCHED[a.build]]))
