@@ -22,6 +22,7 @@
 #include "runtime/patching/entry_patch.hpp"
 #include "runtime/patching/got_redirect.hpp"
 #include "runtime/patching/got_slots.hpp"
+#include "runtime/patching/module_span.hpp"
 #include "runtime/recording/process.hpp"
 
 namespace callmon::rt {
@@ -93,13 +94,7 @@ Module* add(const dl_phdr_info* info) {
   if (g_mod_count == kMaxModules) return nullptr;
   Module& m = g_mods[g_mod_count++];
   m = {info->dlpi_addr, info->dlpi_phdr, info->dlpi_name, ~uintptr_t{0}, 0, true};
-  for (int i = 0; i < info->dlpi_phnum; ++i) {
-    const ElfW(Phdr)& ph = info->dlpi_phdr[i];
-    if (ph.p_type != PT_LOAD) continue;
-    const uintptr_t a = info->dlpi_addr + ph.p_vaddr;
-    if (a < m.lo) m.lo = a;
-    if (a + ph.p_memsz > m.hi) m.hi = a + ph.p_memsz;
-  }
+  module_span(info, &m.lo, &m.hi);
   return &m;
 }
 

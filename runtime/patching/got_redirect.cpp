@@ -28,6 +28,7 @@
 #include "runtime/patching/got_slots.hpp"
 #include "runtime/patching/got_stub.hpp"
 #include "runtime/patching/got_symbols.hpp"
+#include "runtime/patching/module_span.hpp"
 #include "runtime/patching/namespace_walk.hpp"
 #include "runtime/patching/sled_elf.hpp"
 
@@ -426,13 +427,7 @@ void libcall_patch_namespace_module(const dl_phdr_info* info, const void* dyn,
   if (!enabled()) return;
   ErrnoSaver es;
   NsCtx c{UINTPTR_MAX, 0, dyn_tables(info->dlpi_addr, dyn), instrumented};
-  for (int i = 0; i < info->dlpi_phnum; ++i) {
-    const auto& ph = info->dlpi_phdr[i];
-    if (ph.p_type != PT_LOAD) continue;
-    const uintptr_t lo = info->dlpi_addr + ph.p_vaddr;
-    if (lo < c.lo) c.lo = lo;
-    if (lo + ph.p_memsz > c.hi) c.hi = lo + ph.p_memsz;
-  }
+  module_span(info, &c.lo, &c.hi);
   if (c.lo >= c.hi) return;
   Imports im{false, false};
   for_each_got_slot(info->dlpi_addr, dyn, note_import, &im);

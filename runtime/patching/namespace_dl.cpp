@@ -8,6 +8,7 @@
 
 #include "runtime/patching/got_slots.hpp"
 #include "runtime/patching/got_symbols.hpp"
+#include "runtime/patching/module_span.hpp"
 #include "runtime/patching/namespace_walk.hpp"
 
 // Column k (0 dlopen, 1 dlmopen, 2 dlsym, 3 dlclose), row i: the function the i-th
@@ -86,13 +87,7 @@ void redirect(const GotSlot& s, void* p) {
 
 void namespace_dl_redirect(const dl_phdr_info* info, const void* dyn) {
   Ctx c{UINTPTR_MAX, 0, dyn_tables(info->dlpi_addr, dyn)};
-  for (int i = 0; i < info->dlpi_phnum; ++i) {
-    const auto& ph = info->dlpi_phdr[i];
-    if (ph.p_type != PT_LOAD) continue;
-    const uintptr_t lo = info->dlpi_addr + ph.p_vaddr;
-    if (lo < c.lo) c.lo = lo;
-    if (lo + ph.p_memsz > c.hi) c.hi = lo + ph.p_memsz;
-  }
+  module_span(info, &c.lo, &c.hi);
   if (c.lo >= c.hi) return;
   for_each_got_slot(info->dlpi_addr, dyn, redirect, &c);
 }

@@ -2,7 +2,6 @@
 // program, drained by a thread of callmon's into `session.sched`.
 #include "tools/callmon/sched_recorder.hpp"
 
-#include <dirent.h>
 #include <fcntl.h>
 #include <linux/perf_event.h>
 #include <sys/epoll.h>
@@ -25,6 +24,7 @@
 
 #include "callmon/format/sched.hpp"
 #include "format/file_mode.hpp"
+#include "monitor/proc_tasks.hpp"
 #include "tools/callmon/program_launch.hpp"
 
 namespace callmon::tools {
@@ -270,23 +270,6 @@ SchedRecorder::~SchedRecorder() { finish(); }
 
 const std::string& SchedRecorder::unavailable() const { return state_->unavailable; }
 
-namespace {
-
-// The threads of `pid` now (/proc/PID/task), empty when it is gone.
-std::set<pid_t> threads_of(pid_t pid) {
-  std::set<pid_t> tids;
-  DIR* d = opendir(("/proc/" + std::to_string(pid) + "/task").c_str());
-  if (!d) return tids;
-  while (dirent* e = readdir(d)) {
-    char* end = nullptr;
-    long tid = std::strtol(e->d_name, &end, 10);
-    if (end != e->d_name && *end == '\0' && tid > 0) tids.insert(static_cast<pid_t>(tid));
-  }
-  closedir(d);
-  return tids;
-}
-
-}  // namespace
 
 std::unique_ptr<SchedRecorder> SchedRecorder::start(pid_t pid, const std::string& path) {
   return begin_recording(path, [pid](State& s) {
@@ -310,7 +293,7 @@ std::unique_ptr<SchedRecorder> SchedRecorder::attach(pid_t pid, const std::strin
     // covers every thread created after that).
     for (int round = 0; round < 100; ++round) {
       bool added = false;
-      for (pid_t tid : threads_of(pid)) {
+      for (pid_t tid : monitor::list_tasks(pid)) {
         if (!done.insert(tid).second) continue;
         added = true;
         for (int cpu = 0; cpu < cpus; ++cpu) {
