@@ -212,7 +212,11 @@ void signal_wrapper(int sig, siginfo_t* info, void* uc) {
     c->busy = s ? (s->guard & kGuardBusyMask) : 0;
     // A hook was interrupted (the busy count is above what the interrupted code runs with).
     uint32_t base = i > 0 ? t_contexts[i - 1].busy : 0;
-    c->resync = c->busy > base && in_commit_window(static_cast<uintptr_t>(m.gregs[REG_RIP]));
+    // A slow path's record committed and the state not updated: its flag (depth-0 hooks
+    // only, as the pending counts below); a fast path's: the code marks.
+    c->resync = c->busy > base &&
+                ((base == 0 && s && s->unsynced) ||
+                 in_commit_window(static_cast<uintptr_t>(m.gregs[REG_RIP])));
     c->depth = s ? static_cast<uint64_t>(s->top - s->stack_base) : 0;
     // Only depth-0 hooks set them; under a handler that interrupted a hook they may be
     // that hook's, not the one this signal interrupted.
@@ -304,7 +308,7 @@ void signal_contexts_leave(uintptr_t target) {
   ThreadState* s = t_state;
   if (s) {
     s->guard = (s->guard & ~kGuardBusyMask) | base;
-    if (base == 0) s->pending_enter = s->pending_exits = 0;  // the abandoned hook's
+    if (base == 0) s->pending_enter = s->pending_exits = s->unsynced = 0;  // the abandoned hook's
     repair_pad_sites(s);
     if (!(s->guard & (kGuardStopped | kGuardMonitor)) && !in_runtime()) {
       // The reader has taken the abandoned record into its encoding state and the writer
@@ -331,7 +335,7 @@ void signal_contexts_exit() {
   if (!(s->guard & kGuardBusyMask)) return;  // no handler interrupted a hook
   // Whatever the handlers interrupted never runs again: the thread is outside any hook.
   s->guard &= ~kGuardBusyMask;
-  s->pending_enter = s->pending_exits = 0;
+  s->pending_enter = s->pending_exits = s->unsynced = 0;
   repair_pad_sites(s);
   if (!(s->guard & (kGuardStopped | kGuardMonitor)) && !in_runtime() && resync && s->header)
     restart_chunk(s);

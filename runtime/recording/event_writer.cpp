@@ -27,7 +27,8 @@ void pad_ahead(ThreadState* s, uint8_t* at, unsigned n) {
 }
 
 // `owed`: a pending count (ThreadState::pending_enter/pending_exits) the record settles,
-// lowered once its bytes are in the chunk.
+// lowered once its bytes are in the chunk. Sets ThreadState::unsynced before the commit;
+// the caller clears it (synced()) once the encoding state is updated after the record.
 template <class Encode>
 bool put_depth0(ThreadState* s, Encode&& encode, uint32_t* owed = nullptr) {
   for (;;) {
@@ -37,6 +38,8 @@ bool put_depth0(ThreadState* s, Encode&& encode, uint32_t* owed = nullptr) {
     // reservation and the copy (a signal handler that interrupted it left by longjmp)
     // leaves filler there, not zero bytes, which would end the chunk's data.
     pad_ahead(s, s->cur, n);
+    s->unsynced = 1;  // from before the commit until the caller's state update
+    signal_fence();
     uint8_t* p = bump(&s->cur, n);
     if (p + n <= s->limit) {
       memcpy(p, buf, n);
@@ -48,6 +51,12 @@ bool put_depth0(ThreadState* s, Encode&& encode, uint32_t* owed = nullptr) {
     // slow_call_hot, and a chunk switch calls libc (core/slow_call.hpp).
     if (!slow_call(&switch_chunk, s, p, n)) return false;
   }
+}
+
+// The encoding state is up to date after a put_depth0 record (or none was written).
+inline void synced(ThreadState* s) {
+  signal_fence();
+  s->unsynced = 0;
 }
 
 }  // namespace
@@ -124,8 +133,10 @@ void write_enter_slow(ThreadState* s, uint64_t t, uintptr_t fn) {
     note_enter_v6(s->tables, last, fn);
     s->last_addr = last;
     CALLMON_SYNCED();
+    synced(s);
     if (s->pause_ticks) write_pending_pause(s);
   }
+  synced(s);
   s->pending_enter = 0;  // also when the recording stopped and the record was not written
 }
 
@@ -143,8 +154,10 @@ void write_exit_slow(ThreadState* s, uint64_t t) {
       }, &s->pending_exits)) {
     s->last_ticks = t;
     CALLMON_SYNCED();
+    synced(s);
     if (s->pause_ticks) write_pending_pause(s);
   } else {
+    synced(s);
     s->pending_exits = 0;  // the recording stopped: nothing more is written
   }
 }
@@ -162,9 +175,11 @@ void write_special(ThreadState* s, bool nested, SpecialCode code, uint64_t t,
     return static_cast<unsigned>(p + nbytes - buf);
   };
   if (!nested) {
-    if (put_depth0(s, encode)) {
-      s->last_ticks = t;
-      CALLMON_SYNCED();
+    bool written = put_depth0(s, encode);
+    if (written) s->last_ticks = t;
+    CALLMON_SYNCED();
+    synced(s);
+    if (written) {
       // END and EXEC close the open calls only as the last record (docs/format.md): no
       // PAUSE after them; the calls closed at their time, before the pause.
       if (code == kCodeEnd || code == kCodeExec) s->pause_ticks = 0;

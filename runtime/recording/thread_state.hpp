@@ -92,6 +92,12 @@ struct ThreadState {
   // put_enter, put_exit and the exits that pop several frames; 0 otherwise.
   uint32_t pending_enter;
   uint32_t pending_exits;
+  // A depth-0 record of a slow path (put_depth0's callers) may be committed while the
+  // encoding state (last_ticks, the address tables) is not yet updated after it: set before
+  // its reservation, cleared after the update. The code marks of the fast paths
+  // (in_commit_window) cannot cover these: the compiler lays their blocks out in any order.
+  // A handler that leaves by longjmp while it is set makes the writer start a new chunk.
+  uint32_t unsynced;
   // Fenced clock (check_hook_burst): the ticks between the hooks' checked clock reads, by
   // stretch: the entry hook's before its record's time and after it, the exit hook's after
   // its record's; and the burst ticks the first stretch caught (each burst counted up to
