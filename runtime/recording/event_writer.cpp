@@ -40,7 +40,7 @@ bool put_depth0(ThreadState* s, Encode&& encode, uint32_t* owed = nullptr) {
     pad_ahead(s, s->cur, n);
     s->unsynced = 1;  // from before the commit until the caller's state update
     signal_fence();
-    uint8_t* p = bump(&s->cur, n);
+    uint8_t* p = bump_unmarked(&s->cur, n);
     if (p + n <= s->limit) {
       memcpy(p, buf, n);
       signal_fence();
@@ -198,7 +198,7 @@ void write_special(ThreadState* s, bool nested, SpecialCode code, uint64_t t,
   // hook is abandoned before its copy, filler is read there, not zero bytes that end the
   // chunk's data.
   pad_ahead(s, s->cur, 2 * kNestedPad + n);
-  uint8_t* p = bump(&s->cur, kNestedPad + n);
+  uint8_t* p = bump_unmarked(&s->cur, kNestedPad + n);
   uint8_t* limit = s->limit + kNestedMargin;
   if (p + kNestedPad + n <= limit) {
     memset(p, kPadByte, kNestedPad);

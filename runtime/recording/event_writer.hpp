@@ -110,6 +110,16 @@ inline uint8_t* bump(uint8_t** cur, uintptr_t n) {
   return reinterpret_cast<uint8_t*>(n);
 }
 
+// bump without the commit mark: for a record after which the encoding state does not
+// change (a nested record: absolute time, no table entry) or whose window
+// ThreadState::unsynced covers (the slow paths' depth-0 records, put_depth0). Every marked
+// commit has its synced mark in the same function shortly after it
+// (tests/audit/commit_window_audit.py).
+inline uint8_t* bump_unmarked(uint8_t** cur, uintptr_t n) {
+  asm volatile("xaddq %0, %1\n" : "+r"(n), "+m"(*cur) : : "memory");
+  return reinterpret_cast<uint8_t*>(n);
+}
+
 // Unsigned LEB128 of v as little-endian bytes of a word, given its length n (1..8, so
 // v < 2^56): the 7-bit groups spread one per byte, continuation bits on all but the last.
 inline uint64_t leb128_word(uint64_t v, unsigned n) {

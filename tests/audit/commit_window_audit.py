@@ -8,7 +8,11 @@ state the reader has moved past (addresses decoded as 0x0, times hours off). The
 takes the marks from the built library: after each commit, the next synced mark by address
 must lie in the same function and within the window in_commit_window accepts.
 
-    commit_window_audit.py LIBCALLMON.so --window BYTES [--readelf readelf] [--nm nm]
+    commit_window_audit.py LIBCALLMON.so (--window BYTES | --window-source interpose_signal.cpp)
+                           [--readelf readelf] [--nm nm]
+
+Commits made with bump_unmarked (nested records, which leave the state alone, and the slow
+paths' depth-0 records, covered by ThreadState::unsynced) have no mark and are not checked.
 """
 import argparse
 import bisect
@@ -51,10 +55,19 @@ def functions(lib, nm):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("lib")
-    ap.add_argument("--window", type=int, required=True)
+    ap.add_argument("--window", type=int)
+    ap.add_argument("--window-source", help="the source defining kCommitWindowBytes")
     ap.add_argument("--readelf", default="readelf")
     ap.add_argument("--nm", default="nm")
     a = ap.parse_args()
+    if a.window_source:
+        m = re.search(r"kCommitWindowBytes = (\d+)", open(a.window_source).read())
+        if not m:
+            print(f"FAIL: no kCommitWindowBytes in {a.window_source}")
+            return 1
+        a.window = int(m.group(1))
+    if a.window is None:
+        ap.error("--window or --window-source is required")
     m = marks(a.lib, a.readelf)
     commits, synced = m.get("callmon_commits", []), m.get("callmon_synced", [])
     if not commits or not synced:
