@@ -38,10 +38,12 @@ bool put_depth0(ThreadState* s, Encode&& encode, uint32_t* owed = nullptr) {
     // reservation and the copy (a signal handler that interrupted it left by longjmp)
     // leaves filler there, not zero bytes, which would end the chunk's data.
     pad_ahead(s, s->cur, n);
-    s->unsynced = 1;  // from before the commit until the caller's state update
-    signal_fence();
     uint8_t* p = bump_unmarked(&s->cur, n);
     if (p + n <= s->limit) {
+      // Reserved over PAD, the record is not the reader's until its bytes are there: from
+      // here until the caller's state update, a jump from a handler must restart the chunk.
+      s->unsynced = 1;
+      signal_fence();
       memcpy(p, buf, n);
       signal_fence();
       if (owed && *owed) --*owed;  // written: a jump from a handler abandons nothing of it
