@@ -308,7 +308,8 @@ void signal_contexts_leave(uintptr_t target) {
   ThreadState* s = t_state;
   if (s) {
     s->guard = (s->guard & ~kGuardBusyMask) | base;
-    if (base == 0) s->pending_enter = s->pending_exits = s->unsynced = 0;  // the abandoned hook's
+    if (base == 0)  // the abandoned hook's
+      s->pending_enter = s->pending_exits = s->unsynced = s->padding = 0;
     repair_pad_sites(s);
     if (!(s->guard & (kGuardStopped | kGuardMonitor)) && !in_runtime()) {
       // The reader has taken the abandoned record into its encoding state and the writer
@@ -335,7 +336,7 @@ void signal_contexts_exit() {
   if (!(s->guard & kGuardBusyMask)) return;  // no handler interrupted a hook
   // Whatever the handlers interrupted never runs again: the thread is outside any hook.
   s->guard &= ~kGuardBusyMask;
-  s->pending_enter = s->pending_exits = s->unsynced = 0;
+  s->pending_enter = s->pending_exits = s->unsynced = s->padding = 0;
   repair_pad_sites(s);
   if (!(s->guard & (kGuardStopped | kGuardMonitor)) && !in_runtime() && resync && s->header)
     restart_chunk(s);

@@ -10,6 +10,8 @@ namespace callmon::rt {
 
 using namespace format;
 
+void (*g_writer_test_step)(ThreadState*, WriterStep) = nullptr;
+
 namespace {
 
 // Reserves n bytes for a depth-0 record of any length, switching chunks as needed.
@@ -26,6 +28,35 @@ void pad_ahead(ThreadState* s, uint8_t* at, unsigned n) {
   if (at < usable) memset(at, kPadByte, std::min<size_t>(n, static_cast<size_t>(usable - at)));
 }
 
+void test_step(ThreadState* s, WriterStep step) {
+  if (__builtin_expect(g_writer_test_step != nullptr, 0)) g_writer_test_step(s, step);
+}
+
+// PAD over the `n` bytes ahead of the cursor, before the caller reserves its record there:
+// a hook abandoned between the reservation and the copy (a signal handler that interrupted
+// it left by longjmp) leaves filler, not zero bytes, which would end the chunk's data.
+// ThreadState::padding says so for the whole fill and until the caller's reservation
+// (done_reserving): a handler's nested record that comes meanwhile goes past the bytes
+// this fill may still write. Without it, a handler arriving between the load of the cursor
+// and the end of the memset had its first record overwritten by the rest of the fill once
+// it returned (its head byte became PAD: "a special record of unknown code", or worse,
+// records that decode as others; stress.signals under load, ~1 run in 7).
+void pad_before_reserving(ThreadState* s, unsigned n) {
+  s->padding = n;
+  signal_fence();  // announced before the cursor is read
+  uint8_t* at = s->cur;
+  test_step(s, WriterStep::kPadding);
+  pad_ahead(s, at, n);
+  signal_fence();
+  test_step(s, WriterStep::kPadded);
+}
+
+// After the reservation: the fill is over (a handler since has left the hole for nothing).
+void done_reserving(ThreadState* s, uint32_t outer) {
+  signal_fence();
+  s->padding = outer;
+}
+
 // `owed`: a pending count (ThreadState::pending_enter/pending_exits) the record settles,
 // lowered once its bytes are in the chunk. Sets ThreadState::unsynced before the commit;
 // the caller clears it (synced()) once the encoding state is updated after the record.
@@ -34,11 +65,10 @@ bool put_depth0(ThreadState* s, Encode&& encode, uint32_t* owed = nullptr) {
   for (;;) {
     uint8_t buf[kMaxSpecialBytes];
     unsigned n = encode(buf);
-    // PAD where the record goes before reserving it: a hook abandoned between the
-    // reservation and the copy (a signal handler that interrupted it left by longjmp)
-    // leaves filler there, not zero bytes, which would end the chunk's data.
-    pad_ahead(s, s->cur, n);
+    pad_before_reserving(s, n);
     uint8_t* p = bump_unmarked(&s->cur, n);
+    done_reserving(s, 0);  // no writer of this thread is below a depth-0 one
+    test_step(s, WriterStep::kReserved);
     if (p + n <= s->limit) {
       // Reserved over PAD, the record is not the reader's until its bytes are there: from
       // here until the caller's state update, a jump from a handler must restart the chunk.
@@ -194,17 +224,23 @@ void write_special(ThreadState* s, bool nested, SpecialCode code, uint64_t t,
   s->nested_ticks = t;
   uint8_t buf[kMaxSpecialBytes];
   unsigned n = encode(buf);
-  // PAD over the record's place and kNestedPad bytes past it, before reserving (after, a
-  // signal's records could already be there): the interrupted hook's record goes past it
-  // (write_word_interrupted), and if it never comes (the handler left by longjmp), or this
-  // hook is abandoned before its copy, filler is read there, not zero bytes that end the
-  // chunk's data.
-  pad_ahead(s, s->cur, 2 * kNestedPad + n);
-  uint8_t* p = bump_unmarked(&s->cur, kNestedPad + n);
+  // The interrupted writer's fill, if one was under way (ThreadState::padding), may still
+  // write `hole` bytes at the cursor: the record goes past them, behind its own PAD.
+  const uint32_t hole = s->padding;
+  const unsigned len = hole + kNestedPad + n;
+  // PAD over the reservation and as far past it as a writer below may reserve next, before
+  // reserving (after, a signal's records could already be there): the interrupted hook's
+  // record goes past it (write_word_interrupted), and if it never comes (the handler left
+  // by longjmp), or this hook is abandoned before its copy, filler is read there, not zero
+  // bytes that end the chunk's data.
+  pad_before_reserving(s, len + std::max<unsigned>(hole, kNestedPad));
+  uint8_t* p = bump_unmarked(&s->cur, len);
+  done_reserving(s, hole);
+  test_step(s, WriterStep::kReserved);
   uint8_t* limit = s->limit + kNestedMargin;
-  if (p + kNestedPad + n <= limit) {
-    memset(p, kPadByte, kNestedPad);
-    memcpy(p + kNestedPad, buf, n);
+  if (p + len <= limit) {
+    memset(p, kPadByte, hole + kNestedPad);
+    memcpy(p + hole + kNestedPad, buf, n);
     return;
   }
   // What it reserved inside the allocated part is padded so the records after it stay

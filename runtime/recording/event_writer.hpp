@@ -337,6 +337,16 @@ inline void write_hook_exit(ThreadState* s, uint64_t t) {
 // then, at least partly, the program's time). The caller holds the guard again.
 void write_exit_burst_pause(ThreadState* s, uint64_t from, uint64_t to);
 
+// Tests only (tests/unit/runtime_writer_test.cpp): the slow paths' steps where a signal
+// handler's nested records may come in, in order. g_writer_test_step, when set, is called
+// at each (nullptr outside the tests: a load and a branch on the slow paths).
+enum class WriterStep {
+  kPadding,   // the fill of PAD ahead of the cursor has read the cursor, not filled yet
+  kPadded,    // filled, not reserved
+  kReserved,  // reserved, the record not copied yet
+};
+extern void (*g_writer_test_step)(ThreadState*, WriterStep);
+
 // Bytes a SPECIAL record may carry after its LEB128 fields (the payload of ARGS/RETVAL).
 inline constexpr unsigned kMaxPayloadBytes = 1024;
 

@@ -98,6 +98,12 @@ struct ThreadState {
   // (in_commit_window) cannot cover these: the compiler lays their blocks out in any order.
   // A handler that leaves by longjmp while it is set makes the writer start a new chunk.
   uint32_t unsynced;
+  // Bytes a writer of this thread is filling with PAD ahead of the cursor before it
+  // reserves them (event_writer.cpp, pad_before_reserving); 0 when none is. A signal
+  // handler's nested record written meanwhile at the cursor would be overwritten by the
+  // rest of that fill once the handler returns: it leaves that many bytes to the fill (a
+  // hole of PAD) before its own record, and pads as far past it.
+  uint32_t padding;
   // Fenced clock (check_hook_burst): the ticks between the hooks' checked clock reads, by
   // stretch: the entry hook's before its record's time and after it, the exit hook's after
   // its record's; and the burst ticks the first stretch caught (each burst counted up to

@@ -252,6 +252,90 @@ TEST(RuntimeWriter, StoreOverNestedPadIsRepaired) {
   EXPECT_EQ(events[2].ticks, 107u);
 }
 
+// A signal handler's records arriving at each step of a slow path's depth-0 record, and a
+// second handler's arriving at each step of the first handler's first record (writer_test
+// below). Before ThreadState::padding, the handler that came while the depth-0 writer's fill
+// of PAD had read the cursor (kPadding) lost its first record's head to the rest of the fill
+// once it returned: "a special record of unknown code" (stress.signals, 1 run in 7 under load).
+namespace writer_test {
+
+rt::WriterStep g_first, g_second;  // the steps at which the handlers run
+bool g_nested_second;               // whether a second handler runs at all
+int g_running;                      // handlers running
+bool g_fired[2];
+
+void handler_records(rt::ThreadState* s, uint64_t addr, uint64_t t) {
+  rt::write_special(s, true, format::kCodeEnter, t, &addr, 1);
+  rt::write_special(s, true, format::kCodeExit, t + 1, nullptr, 0);
+}
+
+void on_step(rt::ThreadState* s, rt::WriterStep step) {
+  const int depth = g_running;  // 0: the depth-0 writer's step; 1: the first handler's
+  if (depth > 1 || g_fired[depth] || step != (depth == 0 ? g_first : g_second) ||
+      (depth == 1 && !g_nested_second))
+    return;
+  g_fired[depth] = true;
+  ++g_running;
+  handler_records(s, depth == 0 ? 0x5000 : 0x6000, depth == 0 ? 300 : 400);
+  --g_running;
+}
+
+}  // namespace writer_test
+
+TEST(RuntimeWriter, HandlerRecordsAtEveryStepOfASlowRecordSurvive) {
+  using rt::WriterStep;
+  namespace wt = writer_test;
+  const WriterStep steps[] = {WriterStep::kPadding, WriterStep::kPadded, WriterStep::kReserved};
+  for (WriterStep first : steps) {
+    for (int second = -1; second < 3; ++second) {
+      SCOPED_TRACE(::testing::Message() << "first handler at step " << static_cast<int>(first)
+                                        << ", second at " << second);
+      Chunk c(1);  // a clock counting by 2: an odd delta takes the slow path
+      wt::g_first = first;
+      wt::g_nested_second = second >= 0;
+      wt::g_second = second >= 0 ? steps[second] : WriterStep::kPadding;
+      wt::g_fired[0] = wt::g_fired[1] = false;
+      // Addresses as a PIE's: the slow record (its address absolute) is longer than the PAD
+      // in front of a handler's record, as in the failing recordings (10 bytes).
+      const uint64_t f1 = 0x562e59fd1000, f2 = 0x562e59fd2000;
+      rt::write_enter(&c.s, 100, f1);
+      rt::g_writer_test_step = &wt::on_step;
+      rt::write_enter(&c.s, 1001, f2);  // SPECIAL ENTER in ticks: put_depth0
+      rt::g_writer_test_step = nullptr;
+      EXPECT_TRUE(wt::g_fired[0]);
+      EXPECT_EQ(wt::g_fired[1], second >= 0);
+      EXPECT_EQ(c.s.padding, 0u);
+      rt::write_exit(&c.s, 2000);
+      // Expected, in the file's order: the first ENTER; the handlers' records around or
+      // before the slow one as their reservations came; the EXIT.
+      std::vector<std::pair<uint64_t, bool>> nested;  // (address, enter)
+      auto first_handler = [&] {
+        const bool inner_first = second >= 0 && steps[second] != WriterStep::kReserved;
+        if (inner_first) nested.insert(nested.end(), {{0x6000, true}, {0, false}});
+        nested.push_back({0x5000, true});
+        if (second >= 0 && !inner_first) nested.insert(nested.end(), {{0x6000, true}, {0, false}});
+        nested.push_back({0, false});
+      };
+      std::vector<Event> events = c.decode();
+      std::vector<std::pair<uint64_t, bool>> depth0, seen;
+      for (const Event& e : events) {
+        ASSERT_TRUE(e.type == Event::kEnter || e.type == Event::kExit);
+        (e.nested ? seen : depth0).push_back({e.addr, e.type == Event::kEnter});
+      }
+      first_handler();
+      EXPECT_EQ(seen, nested);
+      const std::vector<std::pair<uint64_t, bool>> want0 = {{f1, true}, {f2, true}, {0, false}};
+      EXPECT_EQ(depth0, want0);
+      // The slow record comes after the handlers' unless they came once it was reserved.
+      ASSERT_EQ(events.size(), 3 + nested.size());
+      const size_t slow = first == WriterStep::kReserved ? 1 : 1 + nested.size();
+      EXPECT_FALSE(events[slow].nested);
+      EXPECT_EQ(events[slow].addr, f2);
+      EXPECT_EQ(events.back().ticks, 2000u);
+    }
+  }
+}
+
 // A write that had to grow the chunk is followed by a PAUSE with the time the growth took:
 // after the record, since the record's time was read before the growth (the pause belongs
 // to the calls open after an ENTER, the entered one included).
