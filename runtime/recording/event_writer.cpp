@@ -10,7 +10,9 @@ namespace callmon::rt {
 
 using namespace format;
 
+#ifdef CALLMON_WRITER_TEST_STEPS
 void (*g_writer_test_step)(ThreadState*, WriterStep) = nullptr;
+#endif
 
 namespace {
 
@@ -28,9 +30,13 @@ void pad_ahead(ThreadState* s, uint8_t* at, unsigned n) {
   if (at < usable) memset(at, kPadByte, std::min<size_t>(n, static_cast<size_t>(usable - at)));
 }
 
+#ifdef CALLMON_WRITER_TEST_STEPS
 void test_step(ThreadState* s, WriterStep step) {
-  if (__builtin_expect(g_writer_test_step != nullptr, 0)) g_writer_test_step(s, step);
+  if (g_writer_test_step) g_writer_test_step(s, step);
 }
+#else
+inline void test_step(ThreadState*, WriterStep) {}  // the library: no test code at all
+#endif
 
 // PAD over the `n` bytes ahead of the cursor, before the caller reserves its record there:
 // a hook abandoned between the reservation and the copy (a signal handler that interrupted

@@ -338,8 +338,9 @@ inline void write_hook_exit(ThreadState* s, uint64_t t) {
 void write_exit_burst_pause(ThreadState* s, uint64_t from, uint64_t to);
 
 // Tests only (tests/unit/runtime_writer_test.cpp): the slow paths' steps where a signal
-// handler's nested records may come in, in order. g_writer_test_step, when set, is called
-// at each (nullptr outside the tests: a load and a branch on the slow paths).
+// handler's nested records may come in, in order. Built with CALLMON_WRITER_TEST_STEPS (the
+// unit test's copy of event_writer.cpp, never the runtime library: its hot slow paths make
+// no indirect call, tests/audit/fast_path_audit.py), g_writer_test_step is called at each.
 enum class WriterStep {
   kPadding,   // the fill of PAD ahead of the cursor has read the cursor, not filled yet
   kPadded,    // filled, not reserved
