@@ -172,6 +172,16 @@ Result<RecordingInfo> gather_info(const format::Recording& rec, const ProgressFn
         info.problems.push_back(fmt::format("{}: {} unmatched exit(s)", ti.file,
                                             ti.unmatched_exits));
       }
+      // Bytes that are not the records they look like (damage that decodes as records of
+      // another kind) give times of minutes or hours, which no thread runs on after its
+      // process finished (the `exit` clock sync, at exit() or the detach; the other
+      // threads may run on a moment, never a second).
+      if (meta.exit && walker.started() &&
+          walker.last_ticks() > meta.exit->ticks + meta.ticks_per_second)
+        info.problems.push_back(fmt::format(
+            "{}: records timed {:.3f} s after its process finished: some were decoded "
+            "wrong (damaged records)",
+            ti.file, meta.ticks_to_ns(walker.last_ticks() - meta.exit->ticks) * 1e-9));
       if (ti.lost_events > 0 && !ti.stopped) {  // a stopped file's sentence says it
         info.problems.push_back(fmt::format("{}: {} event(s) lost while recording", ti.file,
                                             ti.lost_events));

@@ -161,6 +161,12 @@ class Builder {
       proc_->meta.calibrations.back().libcall_outer_ticks = std::stod(w[2]);
       return "";
     }
+    if (op == "process_exit") {
+      if (w.size() != 2) return "process_exit T";
+      const uint64_t t = std::stoull(w[1]);
+      proc_->meta.exit = fmtns::ClockSync{t, t};
+      return "";
+    }
     if (op == "libcall_fn") {
       if (w.size() != 2) return "libcall_fn HEXADDR";
       proc_->meta.libcall_functions.push_back(std::stoull(w[1], nullptr, 16));
