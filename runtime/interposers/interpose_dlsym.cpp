@@ -3,6 +3,7 @@
 #include <dlfcn.h>
 
 #include "runtime/core/clock.hpp"
+#include "runtime/core/libc_dlsym.hpp"
 #include "runtime/hooks/hooks.hpp"
 #include "runtime/patching/sled_patch.hpp"
 
@@ -10,24 +11,6 @@
 // start-up looks its interceptors up through dlsym, i.e. through here, before it can take
 // the function-entry events instrumentation would send it (it crashed in __tsan_func_entry).
 #define CALLMON_NO_TSAN __attribute__((no_sanitize("thread")))
-
-namespace {
-
-using DlsymFn = void* (*)(void*, const char*);
-DlsymFn g_real_dlsym = nullptr;
-
-// The next definition of dlsym: its default version (GLIBC_2.34 since glibc merged libdl
-// into libc, GLIBC_2.2.5 before). Through dlvsym, which is not interposed.
-CALLMON_NO_TSAN DlsymFn real_dlsym() {
-  DlsymFn f = __atomic_load_n(&g_real_dlsym, __ATOMIC_ACQUIRE);
-  if (f) return f;
-  f = reinterpret_cast<DlsymFn>(dlvsym(RTLD_NEXT, "dlsym", "GLIBC_2.34"));
-  if (!f) f = reinterpret_cast<DlsymFn>(dlvsym(RTLD_NEXT, "dlsym", "GLIBC_2.2.5"));
-  __atomic_store_n(&g_real_dlsym, f, __ATOMIC_RELEASE);
-  return f;
-}
-
-}  // namespace
 
 // Called by the dlsym trampoline with dlsym's arguments still in their registers (saved
 // by the trampoline); returns the real dlsym to jump to.
@@ -39,5 +22,5 @@ extern "C" __attribute__((visibility("hidden"))) CALLMON_NO_TSAN void* callmon_b
     callmon::rt::sled_patch_pending();
     callmon::rt::note_pause(from, callmon::rt::read_ticks());
   }
-  return reinterpret_cast<void*>(real_dlsym());
+  return reinterpret_cast<void*>(callmon::rt::libc_dlsym());
 }

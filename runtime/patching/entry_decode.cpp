@@ -6,6 +6,7 @@
 #include <dlfcn.h>
 #include <string.h>
 
+#include "runtime/core/libc_dlsym.hpp"
 
 #ifndef CALLMON_CAPSTONE_SONAME
 #define CALLMON_CAPSTONE_SONAME "libcapstone.so.4"
@@ -29,18 +30,11 @@ struct Capstone {
 };
 Capstone g_cs;
 
-// The real dlsym, past the runtime's own (interpose_dlsym.cpp), which would run a patch
-// pass for the dlopen of capstone while this pass holds the patcher's lock.
-using DlsymFn = void* (*)(void*, const char*);
-DlsymFn real_dlsym() {
-  auto f = reinterpret_cast<DlsymFn>(dlvsym(RTLD_NEXT, "dlsym", "GLIBC_2.34"));
-  if (!f) f = reinterpret_cast<DlsymFn>(dlvsym(RTLD_NEXT, "dlsym", "GLIBC_2.2.5"));
-  return f;
-}
-
 template <class F>
 bool bind(void* lib, const char* name, F& f) {
-  static DlsymFn sym = real_dlsym();
+  // The C library's dlsym: the runtime's would run a patch pass for the dlopen of capstone
+  // while this pass holds the patcher's lock.
+  DlsymFn sym = libc_dlsym();
   f = sym ? reinterpret_cast<F>(sym(lib, name)) : nullptr;
   return f != nullptr;
 }
