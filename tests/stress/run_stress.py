@@ -17,6 +17,7 @@ import argparse
 import os
 import re
 import shutil
+import subprocess
 import sys
 import time
 
@@ -46,6 +47,10 @@ def main():
     ap.add_argument("--mode", default="cyg", choices=sorted(rf.MODE_FLAGS),
                     help="hook mode, as in run_fixture.py")
     ap.add_argument("--record-arg", action="append", default=[])
+    ap.add_argument("--competing", type=int, default=0,
+                    help="spinning processes that compete for the CPUs while the program "
+                         "is recorded (preempted often, a signal storm's handlers land at "
+                         "more places of the hooks)")
     args = ap.parse_args()
     rf.expect.MODE, rf.expect.OPT, rf.expect.COMPILER = args.mode, args.opt, args.compiler
     for tool in (args.cc, args.cxx):
@@ -71,8 +76,14 @@ def main():
     failures.check_equal("plain run: exit status", fx.STATUS, plain.returncode)
 
     data = os.path.join(args.work, "callmon.data")
-    rec = timed("callmon record", [args.callmon, "record", "--no-libcall", "-o", data] + args.record_arg +
-                ["--"] + argv, args.work)
+    spinners = [subprocess.Popen(["sh", "-c", "while :; do :; done"]) for _ in range(args.competing)]
+    try:
+        rec = timed("callmon record", [args.callmon, "record", "--no-libcall", "-o", data] +
+                    args.record_arg + ["--"] + argv, args.work)
+    finally:
+        for sp in spinners:
+            sp.kill()
+            sp.wait()
     match = pattern.fullmatch(rec.stdout)
     if not match:
         failures.add("record: program's stdout", f"  expected to match {fx.STDOUT_RE!r}\n"
