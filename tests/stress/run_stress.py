@@ -79,7 +79,8 @@ def main():
     spinners = [subprocess.Popen(["sh", "-c", "while :; do :; done"]) for _ in range(args.competing)]
     try:
         rec = timed("callmon record", [args.callmon, "record", "--no-libcall", "-o", data] +
-                    args.record_arg + ["--"] + argv, args.work)
+                    rf.MODE_RECORD_ARGS.get(args.mode, []) + args.record_arg + ["--"] + argv,
+                    args.work)
     finally:
         for sp in spinners:
             sp.kill()
