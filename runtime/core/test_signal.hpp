@@ -16,4 +16,14 @@ int test_hook_signal();
 // Sends the knob's signal to the calling thread (with its own system calls).
 void test_hook_signal_send(int sig);
 
+// A second knob, TEST_CALLMON_RECORD_SIGNAL=N: signal N to the thread right after a slow
+// path has copied a depth-0 record and before the writer's encoding state has caught up
+// with it (event_writer.cpp, put_depth0; ThreadState::unsynced), the window a handler that
+// leaves by longjmp must be noticed in (tests/programs/record_jump.c). Read at load: the
+// hot slow paths read only this word (0: unset).
+extern int g_test_record_signal;
+
+// Sends it to the calling thread by raw system calls (no libc on the hot slow paths).
+void test_record_signal_send();
+
 }  // namespace callmon::rt

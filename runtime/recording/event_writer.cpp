@@ -6,6 +6,8 @@
 
 #include <algorithm>
 
+#include "runtime/core/test_signal.hpp"
+
 namespace callmon::rt {
 
 using namespace format;
@@ -83,6 +85,9 @@ bool put_depth0(ThreadState* s, Encode&& encode, uint32_t* owed = nullptr) {
       memcpy(p, buf, n);
       signal_fence();
       if (owed && *owed) --*owed;  // written: a jump from a handler abandons nothing of it
+#ifndef CALLMON_WRITER_TEST_STEPS
+      if (__builtin_expect(g_test_record_signal != 0, 0)) test_record_signal_send();
+#endif
       return true;
     }
     // Through slow_call: the hooks' per-call slow paths write these records behind
