@@ -93,8 +93,9 @@ struct ThreadState {
   uint32_t pending_enter;
   uint32_t pending_exits;
   // A depth-0 record of a slow path (put_depth0's callers) may be committed while the
-  // encoding state (last_ticks, the address tables) is not yet updated after it: set before
-  // its reservation, cleared after the update. The code marks of the fast paths
+  // encoding state (last_ticks, the address tables) is not yet updated after it: set once
+  // the record is reserved (its bytes are PAD until the copy, nothing for the reader yet),
+  // cleared after the update. The code marks of the fast paths
   // (in_commit_window) cannot cover these: the compiler lays their blocks out in any order.
   // A handler that leaves by longjmp while it is set makes the writer start a new chunk.
   uint32_t unsynced;
