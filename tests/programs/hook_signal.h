@@ -2,7 +2,8 @@
  * pthread_exit_in_handler.c, tests/attach/attach_exit.c) take inside one of callmon's
  * hooks: their tests run them with TEST_CALLMON_HOOK_SIGNAL=SIGURG
  * (runtime/core/test_signal.hpp), which delivers SIGURG at a chunk switch inside a hook;
- * without callmon the program raises it itself. */
+ * without callmon the program raises it itself. record_jump.c's test sets
+ * TEST_CALLMON_RECORD_SIGNAL=SIGURG, delivered after a slow path's record. */
 #ifndef CALLMON_TEST_HOOK_SIGNAL_H
 #define CALLMON_TEST_HOOK_SIGNAL_H
 

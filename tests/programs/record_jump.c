@@ -11,9 +11,9 @@
 #include <setjmp.h>
 #include <signal.h>
 #include <stdio.h>
-#include <string.h>
 
 #include "fixture.h"
+#include "hook_signal.h"
 
 #define ROUNDS 40
 #define STEPS_PER_ROUND 100000
@@ -48,12 +48,7 @@ NOT_INSTRUMENTED static void on_urg(int sig) {
 }
 
 int main(void) {
-  struct sigaction sa;
-  memset(&sa, 0, sizeof sa);
-  sa.sa_handler = on_urg;
-  sa.sa_flags = SA_RESTART;
-  sigemptyset(&sa.sa_mask);
-  sigaction(SIGURG, &sa, NULL);
+  catch_hook_signal(on_urg);
   for (int r = 0; r < ROUNDS; ++r) {
     if (sigsetjmp(env, 1) == 0) {
       armed = 1;
