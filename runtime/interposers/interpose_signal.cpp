@@ -70,7 +70,11 @@ __thread uint32_t t_context_count;
 // jump puts the PAD back (signal_contexts_leave). The last few, per thread.
 struct PadSite {
   uint8_t* at;
-  uint8_t* chunk_base;  // the mapping it was in: nothing is repaired in another
+  // The chunk it was in (ThreadState::chunk_serial): nothing is repaired in another, even
+  // one mapped at the same address. With the address only, a site of the first attach's
+  // last chunk was "repaired" in the second attach's first chunk, mapped where that one had
+  // been: 8 PAD bytes over records in the middle of the chunk (attach.sigjmp.clang.cyg in CI).
+  uint64_t chunk_serial;
 };
 constexpr uint32_t kPadSites = 8;
 __thread PadSite t_pad_sites[kPadSites];
@@ -80,7 +84,8 @@ void repair_pad_sites(ThreadState* s) {
   uint8_t* end = s->limit + kNestedMargin;
   if (s->cur < end) end = s->cur;
   for (const PadSite& p : t_pad_sites)
-    if (p.at && p.chunk_base == s->chunk_base && p.at >= s->chunk_base && p.at + kNestedPad <= end)
+    if (p.at && p.chunk_serial == s->chunk_serial && p.at >= s->chunk_base &&
+        p.at + kNestedPad <= end)
       memset(p.at, callmon::format::kPadByte, kNestedPad);
 }
 
@@ -196,7 +201,7 @@ void signal_wrapper(int sig, siginfo_t* info, void* uc) {
   bool tracked = i < kMaxContexts;
   ThreadState* st = t_state;
   uint8_t* entry_cur = st ? st->cur : nullptr;
-  uint8_t* entry_chunk = st ? st->chunk_base : nullptr;
+  uint64_t entry_chunk = st ? st->chunk_serial : 0;
   bool in_hook = st && (st->guard & kGuardBusyMask) > (i > 0 ? t_contexts[i - 1].busy : 0);
   if (tracked) {
     // Reserved before it is filled (as push_frame does): a signal arriving meanwhile takes
@@ -237,7 +242,7 @@ void signal_wrapper(int sig, siginfo_t* info, void* uc) {
       reinterpret_cast<void (*)(int)>(h.handler)(sig);
   }
   signal_fence();
-  if (in_hook && st->cur != entry_cur && st->chunk_base == entry_chunk) {
+  if (in_hook && st->cur != entry_cur && st->chunk_serial == entry_chunk) {
     uint32_t k = t_pad_next;
     t_pad_next = k + 1;
     t_pad_sites[k % kPadSites] = {entry_cur, entry_chunk};

@@ -137,6 +137,9 @@ bool extend_window(ThreadState* s) {
 // Maps chunk `index` of the thread's file and makes its first window usable. The file is
 // opened by path each time instead of keeping a descriptor: programs close or dup2 over
 // every fd. Mapping past the end of the file is fine; only the windows are ever touched.
+// The chunk mappings made in this process so far (ThreadState::chunk_serial).
+uint64_t g_chunk_serials = 0;
+
 bool map_chunk(ThreadState* s, uint64_t index) {
   int fd = open(s->path, O_RDWR | O_CLOEXEC);
   if (fd < 0) return false;
@@ -164,6 +167,7 @@ bool map_chunk(ThreadState* s, uint64_t index) {
   s->last_ticks = 0;
   s->last_addr = 0;
   s->tables.clear();
+  s->chunk_serial = __atomic_add_fetch(&g_chunk_serials, 1, __ATOMIC_RELAXED);
   signal_fence();
   s->cur = s->chunk_base;  // last: a nested hook sees either the old chunk or this one
   if (s->header) s->header->committed_end = off;

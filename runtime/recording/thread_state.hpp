@@ -121,6 +121,10 @@ struct ThreadState {
                          // inside a hook); see write_hook_pause
   uint8_t* chunk_base;   // mapping of the current chunk
   uint64_t chunk_index;  // index of the current chunk in the file
+  // Which mapping the current chunk is, unique in the process for its life (map_chunk): a
+  // later chunk, or the next attach's file, may be mapped at the same address as an earlier
+  // one, so chunk_base alone cannot tell a place in this chunk from one in a chunk gone.
+  uint64_t chunk_serial;
   uint32_t chunk_size;
   format::ThreadFileHeader* header;  // the file's first page, mapped for the thread's life
   Frame* stack_base;
