@@ -7,19 +7,16 @@
  * time, while a round runs, it leaves by siglongjmp, which puts the PAD back at the places
  * noted. Without callmon no signal comes. The program prints the calls whose bodies ran: a
  * jump inside an entry hook records a call whose body never ran. */
-#include <setjmp.h>
-#include <signal.h>
 #include <stdio.h>
 
 #include "fixture.h"
 #include "hook_signal.h"
+#include "jump_rounds.h"
 
 #define ROUNDS 40
 #define STEPS_PER_ROUND 1000000
 
-static sigjmp_buf env;
-static volatile sig_atomic_t armed;
-static volatile long hits, jumps, ran, sink;
+static volatile long hits, ran, sink;
 
 COUNTED void step(long i) {
   ran = ran + 1;
@@ -39,21 +36,12 @@ NOT_INSTRUMENTED static void on_urg(int sig) {
     in_handler();
     return;
   }
-  if (!armed) return;
-  armed = 0;
-  jumps = jumps + 1;
-  siglongjmp(env, 1);
+  jump_out_of_round();
 }
 
 int main(void) {
   catch_hook_signal(on_urg);
-  for (int r = 0; r < ROUNDS; ++r) {
-    if (sigsetjmp(env, 1) == 0) {
-      armed = 1;
-      one_round();
-    }
-    armed = 0;
-  }
+  run_jump_rounds(ROUNDS, one_round);
   printf("rounds %d hits %ld jumps %ld steps %ld\n", ROUNDS, hits, jumps, ran);
   return 0;
 }

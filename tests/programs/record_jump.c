@@ -8,19 +8,16 @@
  * next calls against the wrong address tables, and the reader names other functions.
  * The program prints the calls whose bodies ran: a jump inside an entry hook records a call
  * whose body never ran, so the recording may count up to `jumps` more steps. */
-#include <setjmp.h>
-#include <signal.h>
 #include <stdio.h>
 
 #include "fixture.h"
 #include "hook_signal.h"
+#include "jump_rounds.h"
 
 #define ROUNDS 40
 #define STEPS_PER_ROUND 100000
 
-static sigjmp_buf env;
-static volatile sig_atomic_t armed;
-static volatile long jumps, ran_a, ran_b, sink;
+static volatile long ran_a, ran_b, sink;
 
 COUNTED void step_a(long i) {
   ran_a = ran_a + 1;
@@ -41,21 +38,12 @@ COUNTED void one_round(void) {
 
 NOT_INSTRUMENTED static void on_urg(int sig) {
   (void)sig;
-  if (!armed) return;
-  armed = 0;
-  jumps = jumps + 1;
-  siglongjmp(env, 1);
+  jump_out_of_round();
 }
 
 int main(void) {
   catch_hook_signal(on_urg);
-  for (int r = 0; r < ROUNDS; ++r) {
-    if (sigsetjmp(env, 1) == 0) {
-      armed = 1;
-      one_round();
-    }
-    armed = 0;
-  }
+  run_jump_rounds(ROUNDS, one_round);
   printf("rounds %d jumps %ld a %ld b %ld\n", ROUNDS, jumps, ran_a, ran_b);
   return 0;
 }
