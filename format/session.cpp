@@ -196,7 +196,9 @@ Status write_session(const std::string& path, const Session& s) {
   const std::string tmp = fmt::format("{}.tmp.{}", path, getpid());
   // The mode of the recording's files (file_mode.hpp): private unless the directory is shared.
   const std::string parent = std::filesystem::path(path).parent_path().string();
-  int fd = create_file(tmp, O_TRUNC, file_mode_in_dir(parent));
+  // Not through a link: the directory may be another user's (root attaching to that user's
+  // process gives it the directory), who could have put one here to aim root's write.
+  int fd = create_file(tmp, O_TRUNC | O_NOFOLLOW, file_mode_in_dir(parent));
   std::FILE* f = fd >= 0 ? ::fdopen(fd, "wb") : nullptr;
   if (!f && fd >= 0) ::close(fd);
   if (!f) return Error{fmt::format("{}: cannot create: {}", tmp, std::strerror(errno))};

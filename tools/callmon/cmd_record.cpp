@@ -22,6 +22,7 @@
 #include "callmon/format/sched.hpp"
 #include "format/file_mode.hpp"
 #include "format/session.hpp"
+#include "tools/callmon/attach_dir_owner.hpp"
 #include "tools/callmon/machine_facts.hpp"
 #include "tools/callmon/command.hpp"
 #include "tools/callmon/program_args.hpp"
@@ -217,9 +218,12 @@ int run_record_pid(const RecordOptions& o, const TscStart& tsc_start) {
   fs::path dir = fs::absolute(o.dir, ec);
   if (auto st = prepare_dir(dir, o.shared ? format::kSharedDirMode : format::kPrivateDirMode); !st)
     return fail(cmd, st.error());
+  // Root attaching to another user's process: its runtime writes the recording as that user.
+  if (auto st = give_dir_to_process(dir.string(), o.pid); !st) return fail(cmd, st.error());
   std::unique_ptr<SelectService> service;  // answers the runtime until the detach
   if (names.has_name_filter() || !arg_rules.empty() || o.auto_args) {
-    auto started = SelectService::start(std::move(names), std::move(arg_rules), o.auto_args);
+    auto started =
+        SelectService::start(std::move(names), std::move(arg_rules), o.auto_args, o.pid);
     if (!started) return fail(cmd, started.error() + "; nothing was attached");
     service = std::move(started).value();
   }

@@ -315,8 +315,9 @@ std::unique_ptr<SchedRecorder> SchedRecorder::attach(pid_t pid, const std::strin
 std::unique_ptr<SchedRecorder> SchedRecorder::begin_recording(
     const std::string& path, const std::function<int(State&)>& open_rings) {
   auto s = std::make_unique<State>();
-  // As private as the recording's other files (format/file_mode.hpp).
-  s->out = format::create_file(path, O_TRUNC,
+  // As private as the recording's other files (format/file_mode.hpp); not through a link,
+  // as the session file (format/session.cpp).
+  s->out = format::create_file(path, O_TRUNC | O_NOFOLLOW,
                                format::file_mode_in_dir(path.substr(0, path.rfind('/') + 1)));
   if (s->out < 0) {
     s->unavailable = "cannot create " + path + ": " + std::strerror(errno);

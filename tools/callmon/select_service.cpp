@@ -50,6 +50,7 @@ struct SelectService::Impl {
   analysis::FilterSet filters;
   std::vector<analysis::ArgRule> arg_rules;
   bool auto_args = false;
+  pid_t attached = 0;  // the process `record -p` attached to (0: none)
   int listen_fd = -1;
   int stop_pipe[2] = {-1, -1};
   std::thread thread;
@@ -115,16 +116,18 @@ struct SelectService::Impl {
   }
 
   // Whether the process at the other end of `fd` may be the recorded program's: one of
-  // callmon's user, or a descendant of callmon (a program that changed user, say a daemon
-  // dropping root). Checked at accept, so that other users' connections, which could never
-  // carry the key, are closed at once and cannot fill the pending slots or the backlog.
-  static bool plausible_peer(int fd) {
+  // callmon's user, a descendant of callmon (a program that changed user, say a daemon
+  // dropping root), or the attached process or a descendant of it. Checked at accept, so
+  // that other users' connections, which could never carry the key, are closed at once and
+  // cannot fill the pending slots or the backlog.
+  bool plausible_peer(int fd) const {
     ucred cred{};
     socklen_t len = sizeof cred;
     if (::getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) != 0) return false;
     if (cred.uid == ::geteuid()) return true;
     const pid_t self = ::getpid();
     pid_t pid = cred.pid;
+    if (attached > 0 && pid == attached) return true;
     for (int depth = 0; depth < 64 && pid > 1; ++depth) {
       std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
       std::string text((std::istreambuf_iterator<char>(stat)), std::istreambuf_iterator<char>());
@@ -134,7 +137,7 @@ struct SelectService::Impl {
       char state = 0;
       int ppid = 0;
       if (std::sscanf(text.c_str() + close + 1, " %c %d", &state, &ppid) != 2) return false;
-      if (ppid == self) return true;
+      if (ppid == self || (attached > 0 && ppid == attached)) return true;
       pid = ppid;
     }
     return false;
@@ -254,8 +257,10 @@ struct SelectService::Impl {
 SelectService::SelectService(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 
 Result<std::unique_ptr<SelectService>> SelectService::start(
-    analysis::FilterSet filters, std::vector<analysis::ArgRule> arg_rules, bool auto_args) {
+    analysis::FilterSet filters, std::vector<analysis::ArgRule> arg_rules, bool auto_args,
+    pid_t attached) {
   auto impl = std::make_unique<Impl>();
+  impl->attached = attached;
   impl->filters = std::move(filters);
   impl->arg_rules = std::move(arg_rules);
   impl->auto_args = auto_args;

@@ -6,6 +6,8 @@
 // kept (a fork storm asks about the same libraries again and again).
 #pragma once
 
+#include <sys/types.h>
+
 #include <memory>
 #include <string>
 #include <vector>
@@ -22,11 +24,14 @@ class SelectService {
   // argument specs of the module's functions that `arg_rules` (-A/-R) or, with `auto_args`,
   // their DWARF name. The address is in address(), for CALLMON_SELECT ("@name#key"): only
   // requests with the key, about a file the asking process has mapped, are answered; a
-  // client that sends nothing is dropped after 2 s without delaying others. Errors:
-  // the socket cannot be created, the thread cannot be started.
+  // client that sends nothing is dropped after 2 s without delaying others. Asking
+  // processes are callmon's user's or its descendants, and `attached` (the process
+  // `record -p` attaches to, which may be another user's when callmon runs as root) and
+  // its descendants. Errors: the socket cannot be created, the thread cannot be started.
   static Result<std::unique_ptr<SelectService>> start(analysis::FilterSet filters,
                                                       std::vector<analysis::ArgRule> arg_rules = {},
-                                                      bool auto_args = false);
+                                                      bool auto_args = false,
+                                                      pid_t attached = 0);
   // Stops the thread and closes the socket. Programs still running (a daemon child that
   // outlived the recorded one) then record new modules unfiltered, with one warning.
   ~SelectService();
