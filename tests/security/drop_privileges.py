@@ -1,0 +1,106 @@
+#!/usr/bin/env python3
+"""Promise: a program root records that becomes another user (a daemon dropping
+privileges) is recorded whole, and its recording stays as private as any (docs/runtime.md,
+"Processes that change user"; docs/security.md, "What its files reveal"):
+- root records a program that calls setuid (also: setresuid; seteuid, which keeps root as
+  the real user) to become nobody, then starts a thread, forks a child and makes enough
+  calls to fill several chunks: every call is counted (before: the main thread's recording
+  stopped at its next chunk, "Permission denied", and the thread and the child were not
+  recorded at all), `info` finds no problem, callmon prints no diagnostic, the program's
+  output and status are its own;
+- the directory and the files are nobody's (whose processes write them) or root's, and no
+  more readable than before: 0700 and 0600.
+Exit 0 passed, 1 failed, 77 skipped."""
+import json
+import os
+import re
+import subprocess
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import common
+
+PROGRAM = r"""
+#define _GNU_SOURCE
+#include <pthread.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#define NOINLINE __attribute__((noinline))
+static volatile long sink;
+NOINLINE long work(long n) { sink += n; return n * 2; }
+NOINLINE void* worker(void* arg) {
+  long s = 0;
+  for (long i = 0; i < 50000; ++i) s += work(i & 7);
+  return (void*)s;
+}
+int main(int argc, char** argv) {
+  work(1);
+  const char* how = argv[1];
+  int r = !strcmp(how, "setuid")      ? (setgid(65534) | setuid(65534))
+          : !strcmp(how, "setresuid") ? (setresgid(65534, 65534, 65534) |
+                                         setresuid(65534, 65534, 65534))
+                                      : (setegid(65534) | seteuid(65534));
+  if (r != 0) { perror("drop"); return 1; }
+  pthread_t t;
+  pthread_create(&t, 0, worker, 0);
+  pthread_join(t, 0);
+  pid_t child = fork();
+  if (child == 0) {
+    for (long i = 0; i < 50000; ++i) work(1);
+    _exit(0);
+  }
+  waitpid(child, 0, 0);
+  long s = 0;
+  for (long i = 0; i < 200000; ++i) s += work(3);
+  printf("user %d sum %ld\n", (int)geteuid(), s);
+  return 4;
+}
+"""
+
+WORK_CALLS = 1 + 50000 + 50000 + 200000
+
+
+def main():
+    a = common.setup()
+    common.need_second_user()
+    src = os.path.join(a.work, "drop.c")
+    with open(src, "w") as f:
+        f.write(PROGRAM)
+    prog = os.path.join(a.work, "drop")
+    subprocess.run([a.cc, "-O2", "-pthread", "-finstrument-functions", "-o", prog, src],
+                   check=True)
+    failures = []
+    for how in ("setuid", "setresuid", "seteuid"):
+        rec_dir = os.path.join(a.work, "rec." + how)
+        # 64 KiB chunks: the main thread's 200 000 calls after the drop switch chunks.
+        r = common.run([a.callmon, "record", "--chunk-size=64", "-o", rec_dir, "--", prog, how])
+        print(how, r.stdout.strip(), r.stderr.strip())
+        if r.returncode != 4 or r.stdout != "user 65534 sum 1200000\n":
+            failures.append("%s: the program's output or status changed: %d %r"
+                            % (how, r.returncode, r.stdout))
+        if "callmon:" in r.stderr:
+            failures.append("%s: callmon said: %s" % (how, r.stderr.strip()))
+        rep = common.run([a.callmon, "report", "-d", rec_dir, "--format=json"])
+        calls = {f["name"]: f["calls"] for f in json.loads(rep.stdout)["functions"]} \
+            if rep.returncode == 0 else {}
+        if calls.get("work") != WORK_CALLS or calls.get("worker") != 1:
+            failures.append("%s: work called %s times, worker %s (want %d and 1)"
+                            % (how, calls.get("work"), calls.get("worker"), WORK_CALLS))
+        info = common.run([a.callmon, "info", "-d", rec_dir])
+        if not re.search(r"problems:\s+none", info.stdout):
+            failures.append("%s: info: %s" % (how, info.stdout[-300:]))
+        for name in [""] + os.listdir(rec_dir):
+            st = os.lstat(os.path.join(rec_dir, name))
+            want = 0o700 if name == "" else 0o600
+            if st.st_uid not in (0, common.NOBODY) or st.st_mode & 0o777 != want:
+                failures.append("%s: %s is user %d mode %o" % (how, name or "the directory",
+                                                                st.st_uid, st.st_mode & 0o777))
+    if failures:
+        common.fail("; ".join(failures))
+    print("PASS")
+
+
+if __name__ == "__main__":
+    main()
