@@ -195,6 +195,9 @@ Result<RecordingInfo> gather_info(const format::Recording& rec, const ProgressFn
       info.census.merge(ti.census);
       pi.threads.push_back(std::move(ti));
     }
+    for (const auto& [tid, why] : meta.untraced_threads)
+      info.problems.push_back(fmt::format("thread {} of process {} was not recorded ({})", tid,
+                                          pi.key, why));
     info.processes.push_back(std::move(pi));
   }
   if (max_end >= min_start) info.duration_ns = max_end - min_start;

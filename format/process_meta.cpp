@@ -232,6 +232,12 @@ bool parse_record(ProcessMeta& m, std::string_view name, std::string_view rest,
   } else if (name == "dlmopen-recorded") {
     if (rest.empty()) return false;
     m.dlmopen_recorded.emplace_back(rest);
+  } else if (name == "untraced") {
+    // "untraced TID WHY"
+    const size_t space = rest.find(' ');
+    uint32_t tid = 0;
+    if (space == std::string_view::npos || !parse_u32(rest.substr(0, space), tid)) return false;
+    m.untraced_threads.emplace_back(tid, std::string(rest.substr(space + 1)));
   } else {
     known = false;
   }

@@ -131,6 +131,9 @@ struct ProcessMeta {
   // `dlmopen-recorded` lines: modules of another link namespace whose calls were recorded
   // from the end of their load (their constructors' calls were not; docs/format.md).
   std::vector<std::string> dlmopen_recorded;
+  // `untraced` lines: threads whose recording could not be set up (no event file could be
+  // created, no memory), their thread id and why (docs/format.md).
+  std::vector<std::pair<uint32_t, std::string>> untraced_threads;
 
   // The calibration compensation uses: the cheapest one (by outer cost; the first of equal
   // ones). A calibration the host slowed down is too high, never too low. One not

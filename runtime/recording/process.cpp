@@ -201,6 +201,7 @@ int module_callback(dl_phdr_info* info, size_t, void*) {
 void fork_child_handler() {
   RuntimeScope rs;
   context_stash_after_fork();
+  thread_setup_retry();  // a set-up that failed in the parent may work in the child
   int st = __atomic_load_n(&g_state, __ATOMIC_ACQUIRE);
   // Forked while another thread was setting the process up: that thread does not exist in
   // the child, so nobody would ever finish; the child's first hook starts over.
@@ -502,6 +503,7 @@ void process_end_for_attach() {
 
 void process_reset_for_attach() {
   __atomic_store_n(&g_finished, 0, __ATOMIC_RELAXED);
+  thread_setup_retry();  // threads that failed in the last session try again
   if (__atomic_load_n(&g_state, __ATOMIC_ACQUIRE) == kOff) __atomic_store_n(&g_state, kUnset, __ATOMIC_RELEASE);
 }
 

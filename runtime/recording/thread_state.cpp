@@ -304,6 +304,37 @@ void reclaim_retired() {
 // the main thread's next hook would start a second thread file. It takes its state back.
 ThreadState* g_main_state = nullptr;
 
+// Thread set-ups that failed: the epoch of the last failure on this thread, and the
+// current epoch (a fork child and an attach start a new one, where the cause may be gone).
+uint32_t g_setup_epoch = 1;
+__thread uint32_t t_failed_epoch __attribute__((tls_model("initial-exec"))) = 0;
+uint32_t g_said_epoch = 0;  // the epoch whose first failure was said on stderr
+
+// The calling thread's set-up failed for `what` (`why`: the system's reason, or null): it
+// runs untraced for this epoch. Said on stderr once per epoch (a server's hundred workers
+// failing alike would say it a hundred times) and, per thread, in the meta file when it
+// can be written, where `info` names the threads the recording lacks.
+ThreadState* setup_failed(const char* what, const char* why = nullptr) {
+  const uint32_t epoch = __atomic_load_n(&g_setup_epoch, __ATOMIC_RELAXED);
+  t_failed_epoch = epoch;
+  const auto tid = static_cast<uint64_t>(gettid());
+  char line[512];
+  LineBuf m(line, sizeof line);
+  m.str("untraced ").dec(tid).ch(' ').str(what);
+  if (why) m.str(": ").str(why);
+  m.ch('\n');
+  meta_append(m.c_str(), static_cast<unsigned>(m.size()));
+  if (__atomic_exchange_n(&g_said_epoch, epoch, __ATOMIC_RELAXED) != epoch) {
+    char msg[600];
+    LineBuf b(msg, sizeof msg);
+    b.str("thread ").dec(tid).str(": ").str(what);
+    if (why) b.str(": ").str(why);
+    b.str("; it runs untraced, as will other threads that fail so (said once)");
+    diag(msg);
+  }
+  return nullptr;
+}
+
 ThreadState* reattach_main_state() {
   ThreadState* m = __atomic_load_n(&g_main_state, __ATOMIC_ACQUIRE);
   if (!m || m->tid != g_proc.pid || gettid() != m->tid) return nullptr;
@@ -322,7 +353,13 @@ bool thread_open_for(ThreadState* s, pid_t tid) {
   return false;
 }
 
+void thread_setup_retry() { __atomic_add_fetch(&g_setup_epoch, 1, __ATOMIC_RELAXED); }
+
 ThreadState* thread_setup() {
+  // A thread whose set-up failed runs untraced (until a fork or the next attach): every
+  // hook of it came here and tried again, printing its diagnostic each time (2.5 million
+  // lines on stderr for a thread of 100 000 loops; a server's workers slowed to a halt).
+  if (t_failed_epoch == __atomic_load_n(&g_setup_epoch, __ATOMIC_RELAXED)) return nullptr;
   ErrnoSaver es;
   RuntimeScope rs;  // pthread_setspecific, mmap: maybe the program's own
   if (!process_setup()) return nullptr;
@@ -332,7 +369,7 @@ ThreadState* thread_setup() {
   reclaim_retired();
   void* mem = mmap(nullptr, sizeof(ThreadState), PROT_READ | PROT_WRITE,
                    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-  if (mem == MAP_FAILED) return nullptr;
+  if (mem == MAP_FAILED) return setup_failed("no memory for its state");
   auto* s = static_cast<ThreadState*>(mem);
   s->chunk_size = g_proc.chunk_size;
   s->window = kFirstWindow;
@@ -345,7 +382,7 @@ ThreadState* thread_setup() {
                  MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
   if (stack == MAP_FAILED) {
     munmap(mem, sizeof(ThreadState));
-    return nullptr;
+    return setup_failed("no memory for its shadow stack");
   }
   depth *= 4;  // undo the last division of the loop
   s->stack_base = static_cast<Frame*>(stack);
@@ -369,19 +406,18 @@ ThreadState* thread_setup() {
   if (monitor_mode()) {
     // No event file: the hooks call the monitor instead.
     if (!monitor_thread_setup(s)) {
-      diag("cannot set up the monitor's shadow stack; this thread runs unmonitored");
       release_records(s);
       munmap(stack, s->stack_bytes);
       munmap(mem, sizeof(ThreadState));
-      return nullptr;
+      return setup_failed("cannot set up the monitor's shadow stack");
     }
   } else if (!open_thread_file(s, 0)) {
-    diag("cannot create a thread event file; this thread runs untraced");
+    const char* why = strerrordesc_np(errno);
     release_records(s);
     unmap_file(s);
     munmap(stack, s->stack_bytes);
     munmap(mem, sizeof(ThreadState));
-    return nullptr;
+    return setup_failed("cannot create its event file", why);
   }
   // Set up from the runtime's own work (a RuntimeScope): the fast paths must not record
   // what the program's interposed functions do for it meanwhile.

@@ -190,8 +190,14 @@ inline uint64_t frames_recorded(const ThreadState* s, const Frame* lo, const Fra
 extern __thread ThreadState* t_state __attribute__((tls_model("initial-exec")));
 
 // Sets up the calling thread's state (and the process's, on first use). Returns nullptr when
-// recording is off or failed; the hook then does nothing.
+// recording is off or failed; the hook then does nothing. A thread whose set-up failed is
+// not tried again (an `untraced` meta line and one diagnostic say so) until
+// thread_setup_retry.
 ThreadState* thread_setup();
+
+// Lets every thread whose set-up failed try again at its next hook: in a fork child and at
+// an attach, where what failed (a directory, memory) may be there now.
+void thread_setup_retry();
 
 // `record -p`'s detach (attach_inherit.cpp): opens a file for thread `tid` of this process,
 // written by the calling thread into `s`, a zeroed state of the caller's with its shadow
