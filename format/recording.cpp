@@ -129,6 +129,16 @@ Result<Recording> open_recording(const std::string& dir) {
                                            p.string()));
         continue;
       }
+      // Empty: created, never sized (the process was killed between the two, or an older
+      // runtime met a full disk there). Nothing was recorded in it; the rest of the
+      // recording is readable.
+      if (std::error_code size_ec; fs::file_size(p, size_ec) == 0 && !size_ec) {
+        rec.warnings.push_back(fmt::format("{}: empty: the thread's recording never began (its "
+                                           "process was killed, or the disk was full, as it "
+                                           "started); skipped",
+                                           p.string()));
+        continue;
+      }
       t.file = {p.string(), static_cast<uint32_t>(t.tid), {}};
       ThreadFileHeader h = thread_header(t.file.path);
       t.start_ticks = h.start_ticks;

@@ -5,7 +5,10 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <time.h>
 #include <unistd.h>
 
 extern char** environ;
@@ -60,7 +63,28 @@ bool append_to_file(const char* path, const char* data, size_t len) {
   bool ok = false;
   int fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0600);  // private, as a recording
   if (fd >= 0) {
-    ok = write(fd, data, len) == static_cast<ssize_t>(len);
+    // Past the program's file size limit (a program that lowered RLIMIT_FSIZE): the line
+    // would be cut (readers refuse a torn meta line) and SIGXFSZ raised. Not written.
+    rlimit fsize{};
+    const off_t end = lseek(fd, 0, SEEK_END);
+    const bool fits = getrlimit(RLIMIT_FSIZE, &fsize) != 0 || fsize.rlim_cur == RLIM_INFINITY ||
+                      (end >= 0 && static_cast<rlim_t>(end) + len <= fsize.rlim_cur);
+    if (fits) {
+      sigset_t pending{};
+      const bool xfsz_pending = sigpending(&pending) == 0 && sigismember(&pending, SIGXFSZ);
+      ok = write(fd, data, len) == static_cast<ssize_t>(len);
+      // The limit lowered meanwhile (another thread): the kernel raised SIGXFSZ for the
+      // recorder's write. Taken back unless the program had one pending already. If the
+      // signal is not blocked here it may be delivered first: the check above makes that
+      // a race with the program's own setrlimit.
+      if (!ok && errno == EFBIG && !xfsz_pending) {
+        sigset_t xfsz;
+        sigemptyset(&xfsz);
+        sigaddset(&xfsz, SIGXFSZ);
+        timespec zero{0, 0};
+        sigtimedwait(&xfsz, nullptr, &zero);
+      }
+    }
     close(fd);
   }
   errno = saved;

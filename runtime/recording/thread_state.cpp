@@ -200,8 +200,15 @@ bool open_thread_file(ThreadState* s, uint32_t flags, pid_t tid = 0) {
   void* hdr = MAP_FAILED;
   if (grow_file(fd, 0, format::kHeaderSize))
     hdr = mmap(nullptr, format::kHeaderSize, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  if (hdr == MAP_FAILED) {
+    // No header (a full disk): no file either, rather than an empty one readers must skip.
+    const int why = errno;
+    unlink(s->path);
+    close(fd);
+    errno = why;
+    return false;
+  }
   close(fd);
-  if (hdr == MAP_FAILED) return false;
   auto* h = static_cast<ThreadFileHeader*>(hdr);
   memcpy(h->magic, format::kThreadMagic, sizeof h->magic);
   h->version = format::kTraceVersion;

@@ -92,6 +92,24 @@ TEST_F(RecordingTest, PairsAndSortsFiles) {
   EXPECT_NE(all.find("garbage.events"), std::string::npos) << all;
 }
 
+// A thread file created and never sized (the process killed between the two, a full disk)
+// holds nothing: skipped with a warning, the rest of the recording read (it made the whole
+// recording unreadable: "not a callmon thread file: 0 bytes").
+TEST_F(RecordingTest, EmptyThreadFileIsSkipped) {
+  meta("4242.0", 4242);
+  thread("4242.0.4242.events");
+  file("4242.0.4243.events", "");
+  auto r = open_recording(dir_);
+  ASSERT_TRUE(r) << r.error();
+  ASSERT_EQ(r->processes.size(), 1u);
+  ASSERT_EQ(r->processes[0].threads.size(), 1u);
+  EXPECT_EQ(r->processes[0].threads[0].tid, 4242u);
+  ASSERT_EQ(r->warnings.size(), 1u);
+  EXPECT_NE(r->warnings[0].find("4242.0.4243.events: empty: the thread's recording never began"),
+            std::string::npos)
+      << r->warnings[0];
+}
+
 // Ids wrap around at pid_max: a child process or a later thread can have a smaller id than
 // the one that made it. The order is the start order, whatever the ids.
 TEST_F(RecordingTest, StartOrderNotIdOrder) {
