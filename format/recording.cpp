@@ -68,6 +68,10 @@ uint64_t process_start_ns(const ProcessMeta& m) {
   return m.syncs.empty() ? 0 : m.syncs.front().mono_ns;
 }
 
+constexpr const char* kEmptyThreadFile =
+    "empty: the thread's recording never began (its process was killed, or the disk was "
+    "full, as it started)";
+
 struct PendingThread {
   uint64_t start_ticks, tid, restart;
   uint64_t entry_checked_ticks, entry_burst_ticks;
@@ -88,6 +92,7 @@ Result<Recording> open_recording(const std::string& dir) {
   std::map<std::string, std::tuple<uint64_t, uint64_t>> key_index;
   std::vector<std::pair<std::string, PendingThread>> threads;
   bool have_session = false;
+  std::string first_empty;  // the first thread file skipped as empty
 
   std::vector<fs::path> entries;
   for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec))
@@ -133,10 +138,8 @@ Result<Recording> open_recording(const std::string& dir) {
       // runtime met a full disk there). Nothing was recorded in it; the rest of the
       // recording is readable.
       if (std::error_code size_ec; fs::file_size(p, size_ec) == 0 && !size_ec) {
-        rec.warnings.push_back(fmt::format("{}: empty: the thread's recording never began (its "
-                                           "process was killed, or the disk was full, as it "
-                                           "started); skipped",
-                                           p.string()));
+        if (first_empty.empty()) first_empty = p.string();
+        rec.warnings.push_back(fmt::format("{}: {}; skipped", p.string(), kEmptyThreadFile));
         continue;
       }
       t.file = {p.string(), static_cast<uint32_t>(t.tid), {}};
@@ -149,6 +152,10 @@ Result<Recording> open_recording(const std::string& dir) {
   }
   if (processes.empty())
     return Error{fmt::format("{}: not a callmon recording (no process files)", dir)};
+  // Nothing but empty thread files: no thread recorded anything, which is an error, not an
+  // empty profile.
+  if (threads.empty() && !first_empty.empty())
+    return Error{fmt::format("{}: {}", first_empty, kEmptyThreadFile)};
 
   // Start order, not id order: ids wrap around (pid_max is 32768 on many systems), so a
   // process's later threads and a parent's children can have smaller ids than the first.

@@ -108,6 +108,11 @@ TEST_F(RecordingTest, EmptyThreadFileIsSkipped) {
   EXPECT_NE(r->warnings[0].find("4242.0.4243.events: empty: the thread's recording never began"),
             std::string::npos)
       << r->warnings[0];
+  // Nothing but empty thread files: an error, not an empty profile.
+  fs::remove(dir_ + "/4242.0.4242.events");
+  auto none = open_recording(dir_);
+  ASSERT_FALSE(none);
+  EXPECT_NE(none.error().find("4242.0.4243.events: empty"), std::string::npos) << none.error();
 }
 
 // Ids wrap around at pid_max: a child process or a later thread can have a smaller id than
