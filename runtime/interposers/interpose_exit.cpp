@@ -19,6 +19,7 @@
 #include "runtime/core/runtime_scope.hpp"
 #include "runtime/core/test_signal.hpp"
 #include "runtime/interposers/interpose.hpp"
+#include "runtime/interposers/next_function.hpp"
 #include "runtime/interposers/signal_contexts.hpp"
 #include "runtime/recording/process.hpp"
 
@@ -34,15 +35,7 @@ ExitFn g_real_quick_exit;
 
 // Resolved at start-up (exit_wrappers_init): dlsym is no function for a signal handler.
 // Looked up late only when an exit comes before the runtime's constructor.
-ExitFn real(ExitFn& slot, const char* name) {
-  ExitFn f = __atomic_load_n(&slot, __ATOMIC_ACQUIRE);
-  if (!f) {
-    RuntimeScope rs;
-    f = reinterpret_cast<ExitFn>(dlsym(RTLD_NEXT, name));
-    __atomic_store_n(&slot, f, __ATOMIC_RELEASE);
-  }
-  return f;
-}
+ExitFn real(ExitFn& slot, const char* name) { return next_function(slot, name); }
 
 // `full`: exit, which runs the atexit handlers and destructors (not quick_exit).
 [[noreturn]] void pass_on(ExitFn& slot, const char* name, int status, bool full) {

@@ -5,11 +5,11 @@
 // directory's group bits are not the new group's business. A program that changes user
 // through syscall(2) directly is not seen (its recording stops at its next new file, with
 // a diagnostic, as before).
-#include <dlfcn.h>
 #include <sys/fsuid.h>
 #include <unistd.h>
 
 #include "runtime/core/runtime_scope.hpp"
+#include "runtime/interposers/next_function.hpp"
 #include "runtime/recording/recording_owner.hpp"
 
 using namespace callmon::rt;
@@ -17,17 +17,6 @@ using namespace callmon::rt;
 #define CALLMON_EXPORT extern "C" __attribute__((visibility("default")))
 
 namespace {
-
-template <class Fn>
-Fn real(Fn& slot, const char* name) {
-  Fn f = __atomic_load_n(&slot, __ATOMIC_ACQUIRE);
-  if (!f) {
-    RuntimeScope rs;
-    f = reinterpret_cast<Fn>(dlsym(RTLD_NEXT, name));
-    __atomic_store_n(&slot, f, __ATOMIC_RELEASE);
-  }
-  return f;
-}
 
 // The user files are created as once the call succeeds (`euid`: the new effective user,
 // -1 for unchanged), given the recording first.
@@ -47,25 +36,25 @@ int (*g_setfsuid)(uid_t);
 
 CALLMON_EXPORT int setuid(uid_t uid) {
   before_user_change(uid);
-  return real(g_setuid, "setuid")(uid);
+  return next_function(g_setuid, "setuid")(uid);
 }
 
 CALLMON_EXPORT int seteuid(uid_t euid) {
   before_user_change(euid);
-  return real(g_seteuid, "seteuid")(euid);
+  return next_function(g_seteuid, "seteuid")(euid);
 }
 
 CALLMON_EXPORT int setreuid(uid_t ruid, uid_t euid) {
   before_user_change(euid);
-  return real(g_setreuid, "setreuid")(ruid, euid);
+  return next_function(g_setreuid, "setreuid")(ruid, euid);
 }
 
 CALLMON_EXPORT int setresuid(uid_t ruid, uid_t euid, uid_t suid) {
   before_user_change(euid);
-  return real(g_setresuid, "setresuid")(ruid, euid, suid);
+  return next_function(g_setresuid, "setresuid")(ruid, euid, suid);
 }
 
 CALLMON_EXPORT int setfsuid(uid_t fsuid) {
   before_user_change(fsuid);
-  return real(g_setfsuid, "setfsuid")(fsuid);
+  return next_function(g_setfsuid, "setfsuid")(fsuid);
 }

@@ -11,27 +11,16 @@ thread's recording stopped.
 -finstrument-functions only: a -pg build dies of SIGXFSZ by itself, writing gmon.out at
 exit past the limit (under callmon, which takes gmon.out's place, it does not).
 """
-import argparse
 import os
 import subprocess
 import sys
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-FLAGS = {"cyg": ["-finstrument-functions"]}
+import program_run
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--callmon", required=True)
-    ap.add_argument("--cc", required=True)
-    ap.add_argument("--mode", required=True, choices=sorted(FLAGS))
-    ap.add_argument("--work", required=True)
-    a = ap.parse_args()
-    os.makedirs(a.work, exist_ok=True)
-    exe = os.path.join(a.work, "fsize_limit")
-    subprocess.run([a.cc, "-O2", "-g", *FLAGS[a.mode], "-pthread",
-                    os.path.join(ROOT, "tests", "programs", "fsize_limit.c"), "-o", exe],
-                   check=True)
+    a = program_run.parse_args(__doc__, ["cyg"])
+    exe = program_run.build(a, "fsize_limit.c")
     problems = []
     plain = subprocess.run([exe], capture_output=True, text=True, timeout=60)
     if plain.returncode != 3:
@@ -52,12 +41,7 @@ def main():
     if info.returncode != 0 or "stopped early" not in info.stdout:
         problems.append("info does not say the main thread's recording stopped:\n" +
                         info.stdout[-400:] + info.stderr[-300:])
-    for p in problems:
-        print("FAIL " + p)
-    if not problems:
-        print("ok")
-    return 1 if problems else 0
-
+    return program_run.finish(problems)
 
 if __name__ == "__main__":
     sys.exit(main())

@@ -7,28 +7,17 @@ server's workers slowed to a halt), and `info` names each thread the recording l
 
   run_untraced.py --callmon build/bin/callmon --cc gcc --mode cyg|fentry|pg --work DIR
 """
-import argparse
 import json
 import os
 import subprocess
 import sys
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-FLAGS = {"cyg": ["-finstrument-functions"], "fentry": ["-pg", "-mfentry"], "pg": ["-pg"]}
+import program_run
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--callmon", required=True)
-    ap.add_argument("--cc", required=True)
-    ap.add_argument("--mode", required=True, choices=sorted(FLAGS))
-    ap.add_argument("--work", required=True)
-    a = ap.parse_args()
-    os.makedirs(a.work, exist_ok=True)
-    exe = os.path.join(a.work, "untraced_thread")
-    subprocess.run([a.cc, "-O2", "-g", *FLAGS[a.mode], "-pthread",
-                    os.path.join(ROOT, "tests", "programs", "untraced_thread.c"), "-o", exe],
-                   check=True)
+    a = program_run.parse_args(__doc__, ["cyg", "fentry", "pg"])
+    exe = program_run.build(a, "untraced_thread.c")
     problems = []
     plain = subprocess.run([exe], capture_output=True, text=True, timeout=60)
     data = os.path.join(a.work, "rec")
@@ -53,12 +42,7 @@ def main():
     lacking = [l for l in info.stdout.splitlines() if "was not recorded" in l]
     if len(lacking) != 2 or not all("cannot create its event file" in l for l in lacking):
         problems.append("info does not name the two untraced threads:\n" + info.stdout[-600:])
-    for p in problems:
-        print("FAIL " + p)
-    if not problems:
-        print("ok")
-    return 1 if problems else 0
-
+    return program_run.finish(problems)
 
 if __name__ == "__main__":
     sys.exit(main())

@@ -73,11 +73,7 @@ def attach_once(a, prog, out_dir, plant=None):
 def main():
     a = common.setup()
     common.need_second_user()
-    src = os.path.join(a.work, "loop.c")
-    with open(src, "w") as f:
-        f.write(LOOP)
-    prog = os.path.join(a.work, "loop")
-    subprocess.run([a.cc, "-O2", "-finstrument-functions", "-o", prog, src], check=True)
+    prog = common.build_source(a.cc, a.work, "loop", LOOP)
     os.chmod(prog, 0o755)
 
     rec_dir = os.path.join(a.work, "rec")

@@ -60,6 +60,18 @@ def build_fib(cc, work):
     return out
 
 
+def build_source(cc, work, name, text):
+    """C source `text` written to WORK/name.c and built -O2 -pthread -finstrument-functions
+    into WORK/name; its path."""
+    src = os.path.join(work, name + ".c")
+    with open(src, "w") as f:
+        f.write(text)
+    out = os.path.join(work, name)
+    subprocess.run([cc, "-O2", "-pthread", "-finstrument-functions", "-o", out, src],
+                   check=True)
+    return out
+
+
 def run(cmd, **kw):
     kw.setdefault("capture_output", True)
     kw.setdefault("text", True)

@@ -65,12 +65,7 @@ WORK_CALLS = 1 + 50000 + 50000 + 200000
 def main():
     a = common.setup()
     common.need_second_user()
-    src = os.path.join(a.work, "drop.c")
-    with open(src, "w") as f:
-        f.write(PROGRAM)
-    prog = os.path.join(a.work, "drop")
-    subprocess.run([a.cc, "-O2", "-pthread", "-finstrument-functions", "-o", prog, src],
-                   check=True)
+    prog = common.build_source(a.cc, a.work, "drop", PROGRAM)
     failures = []
     for how in ("setuid", "setresuid", "seteuid"):
         rec_dir = os.path.join(a.work, "rec." + how)
