@@ -59,37 +59,33 @@ LineBuf& LineBuf::milli(double v) {
   return ch(static_cast<char>('0' + frac % 10));
 }
 
-bool append_to_file(const char* path, const char* data, size_t len) {
+bool append_to_fd(int fd, const char* data, size_t len) {
   int saved = errno;
   bool ok = false;
-  int fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0600);  // private, as a recording
-  if (fd >= 0) {
-    // Past the program's file size limit (a program that lowered RLIMIT_FSIZE) a write is
-    // cut short and raises SIGXFSZ, whose default action kills the program.
-    rlimit fsize{};
-    if (getrlimit(RLIMIT_FSIZE, &fsize) != 0 || fsize.rlim_cur == RLIM_INFINITY) {
+  // Past the program's file size limit (a program that lowered RLIMIT_FSIZE) a write is
+  // cut short and raises SIGXFSZ, whose default action kills the program.
+  rlimit fsize{};
+  if (getrlimit(RLIMIT_FSIZE, &fsize) != 0 || fsize.rlim_cur == RLIM_INFINITY) {
+    ok = write(fd, data, len) == static_cast<ssize_t>(len);
+  } else {
+    // Limited: written only when the whole line fits (a cut line makes the meta file
+    // unreadable), with SIGXFSZ blocked so that one the kernel raises for this write
+    // (the limit lowered meanwhile by another thread) is taken back before it can kill
+    // the program, unless the program had one pending already.
+    sigset_t xfsz, old, pending;
+    sigemptyset(&xfsz);
+    sigaddset(&xfsz, SIGXFSZ);
+    pthread_sigmask(SIG_BLOCK, &xfsz, &old);
+    const bool was_pending = sigpending(&pending) == 0 && sigismember(&pending, SIGXFSZ);
+    const off_t end = lseek(fd, 0, SEEK_END);
+    if (end >= 0 && static_cast<rlim_t>(end) + len <= fsize.rlim_cur) {
       ok = write(fd, data, len) == static_cast<ssize_t>(len);
-    } else {
-      // Limited: written only when the whole line fits (a cut line makes the meta file
-      // unreadable), with SIGXFSZ blocked so that one the kernel raises for this write
-      // (the limit lowered meanwhile by another thread) is taken back before it can kill
-      // the program, unless the program had one pending already.
-      sigset_t xfsz, old, pending;
-      sigemptyset(&xfsz);
-      sigaddset(&xfsz, SIGXFSZ);
-      pthread_sigmask(SIG_BLOCK, &xfsz, &old);
-      const bool was_pending = sigpending(&pending) == 0 && sigismember(&pending, SIGXFSZ);
-      const off_t end = lseek(fd, 0, SEEK_END);
-      if (end >= 0 && static_cast<rlim_t>(end) + len <= fsize.rlim_cur) {
-        ok = write(fd, data, len) == static_cast<ssize_t>(len);
-        if (!ok && errno == EFBIG && !was_pending) {
-          timespec zero{0, 0};
-          sigtimedwait(&xfsz, nullptr, &zero);
-        }
+      if (!ok && errno == EFBIG && !was_pending) {
+        timespec zero{0, 0};
+        sigtimedwait(&xfsz, nullptr, &zero);
       }
-      pthread_sigmask(SIG_SETMASK, &old, nullptr);
     }
-    close(fd);
+    pthread_sigmask(SIG_SETMASK, &old, nullptr);
   }
   errno = saved;
   return ok;

@@ -28,11 +28,11 @@ class LineBuf {
   size_t len_ = 0;
 };
 
-// Appends `len` bytes to the file at `path` with one write(2) (O_APPEND, created 0600):
-// all of them or none, never past the program's RLIMIT_FSIZE (a write there is cut short,
-// and the kernel raises SIGXFSZ, whose default action kills the program: one raised by
-// this write is taken back). Returns false on failure. Preserves errno.
-bool append_to_file(const char* path, const char* data, size_t len);
+// Appends `len` bytes to the file open (O_APPEND) as `fd` with one write(2): all of them or
+// none, never past the program's RLIMIT_FSIZE (a write there is cut short, and the kernel
+// raises SIGXFSZ, whose default action kills the program: one raised by this write is
+// taken back). Returns false on failure. Preserves errno.
+bool append_to_fd(int fd, const char* data, size_t len);
 
 // Copies at most cap-1 bytes of src into dst; returns false if truncated.
 bool copy_str(char* dst, size_t cap, const char* src);

@@ -27,6 +27,7 @@
 #include "runtime/patching/sled_patch.hpp"
 #include "runtime/patching/xray_sleds.hpp"
 #include "runtime/core/sys.hpp"
+#include "runtime/recording/recording_dir.hpp"
 #include "runtime/recording/thread_state.hpp"
 
 namespace callmon::rt {
@@ -34,6 +35,21 @@ namespace callmon::rt {
 ProcessState g_proc;
 
 namespace {
+
+// The program's executable, from /proc/self/exe, remembered: a fork child of a program that
+// chrooted (a daemon) has no /proc, and its image is its parent's. Empty when never read.
+char g_exe_path[PATH_MAX];
+
+const char* self_exe() {
+  char exe[PATH_MAX];
+  ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+  if (n > 0) {
+    exe[n] = 0;
+    copy_str(g_exe_path, sizeof g_exe_path, exe);
+  }
+  return g_exe_path;
+}
+
 
 enum : int { kUnset = 0, kSettingUp = 1, kOn = 2, kOff = 3 };
 int g_state = kUnset;
@@ -107,7 +123,8 @@ bool create_meta(const char* parent_key) {
     key.dec(static_cast<uint64_t>(g_proc.pid)).ch('.').dec(gen);
     LineBuf path(g_proc.meta_path, sizeof g_proc.meta_path);
     path.str(g_proc.dir).ch('/').str(g_proc.key).str(".meta");
-    int fd = open(g_proc.meta_path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, g_proc.file_mode);
+    int fd = open_recording_file(g_proc.meta_path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC,
+                                 g_proc.file_mode);
     if (fd < 0 && errno == EEXIST) continue;
     if (fd < 0) return false;
     close(fd);
@@ -116,10 +133,7 @@ bool create_meta(const char* parent_key) {
     b.str("callmon-process 1\nkey ").str(g_proc.key).str("\npid ").dec(g_proc.pid);
     b.str("\nppid ").dec(static_cast<uint64_t>(getppid())).ch('\n');
     if (parent_key) b.str("parent ").str(parent_key).ch('\n');
-    char exe[PATH_MAX];
-    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
-    exe[n > 0 ? n : 0] = 0;
-    b.str("exe ").str(exe).ch('\n');
+    b.str("exe ").str(self_exe()).ch('\n');
     b.str("clock ").str(g_clock_fenced ? "tsc-fenced " : g_clock_tsc ? "tsc " : "monotonic ").milli(g_proc.ticks_per_second);
     b.str("\nsync ").dec(read_ticks()).ch(' ').dec(monotonic_ns()).ch('\n');
     if (!filter_on()) put_overhead(b, g_proc.probe);
@@ -323,15 +337,21 @@ bool process_setup() {
 
 pthread_key_t thread_key() { return g_thread_key; }
 
-void meta_append(const char* line, unsigned len) { append_to_file(g_proc.meta_path, line, len); }
+void meta_append(const char* line, unsigned len) {
+  int saved = errno;
+  int fd = open_recording_file(g_proc.meta_path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0600);
+  if (fd >= 0) {
+    append_to_fd(fd, line, len);
+    close(fd);
+  }
+  errno = saved;
+}
 
 bool module_identity(const dl_phdr_info* info, char* path, size_t path_size, uintptr_t* lo,
                      uintptr_t* hi) {
   const char* name = info->dlpi_name;
   if (!name || !*name) {
-    ssize_t n = readlink("/proc/self/exe", path, path_size - 1);
-    if (n <= 0) return false;
-    path[n] = 0;
+    if (!*self_exe() || !copy_str(path, path_size, self_exe())) return false;
   } else if (name[0] != '/') {
     if (path_size < PATH_MAX || !realpath(name, path)) return false;  // the vDSO, or gone
   } else {

@@ -19,6 +19,7 @@
 #include "runtime/selection/filter_select.hpp"
 #include "runtime/monitor/monitor_dispatch.hpp"
 #include "runtime/recording/process.hpp"
+#include "runtime/recording/recording_dir.hpp"
 #include "runtime/core/sys.hpp"
 #include "runtime/patching/attach_threads.hpp"
 #include "runtime/patching/attach_inherit.hpp"
@@ -110,7 +111,7 @@ bool extend_window(ThreadState* s) {
   uint8_t* last = s->real_end - kNestedMargin;
   uint8_t* to = from + s->window < last ? from + s->window : last;
   if (s->window < kMaxWindow) s->window *= 2;
-  int fd = open(s->path, O_RDWR | O_CLOEXEC);
+  int fd = open_recording_file(s->path, O_RDWR | O_CLOEXEC);
   if (fd < 0) return false;
   uint64_t base = chunk_offset(s, s->chunk_index);
   uint64_t off = base + static_cast<uint64_t>(from - s->chunk_base);
@@ -141,7 +142,7 @@ bool extend_window(ThreadState* s) {
 uint64_t g_chunk_serials = 0;
 
 bool map_chunk(ThreadState* s, uint64_t index) {
-  int fd = open(s->path, O_RDWR | O_CLOEXEC);
+  int fd = open_recording_file(s->path, O_RDWR | O_CLOEXEC);
   if (fd < 0) return false;
   uint64_t off = chunk_offset(s, index);
   void* mem = mmap(nullptr, s->chunk_size, PROT_READ | PROT_WRITE, MAP_SHARED, fd,
@@ -193,7 +194,7 @@ bool open_thread_file(ThreadState* s, uint32_t flags, pid_t tid = 0) {
     p.str(g_proc.dir).ch('/').str(g_proc.key).ch('.').dec(static_cast<uint64_t>(s->tid));
     if (n) p.ch('-').dec(n);
     p.str(".events");
-    fd = open(s->path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, g_proc.file_mode);
+    fd = open_recording_file(s->path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, g_proc.file_mode);
     if (fd < 0 && errno != EEXIST) return false;
   }
   if (fd < 0) return false;
@@ -533,7 +534,7 @@ void thread_finish(ThreadState* s, bool process_exit) {
     uintptr_t used = static_cast<uintptr_t>(s->cur - s->chunk_base);
     uint64_t keep = (used + 4095) & ~uint64_t{4095};
     if (keep < s->chunk_size) {
-      int fd = open(s->path, O_RDWR | O_CLOEXEC);
+      int fd = open_recording_file(s->path, O_RDWR | O_CLOEXEC);
       if (fd >= 0) {
         fallocate(fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE,
                   static_cast<off_t>(chunk_offset(s, s->chunk_index) + keep),

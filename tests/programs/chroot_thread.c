@@ -1,0 +1,52 @@
+/* A program that chroots (tests/e2e/run_chroot.py), as a daemon confining itself does:
+ * chroot(argv[1]), then a thread, a fork child, and enough calls to switch chunks. With
+ * argv[2] "close" it then closes every descriptor above 2 and opens a directory of its
+ * own, which may get the number the runtime's pinned directory had: the recording's files
+ * must not go there. Prints what it did; exits with 6. */
+#define _GNU_SOURCE
+#include <dirent.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#define NOINLINE __attribute__((noinline))
+
+static volatile long sink;
+NOINLINE void step(long i) { sink += i; }
+NOINLINE void* worker(void* arg) {
+  for (long i = 0; i < 100000; ++i) step(i);
+  return arg;
+}
+
+int main(int argc, char** argv) {
+  step(1);
+  if (argc < 2 || chroot(argv[1]) != 0 || chdir("/") != 0) {
+    perror("chroot");
+    return 1;
+  }
+  int own_dir = -1;
+  if (argc > 2 && strcmp(argv[2], "close") == 0) {
+    for (int fd = 3; fd < 1024; ++fd) close(fd);
+    own_dir = open("/", O_RDONLY | O_DIRECTORY);
+  }
+  pthread_t t;
+  pthread_create(&t, 0, worker, 0);
+  pthread_join(t, 0);
+  pid_t child = fork();
+  if (child == 0) {
+    for (long i = 0; i < 1000; ++i) step(i);
+    _exit(0);
+  }
+  waitpid(child, 0, 0);
+  for (long i = 0; i < 2000000; ++i) step(i);
+  int entries = 0;
+  if (own_dir >= 0) {
+    DIR* d = fdopendir(own_dir);
+    while (d && readdir(d)) ++entries;
+  }
+  printf("done, own directory %s, %d entries\n", own_dir >= 0 ? "open" : "none", entries);
+  return 6;
+}
