@@ -24,8 +24,9 @@ def parse_args(doc, modes):
 def build(a, source):
     """tests/programs/`source` built -O2 -g -pthread in mode a.mode into WORK; its path."""
     exe = os.path.join(a.work, os.path.splitext(source)[0])
-    subprocess.run([a.cc, "-O2", "-g", *FLAGS[a.mode], "-pthread",
-                    os.path.join(ROOT, "tests", "programs", source), "-o", exe], check=True)
+    programs = os.path.join(ROOT, "tests", "programs")
+    subprocess.run([a.cc, "-O2", "-g", *FLAGS[a.mode], "-pthread", "-I", programs,
+                    os.path.join(programs, source), "-o", exe], check=True)
     return exe
 
 

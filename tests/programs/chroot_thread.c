@@ -6,20 +6,11 @@
 #define _GNU_SOURCE
 #include <dirent.h>
 #include <fcntl.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
-#define NOINLINE __attribute__((noinline))
-
-static volatile long sink;
-NOINLINE void step(long i) { sink += i; }
-NOINLINE void* worker(void* arg) {
-  for (long i = 0; i < 100000; ++i) step(i);
-  return arg;
-}
+#include "thread_child_steps.h"
 
 int main(int argc, char** argv) {
   step(1);
@@ -32,16 +23,7 @@ int main(int argc, char** argv) {
     for (int fd = 3; fd < 1024; ++fd) close(fd);
     own_dir = open("/", O_RDONLY | O_DIRECTORY);
   }
-  pthread_t t;
-  pthread_create(&t, 0, worker, 0);
-  pthread_join(t, 0);
-  pid_t child = fork();
-  if (child == 0) {
-    for (long i = 0; i < 1000; ++i) step(i);
-    _exit(0);
-  }
-  waitpid(child, 0, 0);
-  for (long i = 0; i < 2000000; ++i) step(i);
+  thread_child_steps(100000, 1000, 2000000);
   int entries = 0;
   if (own_dir >= 0) {
     DIR* d = fdopendir(own_dir);
