@@ -151,27 +151,6 @@ inline void parent_intervals_from_records(const uint8_t* buf, int rounds, uint64
   }
 }
 
-// The calibration of the hidden pair (calibration.cpp) decodes `rounds` rounds of a
-// recorded parent whose kCalibrationLeaves leaves a filter hides: each its ENTER, the
-// HIDDEN record its exit hook writes and its EXIT, and stores each round's parent interval
-// in `out`. False when a round holds something else (a slow path's record).
-inline bool hidden_intervals_from_records(const uint8_t* buf, int rounds, uint64_t* out) {
-  const uint8_t* p = buf;
-  auto get = [&p] { return detail::get_leb(p); };
-  constexpr uint64_t kHiddenHead = (uint64_t{format::kCodeHidden} << 3) | format::kKindSpecial;
-  for (int r = 0; r < rounds; ++r) {
-    if (!detail::is_enter(p)) return false;
-    detail::next_delta(p);
-    if (get() != kHiddenHead) return false;
-    uint64_t sum = get();  // the HIDDEN's time delta
-    if (get() != kCalibrationLeaves) return false;
-    get(), get();  // taken back, capture ticks
-    if (!detail::is_exit(p)) return false;
-    out[r] = sum + detail::next_delta(p);
-  }
-  return true;
-}
-
 // The fenced clock's exposed costs: `covered_in` and `covered_out` are the ticks the hooks
 // counted between their checked clock reads inside the calls' intervals and outside them
 // (ThreadState::covered_*) over `pairs` probe pairs of the block `cost` comes from. What the calibrated costs hold beyond that

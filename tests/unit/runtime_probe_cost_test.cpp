@@ -125,37 +125,4 @@ TEST(ProbeCost, ResolvesCostsBetweenTheClockSteps) {
   EXPECT_NEAR(outer - inner, 29.4, 0.1);
 }
 
-// The hidden pair's calibration: per round the parent's ENTER, the HIDDEN record its exit
-// hook writes for its 16 filtered leaves, and its EXIT; the interval is the two deltas.
-void put_hidden_round(std::vector<uint8_t>& out, uint64_t to_hidden, uint64_t leaves,
-                      uint64_t to_exit) {
-  put_enter(out, 5000, 0);
-  put_leb128(out, (uint64_t{format::kCodeHidden} << 3) | format::kKindSpecial);
-  put_leb128(out, to_hidden);
-  put_leb128(out, leaves);
-  put_leb128(out, 0);
-  put_leb128(out, 0);
-  put_exit(out, to_exit);
-}
-
-TEST(ProbeCost, HiddenIntervalsAreTheParentsWholeInterval) {
-  std::vector<uint8_t> records;
-  put_hidden_round(records, 1000, kCalibrationLeaves, 40);
-  put_hidden_round(records, 2000, kCalibrationLeaves, 3);
-  uint64_t out[2];
-  ASSERT_TRUE(callmon::rt::hidden_intervals_from_records(records.data(), 2, out));
-  EXPECT_EQ(out[0], 1040u);
-  EXPECT_EQ(out[1], 2003u);
-}
-
-TEST(ProbeCost, HiddenIntervalsRefuseOtherRecords) {
-  std::vector<uint8_t> records;
-  put_hidden_round(records, 1000, kCalibrationLeaves - 1, 40);  // a leaf was recorded
-  uint64_t out[1];
-  EXPECT_FALSE(callmon::rt::hidden_intervals_from_records(records.data(), 1, out));
-  records.clear();
-  put_round(records, 10, 20, 30, 40);  // no HIDDEN at all
-  EXPECT_FALSE(callmon::rt::hidden_intervals_from_records(records.data(), 1, out));
-}
-
 }  // namespace
