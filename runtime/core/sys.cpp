@@ -80,15 +80,22 @@ bool append_to_fd(int fd, const char* data, size_t len) {
     const off_t end = lseek(fd, 0, SEEK_END);
     if (end >= 0 && static_cast<rlim_t>(end) + len <= fsize.rlim_cur) {
       ok = write(fd, data, len) == static_cast<ssize_t>(len);
-      if (!ok && errno == EFBIG && !was_pending) {
-        timespec zero{0, 0};
-        sigtimedwait(&xfsz, nullptr, &zero);
-      }
+      if (!ok && errno == EFBIG && !was_pending) take_back_sigxfsz();
     }
     pthread_sigmask(SIG_SETMASK, &old, nullptr);
   }
   errno = saved;
   return ok;
+}
+
+void take_back_sigxfsz() {
+  int saved = errno;
+  sigset_t xfsz;
+  sigemptyset(&xfsz);
+  sigaddset(&xfsz, SIGXFSZ);
+  timespec zero{0, 0};
+  sigtimedwait(&xfsz, nullptr, &zero);
+  errno = saved;
 }
 
 bool copy_str(char* dst, size_t cap, const char* src) {

@@ -34,6 +34,11 @@ class LineBuf {
 // taken back). Returns false on failure. Preserves errno.
 bool append_to_fd(int fd, const char* data, size_t len);
 
+// Takes back the SIGXFSZ pending for the calling thread, which blocks it: the one the
+// recorder's own write or fallocate past RLIMIT_FSIZE raised (its default action would kill
+// the program for the recorder's doing). Preserves errno.
+void take_back_sigxfsz();
+
 // Copies at most cap-1 bytes of src into dst; returns false if truncated.
 bool copy_str(char* dst, size_t cap, const char* src);
 

@@ -34,17 +34,42 @@ void recording_dir_pin() {
   errno = saved;
 }
 
-int open_recording_file(const char* path, int flags, mode_t mode) {
+namespace {
+
+// The pinned directory's descriptor when `path` names a file of it and it still is the
+// directory it was (the program may have closed it and opened something else under its
+// number, which must not receive the recording's files), with `*name` set to the file's
+// name in it; -1 otherwise (the path is to be used as it is).
+int pinned_dir_for(const char* path, const char** name) {
   const int pin = __atomic_load_n(&g_pin_fd, __ATOMIC_RELAXED);
+  if (pin < 0) return -1;
   const size_t dir_len = strlen(g_proc.dir);
   struct stat st {};
-  // Still the directory pinned: the program may have closed it and opened something else
-  // under its number, which must not receive the recording's files.
-  if (pin >= 0 && strncmp(path, g_proc.dir, dir_len) == 0 && path[dir_len] == '/' &&
-      fstat(pin, &st) == 0 && st.st_dev == g_pin_dev && st.st_ino == g_pin_ino &&
-      S_ISDIR(st.st_mode))
-    return openat(pin, path + dir_len + 1, flags, mode);
-  return open(path, flags, mode);
+  if (strncmp(path, g_proc.dir, dir_len) != 0 || path[dir_len] != '/' || fstat(pin, &st) != 0 ||
+      st.st_dev != g_pin_dev || st.st_ino != g_pin_ino || !S_ISDIR(st.st_mode))
+    return -1;
+  *name = path + dir_len + 1;
+  return pin;
 }
+
+uint64_t g_created = 0;  // files created through open_recording_file (relaxed: a hint)
+
+}  // namespace
+
+int open_recording_file(const char* path, int flags, mode_t mode) {
+  const char* name = nullptr;
+  const int dir = pinned_dir_for(path, &name);
+  const int fd = dir >= 0 ? openat(dir, name, flags, mode) : open(path, flags, mode);
+  if (fd >= 0 && (flags & O_CREAT)) __atomic_fetch_add(&g_created, 1, __ATOMIC_RELAXED);
+  return fd;
+}
+
+int unlink_recording_file(const char* path) {
+  const char* name = nullptr;
+  const int dir = pinned_dir_for(path, &name);
+  return dir >= 0 ? unlinkat(dir, name, 0) : unlink(path);
+}
+
+uint64_t recording_files_created() { return __atomic_load_n(&g_created, __ATOMIC_RELAXED); }
 
 }  // namespace callmon::rt

@@ -9,6 +9,8 @@
 
 #include <sys/types.h>
 
+#include <cstdint>
+
 namespace callmon::rt {
 
 // Before the program's chroot: takes a descriptor of the recording directory (once per
@@ -20,5 +22,13 @@ void recording_dir_pin();
 // the pinned descriptor when there is one and it is still the directory it was (a program
 // may close it and reuse its number), by the path otherwise. Async-signal-safe.
 int open_recording_file(const char* path, int flags, mode_t mode = 0);
+
+// unlink(2) of `path`, a file of the recording directory, the same way.
+int unlink_recording_file(const char* path);
+
+// How many times open_recording_file has opened with O_CREAT in this process (its fork
+// children go on from the parent's count): a file may have been created since a caller last
+// looked when it changed.
+uint64_t recording_files_created();
 
 }  // namespace callmon::rt

@@ -12,12 +12,28 @@
 #include "runtime/core/sys.hpp"
 #include "runtime/monitor/monitor_dispatch.hpp"
 #include "runtime/recording/process.hpp"
+#include "runtime/recording/recording_dir.hpp"
 
 namespace callmon::rt {
+
+namespace {
+
+// The user last given the files, and the count of files created then: a server that
+// switches its file-system user for every request (setfsuid to the client's, and back)
+// rescans the directory only when a file may have come since (relaxed: a race costs one
+// rescan more).
+uid_t g_given_uid = static_cast<uid_t>(-1);
+uint64_t g_given_at = 0;
+
+}  // namespace
 
 void recording_give_to_user(uid_t uid) {
   if (uid == 0 || uid == static_cast<uid_t>(-1) || geteuid() != 0) return;
   if (g_proc.meta_path[0] == 0 || monitor_mode()) return;
+  const uint64_t created = recording_files_created();
+  if (__atomic_load_n(&g_given_uid, __ATOMIC_RELAXED) == uid &&
+      __atomic_load_n(&g_given_at, __ATOMIC_RELAXED) == created)
+    return;
   int saved = errno;
   struct stat st {};
   if (stat(g_proc.dir, &st) == 0 && st.st_uid == 0 && chown(g_proc.dir, uid, static_cast<gid_t>(-1)) != 0)
@@ -33,6 +49,8 @@ void recording_give_to_user(uid_t uid) {
     }
     closedir(d);
   }
+  __atomic_store_n(&g_given_at, created, __ATOMIC_RELAXED);
+  __atomic_store_n(&g_given_uid, uid, __ATOMIC_RELAXED);
   errno = saved;
 }
 

@@ -58,15 +58,7 @@ bool grow_file(int fd, uint64_t off, uint64_t len) {
   int r = fallocate(fd, 0, static_cast<off_t>(off), static_cast<off_t>(len));
   if (r != 0 && errno == EOPNOTSUPP) r = ftruncate(fd, static_cast<off_t>(off + len));
   if (r == 0) return true;
-  if (errno == EFBIG) {
-    int saved = errno;
-    sigset_t xfsz;
-    sigemptyset(&xfsz);
-    sigaddset(&xfsz, SIGXFSZ);
-    timespec zero{0, 0};
-    sigtimedwait(&xfsz, nullptr, &zero);
-    errno = saved;
-  }
+  if (errno == EFBIG) take_back_sigxfsz();
   return false;
 }
 
@@ -204,7 +196,7 @@ bool open_thread_file(ThreadState* s, uint32_t flags, pid_t tid = 0) {
   if (hdr == MAP_FAILED) {
     // No header (a full disk): no file either, rather than an empty one readers must skip.
     const int why = errno;
-    unlink(s->path);
+    unlink_recording_file(s->path);
     close(fd);
     errno = why;
     return false;

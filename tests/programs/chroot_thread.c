@@ -2,12 +2,15 @@
  * chroot(argv[1]), then a thread, a fork child, and enough calls to switch chunks. With
  * argv[2] "close" it then closes every descriptor above 2 and opens a directory of its
  * own, which may get the number the runtime's pinned directory had: the recording's files
- * must not go there. Prints what it did; exits with 6. */
+ * must not go there. With argv[2] "fsize" it lowers its file size limit (RLIMIT_FSIZE) to
+ * 512 bytes after the chroot, below what a thread's event file needs. Prints what it did;
+ * exits with 6. */
 #define _GNU_SOURCE
 #include <dirent.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include "thread_child_steps.h"
@@ -22,6 +25,10 @@ int main(int argc, char** argv) {
   if (argc > 2 && strcmp(argv[2], "close") == 0) {
     for (int fd = 3; fd < 1024; ++fd) close(fd);
     own_dir = open("/", O_RDONLY | O_DIRECTORY);
+  }
+  if (argc > 2 && strcmp(argv[2], "fsize") == 0) {
+    struct rlimit limit = {512, 512};
+    if (setrlimit(RLIMIT_FSIZE, &limit) != 0) return 2;
   }
   thread_child_steps(100000, 1000, 2000000);
   int entries = 0;

@@ -60,14 +60,14 @@ def build_fib(cc, work):
     return out
 
 
-def build_source(cc, work, name, text):
+def build_source(cc, work, name, text, extra=()):
     """C source `text` written to WORK/name.c and built -O2 -pthread -finstrument-functions
-    into WORK/name; its path."""
+    (and `extra`) into WORK/name; its path."""
     src = os.path.join(work, name + ".c")
     with open(src, "w") as f:
         f.write(text)
     out = os.path.join(work, name)
-    subprocess.run([cc, "-O2", "-pthread", "-finstrument-functions", "-o", out, src],
+    subprocess.run([cc, "-O2", "-pthread", "-finstrument-functions", *extra, "-o", out, src],
                    check=True)
     return out
 
