@@ -1,12 +1,13 @@
 // ptrace_refusal: which kernel rule refused an attach (ptrace_refusal.hpp).
 #include "monitor/ptrace_refusal.hpp"
 
+#include "monitor/proc_status.hpp"
+
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstring>
 #include <fstream>
-#include <sstream>
 #include <string>
 
 namespace callmon::monitor {
@@ -14,16 +15,8 @@ namespace {
 
 // The value of "Key:" in /proc/PID/status (its first field), or "" when unreadable.
 std::string status_field(pid_t pid, const std::string& key) {
-  std::ifstream in("/proc/" + std::to_string(pid) + "/status");
-  std::string line;
-  while (std::getline(in, line))
-    if (line.rfind(key + ":", 0) == 0) {
-      std::istringstream fields(line.substr(key.size() + 1));
-      std::string first;
-      fields >> first;
-      return first;
-    }
-  return "";
+  const std::vector<std::string> fields = proc_status_fields(pid, key);
+  return fields.empty() ? std::string() : fields[0];
 }
 
 // Whether callmon holds CAP_SYS_PTRACE (bit 19 of CapEff).

@@ -23,17 +23,18 @@ import shutil
 import subprocess
 import sys
 
-import program_run
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import run_fixture  # noqa: E402  (program_test_args, build_program, report_problems)
 
 STEP_CALLS = 1 + 100000 + 1000 + 2000000
 
 
 def main():
-    a = program_run.parse_args(__doc__, ["cyg", "fentry"])
+    a = run_fixture.program_test_args(__doc__, ["cyg", "fentry"])
     if os.geteuid() != 0:
         print("skipped: chroot needs root")
         return 77
-    exe = program_run.build(a, "chroot_thread.c")
+    exe = run_fixture.build_program(a, "chroot_thread.c", ["-pthread"])
     problems = []
     for case in ("plain", "close", "fsize") if a.mode == "cyg" else ("plain", "close"):
         # A directory per run: a -pg build writes gmon.out into it by itself.
@@ -75,7 +76,7 @@ def main():
                               timeout=60)
         if not re.search(r"problems:\s+none", info.stdout):
             problems.append(f"{case}: info: {info.stdout[-400:]}")
-    return program_run.finish(problems)
+    return run_fixture.report_problems(problems)
 
 
 if __name__ == "__main__":

@@ -15,12 +15,13 @@ import os
 import subprocess
 import sys
 
-import program_run
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import run_fixture  # noqa: E402  (program_test_args, build_program, report_problems)
 
 
 def main():
-    a = program_run.parse_args(__doc__, ["cyg"])
-    exe = program_run.build(a, "fsize_limit.c")
+    a = run_fixture.program_test_args(__doc__, ["cyg"])
+    exe = run_fixture.build_program(a, "fsize_limit.c", ["-pthread"])
     problems = []
     plain = subprocess.run([exe], capture_output=True, text=True, timeout=60)
     if plain.returncode != 3:
@@ -41,7 +42,7 @@ def main():
     if info.returncode != 0 or "stopped early" not in info.stdout:
         problems.append("info does not say the main thread's recording stopped:\n" +
                         info.stdout[-400:] + info.stderr[-300:])
-    return program_run.finish(problems)
+    return run_fixture.report_problems(problems)
 
 if __name__ == "__main__":
     sys.exit(main())

@@ -12,12 +12,13 @@ import os
 import subprocess
 import sys
 
-import program_run
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import run_fixture  # noqa: E402  (program_test_args, build_program, report_problems)
 
 
 def main():
-    a = program_run.parse_args(__doc__, ["cyg", "fentry", "pg"])
-    exe = program_run.build(a, "untraced_thread.c")
+    a = run_fixture.program_test_args(__doc__, ["cyg", "fentry", "pg"])
+    exe = run_fixture.build_program(a, "untraced_thread.c", ["-pthread"])
     problems = []
     plain = subprocess.run([exe], capture_output=True, text=True, timeout=60)
     data = os.path.join(a.work, "rec")
@@ -42,7 +43,7 @@ def main():
     lacking = [l for l in info.stdout.splitlines() if "was not recorded" in l]
     if len(lacking) != 2 or not all("cannot create its event file" in l for l in lacking):
         problems.append("info does not name the two untraced threads:\n" + info.stdout[-600:])
-    return program_run.finish(problems)
+    return run_fixture.report_problems(problems)
 
 if __name__ == "__main__":
     sys.exit(main())

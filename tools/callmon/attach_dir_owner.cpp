@@ -4,26 +4,25 @@
 #include <unistd.h>
 
 #include <cerrno>
-#include <cstdio>
 #include <cstring>
-#include <fstream>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "monitor/proc_status.hpp"
 
 namespace callmon::tools {
 
 std::optional<FileOwner> process_file_owner(pid_t pid) {
-  std::ifstream status("/proc/" + std::to_string(pid) + "/status");
-  std::string line;
-  std::optional<unsigned long> uid, gid;
   // "Uid:\treal\teffective\tsaved\tfile-system", the same for "Gid:".
-  while (std::getline(status, line)) {
-    unsigned long ids[4];
-    bool is_uid = line.rfind("Uid:", 0) == 0, is_gid = line.rfind("Gid:", 0) == 0;
-    if ((is_uid || is_gid) &&
-        std::sscanf(line.c_str() + 4, "%lu %lu %lu %lu", &ids[0], &ids[1], &ids[2], &ids[3]) == 4)
-      (is_uid ? uid : gid) = ids[3];
+  const std::vector<std::string> uid = monitor::proc_status_fields(pid, "Uid");
+  const std::vector<std::string> gid = monitor::proc_status_fields(pid, "Gid");
+  if (uid.size() != 4 || gid.size() != 4) return std::nullopt;
+  try {
+    return FileOwner{static_cast<uid_t>(std::stoul(uid[3])), static_cast<gid_t>(std::stoul(gid[3]))};
+  } catch (const std::exception&) {
+    return std::nullopt;
   }
-  if (!uid || !gid) return std::nullopt;
-  return FileOwner{static_cast<uid_t>(*uid), static_cast<gid_t>(*gid)};
 }
 
 Status give_dir_to_process(const std::string& dir, pid_t pid) {
