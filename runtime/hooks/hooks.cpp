@@ -25,6 +25,19 @@ void put_hidden(ThreadState* s, bool nested, uint64_t t) {
   write_special(s, false, format::kCodeHidden, t, f, 3);
 }
 
+void flush_hidden_if_many(ThreadState* s, uint64_t t) {
+  if (s->hidden_filtered + s->hidden_taken < kHiddenFlush) return;
+  if (s->records) {
+    for (Frame* f = s->top; f-- > s->stack_base;) {
+      if (!frame_recorded(s, f)) continue;
+      const FrameRecord* r = &s->records[f - s->stack_base];
+      if (r->after == s->cur && t >= r->enter_ticks && t - r->enter_ticks < s->min_ticks) return;
+      break;
+    }
+  }
+  put_hidden(s, false, t);
+}
+
 void put_enter(ThreadState* s, bool nested, uint64_t t, uintptr_t fn) {
   if (nested) {
     put_hidden(s, nested, t);
@@ -133,6 +146,8 @@ bool take_back_short(ThreadState* s, bool nested, Frame* f, uint64_t t) {
   s->hidden_filtered += r->hidden[0];
   s->hidden_taken += r->hidden[1] + 1;
   s->hidden_capture += r->hidden[2];
+  if (s->hidden_filtered + s->hidden_taken >= kHiddenFlush) [[unlikely]]
+    flush_hidden_if_many(s, t);
   return true;
 }
 
@@ -311,7 +326,7 @@ void exit_slow_as(ThreadState* s, uintptr_t fn, uintptr_t sp) {
   if (s->overflow_depth) {
     if (--s->overflow_depth == 0) s->guard &= ~kGuardOverflow;
     if (s->record_depth == 0) put_exit(s, nested, t);
-    else note_filtered(s, nested);
+    else note_filtered(s, nested, t);
     guard_leave(s);
     return;
   }
@@ -351,7 +366,7 @@ void exit_slow_as(ThreadState* s, uintptr_t fn, uintptr_t sp) {
   }
   pop_frame(s, f);
   if (!frame_recorded(s, f)) {
-    note_filtered(s, nested);
+    note_filtered(s, nested, t);
     guard_leave(s);
     return;
   }

@@ -254,7 +254,7 @@ uintptr_t pg_exit_slow(ThreadState* s, uintptr_t* slot, uint64_t t, const uint64
     for (Frame* e = match + 1; e-- > low;) {
       if (!nested) s->pending_exits = static_cast<uint32_t>(owed);
       if (!frame_recorded(s, e)) {
-        note_filtered(s, nested);
+        note_filtered(s, nested, t);
         continue;
       }
       --owed;

@@ -59,7 +59,7 @@ __attribute__((noinline)) void close_tail_callers(uintptr_t sp, uint64_t t) {
   while (s->top > s->stack_base && s->top[-1].sp == sp) {
     Frame* f = s->top - 1;
     pop_frame(s, f);
-    if (!frame_recorded(s, f)) note_filtered(s, nested);
+    if (!frame_recorded(s, f)) note_filtered(s, nested, t);
     else if (!take_back_short(s, nested, f, t)) put_exit(s, nested, t);
   }
   guard_leave(s);
