@@ -60,7 +60,6 @@ LineBuf& LineBuf::milli(double v) {
 }
 
 bool append_to_fd(int fd, const char* data, size_t len) {
-  int saved = errno;
   bool ok = false;
   // Past the program's file size limit (a program that lowered RLIMIT_FSIZE) a write is
   // cut short and raises SIGXFSZ, whose default action kills the program.
@@ -84,7 +83,6 @@ bool append_to_fd(int fd, const char* data, size_t len) {
     }
     pthread_sigmask(SIG_SETMASK, &old, nullptr);
   }
-  errno = saved;
   return ok;
 }
 

@@ -31,7 +31,7 @@ class LineBuf {
 // Appends `len` bytes to the file open (O_APPEND) as `fd` with one write(2): all of them or
 // none, never past the program's RLIMIT_FSIZE (a write there is cut short, and the kernel
 // raises SIGXFSZ, whose default action kills the program: one raised by this write is
-// taken back). Returns false on failure. Preserves errno.
+// taken back). Returns false on failure.
 bool append_to_fd(int fd, const char* data, size_t len);
 
 // Takes back the SIGXFSZ pending for the calling thread, which blocks it: the one the

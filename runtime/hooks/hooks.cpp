@@ -25,8 +25,7 @@ void put_hidden(ThreadState* s, bool nested, uint64_t t) {
   write_special(s, false, format::kCodeHidden, t, f, 3);
 }
 
-void flush_hidden_if_many(ThreadState* s, uint64_t t) {
-  if (s->hidden_filtered + s->hidden_taken < kHiddenFlush) return;
+void flush_hidden(ThreadState* s, uint64_t t) {
   if (s->records) {
     for (Frame* f = s->top; f-- > s->stack_base;) {
       if (!frame_recorded(s, f)) continue;
@@ -146,8 +145,7 @@ bool take_back_short(ThreadState* s, bool nested, Frame* f, uint64_t t) {
   s->hidden_filtered += r->hidden[0];
   s->hidden_taken += r->hidden[1] + 1;
   s->hidden_capture += r->hidden[2];
-  if (s->hidden_filtered + s->hidden_taken >= kHiddenFlush) [[unlikely]]
-    flush_hidden_if_many(s, t);
+  flush_hidden_if_many(s, t);
   return true;
 }
 

@@ -96,14 +96,20 @@ void put_unwind(ThreadState* s, bool nested, uint64_t t, uint64_t count,
 // on (a worker below --max-depth, or whose calls are all short) and that the process's
 // end then stops writes no record again, and its counts were lost, with the compensation of
 // those calls' probes (leveldb's compaction thread under --max-depth=4: 15.1 M calls in no
-// count). Out of line, rare: flush_hidden_if_many.
+// count).
 inline constexpr uint64_t kHiddenFlush = uint64_t{1} << 16;
 
 // Writes the pending counts (a HIDDEN record at `t`, mid-stretch: analysis takes their cost
-// out of the stretch it lies in all the same) when they reach kHiddenFlush, unless a record
-// now would keep the innermost recorded call from being taken back while it still may be
-// (--min-duration): then a later call tries again.
-void flush_hidden_if_many(ThreadState* s, uint64_t t);
+// out of the stretch it lies in all the same), unless a record now would keep the innermost
+// recorded call from being taken back while it still may be (--min-duration): then a later
+// call tries again. Out of line, rare: through flush_hidden_if_many.
+void flush_hidden(ThreadState* s, uint64_t t);
+
+// flush_hidden once the pending counts reach kHiddenFlush.
+inline void flush_hidden_if_many(ThreadState* s, uint64_t t) {
+  if (s->hidden_filtered + s->hidden_taken >= kHiddenFlush) [[unlikely]]
+    flush_hidden(s, t);
+}
 
 // A call whose probes ran but which a filter keeps out of the trace ended (name, depth
 // or overflow filter) at `t`: counted for the next HIDDEN record. Not from a nested hook,
@@ -111,8 +117,8 @@ void flush_hidden_if_many(ThreadState* s, uint64_t t);
 // signal handler's, rare).
 inline void note_filtered(ThreadState* s, bool nested, uint64_t t) {
   if (nested) return;
-  if (++s->hidden_filtered + s->hidden_taken >= kHiddenFlush) [[unlikely]]
-    flush_hidden_if_many(s, t);
+  s->hidden_filtered++;
+  flush_hidden_if_many(s, t);
 }
 // The recorder captured values (arg_capture.hpp) from the clock reading `from` until now:
 // counted for the next HIDDEN record. The capture lies in the stretch up to the next

@@ -33,10 +33,6 @@ using ExitFn = void (*)(int);
 ExitFn g_real_exit;
 ExitFn g_real_quick_exit;
 
-// Resolved at start-up (exit_wrappers_init): dlsym is no function for a signal handler.
-// Looked up late only when an exit comes before the runtime's constructor.
-ExitFn real(ExitFn& slot, const char* name) { return next_function(slot, name); }
-
 // `full`: exit, which runs the atexit handlers and destructors (not quick_exit).
 [[noreturn]] void pass_on(ExitFn& slot, const char* name, int status, bool full) {
   if (in_vfork_child()) {
@@ -45,7 +41,7 @@ ExitFn real(ExitFn& slot, const char* name) { return next_function(slot, name); 
     signal_contexts_exit();
     if (full) process_finish_at_exit();
   }
-  if (ExitFn f = real(slot, name)) f(status);
+  if (ExitFn f = next_function(slot, name)) f(status);
   syscall(SYS_exit_group, status);  // no libc function found: end as _exit would
   __builtin_unreachable();
 }
@@ -53,9 +49,11 @@ ExitFn real(ExitFn& slot, const char* name) { return next_function(slot, name); 
 }  // namespace
 
 namespace callmon::rt {
+// The next definitions resolved at start-up: dlsym is no function for a signal handler
+// (next_function looks them up late only when an exit comes before the constructor).
 void exit_wrappers_init() {
-  real(g_real_exit, "exit");
-  real(g_real_quick_exit, "quick_exit");
+  next_function(g_real_exit, "exit");
+  next_function(g_real_quick_exit, "quick_exit");
   test_hook_signal();  // read now, not first in a hook
 }
 }  // namespace callmon::rt

@@ -50,7 +50,6 @@ const char* self_exe() {
   return g_exe_path;
 }
 
-
 enum : int { kUnset = 0, kSettingUp = 1, kOn = 2, kOff = 3 };
 int g_state = kUnset;
 // Set by the first process_finish of this image (a vfork child's exit may have moved the
@@ -351,7 +350,8 @@ bool module_identity(const dl_phdr_info* info, char* path, size_t path_size, uin
                      uintptr_t* hi) {
   const char* name = info->dlpi_name;
   if (!name || !*name) {
-    if (!*self_exe() || !copy_str(path, path_size, self_exe())) return false;
+    const char* exe = self_exe();
+    if (!*exe || !copy_str(path, path_size, exe)) return false;
   } else if (name[0] != '/') {
     if (path_size < PATH_MAX || !realpath(name, path)) return false;  // the vDSO, or gone
   } else {

@@ -52,7 +52,7 @@ int pinned_dir_for(const char* path, const char** name) {
   return pin;
 }
 
-uint64_t g_created = 0;  // files created through open_recording_file (relaxed: a hint)
+uint64_t g_created = 0;  // files open_recording_file created (relaxed: a hint)
 
 }  // namespace
 
@@ -60,7 +60,9 @@ int open_recording_file(const char* path, int flags, mode_t mode) {
   const char* name = nullptr;
   const int dir = pinned_dir_for(path, &name);
   const int fd = dir >= 0 ? openat(dir, name, flags, mode) : open(path, flags, mode);
-  if (fd >= 0 && (flags & O_CREAT)) __atomic_fetch_add(&g_created, 1, __ATOMIC_RELAXED);
+  // O_EXCL: a new file for sure (a meta line's O_CREAT open finds its file there).
+  if (fd >= 0 && (flags & (O_CREAT | O_EXCL)) == (O_CREAT | O_EXCL))
+    __atomic_fetch_add(&g_created, 1, __ATOMIC_RELAXED);
   return fd;
 }
 

@@ -26,7 +26,7 @@ int open_recording_file(const char* path, int flags, mode_t mode = 0);
 // unlink(2) of `path`, a file of the recording directory, the same way.
 int unlink_recording_file(const char* path);
 
-// How many times open_recording_file has opened with O_CREAT in this process (its fork
+// How many files open_recording_file has created (O_CREAT | O_EXCL) in this process (its fork
 // children go on from the parent's count): a file may have been created since a caller last
 // looked when it changed.
 uint64_t recording_files_created();
