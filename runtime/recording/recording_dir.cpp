@@ -36,19 +36,25 @@ void recording_dir_pin() {
 
 namespace {
 
-// The pinned directory's descriptor when `path` names a file of it and it still is the
-// directory it was (the program may have closed it and opened something else under its
-// number, which must not receive the recording's files), with `*name` set to the file's
-// name in it; -1 otherwise (the path is to be used as it is).
-int pinned_dir_for(const char* path, const char** name) {
+// The pinned directory's descriptor while it still is the directory it was (the program
+// may have closed it and opened something else under its number, which must not receive
+// the recording's files); -1 otherwise, or when none is pinned.
+int valid_pin() {
   const int pin = __atomic_load_n(&g_pin_fd, __ATOMIC_RELAXED);
-  if (pin < 0) return -1;
-  const size_t dir_len = strlen(g_proc.dir);
   struct stat st {};
-  if (strncmp(path, g_proc.dir, dir_len) != 0 || path[dir_len] != '/' || fstat(pin, &st) != 0 ||
-      st.st_dev != g_pin_dev || st.st_ino != g_pin_ino || !S_ISDIR(st.st_mode))
+  if (pin < 0 || fstat(pin, &st) != 0 || st.st_dev != g_pin_dev || st.st_ino != g_pin_ino ||
+      !S_ISDIR(st.st_mode))
     return -1;
-  *name = path + dir_len + 1;
+  return pin;
+}
+
+// valid_pin() when `path` names a file of the recording directory, with `*name` set to the
+// file's name in it; -1 otherwise (the path is to be used as it is).
+int pinned_dir_for(const char* path, const char** name) {
+  const size_t dir_len = strlen(g_proc.dir);
+  if (strncmp(path, g_proc.dir, dir_len) != 0 || path[dir_len] != '/') return -1;
+  const int pin = valid_pin();
+  if (pin >= 0) *name = path + dir_len + 1;
   return pin;
 }
 
@@ -70,6 +76,12 @@ int unlink_recording_file(const char* path) {
   const char* name = nullptr;
   const int dir = pinned_dir_for(path, &name);
   return dir >= 0 ? unlinkat(dir, name, 0) : unlink(path);
+}
+
+int open_recording_dir() {
+  const int flags = O_RDONLY | O_DIRECTORY | O_CLOEXEC;
+  const int pin = valid_pin();
+  return pin >= 0 ? openat(pin, ".", flags) : open(g_proc.dir, flags);
 }
 
 uint64_t recording_files_created() { return __atomic_load_n(&g_created, __ATOMIC_RELAXED); }

@@ -26,6 +26,10 @@ int open_recording_file(const char* path, int flags, mode_t mode = 0);
 // unlink(2) of `path`, a file of the recording directory, the same way.
 int unlink_recording_file(const char* path);
 
+// The recording directory opened for reading (O_RDONLY | O_DIRECTORY), the same way; -1
+// with errno on failure.
+int open_recording_dir();
+
 // How many files open_recording_file has created (O_CREAT | O_EXCL) in this process (its fork
 // children go on from the parent's count): a file may have been created since a caller last
 // looked when it changed.

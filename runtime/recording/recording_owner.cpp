@@ -35,12 +35,17 @@ void recording_give_to_user(uid_t uid) {
       __atomic_load_n(&g_given_at, __ATOMIC_RELAXED) == created)
     return;
   int saved = errno;
+  // Through the pinned directory after a chroot (sshd's privilege separation chroots, then
+  // becomes its own user), where the directory's path names nothing.
+  const int fd = open_recording_dir();
   struct stat st {};
-  if (stat(g_proc.dir, &st) == 0 && st.st_uid == 0 && chown(g_proc.dir, uid, static_cast<gid_t>(-1)) != 0)
+  if (fd >= 0 && fstat(fd, &st) == 0 && st.st_uid == 0 && fchown(fd, uid, static_cast<gid_t>(-1)) != 0)
     diag("cannot give the recording directory to the user this process becomes; its new files will fail");
   // This image's files are "<key>.meta" and "<key>.<tid>[-n].events".
   const size_t key_len = strlen(g_proc.key);
-  if (DIR* d = opendir(g_proc.dir)) {
+  DIR* d = fd >= 0 ? fdopendir(fd) : nullptr;
+  if (!d && fd >= 0) close(fd);
+  if (d) {
     while (dirent* e = readdir(d)) {
       if (strncmp(e->d_name, g_proc.key, key_len) != 0 || e->d_name[key_len] != '.') continue;
       // Not through a link: only files this process made are its own.

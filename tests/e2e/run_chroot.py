@@ -11,8 +11,11 @@ With "fsize" (-finstrument-functions only: a -pg build dies of SIGXFSZ by itself
 gmon.out past the limit) the program lowers its RLIMIT_FSIZE after the chroot below what a
 new thread's event file needs: the file that could not get its header is removed through
 the pinned directory (before: by its absolute path, which names nothing in the jail, and
-the empty file stayed for every reader to warn about). Needs root (chroot): exit 77
-otherwise.
+the empty file stayed for every reader to warn about). With "setuid" the program becomes
+nobody after the chroot (sshd's privilege separation): the recording is given to nobody
+through the pinned directory and counted whole as in "plain" (before: by the directory's
+path, which names nothing in the jail, so nobody could create the thread's and the child's
+files). Needs root (chroot): exit 77 otherwise.
 
   run_chroot.py --callmon build/bin/callmon --cc gcc --mode cyg|fentry --work DIR
 """
@@ -36,7 +39,8 @@ def main():
         return 77
     exe = run_fixture.build_program(a, "chroot_thread.c", ["-pthread"])
     problems = []
-    for case in ("plain", "close", "fsize") if a.mode == "cyg" else ("plain", "close"):
+    for case in ("plain", "setuid", "close", "fsize") if a.mode == "cyg" else \
+            ("plain", "setuid", "close"):
         # A directory per run: a -pg build writes gmon.out into it by itself.
         jails = {}
         for run in ("without", "with"):
@@ -61,7 +65,7 @@ def main():
                      if n.endswith(".events") and os.path.getsize(os.path.join(data, n)) == 0]
             if empty:
                 problems.append(f"fsize: empty thread files left: {empty}")
-        if case != "plain":
+        if case not in ("plain", "setuid"):
             continue
         if rec.stderr:
             problems.append(f"{case}: callmon said: {rec.stderr[:300]!r}")

@@ -3,8 +3,9 @@
  * argv[2] "close" it then closes every descriptor above 2 and opens a directory of its
  * own, which may get the number the runtime's pinned directory had: the recording's files
  * must not go there. With argv[2] "fsize" it lowers its file size limit (RLIMIT_FSIZE) to
- * 512 bytes after the chroot, below what a thread's event file needs. Prints what it did;
- * exits with 6. */
+ * 512 bytes after the chroot, below what a thread's event file needs. With argv[2] "setuid"
+ * it becomes nobody (65534) after the chroot, as sshd's privilege separation does. Prints
+ * what it did; exits with 6. */
 #define _GNU_SOURCE
 #include <dirent.h>
 #include <fcntl.h>
@@ -25,6 +26,10 @@ int main(int argc, char** argv) {
   if (argc > 2 && strcmp(argv[2], "close") == 0) {
     for (int fd = 3; fd < 1024; ++fd) close(fd);
     own_dir = open("/", O_RDONLY | O_DIRECTORY);
+  }
+  if (argc > 2 && strcmp(argv[2], "setuid") == 0 && (setgid(65534) != 0 || setuid(65534) != 0)) {
+    perror("setuid");
+    return 3;
   }
   if (argc > 2 && strcmp(argv[2], "fsize") == 0) {
     struct rlimit limit = {512, 512};
