@@ -97,9 +97,14 @@ static void* installer(void* arg) {
   static int never;
   const struct timespec nap = {0, 20000};
   for (;;) {
-    sigaction_fn p = got_sigaction();
-    if (p != libc) break;  /* the attach redirected it: this install is the last */
-    p(SIGALRM, &sa, NULL);
+    /* A plain call, through the PLT, as compiled code makes it: one indirect jump reads the
+     * GOT word and enters what it names, so no stop of the attach comes between the read
+     * and libc. (The word read into a register, compared, then called, as before, had a
+     * window of its own: a stop between the read and the call let that install reach libc
+     * after the wrap, a pointer to libc's sigaction kept across the stop, which no attach
+     * can see: 1 CI run in ~40.) */
+    sigaction(SIGALRM, &sa, NULL);
+    if (got_sigaction() != libc) break;  /* the attach redirected it: this install was the last */
     through_libc++;
     syscall(SYS_futex, &never, FUTEX_WAIT_PRIVATE, 0, &nap, NULL, 0);
   }

@@ -59,7 +59,7 @@ attach_server.c, built one way per --build (nop sleds of -fpatchable-function-en
           siglongjmp, now and then out of an interrupted hook, while attached twice; no
           event lost, the detach does not wait, sigaction shows the program's handler
           while attached and after, output and status as without attach.
-  sigwin  attach_sigwin.c: a thread installs SIGALRM's handler through its GOT word every
+  sigwin  attach_sigwin.c: a thread installs SIGALRM's handler through its PLT (GOT word) every
           20 us until the attach redirects that word (the last installs go to libc while the
           attach is set up); while attached the kernel must hold the runtime's wrapper, and with TEST_CALLMON_HOOK_SIGNAL=SIGALRM the handler
           leaves by siglongjmp out of hooks: no event lost, the detach on time, output and
