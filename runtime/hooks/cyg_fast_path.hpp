@@ -29,11 +29,11 @@ __attribute__((always_inline)) inline void cyg_enter_at_time(uint64_t t, uintptr
   ThreadState* s = t_state;
   if (__builtin_expect(s == nullptr || s->guard != 0 || s->top == s->stack_limit, 0)) {
     if constexpr (kSlow == SlowPath::kDirect)
-      enter_slow(s, fn, sp, site);
+      enter_slow(s, fn, sp, site, t);
     else if (s == nullptr || (s->guard & ~kCallHotGuards))
-      slow_call(&enter_slow, s, fn, sp, site);
+      slow_call(&enter_slow, s, fn, sp, site, t);
     else  // an XRay sled: a call boundary (hooks.hpp, Reach::kCall)
-      slow_call_hot(&enter_slow_call, s, fn, sp, site);
+      slow_call_hot(&enter_slow_call, s, fn, sp, site, t);
     return;
   }
   guard_acquire(s);

@@ -200,15 +200,16 @@ Frame* find_exit_frame(ThreadState* s, uintptr_t fn, uintptr_t sp) {
 // addresses are of any use. Not from a nested hook (dl_iterate_phdr takes a lock). The
 // rescan is the recorder's time (tens of microseconds, more with sleds to patch), not the
 // calls' that are open: a PAUSE, ahead of the record the hook goes on to write.
-void handle_rescan(ThreadState* s, bool nested) {
-  if (nested || !(s->guard & kGuardRescan)) return;
+bool handle_rescan(ThreadState* s, bool nested) {
+  if (nested || !(s->guard & kGuardRescan)) return false;
   s->guard &= ~kGuardRescan;
-  if (!take_rescan_request()) return;
+  if (!take_rescan_request()) return false;
   RuntimeScope rs;
   uint64_t from = read_ticks();
   sled_patch_modules();  // the new module's sleds, if dlsym has not patched them yet
   modules_rescan();
   put_pause(s, from, read_ticks());
+  return true;
 }
 
 // -finstrument-functions hooks run after the prologue, with the argument registers gone:
@@ -236,19 +237,23 @@ bool with_thread(Body&& body) {
 namespace {
 
 template <Reach kReach>
-void enter_slow_as(ThreadState* s, uintptr_t fn, uintptr_t sp, uintptr_t site) {
+void enter_slow_as(ThreadState* s, uintptr_t fn, uintptr_t sp, uintptr_t site, uint64_t t) {
   constexpr bool kFull = kReach == Reach::kFull;
   if constexpr (!kFull) {
     if (!hot_reach_ok<kReach>(s)) {
-      slow_call(&enter_slow, s, fn, sp, site);
+      slow_call(&enter_slow, s, fn, sp, site, t);
       return;
     }
   }
   // A call the program's interposed function makes for the runtime: not the program's.
   if (in_runtime()) return;
   [[maybe_unused]] SlowErrno<kReach> es;
+  bool stale = false;
   if constexpr (kFull) {
-    if (!s && !(s = thread_setup())) return;
+    if (!s) {
+      if (!(s = thread_setup())) return;
+      stale = true;  // before the set-up the clock may not even have been chosen
+    }
   }
   if constexpr (kReach != Reach::kHot) {  // kHot: hot_reach_ok let no monitored thread in
     if (s->guard & kGuardMonitor) {
@@ -259,14 +264,17 @@ void enter_slow_as(ThreadState* s, uintptr_t fn, uintptr_t sp, uintptr_t site) {
   if constexpr (kFull) {
     // Stopped by an attach's detach, and attached again since: a new file
     // (attach_threads.hpp).
-    if ((s->guard & kGuardStopped) && !attach_revive(s)) {
-      if (s->header) __atomic_fetch_add(&s->header->lost_events, 1, __ATOMIC_RELAXED);
-      return;
+    if (s->guard & kGuardStopped) {
+      if (!attach_revive(s)) {
+        if (s->header) __atomic_fetch_add(&s->header->lost_events, 1, __ATOMIC_RELAXED);
+        return;
+      }
+      stale = true;
     }
   }
   bool nested = guard_enter(s);
-  if constexpr (kFull) handle_rescan(s, nested);
-  uint64_t t = entry_ticks();
+  if constexpr (kFull) stale |= handle_rescan(s, nested);
+  t = slow_entry_ticks(t, stale);
   Frame* f = s->top;
   bool record = true;
   if (f == s->stack_limit) {
@@ -290,11 +298,11 @@ void enter_slow_as(ThreadState* s, uintptr_t fn, uintptr_t sp, uintptr_t site) {
 }
 
 template <Reach kReach>
-void exit_slow_as(ThreadState* s, uintptr_t fn, uintptr_t sp) {
+void exit_slow_as(ThreadState* s, uintptr_t fn, uintptr_t sp, uint64_t t) {
   constexpr bool kFull = kReach == Reach::kFull;
   if constexpr (!kFull) {
     if (!hot_reach_ok<kReach>(s)) {
-      slow_call(&exit_slow, s, fn, sp);
+      slow_call(&exit_slow, s, fn, sp, t);
       return;
     }
   }
@@ -311,16 +319,20 @@ void exit_slow_as(ThreadState* s, uintptr_t fn, uintptr_t sp) {
     }
   }
   [[maybe_unused]] SlowErrno<kReach> es;
+  bool stale = false;
   if constexpr (kFull) {
-    if ((s->guard & kGuardStopped) && !attach_revive(s)) {
-      if (s->header) __atomic_fetch_add(&s->header->lost_events, 1, __ATOMIC_RELAXED);
-      return;
+    if (s->guard & kGuardStopped) {
+      if (!attach_revive(s)) {
+        if (s->header) __atomic_fetch_add(&s->header->lost_events, 1, __ATOMIC_RELAXED);
+        return;
+      }
+      stale = true;
     }
   }
   uint32_t g = s->guard;
   bool nested = guard_enter(s);
-  if constexpr (kFull) handle_rescan(s, nested);
-  uint64_t t = exit_ticks();
+  if constexpr (kFull) stale |= handle_rescan(s, nested);
+  t = slow_exit_ticks(t, stale);
   if (s->overflow_depth) {
     if (--s->overflow_depth == 0) s->guard &= ~kGuardOverflow;
     if (s->record_depth == 0) put_exit(s, nested, t);
@@ -334,7 +346,7 @@ void exit_slow_as(ThreadState* s, uintptr_t fn, uintptr_t sp) {
     if constexpr (!kFull) {
       if (!m) {  // adopting a suspended context may allocate: the full save's work
         guard_leave(s);
-        slow_call(&exit_slow, s, fn, sp);
+        slow_call(&exit_slow, s, fn, sp, t);
         return;
       }
     }
@@ -383,15 +395,17 @@ void exit_slow_as(ThreadState* s, uintptr_t fn, uintptr_t sp) {
 
 }  // namespace
 
-void enter_slow(ThreadState* s, uintptr_t fn, uintptr_t sp, uintptr_t site) {
-  enter_slow_as<Reach::kFull>(s, fn, sp, site);
+void enter_slow(ThreadState* s, uintptr_t fn, uintptr_t sp, uintptr_t site, uint64_t t) {
+  enter_slow_as<Reach::kFull>(s, fn, sp, site, t);
 }
-void enter_slow_call(ThreadState* s, uintptr_t fn, uintptr_t sp, uintptr_t site) {
-  enter_slow_as<Reach::kCall>(s, fn, sp, site);
+void enter_slow_call(ThreadState* s, uintptr_t fn, uintptr_t sp, uintptr_t site, uint64_t t) {
+  enter_slow_as<Reach::kCall>(s, fn, sp, site, t);
 }
-void exit_slow(ThreadState* s, uintptr_t fn, uintptr_t sp) { exit_slow_as<Reach::kFull>(s, fn, sp); }
-void exit_slow_call(ThreadState* s, uintptr_t fn, uintptr_t sp) {
-  exit_slow_as<Reach::kCall>(s, fn, sp);
+void exit_slow(ThreadState* s, uintptr_t fn, uintptr_t sp, uint64_t t) {
+  exit_slow_as<Reach::kFull>(s, fn, sp, t);
+}
+void exit_slow_call(ThreadState* s, uintptr_t fn, uintptr_t sp, uint64_t t) {
+  exit_slow_as<Reach::kCall>(s, fn, sp, t);
 }
 
 void unwind_below(uintptr_t sp, UnwindReason reason) {

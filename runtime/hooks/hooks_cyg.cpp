@@ -41,12 +41,12 @@ CALLMON_CYG_BODY CygExitDone callmon_cyg_exit(void* this_fn, void* /*call_site*/
   ThreadState* s = t_state;
   uintptr_t fn = reinterpret_cast<uintptr_t>(this_fn);
   if (__builtin_expect(s == nullptr || s->guard != 0, 0)) {
-    exit_slow(s, fn, sp);
+    exit_slow(s, fn, sp, t);
     return {0, nullptr};
   }
   Frame* f = s->top - 1;
   if (__builtin_expect(f < s->stack_base || f->fn != fn, 0)) {
-    exit_slow(s, fn, sp);
+    exit_slow(s, fn, sp, t);
     return {0, nullptr};
   }
   uint64_t written = cyg_exit_frame<SlowPath::kDirect>(s, f, t);

@@ -83,24 +83,28 @@ Frame* find_slot_frame(ThreadState* s, uintptr_t sp) {
 // kHot and kCall: reached through slow_call_hot, so nothing out of the library but, for
 // kCall, a monitor's callbacks (hooks.hpp, Reach and hot_reach_ok); anything else is handed
 // to the kFull instance through slow_call.
+// `t`: the entry's clock read (slow_entry_ticks, hooks.hpp).
 template <Reach kReach>
-void pg_enter_slow(ThreadState* s, uintptr_t fn, uintptr_t* slot, const uint64_t* saved) {
+void pg_enter_slow(ThreadState* s, uintptr_t fn, uintptr_t* slot, const uint64_t* saved,
+                   uint64_t t) {
   constexpr bool kFull = kReach == Reach::kFull;
   // Whether this instance may run a monitor's callbacks (not kHot: a --patch'ed entry's).
   constexpr bool kMonitorOk = kReach != Reach::kHot;
   if constexpr (!kFull) {
     if (!hot_reach_ok<kReach>(s)) {
-      slow_call(&pg_enter_slow<Reach::kFull>, s, fn, slot, saved);
+      slow_call(&pg_enter_slow<Reach::kFull>, s, fn, slot, saved, t);
       return;
     }
   }
   // Called for the runtime (runtime_scope.hpp): no frame, the return address left alone.
   if (in_runtime()) return;
   [[maybe_unused]] SlowErrno<kReach> es;
+  bool stale = false;  // the slow path's own work since `t` (slow_entry_ticks)
   if constexpr (kFull) {
     if (!s) {
       g_pg_hooks = true;  // the process set-up calibrates these hooks, not the cyg ones
       if (!(s = thread_setup())) return;
+      stale = true;  // before the set-up the clock may not even have been chosen
     }
   }
   bool monitored = false;
@@ -115,9 +119,12 @@ void pg_enter_slow(ThreadState* s, uintptr_t fn, uintptr_t* slot, const uint64_t
   if constexpr (kFull) {
     // Stopped by an attach's detach, and attached again since: a new file
     // (attach_threads.hpp).
-    if ((s->guard & kGuardStopped) && !attach_revive(s)) {
-      if (s->header) __atomic_fetch_add(&s->header->lost_events, 1, __ATOMIC_RELAXED);
-      return;
+    if (s->guard & kGuardStopped) {
+      if (!attach_revive(s)) {
+        if (s->header) __atomic_fetch_add(&s->header->lost_events, 1, __ATOMIC_RELAXED);
+        return;
+      }
+      stale = true;
     }
   }
   if (s->top == s->stack_limit) {
@@ -149,13 +156,14 @@ void pg_enter_slow(ThreadState* s, uintptr_t fn, uintptr_t* slot, const uint64_t
     Frame* f = s->top;
     while (f > s->stack_base && f[-1].sp < sp) --f;
     if constexpr (kFull)
-      if (f > s->stack_base && f[-1].sp == sp) unwind_below(sp + 1, UnwindReason::kException);
+      if (f > s->stack_base && f[-1].sp == sp) {
+        unwind_below(sp + 1, UnwindReason::kException);
+        stale = true;
+      }
   }
   bool nested = guard_enter(s);
-  if constexpr (kFull) handle_rescan(s, nested);
-  // Read again: before the process's set-up the clock may not have been chosen yet (the
-  // first call's time would be in the wrong unit), and set-up itself takes a while.
-  uint64_t t = entry_ticks();
+  if constexpr (kFull) stale |= handle_rescan(s, nested);
+  t = slow_entry_ticks(t, stale);
   Frame* f = push_frame(s, fn, sp, ret);
   note_selection(s, f, nested);
   signal_fence();
@@ -289,19 +297,19 @@ __attribute__((always_inline)) inline void pg_enter_at_time(uint64_t t, uintptr_
                                                             const uint64_t* saved) {
   ThreadState* s = t_state;
   if (__builtin_expect(s == nullptr, 0)) {  // the thread's set-up: files, memory, libc
-    slow_call(&pg_enter_slow<Reach::kFull>, s, fn, slot, saved);
+    slow_call(&pg_enter_slow<Reach::kFull>, s, fn, slot, saved, t);
     return;
   }
   if (__builtin_expect(s->guard != 0 || s->top == s->stack_limit, 0)) {
     if (s->guard & ~kReachGuards<kHotReach>)
-      slow_call(&pg_enter_slow<Reach::kFull>, s, fn, slot, saved);
+      slow_call(&pg_enter_slow<Reach::kFull>, s, fn, slot, saved, t);
     else
-      slow_call_hot(&pg_enter_slow<kHotReach>, s, fn, slot, saved);
+      slow_call_hot(&pg_enter_slow<kHotReach>, s, fn, slot, saved, t);
     return;
   }
   uintptr_t ret = *slot;
   if (__builtin_expect(is_return_trampoline(ret), 0)) {  // a tail call
-    slow_call_hot(&pg_enter_slow<kHotReach>, s, fn, slot, saved);
+    slow_call_hot(&pg_enter_slow<kHotReach>, s, fn, slot, saved, t);
     return;
   }
   guard_acquire(s);

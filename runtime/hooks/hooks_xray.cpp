@@ -69,8 +69,8 @@ __attribute__((noinline)) void close_tail_callers(uintptr_t sp, uint64_t t) {
 // innermost frame), and the tail callers it may close; kCall through slow_call_hot.
 template <Reach kReach>
 void xray_exit_slow(ThreadState* s, uintptr_t fn, uintptr_t sp, uint64_t t) {
-  if constexpr (kReach == Reach::kFull) exit_slow(s, fn, sp);
-  else exit_slow_call(s, fn, sp);
+  if constexpr (kReach == Reach::kFull) exit_slow(s, fn, sp, t);
+  else exit_slow_call(s, fn, sp, t);
   close_tail_callers<kReach>(sp, t);
 }
 
