@@ -21,6 +21,25 @@ enum class SlowPath {
                  // (the XRay bodies)
 };
 
+// The entry's common step: pushes the frame of `fn` and writes its ENTER at `t`; kFiltered:
+// under a record-time filter (filter_fast_entry, hooks.hpp), whose `decision` (1 or 0) the
+// frame is marked with and which a frame kept out gets no record by.
+template <SlowPath kSlow, bool kFiltered>
+__attribute__((always_inline)) inline void cyg_enter_frame(ThreadState* s, uint64_t t,
+                                                           uintptr_t fn, uintptr_t sp,
+                                                           int decision = 1) {
+  guard_acquire(s);
+  signal_fence();
+  Frame* f = push_frame(s, fn, sp, 0);  // no return address to put back (pg_restore_returns skips it)
+  if constexpr (kFiltered) filter_fast_mark(s, f, decision);
+  // The cyg hooks' out-of-line records are plain calls, as enter_slow is (event_writer.hpp).
+  if (!kFiltered || decision)
+    write_hook_enter<kSlow == SlowPath::kDirect ? Via::kDirect : Via::kHot>(s, t, fn);
+  signal_fence();
+  guard_release(s);
+  entry_done();
+}
+
 // Records the entry of `fn` at `t` (the hook's clock read); `sp` is the frame the exit
 // matches, `site` the call site.
 template <SlowPath kSlow>
@@ -28,6 +47,10 @@ __attribute__((always_inline)) inline void cyg_enter_at_time(uint64_t t, uintptr
                                                              uintptr_t site, uintptr_t sp) {
   ThreadState* s = t_state;
   if (__builtin_expect(s == nullptr || s->guard != 0 || s->top == s->stack_limit, 0)) {
+    if (int decision = s ? filter_fast_entry(s, fn) : -1; decision >= 0) {
+      cyg_enter_frame<kSlow, true>(s, t, fn, sp, decision);
+      return;
+    }
     if constexpr (kSlow == SlowPath::kDirect)
       enter_slow(s, fn, sp, site, t);
     else if (s == nullptr || (s->guard & ~kCallHotGuards))
@@ -36,27 +59,28 @@ __attribute__((always_inline)) inline void cyg_enter_at_time(uint64_t t, uintptr
       slow_call_hot(&enter_slow_call, s, fn, sp, site, t);
     return;
   }
-  guard_acquire(s);
-  signal_fence();
-  push_frame(s, fn, sp, 0);  // no return address to put back (pg_restore_returns skips it)
-  // The cyg hooks' out-of-line records are plain calls, as enter_slow is (event_writer.hpp).
-  write_hook_enter<kSlow == SlowPath::kDirect ? Via::kDirect : Via::kHot>(s, t, fn);
-  signal_fence();
-  guard_release(s);
-  entry_done();
+  cyg_enter_frame<kSlow, false>(s, t, fn, sp);
 }
 
 // The exits' common step: pops the innermost frame `f` (the returning function's) and writes
 // its EXIT at `t`; returns the time the EXIT carries (the fenced clock's burst check starts
-// there: cyg_hooks.S). kSlow as for the entry: how its out-of-line EXIT is reached.
-template <SlowPath kSlow>
+// there: cyg_hooks.S), or 0 when kFiltered (filter_fast_exit, hooks.hpp) and the frame
+// was kept out: then it is counted, with no record. kSlow as for the entry: how its
+// out-of-line EXIT is reached.
+template <SlowPath kSlow, bool kFiltered = false>
 __attribute__((always_inline)) inline uint64_t cyg_exit_frame(ThreadState* s, Frame* f,
                                                               uint64_t t) {
+  const bool record = !kFiltered || frame_recorded(s, f);
   guard_acquire(s);
   signal_fence();
   pop_frame(s, f);
-  write_exit<kSlow == SlowPath::kDirect ? Via::kDirect : Via::kHot>(s, t);
-  uint64_t written = s->last_ticks;
+  uint64_t written = 0;
+  if (record) {
+    write_exit<kSlow == SlowPath::kDirect ? Via::kDirect : Via::kHot>(s, t);
+    written = s->last_ticks;
+  } else {
+    s->hidden_filtered++;
+  }
   signal_fence();
   guard_release(s);
   return written;

@@ -29,8 +29,8 @@ inline void guard_leave(ThreadState* s) {
 }
 
 // Guard bits that send a mode's every call to its slow path and whose slow path stays
-// integer code within the library (no libc, no code of the program's: a record-time filter,
-// a full shadow stack). These, tail calls, returns that do not match the innermost frame
+// integer code within the library (no libc, no code of the program's: a record-time filter
+// beyond its fast path's common case, filter_fast_entry below; a full shadow stack). These, tail calls, returns that do not match the innermost frame
 // and the monotonic clock go through slow_call_hot, which keeps only where arguments and
 // results travel (core/slow_call.hpp); every other bit (a hook nested in a signal handler's,
 // an exception unwinding, a rescan after dlopen, recording stopped, the runtime's own work)
@@ -155,6 +155,49 @@ void note_args(ThreadState* s, bool nested, uint64_t t, Frame* f, const select::
 // Whether note_args marked `f` for a RETVAL record.
 inline bool wants_retval(const ThreadState* s, const Frame* f) {
   return s->selected && (s->selected[f - s->stack_base] & kSelectedRetval);
+}
+
+// The record-time filters on the fast paths. With no guard bit but kGuardFilter and no
+// duration filter (whose ENTERs are noted for taking back: put_enter_kept), a hook decides
+// a new frame by its depth and by the name filter's cached decision (a lookup that misses
+// the cache may rescan, and a function may have an argument spec: function_selected_cached
+// sends both to the slow path). A recorded call with no counts of unrecorded calls pending
+// (their HIDDEN record goes first: put_hidden) is written as without a filter, a call kept
+// out is pushed, popped and counted, and anything else takes the slow path. Before, every
+// call of a -pg or XRay build under a filter went through callmon_slow_call_hot, whose
+// check of the vector state (xgetbv) was most of its cost, and every call of a
+// -finstrument-functions build through the full slow path (errno kept, every guard bit
+// looked at). The start-up calibration's scratch state takes the same paths.
+inline bool filter_fast(const ThreadState* s) {
+  return s->guard == kGuardFilter && !s->records;
+}
+inline bool hidden_pending(const ThreadState* s) {
+  return (s->hidden_filtered | s->hidden_taken | s->hidden_capture) != 0;
+}
+// The decision for a new frame of `fn` at the top of the shadow stack: 1 recorded, 0 kept
+// out, -1 the slow path.
+// Below the depth, kept out whatever the name (frame_recorded reads both), so not looked up.
+inline int filter_fast_entry(const ThreadState* s, uintptr_t fn) {
+  if (!filter_fast(s) || s->top == s->stack_limit) return -1;
+  if (s->record_depth && static_cast<uint64_t>(s->top - s->stack_base) >= s->record_depth)
+    return 0;
+  int sel = 1;
+  if (s->selected && (sel = function_selected_cached(fn)) < 0) return -1;
+  return sel && hidden_pending(s) ? -1 : sel;
+}
+// Marks the frame `f` just pushed with the decision (the name filter's table, which
+// frame_recorded reads).
+inline void filter_fast_mark(ThreadState* s, const Frame* f, int decision) {
+  if (s->selected) s->selected[f - s->stack_base] = static_cast<uint8_t>(decision);
+}
+// Whether the exit of frame `f`, the innermost, may take the fast path: recorded with
+// nothing pending and no return value to capture (a frame the slow path entered with an
+// argument spec, before the table had one), or kept out while its count does not reach
+// kHiddenFlush (the slow path's note_filtered writes them then).
+inline bool filter_fast_exit(const ThreadState* s, const Frame* f) {
+  if (!filter_fast(s)) return false;
+  return frame_recorded(s, f) ? !hidden_pending(s) && !wants_retval(s, f)
+                              : s->hidden_filtered + s->hidden_taken + 1 < kHiddenFlush;
 }
 
 // Writes the module lines a dlopen asked for (not from a nested hook); the time that takes

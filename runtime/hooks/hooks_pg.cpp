@@ -290,6 +290,31 @@ uintptr_t pg_exit_slow(ThreadState* s, uintptr_t* slot, uint64_t t, const uint64
 // entry and its exit through callmon_patched_return, where the program may keep values in
 // any register and a monitor's callbacks need the full save (hooks.hpp, Reach).
 
+// The entry's common step: pushes the frame of `fn`, redirects its return and writes its
+// ENTER at `t`; kFiltered: under a record-time filter (filter_fast_entry, hooks.hpp), whose
+// `decision` (1 or 0) the frame is marked with and which a frame kept out gets no record by.
+template <Reach kHotReach, bool kFiltered>
+__attribute__((always_inline)) inline void pg_enter_frame(ThreadState* s, uint64_t t,
+                                                          uintptr_t fn, uintptr_t* slot,
+                                                          const uint64_t* saved,
+                                                          int decision = 1) {
+  uintptr_t ret = *slot;
+  if (__builtin_expect(is_return_trampoline(ret), 0)) {  // a tail call
+    slow_call_hot(&pg_enter_slow<kHotReach>, s, fn, slot, saved, t);
+    return;
+  }
+  guard_acquire(s);
+  signal_fence();
+  Frame* f = push_frame(s, fn, slot_sp(slot), ret);
+  signal_fence();  // the frame is complete before the return can reach the trampoline
+  *slot = return_trampoline();
+  if constexpr (kFiltered) filter_fast_mark(s, f, decision);
+  if (!kFiltered || decision) write_hook_enter(s, t, fn);
+  signal_fence();
+  guard_release(s);
+  entry_done();
+}
+
 // The entry's fast path with the clock read at `t`.
 template <Reach kHotReach>
 __attribute__((always_inline)) inline void pg_enter_at_time(uint64_t t, uintptr_t fn,
@@ -301,26 +326,15 @@ __attribute__((always_inline)) inline void pg_enter_at_time(uint64_t t, uintptr_
     return;
   }
   if (__builtin_expect(s->guard != 0 || s->top == s->stack_limit, 0)) {
-    if (s->guard & ~kReachGuards<kHotReach>)
+    if (int decision = filter_fast_entry(s, fn); decision >= 0)
+      pg_enter_frame<kHotReach, true>(s, t, fn, slot, saved, decision);
+    else if (s->guard & ~kReachGuards<kHotReach>)
       slow_call(&pg_enter_slow<Reach::kFull>, s, fn, slot, saved, t);
     else
       slow_call_hot(&pg_enter_slow<kHotReach>, s, fn, slot, saved, t);
     return;
   }
-  uintptr_t ret = *slot;
-  if (__builtin_expect(is_return_trampoline(ret), 0)) {  // a tail call
-    slow_call_hot(&pg_enter_slow<kHotReach>, s, fn, slot, saved, t);
-    return;
-  }
-  guard_acquire(s);
-  signal_fence();
-  push_frame(s, fn, slot_sp(slot), ret);
-  signal_fence();  // the frame is complete before the return can reach the trampoline
-  *slot = return_trampoline();
-  write_hook_enter(s, t, fn);
-  signal_fence();
-  guard_release(s);
-  entry_done();
+  pg_enter_frame<kHotReach, false>(s, t, fn, slot, saved);
 }
 
 // The entry on the monotonic clock, whose read is the vDSO's clock_gettime.
@@ -338,25 +352,37 @@ inline void pg_enter(uintptr_t fn, uintptr_t* slot, const uint64_t* saved) {
   pg_enter_at_time<kHotReach>(__rdtsc(), fn, slot, saved);
 }
 
+// The exit's common step: pops the innermost frame `f`, whose return slot is `slot`, and
+// writes its EXIT at `t`; kFiltered: under a record-time filter (filter_fast_exit,
+// hooks.hpp), where a frame kept out is only counted. Returns the real return address.
+template <bool kFiltered>
+__attribute__((always_inline)) inline uintptr_t pg_exit_frame(ThreadState* s, Frame* f,
+                                                              uintptr_t* slot, uint64_t t) {
+  const bool record = !kFiltered || frame_recorded(s, f);
+  uintptr_t ret = f->ret;
+  *slot = ret;
+  guard_acquire(s);
+  signal_fence();
+  pop_frame(s, f);
+  if (record) write_hook_exit(s, t);
+  else s->hidden_filtered++;
+  signal_fence();
+  guard_release(s);
+  return ret;
+}
+
 // The exit's fast path with its clock read at `t`.
 template <Reach kHotReach>
 __attribute__((always_inline)) inline uintptr_t pg_exit_at_time(uint64_t t, uintptr_t* slot,
                                                                 const uint64_t* saved) {
   ThreadState* s = t_state;
-  if (__builtin_expect(s != nullptr && s->guard == 0, 1)) {
+  if (__builtin_expect(s != nullptr, 1)) {
     uintptr_t sp = slot_sp(slot);
     Frame* f = s->top - 1;
     if (__builtin_expect(f >= s->stack_base && f->sp == sp &&
                          (f == s->stack_base || f[-1].sp != sp), 1)) {
-      uintptr_t ret = f->ret;
-      *slot = ret;
-      guard_acquire(s);
-      signal_fence();
-      pop_frame(s, f);
-      write_hook_exit(s, t);
-      signal_fence();
-      guard_release(s);
-      return ret;
+      if (__builtin_expect(s->guard == 0, 1)) return pg_exit_frame<false>(s, f, slot, t);
+      if (filter_fast_exit(s, f)) return pg_exit_frame<true>(s, f, slot, t);
     }
   }
   // No thread state yet (a frame open at an attach returning first) may set the thread up.

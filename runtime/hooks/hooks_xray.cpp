@@ -106,11 +106,26 @@ struct XrayExitDone {
 // pointer at its entry minus 16.
 namespace {
 
+// The end of an exit whose innermost frame `f` was popped (its EXIT at `written`, or 0):
+// the frames of functions that tail-called it are closed too.
+__attribute__((always_inline)) inline XrayExitDone xray_exit_popped(ThreadState* s, Frame* f,
+                                                                    uintptr_t sp, uint64_t t,
+                                                                    uint64_t written) {
+  if (__builtin_expect(f > s->stack_base && f[-1].sp == sp, 0)) {  // tail callers: rare
+    slow_call_hot(&close_tail_callers<Reach::kCall>, sp, t);
+    return {0, nullptr};
+  }
+  return {written, written ? &s->covered_exit : nullptr};
+}
+
 // The exit's fast path at `t`.
 __attribute__((always_inline)) inline XrayExitDone xray_exit_at_time(uint64_t t, uintptr_t fn,
                                                                      uintptr_t sp) {
   ThreadState* s = t_state;
   if (__builtin_expect(s == nullptr || s->guard != 0, 0)) {
+    Frame* f = s ? s->top - 1 : nullptr;
+    if (s && f >= s->stack_base && f->fn == fn && filter_fast_exit(s, f))
+      return xray_exit_popped(s, f, sp, t, cyg_exit_frame<SlowPath::kVectorSafe, true>(s, f, t));
     if (s == nullptr || (s->guard & ~kCallHotGuards))
       slow_call(&xray_exit_slow<Reach::kFull>, s, fn, sp, t);
     else
@@ -122,12 +137,7 @@ __attribute__((always_inline)) inline XrayExitDone xray_exit_at_time(uint64_t t,
     slow_call_hot(&xray_exit_slow<Reach::kCall>, s, fn, sp, t);
     return {0, nullptr};
   }
-  uint64_t written = cyg_exit_frame<SlowPath::kVectorSafe>(s, f, t);
-  if (__builtin_expect(f > s->stack_base && f[-1].sp == sp, 0)) {  // tail callers: rare
-    slow_call_hot(&close_tail_callers<Reach::kCall>, sp, t);
-    return {0, nullptr};
-  }
-  return {written, &s->covered_exit};
+  return xray_exit_popped(s, f, sp, t, cyg_exit_frame<SlowPath::kVectorSafe>(s, f, t));
 }
 
 // The exit on the monotonic clock (never fenced: the trampoline ignores the result).

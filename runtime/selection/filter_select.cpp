@@ -350,6 +350,13 @@ bool filter_seed(uintptr_t fn) {
   return true;
 }
 
+int function_selected_cached(uintptr_t fn) {
+  const Table* t = current();
+  if (!t || t->nspec) return -1;
+  uint64_t e = __atomic_load_n(&g_cache[cache_slot(fn)], __ATOMIC_RELAXED);
+  return (e & ~uint64_t{1}) == cache_tag(t, fn) ? static_cast<int>(e & 1) : -1;
+}
+
 bool function_selected(uintptr_t fn, bool may_rescan) {
   const Table* t = current();
   if (!t) return true;

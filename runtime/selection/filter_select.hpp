@@ -54,6 +54,11 @@ void filter_after_fork_child();
 // and from signal handlers when !may_rescan.
 bool function_selected(uintptr_t fn, bool may_rescan = false);
 
+// function_selected's answer when its cache has it and no function has an argument spec
+// (a recorded call of one would capture values): 1 or 0; else -1. Integer code that calls
+// nothing: the probes' fast paths ask it (hooks.hpp, filter_fast_entry).
+int function_selected_cached(uintptr_t fn);
+
 // For the calibration (calibration.cpp): caches "selected" for the address `fn` under the
 // current table, so that the probes' lookups of the calibration's own functions (in no
 // module the table knows) cost what a program's cached ones do. False without a table
