@@ -212,6 +212,16 @@ bool handle_rescan(ThreadState* s, bool nested) {
   return true;
 }
 
+bool revive_if_stopped(ThreadState* s, bool* stale) {
+  if (!(s->guard & kGuardStopped)) return true;
+  if (!attach_revive(s)) {
+    if (s->header) __atomic_fetch_add(&s->header->lost_events, 1, __ATOMIC_RELAXED);
+    return false;
+  }
+  *stale = true;
+  return true;
+}
+
 // -finstrument-functions hooks run after the prologue, with the argument registers gone:
 // a function with an argument spec gets its calls recorded without values, and one warning.
 void args_unseen() {
@@ -262,15 +272,7 @@ void enter_slow_as(ThreadState* s, uintptr_t fn, uintptr_t sp, uintptr_t site, u
     }
   }
   if constexpr (kFull) {
-    // Stopped by an attach's detach, and attached again since: a new file
-    // (attach_threads.hpp).
-    if (s->guard & kGuardStopped) {
-      if (!attach_revive(s)) {
-        if (s->header) __atomic_fetch_add(&s->header->lost_events, 1, __ATOMIC_RELAXED);
-        return;
-      }
-      stale = true;
-    }
+    if (!revive_if_stopped(s, &stale)) return;
   }
   bool nested = guard_enter(s);
   if constexpr (kFull) stale |= handle_rescan(s, nested);
@@ -321,13 +323,7 @@ void exit_slow_as(ThreadState* s, uintptr_t fn, uintptr_t sp, uint64_t t) {
   [[maybe_unused]] SlowErrno<kReach> es;
   bool stale = false;
   if constexpr (kFull) {
-    if (s->guard & kGuardStopped) {
-      if (!attach_revive(s)) {
-        if (s->header) __atomic_fetch_add(&s->header->lost_events, 1, __ATOMIC_RELAXED);
-        return;
-      }
-      stale = true;
-    }
+    if (!revive_if_stopped(s, &stale)) return;
   }
   uint32_t g = s->guard;
   bool nested = guard_enter(s);

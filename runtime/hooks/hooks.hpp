@@ -30,11 +30,12 @@ inline void guard_leave(ThreadState* s) {
 
 // Guard bits that send a mode's every call to its slow path and whose slow path stays
 // integer code within the library (no libc, no code of the program's: a record-time filter
-// beyond its fast path's common case, filter_fast_entry below; a full shadow stack). These, tail calls, returns that do not match the innermost frame
-// and the monotonic clock go through slow_call_hot, which keeps only where arguments and
-// results travel (core/slow_call.hpp); every other bit (a hook nested in a signal handler's,
-// an exception unwinding, a rescan after dlopen, recording stopped, the runtime's own work)
-// and a thread's set-up through slow_call, which saves every vector component in use.
+// beyond its fast path's common case, filter_fast_entry below; a full shadow stack). These,
+// tail calls, returns that do not match the innermost frame and the monotonic clock go
+// through slow_call_hot, which keeps only where arguments and results travel
+// (core/slow_call.hpp); every other bit (a hook nested in a signal handler's, an exception
+// unwinding, a rescan after dlopen, recording stopped, the runtime's own work) and a
+// thread's set-up through slow_call, which saves every vector component in use.
 // Monitor mode (kGuardMonitor) is hot where the probe sits at a call boundary the compiler
 // placed (Reach::kCall below) and rare at a --patch'ed function's entry and return. Shared
 // by the -pg, --patch, library-call and XRay fast paths (hooks_pg.cpp, hooks_xray.cpp);
@@ -175,8 +176,8 @@ inline bool hidden_pending(const ThreadState* s) {
   return (s->hidden_filtered | s->hidden_taken | s->hidden_capture) != 0;
 }
 // The decision for a new frame of `fn` at the top of the shadow stack: 1 recorded, 0 kept
-// out, -1 the slow path.
-// Below the depth, kept out whatever the name (frame_recorded reads both), so not looked up.
+// out, -1 the slow path. Below the depth it is kept out whatever its name (frame_recorded
+// reads both), so the name filter is not asked.
 inline int filter_fast_entry(const ThreadState* s, uintptr_t fn) {
   if (!filter_fast(s) || s->top == s->stack_limit) return -1;
   if (s->record_depth && static_cast<uint64_t>(s->top - s->stack_base) >= s->record_depth)
@@ -203,6 +204,11 @@ inline bool filter_fast_exit(const ThreadState* s, const Frame* f) {
 // Writes the module lines a dlopen asked for (not from a nested hook); the time that takes
 // is written as a PAUSE. Returns whether it did.
 bool handle_rescan(ThreadState* s, bool nested);
+
+// A thread stopped by an attach's detach, and attached again since, gets a new file
+// (attach_threads.hpp) and `*stale` set (slow_entry_ticks). False when it cannot: the
+// call is counted as lost and the hook does nothing more. Slow paths (Reach::kFull) only.
+bool revive_if_stopped(ThreadState* s, bool* stale);
 
 // The clock for a slow path's record: `t`, the hook's own read before it, unless it read
 // none (0), the clock is the fenced one (an entry's read must come last, as

@@ -117,15 +117,7 @@ void pg_enter_slow(ThreadState* s, uintptr_t fn, uintptr_t* slot, const uint64_t
     }
   }
   if constexpr (kFull) {
-    // Stopped by an attach's detach, and attached again since: a new file
-    // (attach_threads.hpp).
-    if (s->guard & kGuardStopped) {
-      if (!attach_revive(s)) {
-        if (s->header) __atomic_fetch_add(&s->header->lost_events, 1, __ATOMIC_RELAXED);
-        return;
-      }
-      stale = true;
-    }
+    if (!revive_if_stopped(s, &stale)) return;
   }
   if (s->top == s->stack_limit) {
     // Without a frame there would be no way back from the trampoline: the call is neither
