@@ -495,4 +495,13 @@ void note_special(SpecialCode code, const uint64_t* fields, unsigned nfields) {
   });
 }
 
+void note_thread_vanishing() {
+  ThreadState* s = t_state;
+  if (!s || in_runtime() || (s->guard & (kGuardStopped | kGuardMonitor))) return;
+  ErrnoSaver es;
+  bool nested = guard_enter(s);
+  put_hidden(s, nested, read_ticks());  // nothing from a handler on top of a hook
+  guard_leave(s);
+}
+
 }  // namespace callmon::rt

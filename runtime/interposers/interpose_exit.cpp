@@ -3,8 +3,11 @@
 // (signal_contexts_exit), so that the calls of the atexit (at_quick_exit) handlers and
 // static destructors that follow are recorded as the program's, not as nested records of a
 // hook that never finishes (docs/runtime.md, "Handlers that leave by exit"). Everywhere
-// else they only pass the call on. _exit and _Exit run no code of the program's after them
-// and are not interposed.
+// else they only pass the call on. _exit and _Exit run no code of the program's after them:
+// they only write the calling thread's pending counts of unrecorded calls first
+// (note_thread_vanishing: up to 1 023 calls a process ending so lost), and are looked up
+// at start-up only: they are called from signal handlers and fork children, where dlsym is
+// no function to call.
 //
 // In a vfork child (in_vfork_child) they touch nothing of the runtime's: the thread state
 // is the parent's. exit there marks the thread for the parent (note_vfork_child_exit: the
@@ -18,6 +21,7 @@
 
 #include "runtime/core/runtime_scope.hpp"
 #include "runtime/core/test_signal.hpp"
+#include "runtime/hooks/hooks.hpp"
 #include "runtime/interposers/interpose.hpp"
 #include "runtime/interposers/next_function.hpp"
 #include "runtime/interposers/signal_contexts.hpp"
@@ -32,6 +36,15 @@ namespace {
 using ExitFn = void (*)(int);
 ExitFn g_real_exit;
 ExitFn g_real_quick_exit;
+ExitFn g_real__exit;
+ExitFn g_real__Exit;
+
+[[noreturn]] void vanish(ExitFn f, int status) {
+  if (!in_vfork_child()) note_thread_vanishing();
+  if (f) f(status);
+  syscall(SYS_exit_group, status);  // not resolved at start-up: end as _exit does
+  __builtin_unreachable();
+}
 
 // `full`: exit, which runs the atexit handlers and destructors (not quick_exit).
 [[noreturn]] void pass_on(ExitFn& slot, const char* name, int status, bool full) {
@@ -54,6 +67,8 @@ namespace callmon::rt {
 void exit_wrappers_init() {
   next_function(g_real_exit, "exit");
   next_function(g_real_quick_exit, "quick_exit");
+  next_function(g_real__exit, "_exit");
+  next_function(g_real__Exit, "_Exit");
   test_hook_signal();  // read now, not first in a hook
 }
 }  // namespace callmon::rt
@@ -62,4 +77,12 @@ CALLMON_EXPORT void exit(int status) noexcept { pass_on(g_real_exit, "exit", sta
 
 CALLMON_EXPORT void quick_exit(int status) noexcept {
   pass_on(g_real_quick_exit, "quick_exit", status, false);
+}
+
+CALLMON_EXPORT void _exit(int status) noexcept {
+  vanish(__atomic_load_n(&g_real__exit, __ATOMIC_RELAXED), status);
+}
+
+CALLMON_EXPORT void _Exit(int status) noexcept {
+  vanish(__atomic_load_n(&g_real__Exit, __ATOMIC_RELAXED), status);
 }

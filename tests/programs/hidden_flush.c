@@ -1,10 +1,15 @@
 /* A thread whose calls are all kept out of the trace from some point on (below --max-depth,
  * or each shorter than --min-duration), still running when the process ends
  * (tests/e2e/run_hidden_flush.py): the counts of its unrecorded calls must reach the
- * recording although the thread never writes another record. Prints what it did. */
+ * recording although the thread never writes another record. Prints what it did.
+ * With "_exit" or "_Exit" as argv[1], the main thread makes the calls itself and ends the
+ * process with that function: its counts must reach the recording too. */
 #include <pthread.h>
 #include <semaphore.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
 
 #define NOINLINE __attribute__((noinline))
 
@@ -27,7 +32,14 @@ NOINLINE void* worker(void* arg) {
   return 0;
 }
 
-int main(void) {
+int main(int argc, char** argv) {
+  if (argc > 1) {
+    for (long i = 0; i < kLoops; ++i) middle(i);
+    printf("main made %d calls\n", 2 * kLoops);
+    fflush(stdout);
+    if (strcmp(argv[1], "_Exit") == 0) _Exit(0);
+    _exit(0);
+  }
   sem_init(&done, 0, 0);
   pthread_t t;
   pthread_create(&t, 0, worker, 0);
