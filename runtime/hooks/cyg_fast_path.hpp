@@ -64,18 +64,17 @@ __attribute__((always_inline)) inline void cyg_enter_at_time(uint64_t t, uintptr
 
 // The exits' common step: pops the innermost frame `f` (the returning function's) and writes
 // its EXIT at `t`; returns the time the EXIT carries (the fenced clock's burst check starts
-// there: cyg_hooks.S), or 0 when kFiltered (filter_fast_exit, hooks.hpp) and the frame
-// was kept out: then it is counted, with no record. kSlow as for the entry: how its
-// out-of-line EXIT is reached.
-template <SlowPath kSlow, bool kFiltered = false>
+// there: cyg_hooks.S), or 0 when the filter's `decision` (filter_fast_exit, hooks.hpp)
+// is 0, the frame kept out: then it is counted, with no record. kSlow as for the entry: how
+// its out-of-line EXIT is reached.
+template <SlowPath kSlow>
 __attribute__((always_inline)) inline uint64_t cyg_exit_frame(ThreadState* s, Frame* f,
-                                                              uint64_t t) {
-  const bool record = !kFiltered || frame_recorded(s, f);
+                                                              uint64_t t, int decision = 1) {
   guard_acquire(s);
   signal_fence();
   pop_frame(s, f);
   uint64_t written = 0;
-  if (record) {
+  if (decision) {
     write_exit<kSlow == SlowPath::kDirect ? Via::kDirect : Via::kHot>(s, t);
     written = s->last_ticks;
   } else {
@@ -84,6 +83,18 @@ __attribute__((always_inline)) inline uint64_t cyg_exit_frame(ThreadState* s, Fr
   signal_fence();
   guard_release(s);
   return written;
+}
+
+// Under a record-time filter (a guard bit set), the exit of `fn` by the fast path: the
+// innermost frame when it is `fn`'s and filter_fast_exit decides it (`*decision`), else
+// nullptr (the slow path).
+__attribute__((always_inline)) inline Frame* filter_fast_exit_frame(ThreadState* s, uintptr_t fn,
+                                                                    int* decision) {
+  if (s == nullptr) return nullptr;
+  Frame* f = s->top - 1;
+  if (f < s->stack_base || f->fn != fn) return nullptr;
+  *decision = filter_fast_exit(s, f);
+  return *decision >= 0 ? f : nullptr;
 }
 
 }  // namespace callmon::rt

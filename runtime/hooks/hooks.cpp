@@ -19,7 +19,7 @@ using format::SpecialCode;
 using format::UnwindReason;
 
 void put_hidden(ThreadState* s, bool nested, uint64_t t) {
-  if (nested || !(s->hidden_filtered | s->hidden_taken | s->hidden_capture)) return;
+  if (nested || !hidden_pending(s)) return;
   uint64_t f[3] = {s->hidden_filtered, s->hidden_taken, s->hidden_capture};
   s->hidden_filtered = s->hidden_taken = s->hidden_capture = 0;
   write_special(s, false, format::kCodeHidden, t, f, 3);

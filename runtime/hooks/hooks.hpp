@@ -194,14 +194,14 @@ inline int filter_fast_entry(const ThreadState* s, uintptr_t fn) {
 inline void filter_fast_mark(ThreadState* s, const Frame* f, int decision) {
   if (s->selected) s->selected[f - s->stack_base] = static_cast<uint8_t>(decision);
 }
-// Whether the exit of frame `f`, the innermost, may take the fast path: recorded with
-// nothing pending and no return value to capture (a frame the slow path entered with an
-// argument spec, before the table had one), or kept out while its count does not reach
-// kHiddenFlush (the slow path's note_filtered writes them then).
-inline bool filter_fast_exit(const ThreadState* s, const Frame* f) {
-  if (!filter_fast(s)) return false;
-  return frame_recorded(s, f) ? !hidden_pending(s) && !wants_retval(s, f)
-                              : s->hidden_filtered + s->hidden_taken + 1 < kHiddenFlush;
+// The decision for the exit of frame `f`, the innermost, as for an entry: 1 recorded
+// with nothing pending and no return value to capture (a frame the slow path entered with
+// an argument spec, before the table had one), 0 kept out while its count does not reach
+// kHiddenFlush (the slow path's note_filtered writes them then), -1 the slow path.
+inline int filter_fast_exit(const ThreadState* s, const Frame* f) {
+  if (!filter_fast(s)) return -1;
+  if (frame_recorded(s, f)) return !hidden_pending(s) && !wants_retval(s, f) ? 1 : -1;
+  return s->hidden_filtered + s->hidden_taken + 1 < kHiddenFlush ? 0 : -1;
 }
 
 // Writes the module lines a dlopen asked for (not from a nested hook); the time that takes

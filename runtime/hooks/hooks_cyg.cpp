@@ -41,9 +41,9 @@ CALLMON_CYG_BODY CygExitDone callmon_cyg_exit(void* this_fn, void* /*call_site*/
   ThreadState* s = t_state;
   uintptr_t fn = reinterpret_cast<uintptr_t>(this_fn);
   if (__builtin_expect(s == nullptr || s->guard != 0, 0)) {
-    Frame* f = s ? s->top - 1 : nullptr;
-    if (s && f >= s->stack_base && f->fn == fn && filter_fast_exit(s, f)) {
-      uint64_t written = cyg_exit_frame<SlowPath::kDirect, true>(s, f, t);
+    int decision;
+    if (Frame* f = filter_fast_exit_frame(s, fn, &decision)) {
+      uint64_t written = cyg_exit_frame<SlowPath::kDirect>(s, f, t, decision);
       return {written, written ? &s->covered_exit : nullptr};
     }
     exit_slow(s, fn, sp, t);

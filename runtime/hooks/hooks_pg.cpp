@@ -345,18 +345,18 @@ inline void pg_enter(uintptr_t fn, uintptr_t* slot, const uint64_t* saved) {
 }
 
 // The exit's common step: pops the innermost frame `f`, whose return slot is `slot`, and
-// writes its EXIT at `t`; kFiltered: under a record-time filter (filter_fast_exit,
-// hooks.hpp), where a frame kept out is only counted. Returns the real return address.
-template <bool kFiltered>
+// writes its EXIT at `t`, unless a record-time filter's `decision` (filter_fast_exit,
+// hooks.hpp) is 0, the frame kept out: then it is only counted. Returns the real return
+// address.
 __attribute__((always_inline)) inline uintptr_t pg_exit_frame(ThreadState* s, Frame* f,
-                                                              uintptr_t* slot, uint64_t t) {
-  const bool record = !kFiltered || frame_recorded(s, f);
+                                                              uintptr_t* slot, uint64_t t,
+                                                              int decision = 1) {
   uintptr_t ret = f->ret;
   *slot = ret;
   guard_acquire(s);
   signal_fence();
   pop_frame(s, f);
-  if (record) write_hook_exit(s, t);
+  if (decision) write_hook_exit(s, t);
   else s->hidden_filtered++;
   signal_fence();
   guard_release(s);
@@ -373,8 +373,9 @@ __attribute__((always_inline)) inline uintptr_t pg_exit_at_time(uint64_t t, uint
     Frame* f = s->top - 1;
     if (__builtin_expect(f >= s->stack_base && f->sp == sp &&
                          (f == s->stack_base || f[-1].sp != sp), 1)) {
-      if (__builtin_expect(s->guard == 0, 1)) return pg_exit_frame<false>(s, f, slot, t);
-      if (filter_fast_exit(s, f)) return pg_exit_frame<true>(s, f, slot, t);
+      if (__builtin_expect(s->guard == 0, 1)) return pg_exit_frame(s, f, slot, t);
+      if (int decision = filter_fast_exit(s, f); decision >= 0)
+        return pg_exit_frame(s, f, slot, t, decision);
     }
   }
   // No thread state yet (a frame open at an attach returning first) may set the thread up.

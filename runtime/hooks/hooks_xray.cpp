@@ -123,9 +123,9 @@ __attribute__((always_inline)) inline XrayExitDone xray_exit_at_time(uint64_t t,
                                                                      uintptr_t sp) {
   ThreadState* s = t_state;
   if (__builtin_expect(s == nullptr || s->guard != 0, 0)) {
-    Frame* f = s ? s->top - 1 : nullptr;
-    if (s && f >= s->stack_base && f->fn == fn && filter_fast_exit(s, f))
-      return xray_exit_popped(s, f, sp, t, cyg_exit_frame<SlowPath::kVectorSafe, true>(s, f, t));
+    int decision;
+    if (Frame* f = filter_fast_exit_frame(s, fn, &decision))
+      return xray_exit_popped(s, f, sp, t, cyg_exit_frame<SlowPath::kVectorSafe>(s, f, t, decision));
     if (s == nullptr || (s->guard & ~kCallHotGuards))
       slow_call(&xray_exit_slow<Reach::kFull>, s, fn, sp, t);
     else

@@ -341,6 +341,12 @@ uint64_t cache_tag(const Table* t, uintptr_t fn) {
   return (addr << 17) | ((t->gen & 0xffffu) << 1);
 }
 
+// The cached decision for `fn` under table `t`: 1 or 0, or -1 when the cache has none.
+int cached_decision(const Table* t, uintptr_t fn) {
+  uint64_t e = __atomic_load_n(&g_cache[cache_slot(fn)], __ATOMIC_RELAXED);
+  return (e & ~uint64_t{1}) == cache_tag(t, fn) ? static_cast<int>(e & 1) : -1;
+}
+
 }  // namespace
 
 bool filter_seed(uintptr_t fn) {
@@ -352,18 +358,15 @@ bool filter_seed(uintptr_t fn) {
 
 int function_selected_cached(uintptr_t fn) {
   const Table* t = current();
-  if (!t || t->nspec) return -1;
-  uint64_t e = __atomic_load_n(&g_cache[cache_slot(fn)], __ATOMIC_RELAXED);
-  return (e & ~uint64_t{1}) == cache_tag(t, fn) ? static_cast<int>(e & 1) : -1;
+  return t && !t->nspec ? cached_decision(t, fn) : -1;
 }
 
 bool function_selected(uintptr_t fn, bool may_rescan) {
   const Table* t = current();
   if (!t) return true;
+  if (int cached = cached_decision(t, fn); cached >= 0) return cached;
   unsigned slot = cache_slot(fn);
-  uint64_t e = __atomic_load_n(&g_cache[slot], __ATOMIC_RELAXED);
   uint64_t tag = cache_tag(t, fn);
-  if ((e & ~uint64_t{1}) == tag) return e & 1;
   bool known;
   bool sel = lookup(t, fn, &known);
   if (!known && may_rescan) {

@@ -35,6 +35,8 @@ struct State {
     s.guard = kGuardFilter;
     g_test_cache.clear();
   }
+  // Whether the exit of `f` may take the fast path (filter_fast_exit decides it).
+  bool fast_exit(const Frame* f) const { return filter_fast_exit(&s, f) >= 0; }
   // Pushes a frame of `fn` marked as the fast path would (decision `d`).
   Frame* push(uintptr_t fn, int d) {
     Frame* f = s.top++;
@@ -52,20 +54,20 @@ TEST(FilterFast, DepthAlone) {
   Frame* b = st.push(0x20, 1);
   EXPECT_EQ(filter_fast_entry(&st.s, 0x30), 0);  // index 2: below --max-depth=2
   Frame* c = st.push(0x30, 0);
-  EXPECT_TRUE(filter_fast_exit(&st.s, c));
+  EXPECT_TRUE(st.fast_exit(c));
   st.s.hidden_filtered = 5;  // counted by kept-out exits
   // A recorded call must write the pending counts first: the slow path's put_hidden.
-  EXPECT_FALSE(filter_fast_exit(&st.s, b));
-  EXPECT_FALSE(filter_fast_exit(&st.s, a));
+  EXPECT_FALSE(st.fast_exit(b));
+  EXPECT_FALSE(st.fast_exit(a));
   st.s.top = b;
   EXPECT_EQ(filter_fast_entry(&st.s, 0x40), -1);
   st.s.top = c;
   EXPECT_EQ(filter_fast_entry(&st.s, 0x40), 0);  // kept out: nothing written, pending or not
   // The kept-out count that reaches kHiddenFlush is written by the slow path.
   st.s.hidden_filtered = kHiddenFlush - 2;
-  EXPECT_TRUE(filter_fast_exit(&st.s, c));
+  EXPECT_TRUE(st.fast_exit(c));
   st.s.hidden_filtered = kHiddenFlush - 1;
-  EXPECT_FALSE(filter_fast_exit(&st.s, c));
+  EXPECT_FALSE(st.fast_exit(c));
 }
 
 // No depth filter (record_depth 0) with the name filter on: a frame is decided by its name
@@ -81,11 +83,11 @@ TEST(FilterFast, NamesWithoutDepth) {
   EXPECT_EQ(filter_fast_entry(&st.s, 0x30), -1);  // not cached: the slow path looks it up
   EXPECT_FALSE(frame_recorded(&st.s, b));
   EXPECT_TRUE(frame_recorded(&st.s, a));
-  EXPECT_TRUE(filter_fast_exit(&st.s, b));
-  EXPECT_TRUE(filter_fast_exit(&st.s, a));
+  EXPECT_TRUE(st.fast_exit(b));
+  EXPECT_TRUE(st.fast_exit(a));
   // A frame the slow path entered with a return-value spec: its exit captures the value.
   st.selected[0] |= kSelectedRetval;
-  EXPECT_FALSE(filter_fast_exit(&st.s, a));
+  EXPECT_FALSE(st.fast_exit(a));
   // With a depth too: below it, kept out whatever the name, without asking the cache.
   State deep(1, true);
   g_test_cache = {{0x10, 1}};
@@ -103,7 +105,7 @@ TEST(FilterFast, OtherStatesTakeTheSlowPath) {
                        kGuardRuntime, kGuardUnwinding, 1u /* a hook is active: nested */}) {
     st.s.guard = kGuardFilter | bit;
     EXPECT_EQ(filter_fast_entry(&st.s, 0x20), -1) << bit;
-    EXPECT_FALSE(filter_fast_exit(&st.s, a)) << bit;
+    EXPECT_FALSE(st.fast_exit(a)) << bit;
   }
   st.s.guard = 0;  // no filter: the unfiltered fast path's, not this one's
   EXPECT_EQ(filter_fast_entry(&st.s, 0x20), -1);
@@ -111,7 +113,7 @@ TEST(FilterFast, OtherStatesTakeTheSlowPath) {
   FrameRecord records[8]{};
   st.s.records = records;  // the duration filter notes every ENTER for taking back
   EXPECT_EQ(filter_fast_entry(&st.s, 0x20), -1);
-  EXPECT_FALSE(filter_fast_exit(&st.s, a));
+  EXPECT_FALSE(st.fast_exit(a));
   st.s.records = nullptr;
   st.s.top = st.s.stack_limit;  // the shadow stack is full
   EXPECT_EQ(filter_fast_entry(&st.s, 0x20), -1);
