@@ -43,7 +43,7 @@ import tempfile
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 PROGRAMS = os.path.join(ROOT, "tests", "programs")
 MODE_FLAGS = {"cyg": ["-finstrument-functions"], "fentry": ["-pg", "-mfentry"],
-              "pg": ["-pg"]}
+              "pg": ["-pg"], "patchable": ["-fpatchable-function-entry=5"]}
 
 
 def build(cc, mode, opt, work):

@@ -27,6 +27,7 @@
 #include "runtime/core/sys.hpp"
 #include "runtime/patching/attach_inherit.hpp"
 #include "runtime/patching/attach_threads.hpp"
+#include "runtime/patching/sled_call_stub.hpp"
 
 using namespace callmon::rt;
 using callmon::format::UnwindReason;
@@ -51,9 +52,11 @@ namespace {
 void (*g_return_trampoline)() = &callmon_pg_return;
 
 inline uintptr_t return_trampoline() { return reinterpret_cast<uintptr_t>(g_return_trampoline); }
+// A slot holding one of them, or a sled stub's return point (sled_call_stub.hpp), belongs to
+// a frame on the shadow stack.
 inline bool is_return_trampoline(uintptr_t a) {
   return a == reinterpret_cast<uintptr_t>(&callmon_pg_return) ||
-         a == reinterpret_cast<uintptr_t>(&callmon_patched_return);
+         a == reinterpret_cast<uintptr_t>(&callmon_patched_return) || sled_stub_return(a);
 }
 
 inline uintptr_t slot_sp(uintptr_t* slot) { return reinterpret_cast<uintptr_t>(slot) - 16; }
@@ -443,6 +446,18 @@ extern "C" __attribute__((no_instrument_function)) void callmon_pg_enter_fentry(
   const auto* before = reinterpret_cast<const uint8_t*>(site);
   if (code[0] == 0x41 && code[1] == 0x5a && before[-2] == 0x41 && before[-1] == 0x52) ++slot;
   pg_enter<Reach::kCall>(site, slot, saved);
+}
+
+// Called by a nop sled's stub through callmon_sled_enter (arch/x86_64/sled_call.S) with the
+// function's address: its entry as __fentry__'s. Returns 1 when the slot now belongs to a new
+// frame (the stub then calls the function and its return comes back through
+// callmon_sled_return), 0 when it is left to the function (nothing recorded, or a tail call
+// sharing the slot of its caller's frame: the stub jumps to the function).
+extern "C" __attribute__((no_instrument_function)) uintptr_t callmon_sled_enter_c(
+    uintptr_t fn, uintptr_t* slot, const uint64_t* saved) {
+  uintptr_t before = *slot;
+  pg_enter<Reach::kCall>(fn, slot, saved);
+  return *slot != before;
 }
 
 // Called by callmon_pg_return with the return values saved at `saved`; `slot` is where the

@@ -4,6 +4,9 @@
 #include <string.h>
 #include <sys/mman.h>
 
+#include "runtime/calibration/calibration.hpp"
+#include "runtime/calibration/calibration_work.hpp"
+
 namespace callmon::rt {
 
 void write_rel32(uintptr_t site, uint8_t opcode, uintptr_t to) {
@@ -18,6 +21,34 @@ void write_rel32(uintptr_t site, uint8_t opcode, uintptr_t to) {
   } else {
     memcpy(reinterpret_cast<void*>(site), insn, 5);
   }
+}
+
+size_t fentry_call_length(uintptr_t site, uintptr_t fentry) {
+  const auto* c = reinterpret_cast<const uint8_t*>(site);
+  int32_t rel;
+  if (c[0] == 0xe8) {
+    memcpy(&rel, c + 1, 4);
+    return site + 5 + static_cast<intptr_t>(rel) == fentry ? 5 : 0;
+  }
+  if (c[0] == 0xff && c[1] == 0x15) {
+    memcpy(&rel, c + 2, 4);
+    return *reinterpret_cast<const uintptr_t*>(site + 6 + static_cast<intptr_t>(rel)) == fentry
+               ? 6
+               : 0;
+  }
+  return 0;
+}
+
+size_t pg_calibration_probes(uintptr_t* out, size_t max) {
+  const uintptr_t fns[] = {reinterpret_cast<uintptr_t>(&calibration_pg_leaf),
+                           reinterpret_cast<uintptr_t>(&calibration_pg_parent),
+                           reinterpret_cast<uintptr_t>(&calibration_pg_chain_leaf),
+                           reinterpret_cast<uintptr_t>(&calibration_pg_serial),
+                           reinterpret_cast<uintptr_t>(&calibration_pg_parallel)};
+  size_t n = 0;
+  for (uintptr_t fn : fns)
+    if (n < max) out[n++] = fn;
+  return n;
 }
 
 bool set_code_writable(const SledModule& m, bool on, bool write_only_ok) {

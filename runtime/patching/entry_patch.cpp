@@ -55,13 +55,6 @@ namespace callmon::rt {
 // hooks_pg.cpp: new frames return through the trampoline that keeps every register.
 void pg_full_save_returns();
 
-// The -pg calibration's probe functions (calibration_probe_pg.cpp).
-void calibration_pg_leaf();
-void calibration_pg_parent();
-uint64_t calibration_pg_chain_leaf(uint64_t);
-uint64_t calibration_pg_serial(uint64_t);
-uint64_t calibration_pg_parallel(uint64_t);
-
 namespace {
 
 bool g_configured = false;
@@ -549,35 +542,19 @@ int module_callback(dl_phdr_info* info, size_t, void* data) {
 // the start-up calibration measures the patched path (trampoline, probe, jump back).
 void patch_calibration_probes() {
   g_calibration_done = true;
-  const uintptr_t fns[] = {
-      reinterpret_cast<uintptr_t>(&calibration_pg_leaf),
-      reinterpret_cast<uintptr_t>(&calibration_pg_parent),
-      reinterpret_cast<uintptr_t>(&calibration_pg_chain_leaf),
-      reinterpret_cast<uintptr_t>(&calibration_pg_serial),
-      reinterpret_cast<uintptr_t>(&calibration_pg_parallel)};
-  constexpr size_t kCount = sizeof fns / sizeof fns[0];
+  constexpr size_t kCount = 8;
+  uintptr_t fns[kCount];
+  size_t count = pg_calibration_probes(fns, kCount);
   TrampPool pool;
-  if (!entry_pool_map(fns[0], fns[0] + 4096, kCount,
+  if (!entry_pool_map(fns[0], fns[0] + 4096, count,
                       reinterpret_cast<uintptr_t>(&callmon_patched_entry), &pool))
     return;
   uintptr_t sites[kCount], slots[kCount];
   size_t n = 0;
-  for (uintptr_t fn : fns) {
-    const auto* code = reinterpret_cast<const uint8_t*>(fn);
-    uintptr_t site = fn + (is_endbr64(code) ? 4 : 0);
-    const auto* c = reinterpret_cast<const uint8_t*>(site);
-    const uintptr_t fentry = reinterpret_cast<uintptr_t>(&__fentry__);
-    int32_t rel;
-    // `call __fentry__` (e8 rel32) or, in the runtime's own PIC code, `call
-    // *__fentry__@GOTPCREL(%rip)` (ff 15 disp32).
-    size_t len = 0;
-    if (c[0] == 0xe8) {
-      memcpy(&rel, c + 1, 4);
-      if (site + 5 + static_cast<intptr_t>(rel) == fentry) len = 5;
-    } else if (c[0] == 0xff && c[1] == 0x15) {
-      memcpy(&rel, c + 2, 4);
-      if (*reinterpret_cast<const uintptr_t*>(site + 6 + static_cast<intptr_t>(rel)) == fentry) len = 6;
-    }
+  for (size_t i = 0; i < count; ++i) {
+    uintptr_t fn = fns[i];
+    uintptr_t site = fn + (is_endbr64(reinterpret_cast<const uint8_t*>(fn)) ? 4 : 0);
+    size_t len = fentry_call_length(site, reinterpret_cast<uintptr_t>(&__fentry__));
     if (!len) continue;
     uint8_t* slot = entry_pool_slot(&pool);
     if (!slot) break;

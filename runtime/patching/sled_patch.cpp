@@ -1,7 +1,9 @@
 // The nop-sled patcher (see sled_patch.hpp): finds each module's sled list (sled_elf.hpp),
-// checks every site, and writes `call rel32` to the -pg entry trampoline __fentry__
-// (arch/x86_64/pg_entry.S), through a stub page (sled_stub.hpp) when the trampoline is out
-// of rel32 reach. The same pass patches clang's XRay sleds (xray_sleds.hpp).
+// checks every site, and writes `jmp rel32` to the function's stub in a pool mapped near the
+// module (sled_call_stub.hpp), which calls the function; where no pool can be had, `call
+// rel32` to the -pg entry trampoline __fentry__ (arch/x86_64/pg_entry.S), through a stub
+// page (sled_stub.hpp) when the trampoline is out of rel32 reach. The same pass patches
+// clang's XRay sleds (xray_sleds.hpp).
 //
 // Concurrency. A 5-byte nop becoming a 5-byte call is not one atomic change for a CPU
 // that may be executing it: a thread fetching the site while it is rewritten could see
@@ -41,6 +43,7 @@
 #include "runtime/patching/sled_elf.hpp"
 #include "runtime/patching/sled_entry_check.hpp"
 #include "runtime/patching/sled_select.hpp"
+#include "runtime/patching/sled_call_stub.hpp"
 #include "runtime/patching/sled_stub.hpp"
 #include "runtime/patching/xray_sleds.hpp"
 #include "runtime/core/sys.hpp"
@@ -75,6 +78,31 @@ struct Stats {
 
 enum class SiteKind { kNop, kOurs, kOther };
 
+// A site to write once the module's pool is executable: `op` (e8 call, e9 jmp) rel32 to `to`.
+struct Write {
+  uintptr_t site;
+  uintptr_t to;
+  uint8_t op;
+};
+
+// The writes of one module's pass, in memory mapped for it (a module may have 10^5 sites).
+struct Writes {
+  Write* w = nullptr;
+  size_t count = 0, cap = 0;
+  bool reserve(size_t n) {
+    if (n == 0) return true;
+    void* p = mmap(nullptr, n * sizeof(Write), PROT_READ | PROT_WRITE,
+                   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED) return false;
+    w = static_cast<Write*>(p);
+    cap = n;
+    return true;
+  }
+  ~Writes() {
+    if (w) munmap(w, cap * sizeof(Write));
+  }
+};
+
 uintptr_t trampoline() { return reinterpret_cast<uintptr_t>(&__fentry__); }
 
 SiteKind classify(const uint8_t* b, uintptr_t site) {
@@ -82,11 +110,12 @@ SiteKind classify(const uint8_t* b, uintptr_t site) {
   if (b[0] == 0x0f && b[1] == 0x1f && b[2] == 0x44 && b[3] == 0x00) return SiteKind::kNop;
   if (b[0] == 0x90 && b[1] == 0x90 && b[2] == 0x90 && b[3] == 0x90 && b[4] == 0x90)
     return SiteKind::kNop;  // gcc's -fpatchable-function-entry=5
-  if (b[0] == 0xe8) {
+  if (b[0] == 0xe8 || b[0] == 0xe9) {
     int32_t rel;
     memcpy(&rel, b + 1, 4);
     uintptr_t to = site + 5 + static_cast<intptr_t>(rel);
-    if (to == trampoline() || sled_is_stub(to)) return SiteKind::kOurs;
+    if (b[0] == 0xe8 ? to == trampoline() || sled_is_stub(to) : sled_stub_start(to))
+      return SiteKind::kOurs;
   }
   return SiteKind::kOther;
 }
@@ -106,8 +135,21 @@ uintptr_t function_start(const SledModule& m, uintptr_t site) {
   return site;
 }
 
+// `call __fentry__` for the site, through a stub page when out of reach; 0 (and st->failure)
+// when no stub page can be mapped.
+uintptr_t fentry_target(const SledModule& m, uintptr_t site, Stats* st, uintptr_t* stub) {
+  uintptr_t to = trampoline();
+  if (rel32_reaches(site + 5, to)) return to;
+  if (!*stub) *stub = sled_stub_near(m.exec[0].start, m.exec[m.exec_count - 1].end, to);
+  if (!*stub) st->failure = "no page for a stub within 2 GiB of the module could be mapped";
+  return *stub;
+}
+
+// Checks the list's sites and queues a write for each one to patch: a jump to its stub in
+// `pool` when it is open, else a call of __fentry__.
 void patch_list(const SledModule& m, const SledList& list, uintptr_t bias,
-                const EntryCheck& entries, Stats* st, bool* writable, uintptr_t* stub) {
+                const EntryCheck& entries, Stats* st, SledPool* pool, uintptr_t* stub,
+                Writes* out) {
   for (size_t i = 0; i < list.count && !st->failure; ++i) {
     uintptr_t site = list.entries[i];
     // Run-time addresses once relocated; an entry the loader did not relocate (a PIE
@@ -143,14 +185,23 @@ void patch_list(const SledModule& m, const SledList& list, uintptr_t bias,
       ++st->unselected;
       continue;
     }
-    uintptr_t to = trampoline();
-    if (!rel32_reaches(site + 5, to)) {
-      if (!*stub) *stub = sled_stub_near(m.exec[0].start, m.exec[m.exec_count - 1].end, to);
-      if (!*stub) {
-        st->failure = "no page for a stub within 2 GiB of the module could be mapped";
-        return;
-      }
-      to = *stub;
+    if (uintptr_t s = sled_pool_stub(pool, site, site + 5)) {
+      out->w[out->count++] = {site, s, 0xe9};
+    } else if (uintptr_t to = fentry_target(m, site, st, stub)) {
+      out->w[out->count++] = {site, to, 0xe8};
+    }
+  }
+}
+
+// Writes the queued sites. A pool that could not be made executable sends its sites to
+// __fentry__ instead.
+void write_sites(const SledModule& m, Writes* ws, bool pool_ok, Stats* st, uintptr_t* stub,
+                 bool* writable) {
+  for (size_t i = 0; i < ws->count && !st->failure; ++i) {
+    Write w = ws->w[i];
+    if (w.op == 0xe9 && !pool_ok) {
+      w.op = 0xe8;
+      if (!(w.to = fentry_target(m, w.site, st, stub))) return;
     }
     if (!*writable) {
       if (!set_code_writable(m, true, g_startup)) {
@@ -159,7 +210,7 @@ void patch_list(const SledModule& m, const SledList& list, uintptr_t bias,
       }
       *writable = true;
     }
-    write_rel32(site, 0xe8, to);
+    write_rel32(w.site, w.op, w.to);
     ++st->patched;
   }
 }
@@ -210,6 +261,39 @@ void xray_report(const char* path, const dl_phdr_info* info, const SledModule& m
   diag(msg);
 }
 
+// The -pg calibration's probe functions get stubs too once the program's sleds have, so the
+// calibration measures the stubs' path (calibration_probe_pg.cpp). Their `call __fentry__`
+// (5 or 6 bytes) becomes the jump to the stub, which calls the code after it. Where
+// anything fails they stay as they are (the calibration then measures the -pg entry's
+// redirected return, a few ns per call more).
+void patch_calibration_probes() {
+  static bool done = false;
+  if (done || !g_sled_stubs) return;
+  done = true;
+  constexpr size_t kCount = 8;
+  uintptr_t fns[kCount], sites[kCount], stubs[kCount];
+  size_t count = pg_calibration_probes(fns, kCount), n = 0;
+  uintptr_t lo = fns[0], hi = fns[0];
+  for (size_t i = 0; i < count; ++i) lo = fns[i] < lo ? fns[i] : lo, hi = fns[i] > hi ? fns[i] : hi;
+  SledPool pool;
+  if (!sled_pool_open(&pool, lo, hi + 16, count)) return;
+  for (size_t i = 0; i < count; ++i) {
+    uintptr_t site = fns[i] + (memcmp(reinterpret_cast<void*>(fns[i]), "\xf3\x0f\x1e\xfa", 4) ? 0 : 4);
+    size_t len = fentry_call_length(site, trampoline());
+    if (!len) continue;
+    if (!(stubs[n] = sled_pool_stub(&pool, fns[i], site + len))) break;
+    sites[n++] = site;
+  }
+  if (!sled_pool_close(&pool)) return;
+  const uintptr_t page = static_cast<uintptr_t>(sysconf(_SC_PAGESIZE));
+  for (size_t i = 0; i < n; ++i) {
+    void* p = reinterpret_cast<void*>(sites[i] & ~(page - 1));
+    if (mprotect(p, 2 * page, PROT_READ | PROT_WRITE | PROT_EXEC) != 0) continue;
+    write_rel32(sites[i], 0xe9, stubs[i]);
+    mprotect(p, 2 * page, PROT_READ | PROT_EXEC);
+  }
+}
+
 bool seen(const dl_phdr_info* info) {
   for (unsigned i = 0; i < g_done_count; ++i)
     if (g_done[i].bias == info->dlpi_addr && g_done[i].phdr == info->dlpi_phdr) return true;
@@ -237,8 +321,21 @@ unsigned patch_module(dl_phdr_info* info, bool lists) {
   EntryCheck entries(info);
   unsigned flags = (m.list_count ? kSledLists : 0u) | (m.xray_map ? kSledXray : 0u);
   if (!lists) m.list_count = 0;
-  for (int i = 0; i < m.list_count; ++i)
-    patch_list(m, m.lists[i], info->dlpi_addr, entries, &st, &writable, &stub);
+  size_t sites = 0;
+  for (int i = 0; i < m.list_count; ++i) sites += m.lists[i].count;
+  Writes ws;
+  SledPool pool;
+  if (sites && !ws.reserve(sites)) {
+    st.failure = "no memory for the list of its sites";
+  } else if (sites) {
+    // The stubs: a pool near the module's code (none: the sites call __fentry__).
+    sled_pool_open(&pool, m.exec[0].start, m.exec[m.exec_count - 1].end, sites);
+    for (int i = 0; i < m.list_count; ++i)
+      patch_list(m, m.lists[i], info->dlpi_addr, entries, &st, &pool, &stub, &ws);
+    bool pool_ok = sled_pool_close(&pool);
+    write_sites(m, &ws, pool_ok, &st, &stub, &writable);
+    if (pool_ok) g_sled_stubs = true;
+  }
   if (writable) set_code_writable(m, false, g_startup);
   if (m.xray_map) xray_report(path, info, m);  // clang -fxray-instrument (xray_sleds.hpp)
   if (st.patched) g_any = true;
@@ -295,6 +392,7 @@ void sled_patch_modules() {
     g_subs = subs;
   }
   dl_iterate_phdr(module_callback, nullptr);
+  patch_calibration_probes();  // after the modules: only once a stub was made
   entry_patch_modules();  // --patch (entry_patch.hpp): same moments, same lock
   // Calls into other modules (got_redirect.hpp), same occasions; after the entry pass, whose
   // patched modules it takes as instrumented.

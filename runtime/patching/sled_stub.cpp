@@ -1,4 +1,4 @@
-// Stub pages for far sled sites (see sled_stub.hpp).
+// Stub pages for far sled sites, and the mapping of code near a module (see sled_stub.hpp).
 #include "runtime/patching/sled_stub.hpp"
 
 #include <string.h>
@@ -28,50 +28,55 @@ bool reaches_all(uintptr_t lo, uintptr_t hi, uintptr_t stub) {
   return rel32_reaches(lo + 5, stub) && rel32_reaches(hi + 5, stub);
 }
 
-// Maps one page at exactly `hint` (never over an existing mapping: MAP_FIXED_NOREPLACE;
-// a kernel older than 4.17 takes it as a hint only, hence the check) and writes the stub.
-uintptr_t map_stub(uintptr_t hint, uintptr_t target) {
-  void* p = mmap(reinterpret_cast<void*>(hint), kPage, PROT_READ | PROT_WRITE,
+// Maps `size` bytes at exactly `hint` (never over an existing mapping: MAP_FIXED_NOREPLACE;
+// a kernel older than 4.17 takes it as a hint only, hence the check).
+bool map_at(uintptr_t hint, size_t size, int prot) {
+  void* p = mmap(reinterpret_cast<void*>(hint), size, prot,
                  MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
-  if (p == MAP_FAILED) return 0;
+  if (p == MAP_FAILED) return false;
   if (reinterpret_cast<uintptr_t>(p) != hint) {
-    munmap(p, kPage);
-    return 0;
+    munmap(p, size);
+    return false;
   }
-  // jmp *0(%rip); .quad target
-  auto* code = static_cast<uint8_t*>(p);
-  static const uint8_t jmp[6] = {0xff, 0x25, 0, 0, 0, 0};
-  memcpy(code, jmp, sizeof jmp);
-  memcpy(code + sizeof jmp, &target, sizeof target);
-  if (mprotect(p, kPage, PROT_READ | PROT_EXEC) != 0) {
-    munmap(p, kPage);
-    return 0;
-  }
-  return hint;
+  return true;
 }
 
 }  // namespace
+
+uintptr_t map_near(uintptr_t lo, uintptr_t hi, size_t size, int prot) {
+  size = (size + kPage - 1) & ~(kPage - 1);
+  // Below the module first: above an executable is where its brk heap grows.
+  lo &= ~(kPage - 1);
+  hi = (hi + kPage - 1) & ~(kPage - 1);
+  for (uintptr_t k = 1; k <= kTries; ++k) {
+    const uintptr_t hints[2] = {lo - size - (k - 1) * kStep, hi + (k + 63) * kStep};
+    for (uintptr_t hint : hints) {
+      // A hint below zero wraps around and fails the reach check.
+      if (hint < 0x10000 || !reaches_all(lo, hi, hint) || !reaches_all(lo, hi, hint + size))
+        continue;
+      if (map_at(hint, size, prot)) return hint;
+    }
+  }
+  return 0;
+}
 
 uintptr_t sled_stub_near(uintptr_t lo, uintptr_t hi, uintptr_t target) {
   for (int i = 0; i < g_stub_count; ++i)
     if (g_stubs[i].target == target && reaches_all(lo, hi, g_stubs[i].addr)) return g_stubs[i].addr;
   if (g_stub_count == kMaxStubs) return 0;
-  // Below the module first: above an executable is where its brk heap grows.
-  lo &= ~(kPage - 1);
-  hi = (hi + kPage - 1) & ~(kPage - 1);
-  for (int k = 1; k <= kTries; ++k) {
-    uintptr_t below = lo - static_cast<uintptr_t>(k) * kStep;
-    uintptr_t above = hi + static_cast<uintptr_t>(k - 1) * kStep + 64 * kStep;
-    const uintptr_t hints[2] = {below, above};
-    for (uintptr_t hint : hints) {
-      if (hint < 0x10000 || !reaches_all(lo, hi, hint)) continue;
-      if (uintptr_t stub = map_stub(hint, target)) {
-        g_stubs[g_stub_count++] = {stub, target};
-        return stub;
-      }
-    }
+  uintptr_t stub = map_near(lo, hi, kPage, PROT_READ | PROT_WRITE);
+  if (!stub) return 0;
+  // jmp *0(%rip); .quad target
+  auto* code = reinterpret_cast<uint8_t*>(stub);
+  static const uint8_t jmp[6] = {0xff, 0x25, 0, 0, 0, 0};
+  memcpy(code, jmp, sizeof jmp);
+  memcpy(code + sizeof jmp, &target, sizeof target);
+  if (mprotect(code, kPage, PROT_READ | PROT_EXEC) != 0) {
+    munmap(code, kPage);
+    return 0;
   }
-  return 0;
+  g_stubs[g_stub_count++] = {stub, target};
+  return stub;
 }
 
 bool sled_is_stub(uintptr_t addr) {

@@ -3,6 +3,7 @@
 // its patched sites call a small stub page mapped next to it, which jumps on.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 
 namespace callmon::rt {
@@ -18,6 +19,11 @@ inline bool rel32_reaches(uintptr_t from, uintptr_t to) {
 // if no stub page made before fits. Returns 0 when no page can be mapped in reach. Not
 // thread-safe: the patcher's callers serialise (sled_patch.hpp).
 uintptr_t sled_stub_near(uintptr_t lo, uintptr_t hi, uintptr_t target);
+
+// Maps `size` bytes (rounded up to pages) with `prot` where every address of [lo, hi) reaches
+// every byte of them with rel32, below the range first; 0 when no place is free. The pools
+// of sled_call_stub.hpp come from here too.
+uintptr_t map_near(uintptr_t lo, uintptr_t hi, size_t size, int prot);
 
 // Whether `addr` is one of the stubs (a site calling it is patched already).
 bool sled_is_stub(uintptr_t addr);

@@ -64,9 +64,11 @@ TRAMPOLINES = {
     "callmon_xray_entry": 0,       # XRay sleds (xray_trampolines.S)
     "callmon_xray_exit": 0,
     "callmon_xray_tail": 0,
+    "callmon_sled_enter": 0,       # nop sleds' stubs (sled_call.S)
+    "callmon_sled_return": 0,      # returns with `ret`
 }
 # The hooks they call: the roots of the C++ fast paths.
-HOOKS = ["callmon_pg_enter", "callmon_pg_enter_fentry", "callmon_pg_exit",
+HOOKS = ["callmon_pg_enter", "callmon_pg_enter_fentry", "callmon_sled_enter_c", "callmon_pg_exit",
          "callmon_patched_enter", "callmon_patched_exit", "callmon_libcall_enter",
          "callmon_xray_enter_body", "callmon_xray_exit_body", "callmon_xray_tail_body"]
 GUARDS = ("callmon_slow_call", "callmon_slow_call_hot")

@@ -9,7 +9,7 @@ list entry that names a function without a sled (--bad-site), and checks:
   nop (the program counts them itself) and the output is the same;
 - with --misplaced (gcc -fpatchable-function-entry=5,1: the listed address is one nop
   before the entry) no site is patched, recorded or not, and one line says why;
-- under `callmon record` every sled became a call, the program's result is unchanged, the
+- under `callmon record` every sled became a jump to its stub, the program's result is unchanged, the
   bad site (if any) is left as it is and reported in exactly one line on stderr, and the
   report counts exactly the expected calls (not the refused function's).
 
@@ -49,14 +49,14 @@ def main():
     other = 1 if args.bad_site else 0
 
     plain = run_fixture.run([prog], args.work)
-    m = re.search(r"^sites nop (\d+) call (\d+) other (\d+)$", plain.stdout, re.M)
+    m = re.search(r"^sites nop (\d+) call (\d+) jump (\d+) other (\d+)$", plain.stdout, re.M)
     if plain.returncode != 0 or not m:
         failures.add("plain run", run_fixture.describe(plain) + f"\n  stdout: {plain.stdout!r}")
         return run_fixture.finish(failures)
     sites = int(m.group(1))
     if sites < len(COUNTS):
         failures.add("plain run: sled sites", f"  expected at least {len(COUNTS)} nops, got {sites}")
-    failures.check_equal("plain run: stdout", f"{result}sites nop {sites} call 0 other {other}\n",
+    failures.check_equal("plain run: stdout", f"{result}sites nop {sites} call 0 jump 0 other {other}\n",
                          plain.stdout)
 
     env = dict(os.environ)
@@ -84,8 +84,9 @@ def main():
         if sum("are not function entries by the unwind tables" in line for line in rec.stderr.splitlines()) != 1:
             failures.add("record: the misplaced sites' report", f"  stderr: {rec.stderr!r}")
         return run_fixture.finish(failures)
+    # Every sled a jump to its function's stub (sled_call_stub.hpp), none a call of __fentry__.
     failures.check_equal("record: stdout (every sled patched, bad site left)",
-                         f"{result}sites nop 0 call {sites} other {other}\n", rec.stdout)
+                         f"{result}sites nop 0 call 0 jump {sites} other {other}\n", rec.stdout)
     refusals = [line for line in rec.stderr.splitlines() if "do not hold the expected nop" in line]
     if args.bad_site:
         if len(refusals) != 1 or "1 sled site(s)" not in refusals[0] or \
@@ -108,7 +109,7 @@ def main():
     rec = run_fixture.run([args.callmon, "record", "--no-libcall", "-o", sel, "--include", "^leaf", "--", prog],
                           args.work)
     failures.check_equal("record --include ^leaf: stdout (only leaf patched)",
-                         f"{result}sites nop {sites - 1} call 1 other {other}\n", rec.stdout)
+                         f"{result}sites nop {sites - 1} call 0 jump 1 other {other}\n", rec.stdout)
     rep = run_fixture.run([args.callmon, "report", "--format=json", "-d", sel], args.work)
     if rep.returncode != 0:
         failures.add("report of the filtered recording", run_fixture.describe(rep))

@@ -2,7 +2,8 @@
  * (`__mcount_loc` for gcc -pg -mfentry -mnop-mcount -mrecord-mcount,
  * `__patchable_function_entries` for -fpatchable-function-entry=5), reached through the
  * linker's __start_/__stop_ symbols, and counts the sites that still hold a 5-byte nop
- * (0f 1f 44 00 xx or five 90), those that hold a `call rel32` (e8), and the others. Then it
+ * (0f 1f 44 00 xx or five 90), those that hold a `call rel32` (e8: to __fentry__), those
+ * that hold a `jmp rel32` (e9: to the function's stub), and the others. Then it
  * does some calls and prints their result, which must not depend on being recorded.
  *
  * With -DBAD_SITE (mcount list only) the list also names not_a_sled(), whose first bytes
@@ -31,28 +32,29 @@ COUNTED int middle(int x) { return leaf(x) + leaf(x + 1); }
 
 /* Not instrumented itself (neither list names it), so the expected calls do not depend on
  * whether a compiler inlines it. */
-__attribute__((no_instrument_function, patchable_function_entry(0, 0))) static void count(const uintptr_t* a, const uintptr_t* b, int* nop, int* call, int* other) {
+__attribute__((no_instrument_function, patchable_function_entry(0, 0))) static void count(const uintptr_t* a, const uintptr_t* b, int* nop, int* call, int* jump, int* other) {
   for (; a && a < b; ++a) {
     const unsigned char* p = (const unsigned char*)*a;
     static const unsigned char nop5[4] = {0x0f, 0x1f, 0x44, 0x00};
     static const unsigned char nop1[5] = {0x90, 0x90, 0x90, 0x90, 0x90};
     if (!memcmp(p, nop5, 4) || !memcmp(p, nop1, 5)) ++*nop;
     else if (p[0] == 0xe8) ++*call;
+    else if (p[0] == 0xe9) ++*jump;
     else ++*other;
   }
 }
 
 int main(void) {
-  int nop = 0, call = 0, other = 0;
-  count(__start___mcount_loc, __stop___mcount_loc, &nop, &call, &other);
+  int nop = 0, call = 0, jump = 0, other = 0;
+  count(__start___mcount_loc, __stop___mcount_loc, &nop, &call, &jump, &other);
   count(__start___patchable_function_entries, __stop___patchable_function_entries, &nop, &call,
-        &other);
+        &jump, &other);
   int r = 0;
   for (int i = 0; i < 3; ++i) r += middle(i);
 #ifdef BAD_SITE
   r += not_a_sled();
 #endif
   printf("result %d\n", r);
-  printf("sites nop %d call %d other %d\n", nop, call, other);
+  printf("sites nop %d call %d jump %d other %d\n", nop, call, jump, other);
   return 0;
 }
