@@ -75,7 +75,7 @@ bool parse(const uint8_t* file, size_t size, const dl_phdr_info* info, SledModul
     out->lists[out->list_count++] = {reinterpret_cast<const uintptr_t*>(bias + sh[i].sh_addr),
                                      sh[i].sh_size / sizeof(uintptr_t), sh[i].sh_addr};
   }
-  if (out->list_count && dynsym >= 0 && sh[dynsym].sh_link < eh->e_shnum)
+  if (dynsym >= 0 && sh[dynsym].sh_link < eh->e_shnum)
     out->imports_pg = imports_pg_hook(sh[dynsym], sh[sh[dynsym].sh_link], bias);
   return true;
 }

@@ -39,6 +39,7 @@
 #include "runtime/patching/attach_threads.hpp"
 #include "runtime/patching/code_write.hpp"
 #include "runtime/patching/entry_patch.hpp"
+#include "runtime/patching/fentry_sites.hpp"
 #include "runtime/patching/namespace_patch.hpp"
 #include "runtime/patching/sled_elf.hpp"
 #include "runtime/patching/sled_entry_check.hpp"
@@ -212,7 +213,31 @@ void write_sites(const SledModule& m, Writes* ws, bool pool_ok, Stats* st, uintp
     }
     write_rel32(w.site, w.op, w.to);
     ++st->patched;
+    if (w.op == 0xe9) g_sled_stubs = true;
   }
+}
+
+// A -pg -mfentry module's calls of __fentry__ become jumps to stubs that call their
+// functions (fentry_sites.hpp), like nop sleds. Where no pool can be had or the code cannot
+// be written they stay calls, recorded through the redirected return: nothing to report.
+// Never a call written where a stub was meant: a 6-byte `call *GOT` site must not become a
+// 5-byte call followed by the old instruction's last byte.
+void patch_fentry_module(const dl_phdr_info* info, const char* path, const SledModule& m) {
+  FentrySites fs(info, path, m);
+  Writes ws;
+  SledPool pool;
+  if (!fs.count() || !ws.reserve(fs.count()) ||
+      !sled_pool_open(&pool, m.exec[0].start, m.exec[m.exec_count - 1].end, fs.count()))
+    return;
+  for (size_t i = 0; i < fs.count(); ++i)
+    if (uintptr_t s = sled_pool_stub(&pool, fs[i].site, fs[i].site + fs[i].length))
+      ws.w[ws.count++] = {fs[i].site, s, 0xe9};
+  if (!sled_pool_close(&pool)) return;
+  Stats st{};
+  bool writable = false;
+  uintptr_t stub = 0;
+  write_sites(m, &ws, true, &st, &stub, &writable);
+  if (writable) set_code_writable(m, false, g_startup);
 }
 
 void report(const char* path, const Stats& st) {
@@ -308,12 +333,17 @@ unsigned patch_module(dl_phdr_info* info, bool lists) {
   if (seen(info)) return 0;
   const char* path = info->dlpi_name && info->dlpi_name[0] ? info->dlpi_name : "/proc/self/exe";
   SledModule m;
-  if (!sled_read_module(info, path, &m) || (m.list_count == 0 && !m.xray_map) || m.imports_pg ||
-      m.exec_count == 0)
-    return 0;
+  if (!sled_read_module(info, path, &m) || m.exec_count == 0) return 0;
   uintptr_t self = reinterpret_cast<uintptr_t>(&sled_patch_modules);
   for (int i = 0; i < m.exec_count; ++i)
     if (self >= m.exec[i].start && self < m.exec[i].end) return 0;  // libcallmon itself
+  if (m.imports_pg) {
+    // A -pg build: its sites hold calls already. Those of __fentry__ get stubs (not in
+    // another namespace, whose unwinder the frames' return slots would not be restored for).
+    if (lists) patch_fentry_module(info, path, m);
+    return 0;
+  }
+  if (m.list_count == 0 && !m.xray_map) return 0;
   sled_select_module(info);
   Stats st{};
   bool writable = false;
@@ -332,9 +362,7 @@ unsigned patch_module(dl_phdr_info* info, bool lists) {
     sled_pool_open(&pool, m.exec[0].start, m.exec[m.exec_count - 1].end, sites);
     for (int i = 0; i < m.list_count; ++i)
       patch_list(m, m.lists[i], info->dlpi_addr, entries, &st, &pool, &stub, &ws);
-    bool pool_ok = sled_pool_close(&pool);
-    write_sites(m, &ws, pool_ok, &st, &stub, &writable);
-    if (pool_ok) g_sled_stubs = true;
+    write_sites(m, &ws, sled_pool_close(&pool), &st, &stub, &writable);
   }
   if (writable) set_code_writable(m, false, g_startup);
   if (m.xray_map) xray_report(path, info, m);  // clang -fxray-instrument (xray_sleds.hpp)
