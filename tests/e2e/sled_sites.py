@@ -30,7 +30,7 @@ COUNTS = {"main()": 1, "middle()": 3, "leaf()": 6}
 
 def main():
     def more_args(ap):
-        ap.add_argument("--mode", required=True, choices=["sled-fentry", "patchable"])
+        ap.add_argument("--mode", required=True, choices=["sled-fentry", "patchable", "fentry"])
         ap.add_argument("--bad-site", action="store_true")
         ap.add_argument("--misplaced", action="store_true",
                         help="build with -fpatchable-function-entry=5,1 (patchable mode)")
@@ -41,10 +41,13 @@ def main():
     flags = ["-O2"] + run_fixture.MODE_FLAGS[args.mode]
     flags += ["-DBAD_SITE"] if args.bad_site else []
     flags += ["-fpatchable-function-entry=5,1"] if args.misplaced else []
+    flags += ["-DFUNCTIONS"] if args.mode == "fentry" else []
     prog = run_fixture.build_site_program(args, "sled_sites", flags)
     if not prog:
         return 1
     failures = run_fixture.Failures()
+    if args.mode == "fentry":
+        return fentry_sites(args, prog, failures)
     result = "result 75\n" if args.bad_site else RESULT
     other = 1 if args.bad_site else 0
 
@@ -116,6 +119,38 @@ def main():
     else:
         got = {f["name"].split("(")[0]: f["calls"] for f in json.loads(rep.stdout)["functions"]}
         failures.check_equal("record --include ^leaf: calls", {"leaf": 6}, got)
+    return run_fixture.finish(failures)
+
+
+def fentry_sites(args, prog, failures):
+    """-pg -mfentry (the fixture counts its three functions' first instructions): recorded,
+    each call of __fentry__ became a jump to its function's stub (fentry_sites.hpp),
+    every function's, selected or not (the hooks filter); the counts are exact."""
+    plain = run_fixture.run([prog], args.work)
+    m = re.search(r"^sites nop 0 call (\d+) jump 0 other 0$", plain.stdout, re.M)
+    if plain.returncode != 0 or not m or int(m.group(1)) < len(COUNTS):
+        failures.add("plain run", run_fixture.describe(plain) + f"\n  stdout: {plain.stdout!r}")
+        return run_fixture.finish(failures)
+    sites = int(m.group(1))
+    for name, extra, counts in (("record", [], COUNTS),
+                                ("record --include ^leaf", ["--include", "^leaf"], {"leaf": 6})):
+        data = os.path.join(args.work, name.replace(" ", "_").replace("^", "") + ".data")
+        rec = run_fixture.run([args.callmon, "record", "--no-libcall", "-o", data, *extra, "--", prog],
+                              args.work)
+        failures.check_equal(f"{name}: exit status", 0, rec.returncode)
+        failures.check_equal(f"{name}: stdout (every call of __fentry__ a jump to a stub)",
+                             f"{RESULT}sites nop 0 call 0 jump {sites} other 0\n", rec.stdout)
+        failures.check_equal(f"{name}: stderr", "", rec.stderr)
+        rep = run_fixture.run([args.callmon, "report", "--format=json", "-d", data], args.work)
+        if rep.returncode != 0:
+            failures.add(f"{name}: report", run_fixture.describe(rep))
+            continue
+        got = {}
+        for f in json.loads(rep.stdout).get("functions", []):
+            key = f["name"].split("(")[0]
+            got[key] = got.get(key, 0) + f["calls"]
+        failures.check_equal(f"{name}: calls per function",
+                             {k.split("(")[0]: v for k, v in counts.items()}, got)
     return run_fixture.finish(failures)
 
 
