@@ -338,10 +338,10 @@ unsigned patch_module(dl_phdr_info* info, bool lists) {
   for (int i = 0; i < m.exec_count; ++i)
     if (self >= m.exec[i].start && self < m.exec[i].end) return 0;  // libcallmon itself
   if (m.imports_pg) {
-    // A -pg build: its sites hold calls already. Those of __fentry__ get stubs (not in
-    // another namespace, whose unwinder the frames' return slots would not be restored for).
+    // A -pg build: its listed sites hold calls already, for the -pg hooks. Those of
+    // __fentry__ get stubs, but not in another link namespace (`lists` false).
     if (lists) patch_fentry_module(info, path, m);
-    return 0;
+    m.list_count = 0;
   }
   if (m.list_count == 0 && !m.xray_map) return 0;
   sled_select_module(info);
