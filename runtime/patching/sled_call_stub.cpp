@@ -75,7 +75,7 @@ bool sled_pool_close(SledPool* p) {
   // Published once executable, before the pass writes a site that jumps to it.
   int n = g_sled_pools.count;
   g_sled_pools.lo[n] = p->base;
-  g_sled_pools.hi[n] = p->base + p->size;
+  g_sled_pools.hi[n] = p->base + p->used;  // the stubs written, not the pages
   __atomic_store_n(&g_sled_pools.count, n + 1, __ATOMIC_RELEASE);
   return true;
 }

@@ -20,8 +20,9 @@ inline constexpr uintptr_t kSledStubSize = 64;
 inline constexpr uintptr_t kSledStubReturn = 21;
 inline constexpr int kMaxSledPools = 256;
 
-// The published pools, read by the hooks: [lo, hi) holds stubs only. `count` is raised
-// (release) after the entry is written; readers load it with acquire.
+// The published pools, read by the hooks: [lo, hi) holds a pool's header and the stubs
+// written. `count` is raised (release) after the entry is written; readers load it with
+// acquire.
 struct SledPools {
   uintptr_t lo[kMaxSledPools];
   uintptr_t hi[kMaxSledPools];
