@@ -13,6 +13,8 @@
 #include "runtime/recording/event_writer.hpp"
 #include "runtime/hooks/hooks.hpp"
 #include "runtime/recording/process.hpp"
+
+extern "C" uint8_t callmon_xstate_hot_on;  // arch/x86_64/xstate_setup.cpp
 #include "runtime/core/sys.hpp"
 
 // Defined by a program or library that links a monitor in (CALLMON_MONITOR macro). Weak:
@@ -152,6 +154,9 @@ bool monitor_thread_setup(ThreadState* s) {
   m->info.tid = static_cast<int>(gettid());
   s->tid = m->info.tid;
   s->monitor = m;
+  // Before the thread is monitored: from now on callmon_slow_call_hot keeps the vector
+  // arguments around the callbacks (slow_call.S).
+  __atomic_store_n(&callmon_xstate_hot_on, 1, __ATOMIC_RELAXED);
   s->guard |= kGuardMonitor;
   return true;
 }

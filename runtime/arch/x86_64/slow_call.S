@@ -19,7 +19,9 @@
  *                          for the rare slow paths (a thread's set-up, the trace window's
  *                          growth every 16 KiB-1 MiB, a new chunk, a signal's interference,
  *                          a rescan after dlopen, an exception unwinding).
- *   callmon_slow_call_hot  only the upper halves of ymm/zmm0-15 (callmon_xstate_live),
+ *   callmon_slow_call_hot  only the upper halves of ymm/zmm0-15 (callmon_xstate_live), and
+ *                          only in monitor mode (callmon_xstate_hot_on: nothing else it
+ *                          calls can change them; outside it, no check at all),
  *                          where arguments and results travel: for the slow paths a mode
  *                          takes on every call (record-time filters, tail calls, the
  *                          monotonic clock, a full shadow stack) or often (the writer's
@@ -41,7 +43,11 @@
 
 	.text
 
-.macro	SLOW_CALL name, live
+/* SLOW_CALL name, live, gate: `gate`, when given, is a byte that must be non-zero for the
+ * check to be made at all: callmon_slow_call_hot's callees can change the vector state only
+ * through a monitor's callbacks, so outside monitor mode it jumps straight to them (the
+ * xgetbv alone was a third of a duration-filtered call's cost, fentry fib). */
+.macro	SLOW_CALL name, live, gate
 	.globl	\name
 	.hidden	\name
 	.type	\name, @function
@@ -56,7 +62,12 @@
 	movq	%rcx, 24(%rsp)
 	movq	%r8, 32(%rsp)
 	movq	%r9, 40(%rsp)
+.ifnb \gate
+	cmpb	$0, \gate(%rip)
+	je	6f
+.endif
 	XSTATE_IF_LIVE 5f, \live
+6:
 	.cfi_remember_state
 	movq	0(%rsp), %r11
 	movq	8(%rsp), %rdi
@@ -85,6 +96,6 @@
 .endm
 
 	SLOW_CALL callmon_slow_call, callmon_xstate_mask
-	SLOW_CALL callmon_slow_call_hot, callmon_xstate_live
+	SLOW_CALL callmon_slow_call_hot, callmon_xstate_live, callmon_xstate_hot_on
 
 	.section .note.GNU-stack,"",@progbits

@@ -13,6 +13,10 @@ __attribute__((visibility("hidden"))) uint32_t callmon_xstate_mask = 0;  // save
 __attribute__((visibility("hidden"))) uint32_t callmon_xstate_live = 0;  // checked in XINUSE
 __attribute__((visibility("hidden"))) uint64_t callmon_xstate_size = 0;
 __attribute__((visibility("hidden"))) uint8_t callmon_xstate_inuse = 0;
+// Set by monitor mode before its first thread is monitored (monitor_dispatch.cpp): only a
+// monitor's callbacks, behind callmon_slow_call_hot, can change the upper halves of
+// ymm/zmm0-15 there; without it that wrapper checks nothing (slow_call.S).
+__attribute__((visibility("hidden"))) uint8_t callmon_xstate_hot_on = 0;
 }
 
 namespace {
