@@ -3,7 +3,8 @@
 scripts (run_fib.py, run_patch.py, run_libcall.py, ...) with each build's `--callmon` in
 turn, --rounds times (a, b, a, b, ...: a change in the machine's load hits both alike),
 and prints, for every row whose name starts with "callmon", the median over the rounds of
-one number of that row (--field: its index among the row's decimal numbers; run_fib.py's
+one number of that row (and of run_fib.py's --also rows under it, named after it)
+(--field: its index among the row's decimal numbers; run_fib.py's
 marginal ns/call is 2, run_patch.py's ns/call 1, run_libcall.py's ns per library call 1),
 with its range and the ratio to the first build. The load average before and after is
 printed too. Run by hand, e.g. before and after a runtime change:
@@ -20,6 +21,8 @@ import subprocess
 import sys
 
 ROW = re.compile(r"^(callmon.*?)\s{2,}(-?\d.*)$")
+# run_fib.py's --also rows ("  --min-duration=1000  ..."), named after the callmon row above.
+ALSO = re.compile(r"^\s+(--\S+)\s{2,}(-?\d.*)$")
 NUMBER = re.compile(r"-?\d+\.\d+")
 
 
@@ -41,14 +44,19 @@ def main():
         for name, callmon in builds:
             out = subprocess.run([sys.executable] + script + ["--callmon", os.path.abspath(callmon)],
                                  capture_output=True, text=True, check=True).stdout
+            last = None
             for line in out.splitlines():
                 m = ROW.match(line)
-                if not m:
-                    continue
+                if m:
+                    last = m.group(1).strip()
+                else:
+                    m = ALSO.match(line)
+                    if not m or not last:
+                        continue
                 nums = NUMBER.findall(m.group(2))
                 if len(nums) <= a.field:
                     continue
-                row = m.group(1).strip()
+                row = m.group(1).strip() if m.re is ROW else f"{last} {m.group(1)}"
                 if row not in rows:
                     rows.append(row)
                 values.setdefault((row, name), []).append(float(nums[a.field]))
