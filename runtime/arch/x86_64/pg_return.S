@@ -25,22 +25,28 @@
 #include "runtime/arch/x86_64/frame.inc"
 
 	.text
+
+/* PG_RETURN name, hijacked, by_ret: the exit trampoline `name`, with the byte `hijacked` in
+ * front of it. One byte in front of the trampoline, in its FDE, where the return address
+ * is "undefined": an unwinder that meets a redirected return address looks up the address
+ * minus one, lands here, and ends the walk (gdb shows the frame as `hijacked`, the
+ * outermost) instead of walking on through garbage. `by_ret` 0 leaves by a jump (below),
+ * 1 by `ret`: callmon_sled_return, reached from a stub whose own call the function
+ * returned through (arch/x86_64/sled_call.S), where the real caller's entry is next on the
+ * return stack buffer. */
+.macro	PG_RETURN name, hijacked, by_ret
 	.p2align 4
-	/* One byte in front of the trampoline, in its FDE, where the return address is
-	 * "undefined": an unwinder that meets a redirected return address looks up the
-	 * address minus one, lands here, and ends the walk (gdb shows the frame as
-	 * callmon_hijacked_return, the outermost) instead of walking on through garbage. */
-	.type	callmon_hijacked_return, @function
-callmon_hijacked_return:
+	.type	\hijacked, @function
+\hijacked:
 	.cfi_startproc
 	.cfi_def_cfa %rsp, 0
 	.cfi_undefined %rip
 	nop
-	.size	callmon_hijacked_return, .-callmon_hijacked_return
-	.globl	callmon_pg_return
-	.hidden	callmon_pg_return
-	.type	callmon_pg_return, @function
-callmon_pg_return:
+	.size	\hijacked, .-\hijacked
+	.globl	\name
+	.hidden	\name
+	.type	\name, @function
+\name:
 	.cfi_offset %rip, -8
 	subq	$8, %rsp
 	.cfi_adjust_cfa_offset 8
@@ -51,6 +57,9 @@ callmon_pg_return:
 	call	callmon_pg_exit
 	RETVALS_RESTORE
 	FRAME_LEAVE
+.if \by_ret
+	ret			/* callmon_pg_exit put the real return address back in the slot */
+.else
 	/* Not `ret`: the function's own `ret` already took the return-stack-buffer entry of
 	 * the real caller (and was mispredicted); a second `ret` here would take the entry of
 	 * the caller's caller and leave every later return of the chain mispredicted too. */
@@ -58,7 +67,12 @@ callmon_pg_return:
 	.cfi_adjust_cfa_offset -8
 	.cfi_register %rip, %r11
 	jmp	*%r11
+.endif
 	.cfi_endproc
-	.size	callmon_pg_return, .-callmon_pg_return
+	.size	\name, .-\name
+.endm
+
+	PG_RETURN callmon_pg_return, callmon_hijacked_return, 0
+	PG_RETURN callmon_sled_return, callmon_sled_hijacked_return, 1
 
 	.section .note.GNU-stack,"",@progbits

@@ -22,7 +22,7 @@
  * (a new frame holds the real return address): returned in r11 (scratch at a function's
  * entry, never an argument), every argument register restored.
  *
- * callmon_sled_return is callmon_pg_return (pg_return.S) but for its last instruction: the
+ * callmon_sled_return (pg_return.S) is callmon_pg_return but for its last instruction: the
  * function returned to s+21 through the prediction the stub's `call` pushed, so the real
  * caller's entry is next on the return stack buffer and a `ret` takes it. A frame whose slot
  * got callmon_pg_return instead (redirected again after an exception was caught,
@@ -53,32 +53,5 @@ callmon_sled_enter:
 	ret
 	.cfi_endproc
 	.size	callmon_sled_enter, .-callmon_sled_enter
-
-	.p2align 4
-	/* As in pg_return.S: an unwinder that meets the stub's return address ends here. */
-	.type	callmon_sled_hijacked_return, @function
-callmon_sled_hijacked_return:
-	.cfi_startproc
-	.cfi_def_cfa %rsp, 0
-	.cfi_undefined %rip
-	nop
-	.size	callmon_sled_hijacked_return, .-callmon_sled_hijacked_return
-	.globl	callmon_sled_return
-	.hidden	callmon_sled_return
-	.type	callmon_sled_return, @function
-callmon_sled_return:
-	.cfi_offset %rip, -8
-	subq	$8, %rsp
-	.cfi_adjust_cfa_offset 8
-	FRAME_ENTER
-	RETVALS_SAVE
-	leaq	8(%rbp), %rdi
-	movq	%rsp, %rsi
-	call	callmon_pg_exit
-	RETVALS_RESTORE
-	FRAME_LEAVE
-	ret			/* callmon_pg_exit put the real return address back in the slot */
-	.cfi_endproc
-	.size	callmon_sled_return, .-callmon_sled_return
 
 	.section .note.GNU-stack,"",@progbits
