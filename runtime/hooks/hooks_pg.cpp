@@ -14,6 +14,11 @@
 // Frames are identified by their slot (Frame::sp = slot - 16, see thread_state.hpp): a
 // function reached by a tail call finds its slot already redirected and shares it with the
 // caller that jumped to it; both end at the one return.
+//
+// Functions entered through a stub instead (nop sleds and -pg -mfentry calls patched at
+// start-up, sled_call_stub.hpp) take the same entry and exit; only the slot holds the stub's
+// return point rather than the exit trampoline while the function runs, because the stub
+// called the function itself (callmon_sled_enter_c).
 #include <cstdint>
 
 #include "runtime/recording/arg_capture.hpp"
@@ -448,8 +453,9 @@ extern "C" __attribute__((no_instrument_function)) void callmon_pg_enter_fentry(
   pg_enter<Reach::kCall>(site, slot, saved);
 }
 
-// Called by a nop sled's stub through callmon_sled_enter (arch/x86_64/sled_call.S) with the
-// function's address: its entry as __fentry__'s. Returns 1 when the slot now belongs to a new
+// Called by a function's stub (a nop sled's or a -pg -mfentry call's, sled_call_stub.hpp)
+// through callmon_sled_enter (arch/x86_64/sled_call.S) with the function's address: its
+// entry as __fentry__'s. Returns 1 when the slot now belongs to a new
 // frame (the stub then calls the function and its return comes back through
 // callmon_sled_return), 0 when it is left to the function (nothing recorded, or a tail call
 // sharing the slot of its caller's frame: the stub jumps to the function).

@@ -1,5 +1,5 @@
-// Per-function stubs of the nop-sled mode (arch/x86_64/sled_call.S has their layout): a
-// patched sled jumps to its function's stub, which calls the entry hook, then calls the
+// Per-function stubs of the nop-sled mode and of -pg -mfentry calls (fentry_sites.hpp;
+// arch/x86_64/sled_call.S has their layout): a patched sled jumps to its function's stub, which calls the entry hook, then calls the
 // function's body itself, so the function's `ret` comes back to the stub predicted, and the
 // stub returns to the real caller with a `ret` the return stack buffer predicts too. The
 // -pg modes' redirected return (hooks_pg.cpp), which the sleds used before, costs a

@@ -2,8 +2,10 @@
 // -pg -mfentry -mnop-mcount -mrecord-mcount or with -fpatchable-function-entry=5 carry a
 // 5-byte nop at the entry of every function and a list of those addresses. Unrecorded they
 // run at native speed; under `callmon record` the runtime turns the nops of the selected
-// functions (sled_select.hpp) into `call __fentry__`, so they are recorded exactly like a
-// -pg -mfentry build (hooks_pg.cpp).
+// functions (sled_select.hpp) into jumps to stubs that call them (sled_call_stub.hpp), so
+// they are recorded with the -pg -mfentry hooks (hooks_pg.cpp) without a redirected return;
+// the same pass gives the `call __fentry__` of -pg -mfentry modules stubs too
+// (fentry_sites.hpp).
 #pragma once
 
 struct dl_phdr_info;
