@@ -532,12 +532,20 @@ void pg_hijack_returns() {
 // self tail call, in a function with no prologue) comes through the trampoline again with
 // the same slot, already redirected, and the function's frame on top: the -finstrument-functions
 // build calls its hook once before that loop, so this is no new call.
-extern "C" __attribute__((no_instrument_function)) void callmon_patched_enter(
+//
+// Returns 1 when the slot now belongs to a new frame: the trampoline then calls the
+// function's copy, whose return comes back through callmon_patched_return_ret
+// (entry_tramp.hpp). 0 leaves the function to run on from the trampoline: nothing recorded,
+// or a tail call or that loop sharing the slot. (The trampolines an attach makes always
+// run on: there frames return through the redirected return, which the detach knows.)
+extern "C" __attribute__((no_instrument_function)) uintptr_t callmon_patched_enter(
     uintptr_t fn, uintptr_t* slot, const uint64_t* saved) {
   ThreadState* s = t_state;
-  if (s && s->top > s->stack_base && is_return_trampoline(*slot)) {
+  uintptr_t before = *slot;
+  if (s && s->top > s->stack_base && is_return_trampoline(before)) {
     const Frame* f = s->top - 1;
-    if (f->fn == fn && f->sp == slot_sp(slot)) return;
+    if (f->fn == fn && f->sp == slot_sp(slot)) return 0;
   }
   pg_enter<Reach::kHot>(fn, slot, saved);  // any function's start: not a call boundary
+  return *slot != before;
 }

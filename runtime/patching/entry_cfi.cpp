@@ -18,6 +18,7 @@ constexpr uint8_t kDwarfRsp = 7, kDwarfRbp = 6, kDwarfRa = 16;
 
 enum : uint8_t {
   kCfaAdvanceLoc1 = 0x02,
+  kCfaUndefined = 0x07,
   kCfaDefCfa = 0x0c,
   kCfaDefCfaRegister = 0x0d,
   kCfaDefCfaOffset = 0x0e,
@@ -178,7 +179,7 @@ RegisterFrame register_frame() {
 size_t entry_cfi_program(const uint8_t* copy, size_t cap, uintptr_t copy_at, uint8_t* out,
                          size_t out_cap, size_t* range) {
   Out o(out, out_cap);
-  const size_t head = kTrampCodeOffset - kTrampEntry;  // the call before the copy
+  const size_t head = kTrampCodeOffset - kTrampEntry;  // the trampoline's code before the copy
   int64_t cfa = 8;         // CFA = base + cfa
   bool fp_based = false;   // base: %rsp, or %rbp after `mov %rsp,%rbp`
   size_t loc = 0;          // the program's location, from the FDE's start
@@ -195,6 +196,18 @@ size_t entry_cfi_program(const uint8_t* copy, size_t cap, uintptr_t copy_at, uin
     }
     loc = to;
   };
+  // The trampoline's own code (entry_tramp.hpp): the function's entry state up to its `lea`,
+  // which drops the return address (kept in the shadow stack): from there to the copy,
+  // which the trampoline calls and which returns there, the return address is undefined
+  // and an unwinder ends its walk (the copy's own return address is the trampoline's +21,
+  // whose row is this one). The copy starts in the entry state again (entered by the call
+  // or by the jump, a return address at CFA - 8 either way).
+  advance(kTrampDropsReturn - kTrampEntry);
+  o.byte(kCfaUndefined);
+  o.uleb(kDwarfRa);
+  advance(head);
+  o.byte(static_cast<uint8_t>(kCfaOffset | kDwarfRa));
+  o.uleb(1);
   while (n < cap) {
     Insn in;
     if (!entry_decode(copy + n, cap - n, copy_at + n, &in)) break;
@@ -234,9 +247,8 @@ bool entry_cfi_register(const TrampPool& pool) {
   if (!pool.base || pool.used <= kTrampEntry) return false;
   RegisterFrame reg = register_frame();
   if (!reg) return false;
-  constexpr size_t kHead = 16;  // the pool's entry address, padded (entry_tramp.cpp)
-  const size_t slots = (pool.used - kHead) / kTrampSlot;
-  const size_t size = (32 + slots * 64 + 8 + 4095) & ~size_t{4095};
+  const size_t slots = (pool.used - kTrampHead) / kTrampSlot;
+  const size_t size = (32 + slots * 96 + 8 + 4095) & ~size_t{4095};
   void* p = mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   if (p == MAP_FAILED) return false;
   auto* buf = static_cast<uint8_t*>(p);
@@ -262,11 +274,11 @@ bool entry_cfi_register(const TrampPool& pool) {
     memcpy(o.at(cie), &len, 4);
   }
   for (size_t k = 0; k < slots; ++k) {
-    const uint8_t* slot = pool.base + kHead + k * kTrampSlot;
+    const uint8_t* slot = pool.base + kTrampHead + k * kTrampSlot;
     if (slot[kTrampEntry] != 0xff || slot[kTrampEntry + 1] != 0x15) continue;
-    uint8_t prog[40];
+    uint8_t prog[64];
     size_t range;
-    const size_t plen = entry_cfi_program(slot + kTrampCodeOffset, kTrampSlot - kTrampCodeOffset,
+    const size_t plen = entry_cfi_program(slot + kTrampCodeOffset, kTrampFnOffset - kTrampCodeOffset,
                                           reinterpret_cast<uintptr_t>(slot + kTrampCodeOffset),
                                           prog, sizeof prog, &range);
     if (plen == SIZE_MAX) continue;  // no FDE: the unwinder stops there, as before

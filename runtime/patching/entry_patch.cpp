@@ -47,7 +47,8 @@
 #include "runtime/patching/sled_select.hpp"
 #include "runtime/recording/process.hpp"
 
-extern "C" void callmon_patched_entry();  // patch_entry.S
+extern "C" void callmon_patched_entry();       // patch_entry.S
+extern "C" void callmon_patched_return_ret();  // patch_entry.S
 extern "C" void __fentry__();             // pg_entry.S
 
 namespace callmon::rt {
@@ -402,7 +403,8 @@ int module_callback(dl_phdr_info* info, size_t, void* data) {
   // Every selected function gets a slot; at most one per function.
   TrampPool pool;
   if (!entry_pool_map(m.exec[0].start, m.exec[m.exec_count - 1].end, funcs.count(),
-                      reinterpret_cast<uintptr_t>(&callmon_patched_entry), &pool)) {
+                      reinterpret_cast<uintptr_t>(&callmon_patched_entry),
+                      reinterpret_cast<uintptr_t>(&callmon_patched_return_ret), &pool)) {
     module_line("patch-module", st, path, "no page for trampolines within 2 GiB of its code could be mapped");
     return 0;
   }
@@ -492,7 +494,7 @@ int module_callback(dl_phdr_info* info, size_t, void* data) {
              "assembly label) lands inside the bytes the patch replaces", at);
       continue;
     }
-    entry_pool_head(pool, slot, f.addr);
+    entry_pool_head(pool, slot, f.addr, !attach_collecting());
     memcpy(slot + kTrampCodeOffset, r.code, r.len);
     pending[npending++] = {start, reinterpret_cast<uintptr_t>(slot), f.addr, f.name, r};
   }
@@ -547,7 +549,8 @@ void patch_calibration_probes() {
   size_t count = pg_calibration_probes(fns, kCount);
   TrampPool pool;
   if (!entry_pool_map(fns[0], fns[0] + 4096, count,
-                      reinterpret_cast<uintptr_t>(&callmon_patched_entry), &pool))
+                      reinterpret_cast<uintptr_t>(&callmon_patched_entry),
+                      reinterpret_cast<uintptr_t>(&callmon_patched_return_ret), &pool))
     return;
   uintptr_t sites[kCount], slots[kCount];
   size_t n = 0;
@@ -558,7 +561,7 @@ void patch_calibration_probes() {
     if (!len) continue;
     uint8_t* slot = entry_pool_slot(&pool);
     if (!slot) break;
-    entry_pool_head(pool, slot, fn);
+    entry_pool_head(pool, slot, fn, !attach_collecting());
     uint8_t* j = slot + kTrampCodeOffset;
     j[0] = 0xe9;
     int32_t back = static_cast<int32_t>(static_cast<intptr_t>(site + len - reinterpret_cast<uintptr_t>(j + 5)));

@@ -5,6 +5,7 @@
 #include <string.h>
 #include <sys/mman.h>
 
+#include "runtime/patching/sled_call_stub.hpp"
 #include "runtime/patching/sled_stub.hpp"
 
 #ifndef MAP_FIXED_NOREPLACE
@@ -18,7 +19,6 @@ namespace {
 constexpr uintptr_t kPage = 4096;
 constexpr uintptr_t kStep = 1u << 20;
 constexpr int kTries = 512;
-constexpr size_t kHead = 16;  // the entry's address, padded
 
 bool reaches(uintptr_t lo, uintptr_t hi, uintptr_t p, size_t size) {
   return rel32_reaches(lo, p) && rel32_reaches(p, hi) && rel32_reaches(lo, p + size) &&
@@ -27,9 +27,11 @@ bool reaches(uintptr_t lo, uintptr_t hi, uintptr_t p, size_t size) {
 
 }  // namespace
 
-bool entry_pool_map(uintptr_t lo, uintptr_t hi, size_t slots, uintptr_t entry, TrampPool* out) {
+bool entry_pool_map(uintptr_t lo, uintptr_t hi, size_t slots, uintptr_t entry, uintptr_t exit,
+                    TrampPool* out) {
   *out = TrampPool{};
-  size_t size = (kHead + slots * kTrampSlot + kPage - 1) & ~(kPage - 1);
+  if (sled_pools_full()) return false;  // its trampolines' return point must be known
+  size_t size = (kTrampHead + slots * kTrampSlot + kPage - 1) & ~(kPage - 1);
   lo &= ~(kPage - 1);
   hi = (hi + kPage - 1) & ~(kPage - 1);
   for (int k = 1; k <= kTries; ++k) {
@@ -47,9 +49,10 @@ bool entry_pool_map(uintptr_t lo, uintptr_t hi, size_t slots, uintptr_t entry, T
       }
       out->base = static_cast<uint8_t*>(p);
       out->size = size;
-      out->used = kHead;
+      out->used = kTrampHead;
       memcpy(out->base, &entry, 8);
-      memset(out->base + 8, 0xcc, kHead - 8);
+      memcpy(out->base + 8, &exit, 8);
+      memset(out->base + 16, 0xcc, kTrampHead - 16);
       return true;
     }
   }
@@ -64,23 +67,40 @@ uint8_t* entry_pool_slot(TrampPool* pool) {
   return s;
 }
 
-void entry_pool_head(const TrampPool& pool, uint8_t* slot, uintptr_t fn) {
-  memcpy(slot, &fn, 8);
-  slot[8] = 0xff;  // call *disp32(%rip)
-  slot[9] = 0x15;
-  int32_t d = static_cast<int32_t>(reinterpret_cast<intptr_t>(pool.base) -
-                                   reinterpret_cast<intptr_t>(slot + kTrampCodeOffset));
-  memcpy(slot + 10, &d, 4);
+void entry_pool_head(const TrampPool& pool, uint8_t* slot, uintptr_t fn, bool call) {
+  // The disp32 at slot + at of an instruction that ends at slot + next, to `to`.
+  auto put_rel = [slot](size_t at, size_t next, const void* to) {
+    int32_t d = static_cast<int32_t>(reinterpret_cast<intptr_t>(to) -
+                                     reinterpret_cast<intptr_t>(slot + next));
+    memcpy(slot + at, &d, 4);
+  };
+  static const uint8_t code[kTrampCodeOffset] = {
+      0xff, 0x15, 0, 0, 0, 0,        // +0  call *pool+0(%rip)
+      0x74, 32 - 8,                  // +6  je +32
+      0x48, 0x8d, 0x64, 0x24, 0x08,  // +8  lea 8(%rsp), %rsp
+      0x0f, 0x1f, 0x00,              // +13 nopl (%rax)
+      0xe8, 32 - 21, 0, 0, 0,        // +16 call +32
+      0xff, 0x25, 0, 0, 0, 0,        // +21 jmp *pool+8(%rip)
+      0xcc, 0xcc, 0xcc, 0xcc, 0xcc}; // +27
+  memcpy(slot, code, sizeof code);
+  if (!call) slot[6] = 0xeb;  // jmp +32
+  put_rel(2, 6, pool.base);
+  put_rel(23, 27, pool.base + 8);
+  memcpy(slot + kTrampFnOffset, &fn, 8);
 }
 
 bool entry_pool_seal(TrampPool* pool) {
   if (!pool->base) return false;
-  if (pool->used == kHead) {
+  if (pool->used == kTrampHead) {
     munmap(pool->base, pool->size);
     *pool = TrampPool{};
     return false;
   }
-  return mprotect(pool->base, pool->size, PROT_READ | PROT_EXEC) == 0;
+  if (mprotect(pool->base, pool->size, PROT_READ | PROT_EXEC) != 0) return false;
+  // Before any function jumps here: its frames' slots will hold the trampolines' +21.
+  sled_pools_publish(reinterpret_cast<uintptr_t>(pool->base),
+                     reinterpret_cast<uintptr_t>(pool->base) + pool->used, kTrampSlot);
+  return true;
 }
 
 }  // namespace callmon::rt

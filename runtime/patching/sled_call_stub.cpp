@@ -30,7 +30,7 @@ void put32(uint8_t* at, int64_t v) {
 
 bool sled_pool_open(SledPool* p, uintptr_t lo, uintptr_t hi, size_t sites) {
   *p = SledPool{};
-  if (__atomic_load_n(&g_sled_pools.count, __ATOMIC_RELAXED) == kMaxSledPools) return false;
+  if (sled_pools_full()) return false;
   size_t size = kHeader + sites * kSledStubSize;
   uintptr_t base = map_near(lo, hi, size, PROT_READ | PROT_WRITE);
   if (!base) return false;
@@ -72,19 +72,26 @@ bool sled_pool_close(SledPool* p) {
     *p = SledPool{};
     return false;
   }
-  // Published once executable, before the pass writes a site that jumps to it.
-  int n = g_sled_pools.count;
-  g_sled_pools.lo[n] = p->base;
-  g_sled_pools.hi[n] = p->base + p->used;  // the stubs written, not the pages
-  __atomic_store_n(&g_sled_pools.count, n + 1, __ATOMIC_RELEASE);
+  // Published once executable, before the pass writes a site that jumps to it; up to the
+  // last stub written, not the pages.
+  sled_pools_publish(p->base, p->base + p->used, kSledStubSize);
   return true;
+}
+
+void sled_pools_publish(uintptr_t lo, uintptr_t hi, uintptr_t stride) {
+  int n = g_sled_pools.count;
+  if (n == kMaxSledPools) return;
+  g_sled_pools.lo[n] = lo;
+  g_sled_pools.hi[n] = hi;
+  g_sled_pools.stride[n] = stride;
+  __atomic_store_n(&g_sled_pools.count, n + 1, __ATOMIC_RELEASE);
 }
 
 bool sled_stub_start(uintptr_t addr) {
   int n = __atomic_load_n(&g_sled_pools.count, __ATOMIC_ACQUIRE);
   for (int i = 0; i < n; ++i)
-    if (addr >= g_sled_pools.lo[i] + kHeader && addr < g_sled_pools.hi[i] &&
-        (addr - g_sled_pools.lo[i]) % kSledStubSize == 0)
+    if (g_sled_pools.stride[i] == kSledStubSize && addr >= g_sled_pools.lo[i] + kHeader &&
+        addr < g_sled_pools.hi[i] && (addr - g_sled_pools.lo[i]) % kSledStubSize == 0)
       return true;
   return false;
 }

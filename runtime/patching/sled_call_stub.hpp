@@ -26,6 +26,7 @@ inline constexpr int kMaxSledPools = 256;
 struct SledPools {
   uintptr_t lo[kMaxSledPools];
   uintptr_t hi[kMaxSledPools];
+  uintptr_t stride[kMaxSledPools];  // kSledStubSize, or entry patching's trampolines'
   int count;
 };
 extern SledPools g_sled_pools;
@@ -36,12 +37,28 @@ extern bool g_sled_stubs;
 
 // Whether `a` is the return point of a stub: the address a sled function called by its
 // stub finds in its return slot. Integer code, no call: the hooks' fast paths use it.
+// Entry patching's trampolines (entry_tramp.hpp) return there too: their pools are
+// published here with their own stride. Every pool's first stub or trampoline is
+// kSledStubSize bytes after its page-aligned start.
 inline bool sled_stub_return(uintptr_t a) {
   if ((a & (kSledStubSize - 1)) != kSledStubReturn) return false;
   int n = __atomic_load_n(&g_sled_pools.count, __ATOMIC_ACQUIRE);
-  for (int i = 0; i < n; ++i)
-    if (a - g_sled_pools.lo[i] < g_sled_pools.hi[i] - g_sled_pools.lo[i]) return true;
+  for (int i = 0; i < n; ++i) {
+    uintptr_t off = a - g_sled_pools.lo[i];
+    if (off < g_sled_pools.hi[i] - g_sled_pools.lo[i] &&
+        (g_sled_pools.stride[i] == kSledStubSize ||
+         (off - kSledStubSize) % g_sled_pools.stride[i] == kSledStubReturn))
+      return true;
+  }
   return false;
+}
+
+// Publishes a pool of entry patching's trampolines, [lo, hi), `stride` bytes each after a
+// kSledStubSize header. Serialised by the patchers' lock, as the pools below; a pool is
+// mapped only while sled_pools_full() is false, so there is room for it.
+void sled_pools_publish(uintptr_t lo, uintptr_t hi, uintptr_t stride);
+inline bool sled_pools_full() {
+  return __atomic_load_n(&g_sled_pools.count, __ATOMIC_RELAXED) == kMaxSledPools;
 }
 
 // A pool being filled. open() maps room for `sites` stubs near [lo, hi) (a module's code);

@@ -60,6 +60,7 @@ TRAMPOLINES = {
     "callmon_pg_return": 1,        # to the real return address
     "callmon_patched_entry": 0,
     "callmon_patched_return": 1,
+    "callmon_patched_return_ret": 0,
     "callmon_libcall_entry": 1,    # to the library function
     "callmon_xray_entry": 0,       # XRay sleds (xray_trampolines.S)
     "callmon_xray_exit": 0,

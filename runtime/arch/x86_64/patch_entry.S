@@ -2,13 +2,15 @@
  * function's first bytes jump to its own trampoline (runtime/patching/entry_tramp.hpp),
  * whose first instruction calls this. The stack then is the one `call __fentry__` as a
  * function's first instruction makes (pg_entry.S):
- *     0(%rsp)  child: the trampoline's code after the call (trampoline + 14)
+ *     0(%rsp)  child: the trampoline's code after the call (trampoline + 6)
  *     8(%rsp)  slot:  the patched function's return address
- * and the trampoline holds the function's own address 14 bytes before `child`. Like
+ * and the trampoline holds the function's own address 122 bytes after `child`. Like
  * __fentry__, this saves every register a function may receive an argument in, with the
  * same layout (the -A argument capture reads it), and calls
  *     callmon_patched_enter(fn, slot, saved)   (hooks_pg.cpp)
- * which records the entry and redirects the return to callmon_patched_return (below),
+ * which records the entry and takes the return slot (answered in ZF, clear when taken: the
+ * trampoline then calls the copy, which returns through callmon_patched_return_ret; else,
+ * or in an attach's trampolines, its return goes to callmon_patched_return, below),
  * whose C side, callmon_patched_exit, is the -pg modes' own exit (but for a monitor's
  * callbacks, which run behind the full save there: hooks/hooks.hpp, Reach::kHot). Only
  * called while recording (nothing is patched otherwise), so there is no forwarding to
@@ -45,10 +47,14 @@ callmon_patched_entry:
 	movaps	%xmm15, 320(%rsp)
 	ARGS_STORE
 	movq	8(%rbp), %rdi
-	movq	-14(%rdi), %rdi
+	movq	122(%rdi), %rdi		/* the function's address: trampoline + 128 */
 	leaq	16(%rbp), %rsi
 	movq	%rsp, %rdx
 	call	callmon_patched_enter
+	/* The answer in ZF, which nothing below changes (moves, movaps, pop): set when the
+	 * trampoline is to jump into the copy, clear when it calls it. Every register a call
+	 * may clobber must reach the function as it was, so no register can carry it. */
+	testq	%rax, %rax
 	ARGS_LOAD
 	movq	192(%rsp), %r11
 	movaps	208(%rsp), %xmm8
@@ -70,18 +76,19 @@ callmon_patched_entry:
  * rcx rsi rdi r8 r9 r10 r11. It leaves through `jmp *-8(%rsp)` rather than through a
  * register (r11 must be kept too): the kernel never writes a signal frame into the 128
  * bytes below the stack pointer, so the word stays there until the jump reads it. */
+.macro	PATCHED_RETURN name, hijacked, by_ret
 	.p2align 4
-	.type	callmon_patched_hijacked_return, @function
-callmon_patched_hijacked_return:
+	.type	\hijacked, @function
+\hijacked:
 	.cfi_startproc
 	.cfi_def_cfa %rsp, 0
 	.cfi_undefined %rip
 	nop
-	.size	callmon_patched_hijacked_return, .-callmon_patched_hijacked_return
-	.globl	callmon_patched_return
-	.hidden	callmon_patched_return
-	.type	callmon_patched_return, @function
-callmon_patched_return:
+	.size	\hijacked, .-\hijacked
+	.globl	\name
+	.hidden	\name
+	.type	\name, @function
+\name:
 	.cfi_offset %rip, -8
 	subq	$8, %rsp
 	.cfi_adjust_cfa_offset 8
@@ -143,10 +150,21 @@ callmon_patched_return:
 	movq	320(%rsp), %r11
 	FRAME_LEAVE
 	/* The real return address is in the slot now (callmon_patched_exit wrote it back). */
+.if \by_ret
+	ret
+.else
 	leaq	8(%rsp), %rsp
 	.cfi_adjust_cfa_offset -8
 	jmp	*-8(%rsp)
+.endif
 	.cfi_endproc
-	.size	callmon_patched_return, .-callmon_patched_return
+	.size	\name, .-\name
+.endm
+
+	PATCHED_RETURN callmon_patched_return, callmon_patched_hijacked_return, 0
+	/* Reached from a trampoline that called the function's copy (entry_tramp.hpp): the
+	 * function returned through that call's prediction, so the caller's is next. */
+	PATCHED_RETURN callmon_patched_return_ret, callmon_patched_called_return, 1
+
 
 	.section .note.GNU-stack,"",@progbits
