@@ -5,6 +5,7 @@
 #include <string.h>
 #include <sys/mman.h>
 
+#include "runtime/patching/entry_reloc.hpp"
 #include "runtime/patching/sled_call_stub.hpp"
 #include "runtime/patching/sled_stub.hpp"
 
@@ -19,6 +20,14 @@ namespace {
 constexpr uintptr_t kPage = 4096;
 constexpr uintptr_t kStep = 1u << 20;
 constexpr int kTries = 512;
+
+// The layout entry_tramp.hpp describes, as the hooks and patch_entry.S read it: the return
+// point (+21) where a sled stub's is (sled_stub_return), the copy and the function's address
+// apart (patch_entry.S reads the address at +128 as 122 bytes after its return address).
+static_assert(kTrampHead == kSledStubSize && kTrampSlot % kSledStubSize == 0);
+static_assert(16 + 5 == kSledStubReturn);
+static_assert(kTrampCodeOffset + kRelocMax <= kTrampFnOffset && kTrampFnOffset + 8 <= kTrampSlot);
+static_assert(kTrampEntry == 0 && kTrampFnOffset - 6 == 122);
 
 bool reaches(uintptr_t lo, uintptr_t hi, uintptr_t p, size_t size) {
   return rel32_reaches(lo, p) && rel32_reaches(p, hi) && rel32_reaches(lo, p + size) &&

@@ -37,10 +37,10 @@ uint8_t adv(size_t delta) { return static_cast<uint8_t>(0x40 | delta); }
 // from the `lea` that drops the return address the return address is undefined (an
 // unwinder meeting the trampoline's return point ends there), at the copy the entry state
 // again.
-std::vector<uint8_t> with_head(std::vector<uint8_t> copy) {
+std::vector<uint8_t> with_head(const std::vector<uint8_t>& copy) {
   std::vector<uint8_t> v = {adv(kTrampDropsReturn - kTrampEntry), 0x07, 16,
                             adv(kHead - (kTrampDropsReturn - kTrampEntry)), 0x90, 1};
-  v.insert(v.end(), copy.begin(), copy.end());
+  for (uint8_t b : copy) v.push_back(b);
   return v;
 }
 
