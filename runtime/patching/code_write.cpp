@@ -3,6 +3,7 @@
 
 #include <string.h>
 #include <sys/mman.h>
+#include <unistd.h>
 
 #include "runtime/calibration/calibration.hpp"
 #include "runtime/calibration/calibration_work.hpp"
@@ -23,6 +24,17 @@ void write_rel32(uintptr_t site, uint8_t opcode, uintptr_t to) {
   }
 }
 
+void write_rel32_text(uintptr_t site, uint8_t opcode, uintptr_t to) {
+  const uintptr_t page = static_cast<uintptr_t>(sysconf(_SC_PAGESIZE));
+  void* p = reinterpret_cast<void*>(site & ~(page - 1));
+  if (mprotect(p, 2 * page, PROT_READ | PROT_WRITE | PROT_EXEC) != 0) return;
+  write_rel32(site, opcode, to);
+  mprotect(p, 2 * page, PROT_READ | PROT_EXEC);
+}
+
+namespace {
+
+// The length of the call of `fentry` at `site` (see pg_calibration_sites), 0 if none.
 size_t fentry_call_length(uintptr_t site, uintptr_t fentry) {
   const auto* c = reinterpret_cast<const uint8_t*>(site);
   int32_t rel;
@@ -39,15 +51,19 @@ size_t fentry_call_length(uintptr_t site, uintptr_t fentry) {
   return 0;
 }
 
-size_t pg_calibration_probes(uintptr_t* out, size_t max) {
+}  // namespace
+
+size_t pg_calibration_sites(uintptr_t fentry, PgProbeSite* out, size_t max) {
   const uintptr_t fns[] = {reinterpret_cast<uintptr_t>(&calibration_pg_leaf),
                            reinterpret_cast<uintptr_t>(&calibration_pg_parent),
                            reinterpret_cast<uintptr_t>(&calibration_pg_chain_leaf),
                            reinterpret_cast<uintptr_t>(&calibration_pg_serial),
                            reinterpret_cast<uintptr_t>(&calibration_pg_parallel)};
   size_t n = 0;
-  for (uintptr_t fn : fns)
-    if (n < max) out[n++] = fn;
+  for (uintptr_t fn : fns) {
+    uintptr_t site = fn + (is_endbr64(reinterpret_cast<const uint8_t*>(fn)) ? 4 : 0);
+    if (size_t len = fentry_call_length(site, fentry); len && n < max) out[n++] = {fn, site, len};
+  }
   return n;
 }
 

@@ -16,14 +16,25 @@ namespace callmon::rt {
 // the others byte by byte. `to` must be within rel32 reach of site + 5.
 void write_rel32(uintptr_t site, uint8_t opcode, uintptr_t to);
 
-// The length of the call of __fentry__ (`fentry`) at `site`: 5 for `call rel32` (e8), 6 for
-// `call *sym@GOTPCREL(%rip)` (ff 15, the runtime's own PIC code), 0 for anything else.
-size_t fentry_call_length(uintptr_t site, uintptr_t fentry);
+// Writes `opcode rel32` at `site` in the runtime's own code (read-only): its pages are made
+// writable for the store and put back. Nothing written when mprotect refuses.
+void write_rel32_text(uintptr_t site, uint8_t opcode, uintptr_t to);
 
-// The -pg calibration's probe functions (calibration_probe_pg.cpp), whose first instruction
-// (after an endbr64) is that call, and the number of them: the sled and entry patchers send
-// them their own way so the calibration measures the path the program's calls take.
-size_t pg_calibration_probes(uintptr_t* out, size_t max);
+// Whether `p` starts with endbr64 (f3 0f 1e fa, -fcf-protection), the instruction a
+// function's entry patch or call of __fentry__ comes after.
+inline bool is_endbr64(const uint8_t* p) {
+  return p[0] == 0xf3 && p[1] == 0x0f && p[2] == 0x1e && p[3] == 0xfa;
+}
+
+// The -pg calibration's probe functions (calibration_probe_pg.cpp) whose first instruction
+// (after an endbr64) still calls __fentry__ (`fentry`): the sled and entry patchers send them
+// their own way, so the calibration measures the path the program's calls take. `len` is
+// the call's: 5 for `call rel32`, 6 for `call *sym@GOTPCREL(%rip)` (the runtime's PIC code).
+struct PgProbeSite {
+  uintptr_t fn, site;
+  size_t len;
+};
+size_t pg_calibration_sites(uintptr_t fentry, PgProbeSite* out, size_t max);
 
 // Makes the module's executable segments writable and still executable (`on`), or puts their
 // original protection back. When a segment cannot be writable and executable at once and

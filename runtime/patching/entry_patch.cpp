@@ -227,10 +227,6 @@ bool is_exception_function(const char* name) {
          !strncmp(name, "__register_frame", 16);
 }
 
-bool is_endbr64(const uint8_t* p) {
-  return p[0] == 0xf3 && p[1] == 0x0f && p[2] == 0x1e && p[3] == 0xfa;
-}
-
 bool is_sled(const uint8_t* p) {
   return (p[0] == 0x0f && p[1] == 0x1f && p[2] == 0x44 && p[3] == 0x00) ||
          (p[0] == 0x90 && p[1] == 0x90 && p[2] == 0x90 && p[3] == 0x90 && p[4] == 0x90);
@@ -545,39 +541,29 @@ int module_callback(dl_phdr_info* info, size_t, void* data) {
 void patch_calibration_probes() {
   g_calibration_done = true;
   constexpr size_t kCount = 8;
-  uintptr_t fns[kCount];
-  size_t count = pg_calibration_probes(fns, kCount);
+  PgProbeSite probes[kCount];
+  size_t count = pg_calibration_sites(reinterpret_cast<uintptr_t>(&__fentry__), probes, kCount);
   TrampPool pool;
-  if (!entry_pool_map(fns[0], fns[0] + 4096, count,
-                      reinterpret_cast<uintptr_t>(&callmon_patched_entry),
-                      reinterpret_cast<uintptr_t>(&callmon_patched_return_ret), &pool))
+  if (!count || !entry_pool_map(probes[0].site, probes[0].site + 4096, count,
+                                reinterpret_cast<uintptr_t>(&callmon_patched_entry),
+                                reinterpret_cast<uintptr_t>(&callmon_patched_return_ret), &pool))
     return;
-  uintptr_t sites[kCount], slots[kCount];
+  uintptr_t slots[kCount];
   size_t n = 0;
-  for (size_t i = 0; i < count; ++i) {
-    uintptr_t fn = fns[i];
-    uintptr_t site = fn + (is_endbr64(reinterpret_cast<const uint8_t*>(fn)) ? 4 : 0);
-    size_t len = fentry_call_length(site, reinterpret_cast<uintptr_t>(&__fentry__));
-    if (!len) continue;
+  for (; n < count; ++n) {
     uint8_t* slot = entry_pool_slot(&pool);
     if (!slot) break;
-    entry_pool_head(pool, slot, fn, !attach_collecting());
+    entry_pool_head(pool, slot, probes[n].fn, !attach_collecting());
     uint8_t* j = slot + kTrampCodeOffset;
     j[0] = 0xe9;
-    int32_t back = static_cast<int32_t>(static_cast<intptr_t>(site + len - reinterpret_cast<uintptr_t>(j + 5)));
+    int32_t back = static_cast<int32_t>(static_cast<intptr_t>(
+        probes[n].site + probes[n].len - reinterpret_cast<uintptr_t>(j + 5)));
     memcpy(j + 1, &back, 4);
-    sites[n] = site;
-    slots[n++] = reinterpret_cast<uintptr_t>(slot);
+    slots[n] = reinterpret_cast<uintptr_t>(slot);
   }
   if (!entry_pool_seal(&pool)) return;
   register_cfi(pool);
-  const uintptr_t page = static_cast<uintptr_t>(sysconf(_SC_PAGESIZE));
-  for (size_t i = 0; i < n; ++i) {
-    void* p = reinterpret_cast<void*>(sites[i] & ~(page - 1));
-    if (mprotect(p, 2 * page, PROT_READ | PROT_WRITE | PROT_EXEC) != 0) continue;
-    write_rel32(sites[i], 0xe9, slots[i] + kTrampEntry);
-    mprotect(p, 2 * page, PROT_READ | PROT_EXEC);
-  }
+  for (size_t i = 0; i < n; ++i) write_rel32_text(probes[i].site, 0xe9, slots[i] + kTrampEntry);
 }
 
 }  // namespace

@@ -1,5 +1,5 @@
-// Trampoline pools near a module (see entry_tramp.hpp). Placement follows the sled stubs'
-// (sled_stub.cpp): below the module first, 1 MiB steps, never over an existing mapping.
+// Trampoline pools near a module (see entry_tramp.hpp), mapped where the sled stubs are
+// (map_near, sled_stub.hpp).
 #include "runtime/patching/entry_tramp.hpp"
 
 #include <string.h>
@@ -9,17 +9,12 @@
 #include "runtime/patching/sled_call_stub.hpp"
 #include "runtime/patching/sled_stub.hpp"
 
-#ifndef MAP_FIXED_NOREPLACE
-#define MAP_FIXED_NOREPLACE 0x100000
-#endif
 
 namespace callmon::rt {
 
 namespace {
 
 constexpr uintptr_t kPage = 4096;
-constexpr uintptr_t kStep = 1u << 20;
-constexpr int kTries = 512;
 
 // The layout entry_tramp.hpp describes, as the hooks and patch_entry.S read it: the return
 // point (+21) where a sled stub's is (sled_stub_return), the copy and the function's address
@@ -29,11 +24,6 @@ static_assert(16 + 5 == kSledStubReturn);
 static_assert(kTrampCodeOffset + kRelocMax <= kTrampFnOffset && kTrampFnOffset + 8 <= kTrampSlot);
 static_assert(kTrampEntry == 0 && kTrampFnOffset - 6 == 122);
 
-bool reaches(uintptr_t lo, uintptr_t hi, uintptr_t p, size_t size) {
-  return rel32_reaches(lo, p) && rel32_reaches(p, hi) && rel32_reaches(lo, p + size) &&
-         rel32_reaches(p + size, hi) && rel32_reaches(hi, p) && rel32_reaches(p + size, lo);
-}
-
 }  // namespace
 
 bool entry_pool_map(uintptr_t lo, uintptr_t hi, size_t slots, uintptr_t entry, uintptr_t exit,
@@ -41,31 +31,15 @@ bool entry_pool_map(uintptr_t lo, uintptr_t hi, size_t slots, uintptr_t entry, u
   *out = TrampPool{};
   if (sled_pools_full()) return false;  // its trampolines' return point must be known
   size_t size = (kTrampHead + slots * kTrampSlot + kPage - 1) & ~(kPage - 1);
-  lo &= ~(kPage - 1);
-  hi = (hi + kPage - 1) & ~(kPage - 1);
-  for (int k = 1; k <= kTries; ++k) {
-    uintptr_t step = static_cast<uintptr_t>(k) * kStep;
-    const uintptr_t hints[2] = {lo > step + size ? ((lo - step - size) & ~(kPage - 1)) : 0,
-                                hi + step + 64 * kStep};
-    for (uintptr_t hint : hints) {
-      if (hint < 0x10000 || !reaches(lo, hi, hint, size)) continue;
-      void* p = mmap(reinterpret_cast<void*>(hint), size, PROT_READ | PROT_WRITE,
-                     MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
-      if (p == MAP_FAILED) continue;
-      if (reinterpret_cast<uintptr_t>(p) != hint) {
-        munmap(p, size);
-        continue;
-      }
-      out->base = static_cast<uint8_t*>(p);
-      out->size = size;
-      out->used = kTrampHead;
-      memcpy(out->base, &entry, 8);
-      memcpy(out->base + 8, &exit, 8);
-      memset(out->base + 16, 0xcc, kTrampHead - 16);
-      return true;
-    }
-  }
-  return false;
+  uintptr_t p = map_near(lo, hi, size, PROT_READ | PROT_WRITE);
+  if (!p) return false;
+  out->base = reinterpret_cast<uint8_t*>(p);
+  out->size = size;
+  out->used = kTrampHead;
+  memcpy(out->base, &entry, 8);
+  memcpy(out->base + 8, &exit, 8);
+  memset(out->base + 16, 0xcc, kTrampHead - 16);
+  return true;
 }
 
 uint8_t* entry_pool_slot(TrampPool* pool) {

@@ -4,6 +4,7 @@
 #include <string.h>
 #include <sys/mman.h>
 
+#include "runtime/patching/code_write.hpp"
 #include "runtime/patching/entry_funcs.hpp"
 #include "runtime/patching/got_slots.hpp"
 
@@ -79,11 +80,9 @@ FentrySites::FentrySites(const dl_phdr_info* info, const char* path, const SledM
   void* p = mmap(nullptr, bytes_, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   if (p == MAP_FAILED) return;
   sites_ = static_cast<FentrySite*>(p);
-  static const uint8_t endbr64[4] = {0xf3, 0x0f, 0x1e, 0xfa};
   for (const EntryFunction& f : funcs) {
     uintptr_t site = f.addr;
-    if (in_code(m, site, 4) && memcmp(reinterpret_cast<const void*>(site), endbr64, 4) == 0)
-      site += 4;
+    if (in_code(m, site, 4) && is_endbr64(reinterpret_cast<const uint8_t*>(site))) site += 4;
     if (uint8_t len = call_length(m, site, slots)) sites_[count_++] = {site, len};
   }
 }

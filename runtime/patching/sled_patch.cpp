@@ -129,9 +129,8 @@ const ExecSegment* segment_of(const SledModule& m, uintptr_t site) {
 
 // The function's first byte: the site, or the endbr64 in front of it (-fcf-protection).
 uintptr_t function_start(const SledModule& m, uintptr_t site) {
-  static const uint8_t endbr64[4] = {0xf3, 0x0f, 0x1e, 0xfa};
   const ExecSegment* seg = segment_of(m, site);
-  if (seg && site >= seg->start + 4 && memcmp(reinterpret_cast<void*>(site - 4), endbr64, 4) == 0)
+  if (seg && site >= seg->start + 4 && is_endbr64(reinterpret_cast<const uint8_t*>(site - 4)))
     return site - 4;
   return site;
 }
@@ -296,27 +295,20 @@ void patch_calibration_probes() {
   if (done || !g_sled_stubs) return;
   done = true;
   constexpr size_t kCount = 8;
-  uintptr_t fns[kCount], sites[kCount], stubs[kCount];
-  size_t count = pg_calibration_probes(fns, kCount), n = 0;
-  uintptr_t lo = fns[0], hi = fns[0];
-  for (size_t i = 0; i < count; ++i) lo = fns[i] < lo ? fns[i] : lo, hi = fns[i] > hi ? fns[i] : hi;
-  SledPool pool;
-  if (!sled_pool_open(&pool, lo, hi + 16, count)) return;
+  PgProbeSite probes[kCount];
+  uintptr_t stubs[kCount];
+  size_t count = pg_calibration_sites(trampoline(), probes, kCount), n = 0;
+  uintptr_t lo = UINTPTR_MAX, hi = 0;
   for (size_t i = 0; i < count; ++i) {
-    uintptr_t site = fns[i] + (memcmp(reinterpret_cast<void*>(fns[i]), "\xf3\x0f\x1e\xfa", 4) ? 0 : 4);
-    size_t len = fentry_call_length(site, trampoline());
-    if (!len) continue;
-    if (!(stubs[n] = sled_pool_stub(&pool, fns[i], site + len))) break;
-    sites[n++] = site;
+    if (probes[i].site < lo) lo = probes[i].site;
+    if (probes[i].site > hi) hi = probes[i].site;
   }
+  SledPool pool;
+  if (!count || !sled_pool_open(&pool, lo, hi + 16, count)) return;
+  for (; n < count; ++n)
+    if (!(stubs[n] = sled_pool_stub(&pool, probes[n].fn, probes[n].site + probes[n].len))) break;
   if (!sled_pool_close(&pool)) return;
-  const uintptr_t page = static_cast<uintptr_t>(sysconf(_SC_PAGESIZE));
-  for (size_t i = 0; i < n; ++i) {
-    void* p = reinterpret_cast<void*>(sites[i] & ~(page - 1));
-    if (mprotect(p, 2 * page, PROT_READ | PROT_WRITE | PROT_EXEC) != 0) continue;
-    write_rel32(sites[i], 0xe9, stubs[i]);
-    mprotect(p, 2 * page, PROT_READ | PROT_EXEC);
-  }
+  for (size_t i = 0; i < n; ++i) write_rel32_text(probes[i].site, 0xe9, stubs[i]);
 }
 
 bool seen(const dl_phdr_info* info) {

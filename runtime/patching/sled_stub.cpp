@@ -14,7 +14,7 @@ namespace {
 
 constexpr uintptr_t kPage = 4096;
 constexpr int kMaxStubs = 64;
-constexpr int kTries = 256;
+constexpr int kTries = 512;
 constexpr uintptr_t kStep = 1u << 20;  // candidate addresses 1 MiB apart
 
 struct Stub {
@@ -26,6 +26,13 @@ int g_stub_count = 0;
 
 bool reaches_all(uintptr_t lo, uintptr_t hi, uintptr_t stub) {
   return rel32_reaches(lo + 5, stub) && rel32_reaches(hi + 5, stub);
+}
+
+// [p, p + size) and [lo, hi) reach each other both ways: jumps into the mapping from the
+// module and back, and a moved instruction's RIP-relative operand (entry_tramp.hpp).
+bool reaches_both(uintptr_t lo, uintptr_t hi, uintptr_t p, size_t size) {
+  return rel32_reaches(lo, p) && rel32_reaches(p, hi) && rel32_reaches(lo, p + size) &&
+         rel32_reaches(p + size, hi) && rel32_reaches(hi, p) && rel32_reaches(p + size, lo);
 }
 
 // Maps `size` bytes at exactly `hint` (never over an existing mapping: MAP_FIXED_NOREPLACE;
@@ -52,8 +59,7 @@ uintptr_t map_near(uintptr_t lo, uintptr_t hi, size_t size, int prot) {
     const uintptr_t hints[2] = {lo - size - (k - 1) * kStep, hi + (k + 63) * kStep};
     for (uintptr_t hint : hints) {
       // A hint below zero wraps around and fails the reach check.
-      if (hint < 0x10000 || !reaches_all(lo, hi, hint) || !reaches_all(lo, hi, hint + size))
-        continue;
+      if (hint < 0x10000 || !reaches_both(lo, hi, hint, size)) continue;
       if (map_at(hint, size, prot)) return hint;
     }
   }

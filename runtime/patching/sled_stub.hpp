@@ -20,9 +20,11 @@ inline bool rel32_reaches(uintptr_t from, uintptr_t to) {
 // thread-safe: the patcher's callers serialise (sled_patch.hpp).
 uintptr_t sled_stub_near(uintptr_t lo, uintptr_t hi, uintptr_t target);
 
-// Maps `size` bytes (rounded up to pages) with `prot` where every address of [lo, hi) reaches
-// every byte of them with rel32, below the range first; 0 when no place is free. The pools
-// of sled_call_stub.hpp come from here too.
+// Maps `size` bytes (rounded up to pages) with `prot` where [lo, hi) and the mapping reach
+// each other with rel32 both ways, below the range first (above an executable is where its
+// brk heap grows), 1 MiB steps, never over an existing mapping; 0 when no place is free.
+// The stub pages here, the sleds' stub pools (sled_call_stub.hpp) and entry patching's
+// trampoline pools (entry_tramp.hpp) come from here.
 uintptr_t map_near(uintptr_t lo, uintptr_t hi, size_t size, int prot);
 
 // Whether `addr` is one of the stubs (a site calling it is patched already).
