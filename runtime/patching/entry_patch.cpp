@@ -45,11 +45,11 @@
 #include "runtime/patching/entry_tramp.hpp"
 #include "runtime/patching/sled_elf.hpp"
 #include "runtime/patching/sled_select.hpp"
+#include "runtime/patching/tramp_probes.hpp"
 #include "runtime/recording/process.hpp"
 
 extern "C" void callmon_patched_entry();       // patch_entry.S
 extern "C" void callmon_patched_return_ret();  // patch_entry.S
-extern "C" void __fentry__();             // pg_entry.S
 
 namespace callmon::rt {
 
@@ -535,37 +535,6 @@ int module_callback(dl_phdr_info* info, size_t, void* data) {
   return 0;
 }
 
-// The -pg calibration's probe functions start with `call __fentry__`: each gets a
-// trampoline like a patched function's, whose moved instruction (that call) is dropped, so
-// the start-up calibration measures the patched path (trampoline, probe, jump back).
-void patch_calibration_probes() {
-  g_calibration_done = true;
-  constexpr size_t kCount = 8;
-  PgProbeSite probes[kCount];
-  size_t count = pg_calibration_sites(reinterpret_cast<uintptr_t>(&__fentry__), probes, kCount);
-  TrampPool pool;
-  if (!count || !entry_pool_map(probes[0].site, probes[0].site + 4096, count,
-                                reinterpret_cast<uintptr_t>(&callmon_patched_entry),
-                                reinterpret_cast<uintptr_t>(&callmon_patched_return_ret), &pool))
-    return;
-  uintptr_t slots[kCount];
-  size_t n = 0;
-  for (; n < count; ++n) {
-    uint8_t* slot = entry_pool_slot(&pool);
-    if (!slot) break;
-    entry_pool_head(pool, slot, probes[n].fn, !attach_collecting());
-    uint8_t* j = slot + kTrampCodeOffset;
-    j[0] = 0xe9;
-    int32_t back = static_cast<int32_t>(static_cast<intptr_t>(
-        probes[n].site + probes[n].len - reinterpret_cast<uintptr_t>(j + 5)));
-    memcpy(j + 1, &back, 4);
-    slots[n] = reinterpret_cast<uintptr_t>(slot);
-  }
-  if (!entry_pool_seal(&pool)) return;
-  register_cfi(pool);
-  for (size_t i = 0; i < n; ++i) write_rel32_text(probes[i].site, 0xe9, slots[i] + kTrampEntry);
-}
-
 }  // namespace
 
 void entry_patch_modules() {
@@ -582,7 +551,11 @@ void entry_patch_modules() {
     g_subs = subs;
   }
   dl_iterate_phdr(module_callback, nullptr);
-  if (g_any && !g_calibration_done) patch_calibration_probes();
+  if (g_any && !g_calibration_done) {
+    g_calibration_done = true;
+    tramp_calibration_probes(reinterpret_cast<uintptr_t>(&callmon_patched_entry),
+                             reinterpret_cast<uintptr_t>(&callmon_patched_return_ret));
+  }
   // An attach's lines go to its own meta file, made after this pass (process_setup).
   if (g_proc.meta_path[0] && !attach_collecting()) entry_patch_flush_meta();
 }

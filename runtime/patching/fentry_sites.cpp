@@ -12,18 +12,6 @@ namespace callmon::rt {
 
 namespace {
 
-constexpr int kMaxSlots = 4;
-
-struct Slots {
-  uintptr_t at[kMaxSlots];
-  int count = 0;
-  bool has(uintptr_t a) const {
-    for (int i = 0; i < count; ++i)
-      if (at[i] == a) return true;
-    return false;
-  }
-};
-
 // Whether [a, a + n) lies in one of the module's executable segments.
 bool in_code(const SledModule& m, uintptr_t a, size_t n) {
   for (int i = 0; i < m.exec_count; ++i)
@@ -48,32 +36,46 @@ uintptr_t plt_word(const SledModule& m, uintptr_t t) {
   return t + at + 6 + static_cast<intptr_t>(rel_at(c + at + 2));
 }
 
-// The length of the call of __fentry__ at `site`, 0 if it is none.
-uint8_t call_length(const SledModule& m, uintptr_t site, const Slots& slots) {
-  if (!in_code(m, site, 6)) return 0;
-  const auto* c = reinterpret_cast<const uint8_t*>(site);
-  if (c[0] == 0xe8)
-    return slots.has(plt_word(m, site + 5 + static_cast<intptr_t>(rel_at(c + 1)))) ? 5 : 0;
-  if (c[0] == 0xff && c[1] == 0x15)
-    return slots.has(site + 6 + static_cast<intptr_t>(rel_at(c + 2))) ? 6 : 0;
-  return 0;
-}
+struct SlotSearch {
+  const char* name;
+  uintptr_t* at;
+  int* count;
+  int max;
+};
 
 }  // namespace
 
-FentrySites::FentrySites(const dl_phdr_info* info, const char* path, const SledModule& m) {
+ImportCalls::ImportCalls(const dl_phdr_info* info, const SledModule& m, const char* name) : m_(m) {
   const void* dyn = nullptr;
   for (int i = 0; i < info->dlpi_phnum; ++i)
     if (info->dlpi_phdr[i].p_type == PT_DYNAMIC)
       dyn = reinterpret_cast<const void*>(info->dlpi_addr + info->dlpi_phdr[i].p_vaddr);
   if (!dyn) return;
-  Slots slots;
+  SlotSearch search{name, at_, &count_, kMax};
   for_each_got_slot(info->dlpi_addr, dyn, [](const GotSlot& g, void* p) {
-    auto* s = static_cast<Slots*>(p);
-    if (s->count < kMaxSlots && g.name && !strcmp(g.name, "__fentry__"))
-      s->at[s->count++] = reinterpret_cast<uintptr_t>(g.slot);
-  }, &slots);
-  if (!slots.count) return;
+    auto* s = static_cast<SlotSearch*>(p);
+    if (*s->count < s->max && g.name && !strcmp(g.name, s->name))
+      s->at[(*s->count)++] = reinterpret_cast<uintptr_t>(g.slot);
+  }, &search);
+}
+
+bool ImportCalls::has(uintptr_t a) const {
+  for (int i = 0; i < count_; ++i)
+    if (at_[i] == a) return true;
+  return false;
+}
+
+uint8_t ImportCalls::call_length(uintptr_t site) const {
+  if (!count_ || !in_code(m_, site, 6)) return 0;
+  const auto* c = reinterpret_cast<const uint8_t*>(site);
+  if (c[0] == 0xe8) return has(plt_word(m_, site + 5 + static_cast<intptr_t>(rel_at(c + 1)))) ? 5 : 0;
+  if (c[0] == 0xff && c[1] == 0x15) return has(site + 6 + static_cast<intptr_t>(rel_at(c + 2))) ? 6 : 0;
+  return 0;
+}
+
+FentrySites::FentrySites(const dl_phdr_info* info, const char* path, const SledModule& m) {
+  ImportCalls calls(info, m, "__fentry__");
+  if (!calls.any()) return;
   ModuleFunctions funcs(info, path);
   if (!funcs.ok() || !funcs.count()) return;
   bytes_ = funcs.count() * sizeof(FentrySite);
@@ -83,7 +85,7 @@ FentrySites::FentrySites(const dl_phdr_info* info, const char* path, const SledM
   for (const EntryFunction& f : funcs) {
     uintptr_t site = f.addr;
     if (in_code(m, site, 4) && is_endbr64(reinterpret_cast<const uint8_t*>(site))) site += 4;
-    if (uint8_t len = call_length(m, site, slots)) sites_[count_++] = {site, len};
+    if (uint8_t len = calls.call_length(site)) sites_[count_++] = {site, len};
   }
 }
 

@@ -16,6 +16,25 @@
 
 namespace callmon::rt {
 
+// The calls a module makes of one function it imports (__fentry__, mcount): the module's
+// own GOT words for that name (its JUMP_SLOT and GLOB_DAT relocations, read from memory),
+// and whether an instruction is a call through one of them: `call rel32` to a PLT entry
+// jumping through such a word, or `call *word(%rip)` (GCC's PIC code). No allocation.
+class ImportCalls {
+ public:
+  ImportCalls(const dl_phdr_info* info, const SledModule& m, const char* name);
+  bool any() const { return count_ != 0; }
+  // The length of the call at `site` (5 or 6), 0 when it is none of those.
+  uint8_t call_length(uintptr_t site) const;
+
+ private:
+  static constexpr int kMax = 4;
+  const SledModule& m_;
+  uintptr_t at_[kMax];
+  int count_ = 0;
+  bool has(uintptr_t a) const;
+};
+
 struct FentrySite {
   uintptr_t site;  // the call's address: what the -pg entry records for the function
   uint8_t length;  // 5 (call rel32 to the PLT entry) or 6 (call *GOT(%rip))

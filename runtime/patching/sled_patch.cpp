@@ -40,6 +40,7 @@
 #include "runtime/patching/code_write.hpp"
 #include "runtime/patching/entry_patch.hpp"
 #include "runtime/patching/fentry_sites.hpp"
+#include "runtime/patching/mcount_entry.hpp"
 #include "runtime/patching/namespace_patch.hpp"
 #include "runtime/patching/sled_elf.hpp"
 #include "runtime/patching/sled_entry_check.hpp"
@@ -331,8 +332,12 @@ unsigned patch_module(dl_phdr_info* info, bool lists) {
     if (self >= m.exec[i].start && self < m.exec[i].end) return 0;  // libcallmon itself
   if (m.imports_pg) {
     // A -pg build: its listed sites hold calls already, for the -pg hooks. Those of
-    // __fentry__ get stubs, but not in another link namespace (`lists` false).
-    if (lists) patch_fentry_module(info, path, m);
+    // __fentry__ get stubs, functions calling mcount trampolines (mcount_entry.hpp), but
+    // not in another link namespace (`lists` false).
+    if (lists) {
+      patch_fentry_module(info, path, m);
+      mcount_patch_module(info, path, m);
+    }
     m.list_count = 0;
   }
   if (m.list_count == 0 && !m.xray_map) return 0;
@@ -413,6 +418,7 @@ void sled_patch_modules() {
   }
   dl_iterate_phdr(module_callback, nullptr);
   patch_calibration_probes();  // after the modules: only once a stub was made
+  mcount_patch_calibration_probes();  // likewise once a trampoline was
   entry_patch_modules();  // --patch (entry_patch.hpp): same moments, same lock
   // Calls into other modules (got_redirect.hpp), same occasions; after the entry pass, whose
   // patched modules it takes as instrumented.

@@ -66,6 +66,7 @@ TRAMPOLINES = {
     "callmon_xray_exit": 0,
     "callmon_xray_tail": 0,
     "callmon_sled_enter": 0,       # nop sleds' stubs (sled_call.S)
+    "callmon_pg_tramp_enter": 0,   # -pg functions' trampolines (sled_call.S)
     "callmon_sled_return": 0,      # returns with `ret`
 }
 # The hooks they call: the roots of the C++ fast paths.

@@ -30,7 +30,7 @@ COUNTS = {"main()": 1, "middle()": 3, "leaf()": 6}
 
 def main():
     def more_args(ap):
-        ap.add_argument("--mode", required=True, choices=["sled-fentry", "patchable", "fentry"])
+        ap.add_argument("--mode", required=True, choices=["sled-fentry", "patchable", "fentry", "pg"])
         ap.add_argument("--bad-site", action="store_true")
         ap.add_argument("--misplaced", action="store_true",
                         help="build with -fpatchable-function-entry=5,1 (patchable mode)")
@@ -41,12 +41,12 @@ def main():
     flags = ["-O2"] + run_fixture.MODE_FLAGS[args.mode]
     flags += ["-DBAD_SITE"] if args.bad_site else []
     flags += ["-fpatchable-function-entry=5,1"] if args.misplaced else []
-    flags += ["-DFUNCTIONS"] if args.mode == "fentry" else []
+    flags += ["-DFUNCTIONS"] if args.mode in ("fentry", "pg") else []
     prog = run_fixture.build_site_program(args, "sled_sites", flags)
     if not prog:
         return 1
     failures = run_fixture.Failures()
-    if args.mode == "fentry":
+    if args.mode in ("fentry", "pg"):
         return fentry_sites(args, prog, failures)
     result = "result 75\n" if args.bad_site else RESULT
     other = 1 if args.bad_site else 0
@@ -123,11 +123,16 @@ def main():
 
 
 def fentry_sites(args, prog, failures):
-    """-pg -mfentry (the fixture counts its three functions' first instructions): recorded,
-    each call of __fentry__ became a jump to its function's stub (fentry_sites.hpp),
-    every function's, selected or not (the hooks filter); the counts are exact."""
+    """-pg -mfentry and -pg (the fixture counts its three functions' first instructions):
+    recorded, each call of __fentry__ became a jump to its function's stub
+    (fentry_sites.hpp), and each -pg function's entry a jump to its trampoline
+    (mcount_entry.hpp), every function's, selected or not (the hooks filter); the counts are
+    exact (a call of mcount left in place would record the function a second time)."""
     plain = run_fixture.run([prog], args.work)
-    m = re.search(r"^sites nop 0 call (\d+) jump 0 other 0$", plain.stdout, re.M)
+    if args.mode == "pg":  # the prologue before the call of mcount
+        m = re.search(r"^sites nop 0 call 0 jump 0 other (\d+)$", plain.stdout, re.M)
+    else:
+        m = re.search(r"^sites nop 0 call (\d+) jump 0 other 0$", plain.stdout, re.M)
     if plain.returncode != 0 or not m or int(m.group(1)) < len(COUNTS):
         failures.add("plain run", run_fixture.describe(plain) + f"\n  stdout: {plain.stdout!r}")
         return run_fixture.finish(failures)
@@ -138,7 +143,7 @@ def fentry_sites(args, prog, failures):
         rec = run_fixture.run([args.callmon, "record", "--no-libcall", "-o", data, *extra, "--", prog],
                               args.work)
         failures.check_equal(f"{name}: exit status", 0, rec.returncode)
-        failures.check_equal(f"{name}: stdout (every call of __fentry__ a jump to a stub)",
+        failures.check_equal(f"{name}: stdout (every entry a jump to a stub or trampoline)",
                              f"{RESULT}sites nop 0 call 0 jump {sites} other 0\n", rec.stdout)
         failures.check_equal(f"{name}: stderr", "", rec.stderr)
         rep = run_fixture.run([args.callmon, "report", "--format=json", "-d", data], args.work)

@@ -6,9 +6,10 @@
  * that hold a `jmp rel32` (e9: to the function's stub), and the others. Then it
  * does some calls and prints their result, which must not depend on being recorded.
  *
- * With -DFUNCTIONS (a -pg -mfentry build, which lists nothing) the sites counted are the
- * first bytes of leaf, middle and main instead: `call __fentry__` (e8, or ff 15 through the
- * GOT in PIC code) unrecorded.
+ * With -DFUNCTIONS (a -pg -mfentry or -pg build, which lists nothing) the sites counted are
+ * the first bytes of leaf, middle and main instead (after an endbr64): unrecorded, `call
+ * __fentry__` (e8, or ff 15 through the GOT in PIC code) or, with -pg, the prologue that
+ * comes before the call of mcount (other); recorded, the jump to a stub or trampoline.
  *
  * With -DBAD_SITE (mcount list only) the list also names not_a_sled(), whose first bytes
  * are `mov $42, %eax` (b8 2a 00 00 00): the patcher must refuse it, report it and leave it
@@ -39,6 +40,8 @@ COUNTED int middle(int x) { return leaf(x) + leaf(x + 1); }
 __attribute__((no_instrument_function, patchable_function_entry(0, 0))) static void count(const uintptr_t* a, const uintptr_t* b, int* nop, int* call, int* jump, int* other) {
   for (; a && a < b; ++a) {
     const unsigned char* p = (const unsigned char*)*a;
+    static const unsigned char endbr64[4] = {0xf3, 0x0f, 0x1e, 0xfa};
+    if (!memcmp(p, endbr64, 4)) p += 4;
     static const unsigned char nop5[4] = {0x0f, 0x1f, 0x44, 0x00};
     static const unsigned char nop1[5] = {0x90, 0x90, 0x90, 0x90, 0x90};
     if (!memcmp(p, nop5, 4) || !memcmp(p, nop1, 5)) ++*nop;

@@ -27,6 +27,11 @@
  * caller's entry is next on the return stack buffer and a `ret` takes it. A frame whose slot
  * got callmon_pg_return instead (redirected again after an exception was caught,
  * pg_hijack_returns) returns there and jumps, correct but mispredicted.
+ *
+ * callmon_pg_tramp_enter is the same entry for the trampolines of -pg (mcount) functions
+ * (mcount_entry.hpp), whose layout is --patch's (entry_tramp.hpp): the function's address
+ * at +128 of the trampoline (the return address being +6), the answer in ZF (set: not
+ * redirected, jump into the copy), which the moves and pop after the `test` leave alone.
  */
 #include "runtime/arch/x86_64/frame.inc"
 
@@ -53,5 +58,27 @@ callmon_sled_enter:
 	ret
 	.cfi_endproc
 	.size	callmon_sled_enter, .-callmon_sled_enter
+
+	.globl	callmon_pg_tramp_enter
+	.hidden	callmon_pg_tramp_enter
+	.type	callmon_pg_tramp_enter, @function
+	.p2align 4
+callmon_pg_tramp_enter:
+	.cfi_startproc
+	FRAME_ENTER
+	subq	$192, %rsp
+	andq	$-16, %rsp
+	ARGS_STORE
+	movq	8(%rbp), %rdi
+	movq	122(%rdi), %rdi		/* fn: trampoline + 128, the return address being +6 */
+	leaq	16(%rbp), %rsi		/* slot */
+	movq	%rsp, %rdx		/* saved */
+	call	callmon_sled_enter_c
+	testq	%rax, %rax
+	ARGS_LOAD
+	FRAME_LEAVE
+	ret
+	.cfi_endproc
+	.size	callmon_pg_tramp_enter, .-callmon_pg_tramp_enter
 
 	.section .note.GNU-stack,"",@progbits
