@@ -135,6 +135,7 @@ if [ "$ONLY" = all ] || [ "$ONLY" = sqlite ]; then
   build_sqlite sqlite3-plain
   build_sqlite sqlite3-fi -finstrument-functions
   build_sqlite sqlite3-fentry -pg -mfentry
+  build_sqlite sqlite3-pg -pg
   build_sqlite sqlite3-patchable -fpatchable-function-entry=5
   cat > "$WORK/workload.sql" <<SQL
 CREATE TABLE t(a INTEGER PRIMARY KEY, b INTEGER, c TEXT);
@@ -154,6 +155,7 @@ SQL
   bench_callmon "SQLite shell, $ROWS rows" "-finstrument-functions" "$plain" "$B/sqlite3-fi" :memory:
   sq_calls=$calls
   bench_callmon "SQLite shell, $ROWS rows" "-pg -mfentry" "$plain" "$B/sqlite3-fentry" :memory:
+  bench_callmon "SQLite shell, $ROWS rows" "-pg (mcount)" "$plain" "$B/sqlite3-pg" :memory:
   bench_callmon "SQLite shell, $ROWS rows" "nop sleds (-fpatchable-function-entry=5)" "$plain" \
     "$B/sqlite3-patchable" :memory:
   bench_uftrace "SQLite shell, $ROWS rows" "$plain" "$calls" "$B/sqlite3-fentry" :memory:
