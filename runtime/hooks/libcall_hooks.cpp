@@ -28,10 +28,19 @@ void libcall_thread_setup() {
 
 }  // namespace
 
-extern "C" __attribute__((visibility("hidden"), no_instrument_function)) uintptr_t
+// Returned in rax:rdx (a struct of two integers): the function to go to, and whether the
+// common entry is to call it (the slot now belongs to a new frame, and the calls are not
+// an attach's: libcall_entry.S).
+struct LibcallEnter {
+  uintptr_t target;
+  uintptr_t call;
+};
+
+extern "C" __attribute__((visibility("hidden"), no_instrument_function)) LibcallEnter
 callmon_libcall_enter(const LibcallData* d, uintptr_t* slot, const uint64_t* saved) {
   if (__builtin_expect(t_state == nullptr, 0) && g_libcall_cyg_program && !in_runtime())
     slow_call(&libcall_thread_setup);
+  const uintptr_t before = *slot;
   pg_enter_at(d->fn, slot, saved);
-  return d->target;
+  return {d->target, (*slot != before) & g_libcall_calls};
 }

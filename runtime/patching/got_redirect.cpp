@@ -30,11 +30,20 @@
 #include "runtime/patching/got_symbols.hpp"
 #include "runtime/patching/module_span.hpp"
 #include "runtime/patching/namespace_walk.hpp"
+#include "runtime/patching/sled_call_stub.hpp"
 #include "runtime/patching/sled_elf.hpp"
+
+extern "C" void callmon_libcall_block();         // libcall_entry.S
+extern "C" void callmon_libcall_return_point();  // libcall_entry.S
 
 namespace callmon::rt {
 
 bool g_libcall_cyg_program = false;
+uintptr_t g_libcall_calls = 0;
+
+namespace {
+bool g_block_done = false;  // g_libcall_calls decided
+}  // namespace
 
 namespace {
 
@@ -439,6 +448,17 @@ void libcall_patch_namespace_module(const dl_phdr_info* info, const void* dyn,
 void libcall_patch_modules() {
   if (!enabled()) return;
   ErrnoSaver es;
+  if (!g_block_done) {
+    // Before any slot leads to the common entry: a slot holding the return point must be
+    // known for one (hooks_pg.cpp, is_return_trampoline).
+    g_block_done = true;
+    const auto b = reinterpret_cast<uintptr_t>(&callmon_libcall_block);
+    if (reinterpret_cast<uintptr_t>(&callmon_libcall_return_point) == b + kSledStubReturn &&
+        b % kSledStubSize == 0 && !sled_pools_full()) {
+      sled_pools_publish(b, b + kSledStubSize, kSledStubSize);
+      g_libcall_calls = 1;
+    }
+  }
   unsigned long long subs = 0;
   dl_iterate_phdr([](dl_phdr_info* info, size_t, void* p) {
     *static_cast<unsigned long long*>(p) = info->dlpi_subs;
@@ -460,6 +480,8 @@ void libcall_patch_modules() {
 }
 
 void libcall_attach_pass() {
+  g_block_done = true;  // the detach expects every frame's return redirected
+  g_libcall_calls = 0;
   // The detach put every word back: each attach looks at every module again.
   g_done_count = 0;
   g_slots = g_refused = 0;

@@ -47,4 +47,10 @@ bool libcall_name(unsigned i, uintptr_t* fn, const char** name);
 // calibrates those hooks, not the -pg ones, even when a library call comes first.
 extern bool g_libcall_cyg_program;
 
+// 1 when the common entry calls the library function (its return predicted, coming back
+// through callmon_libcall_block's return point: libcall_entry.S), 0 when it jumps there
+// with the return redirected: an attach's stubs, or no room to publish that block with the
+// stubs' pools (sled_call_stub.hpp). Set by the first start-up pass, before any slot.
+extern uintptr_t g_libcall_calls;
+
 }  // namespace callmon::rt

@@ -62,6 +62,7 @@ TRAMPOLINES = {
     "callmon_patched_return": 1,
     "callmon_patched_return_ret": 0,
     "callmon_libcall_entry": 1,    # to the library function
+    "callmon_libcall_call": 1,     # calls it (libcall_entry.S)
     "callmon_xray_entry": 0,       # XRay sleds (xray_trampolines.S)
     "callmon_xray_exit": 0,
     "callmon_xray_tail": 0,
@@ -390,7 +391,8 @@ def main():
         if check(f"trampoline {t} found", t in funcs):
             queue = []
             audit(funcs, t, n, problems, queue)
-            check(f"{t} calls only the hooks", set(queue) <= set(HOOKS) | {t}, sorted(set(queue)))
+            check(f"{t} calls only the hooks and trampolines", set(queue) <= set(HOOKS) | set(TRAMPOLINES),
+                  sorted(set(queue)))
             seen.add(t)
     queue = [h for h in HOOKS if check(f"hook {h} found", h in funcs)]
     while queue:
