@@ -1,7 +1,9 @@
 /* The library-call probe's calibration path for x86-64 (calibration_libcall.cpp;
  * docs/runtime.md, "Library calls' own cost"). A program's library call goes
  *     call f@plt -> jmp *slot(%rip) -> stub: lea data(%rip),%r11; jmp *entry(%rip)
- *     -> callmon_libcall_entry -> the function -> ret to callmon_pg_return
+ *     -> callmon_libcall_entry -> callmon_libcall_call -> the function -> ret to the
+ *     return point -> callmon_sled_return (or, for an attach, a jump to the function whose
+ *     return goes to callmon_pg_return)
  * The calibration's parents (calibration_probe*.cpp) call callmon_calib_libcall_plt
  * directly, as a program calls a PLT entry, and the rest is the same instructions: a slot
  * holding the stub's address, the stub's two instructions (got_stub.cpp's layout, here in
