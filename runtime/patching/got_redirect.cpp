@@ -33,8 +33,7 @@
 #include "runtime/patching/sled_call_stub.hpp"
 #include "runtime/patching/sled_elf.hpp"
 
-extern "C" void callmon_libcall_block();         // libcall_entry.S
-extern "C" void callmon_libcall_return_point();  // libcall_entry.S
+extern "C" void callmon_libcall_block();  // libcall_entry.S: the return point at +21
 
 namespace callmon::rt {
 
@@ -452,9 +451,10 @@ void libcall_patch_modules() {
     // Before any slot leads to the common entry: a slot holding the return point must be
     // known for one (hooks_pg.cpp, is_return_trampoline).
     g_block_done = true;
+    // The return point's place in it is the assembler's check (libcall_entry.S): compared
+    // here, the compiler folds two symbols' addresses to unequal.
     const auto b = reinterpret_cast<uintptr_t>(&callmon_libcall_block);
-    if (reinterpret_cast<uintptr_t>(&callmon_libcall_return_point) == b + kSledStubReturn &&
-        b % kSledStubSize == 0 && !sled_pools_full()) {
+    if (b % kSledStubSize == 0 && !sled_pools_full()) {
       sled_pools_publish(b, b + kSledStubSize, kSledStubSize);
       g_libcall_calls = 1;
     }
