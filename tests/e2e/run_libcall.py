@@ -69,6 +69,32 @@ def check_throw(a, flags):
     return []
 
 
+def check_return_point(a, flags):
+    """Where a recorded library call returns: to the common entry's return point, which
+    called it (libcall_entry.S), not to the -pg exit trampoline; to the program itself
+    with --no-libcall and unrecorded."""
+    w = a.work
+    for cmd in ([a.cc, "-O2", "-fPIC", "-shared", "-o", "libcmretaddr.so",
+                 os.path.join(PROGRAMS, "libcall_retaddr_lib.c")],
+                [a.cc] + flags + ["-o", "retaddr", os.path.join(PROGRAMS, "libcall_retaddr.c"),
+                                  "-L.", "-lcmretaddr", "-Wl,-rpath,$ORIGIN", "-ldl"]):
+        r = run(cmd, w)
+        if r.returncode != 0:
+            return ["building libcall_retaddr failed: " + r.stderr]
+    failures = []
+    for name, cmd, want in (
+            ("unrecorded", ["./retaddr"], "plain"),
+            ("recorded", [a.callmon, "record", *RECORD.get(a.mode, []), "-o", "ret.rec", "--",
+                          "./retaddr"], "called"),
+            ("--no-libcall", [a.callmon, "record", *RECORD.get(a.mode, []), "--no-libcall",
+                              "-o", "ret.off", "--", "./retaddr"], "plain")):
+        r = run(cmd, w)
+        if r.stdout != f"return {want}\n" or r.returncode != 0:
+            failures.append(f"libcall_retaddr {name}: expected 'return {want}', got "
+                            f"{r.stdout!r} (status {r.returncode})\nstderr: {r.stderr}")
+    return failures
+
+
 def meta_files(rec):
     return sorted(os.path.join(rec, f) for f in os.listdir(rec) if f.endswith(".meta"))
 
@@ -197,6 +223,7 @@ def main():
     failures += check_libcall_meta(os.path.join(w, "rec"), [n for n in NAMES if got_named[n]], True)
     failures += check_libcall_meta(os.path.join(w, "off"), [], False)
     failures += check_throw(a, flags)
+    failures += check_return_point(a, flags)
     for f in failures:
         print("FAIL:", f, "\n")
     return 1 if failures else 0
