@@ -4,7 +4,7 @@ library calls on (docs/patching.md, "Library calls"). uftrace 0.13 aborts this p
 its libcall mode ("invalid dynsym idx").
 
 Builds Lua from its sources (`apt-get source lua5.4`, given with --lua-src: the directory
-holding src/) with -O2 -finstrument-functions, runs a workload script (strings, tables,
+holding src/) with -O2 -finstrument-functions (or --hook's flags: '-pg', '-pg -mfentry'), runs a workload script (strings, tables,
 table.sort with a Lua comparator, string.format, pcall/error, i.e. longjmp, coroutines)
 plainly, under the counting LD_PRELOAD wrapper tests/programs/libcall_counter.c and under
 `callmon record`, and checks: the same output and status, and callmon's counts of free,
@@ -48,6 +48,8 @@ def main():
     ap.add_argument("--lua-src", required=True)
     ap.add_argument("--callmon", default=os.path.join(ROOT, "build", "bin", "callmon"))
     ap.add_argument("--cc", default="gcc")
+    ap.add_argument("--hook", default="-finstrument-functions",
+                    help="the instrumentation flags, e.g. '-pg' or '-pg -mfentry'")
     ap.add_argument("--uftrace", action="store_true", help="also try uftrace record (libcall on)")
     a = ap.parse_args()
     src = os.path.join(a.lua_src, "src")
@@ -56,7 +58,7 @@ def main():
         f.write('#define DEB_HOST_MULTIARCH "x86_64-linux-gnu"\n')  # Debian's patched luaconf.h
     sources = [os.path.join(src, s) for s in sorted(os.listdir(src))
                if s.endswith(".c") and s not in ("luac.c", "onelua.c")]
-    r = run([a.cc, "-O2", "-g", "-finstrument-functions", "-DLUA_USE_LINUX", "-I", w, "-o",
+    r = run([a.cc, "-O2", "-g", *a.hook.split(), "-DLUA_USE_LINUX", "-I", w, "-o",
              "lua"] + sources + ["-lm", "-ldl"], w)
     if r.returncode != 0:
         print("building Lua failed:", r.stderr[-2000:])

@@ -22,6 +22,7 @@
 #include "runtime/selection/filter_select.hpp"
 #include "runtime/recording/process.hpp"
 #include "runtime/core/runtime_scope.hpp"
+#include "runtime/patching/got_redirect.hpp"
 #include "runtime/core/sys.hpp"
 #include "runtime/recording/thread_state.hpp"
 
@@ -313,6 +314,7 @@ ProbeCost calibrate_probe_cost(bool pg) {
 }
 
 ProbeCost calibrate_libcall_cost(bool pg) {
+  libcall_calls_setup();  // the path the program's library calls will take
   size_t bytes = calibration_bytes(kLibcallRounds, kLibcallBuffer);
   void* mem = mmap(nullptr, bytes, PROT_READ | PROT_WRITE,
                    MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);

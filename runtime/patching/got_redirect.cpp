@@ -23,6 +23,7 @@
 #include "runtime/core/sys.hpp"
 #include "runtime/patching/attach_collect.hpp"
 #include "runtime/patching/attach_pins.hpp"
+#include "runtime/patching/attach_threads.hpp"
 #include "runtime/patching/entry_patch.hpp"
 #include "runtime/patching/got_refs.hpp"
 #include "runtime/patching/got_slots.hpp"
@@ -444,21 +445,23 @@ void libcall_patch_namespace_module(const dl_phdr_info* info, const void* dyn,
   flush_pending();
 }
 
+void libcall_calls_setup() {
+  if (g_block_done || attach_session() != 0) return;
+  g_block_done = true;
+  // A slot holding the return point must be known for one (hooks_pg.cpp,
+  // is_return_trampoline). Its place in the block is the assembler's check
+  // (libcall_entry.S): compared here, the compiler folds two symbols' addresses to unequal.
+  const auto b = reinterpret_cast<uintptr_t>(&callmon_libcall_block);
+  if (b % kSledStubSize == 0 && !sled_pools_full()) {
+    sled_pools_publish(b, b + kSledStubSize, kSledStubSize);
+    g_libcall_calls = 1;
+  }
+}
+
 void libcall_patch_modules() {
   if (!enabled()) return;
   ErrnoSaver es;
-  if (!g_block_done) {
-    // Before any slot leads to the common entry: a slot holding the return point must be
-    // known for one (hooks_pg.cpp, is_return_trampoline).
-    g_block_done = true;
-    // The return point's place in it is the assembler's check (libcall_entry.S): compared
-    // here, the compiler folds two symbols' addresses to unequal.
-    const auto b = reinterpret_cast<uintptr_t>(&callmon_libcall_block);
-    if (b % kSledStubSize == 0 && !sled_pools_full()) {
-      sled_pools_publish(b, b + kSledStubSize, kSledStubSize);
-      g_libcall_calls = 1;
-    }
-  }
+  libcall_calls_setup();  // before any slot leads to the common entry
   unsigned long long subs = 0;
   dl_iterate_phdr([](dl_phdr_info* info, size_t, void* p) {
     *static_cast<unsigned long long*>(p) = info->dlpi_subs;

@@ -50,7 +50,12 @@ extern bool g_libcall_cyg_program;
 // 1 when the common entry calls the library function (its return predicted, coming back
 // through callmon_libcall_block's return point: libcall_entry.S), 0 when it jumps there
 // with the return redirected: an attach's stubs, or no room to publish that block with the
-// stubs' pools (sled_call_stub.hpp). Set by the first start-up pass, before any slot.
+// stubs' pools (sled_call_stub.hpp). Decided by libcall_calls_setup.
 extern uintptr_t g_libcall_calls;
+
+// Decides g_libcall_calls once, outside an attach: by the first start-up pass before any
+// slot is redirected, or by the library-call calibration before it measures (a shared
+// library's constructor may make the first hook, and so the process set-up, run first).
+void libcall_calls_setup();
 
 }  // namespace callmon::rt
