@@ -237,12 +237,6 @@ bool is_cold_part(const char* name) {
   return c && (c[5] == 0 || c[5] == '.');
 }
 
-bool in_exec(const SledModule& m, uintptr_t a, uint64_t size) {
-  for (int i = 0; i < m.exec_count; ++i)
-    if (a >= m.exec[i].start && a + size <= m.exec[i].end) return true;
-  return false;
-}
-
 // Bytes of alignment padding after `f`, up to `want`: nothing starts there (the next
 // function of the list begins at or after `want`) and they hold only the bytes compilers
 // pad code with (nops of every length, int3). 0 when that is not so.

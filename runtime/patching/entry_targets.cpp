@@ -16,12 +16,6 @@ uint64_t now_ns() {
   return static_cast<uint64_t>(t.tv_sec) * 1000000000u + static_cast<uint64_t>(t.tv_nsec);
 }
 
-bool in_exec(const SledModule& m, uintptr_t a, uint64_t size) {
-  for (int i = 0; i < m.exec_count; ++i)
-    if (a >= m.exec[i].start && a + size <= m.exec[i].end) return true;
-  return false;
-}
-
 }  // namespace
 
 BranchTargets::~BranchTargets() {

@@ -12,13 +12,6 @@ namespace callmon::rt {
 
 namespace {
 
-// Whether [a, a + n) lies in one of the module's executable segments.
-bool in_code(const SledModule& m, uintptr_t a, size_t n) {
-  for (int i = 0; i < m.exec_count; ++i)
-    if (a >= m.exec[i].start && a + n <= m.exec[i].end) return true;
-  return false;
-}
-
 int32_t rel_at(const uint8_t* p) {
   int32_t r;
   memcpy(&r, p, 4);
@@ -28,7 +21,7 @@ int32_t rel_at(const uint8_t* p) {
 // The GOT word a PLT entry at `t` jumps through, or 0: `jmp *d(%rip)` (ff 25), the same
 // with a bnd prefix (f2), and both after an endbr64 (the IBT .plt.sec).
 uintptr_t plt_word(const SledModule& m, uintptr_t t) {
-  if (!in_code(m, t, 11)) return 0;
+  if (!in_exec(m, t, 11)) return 0;
   const auto* c = reinterpret_cast<const uint8_t*>(t);
   size_t at = (c[0] == 0xf3 && c[1] == 0x0f && c[2] == 0x1e && c[3] == 0xfa) ? 4 : 0;
   if (c[at] == 0xf2) ++at;
@@ -66,7 +59,7 @@ bool ImportCalls::has(uintptr_t a) const {
 }
 
 uint8_t ImportCalls::call_length(uintptr_t site) const {
-  if (!count_ || !in_code(m_, site, 6)) return 0;
+  if (!count_ || !in_exec(m_, site, 6)) return 0;
   const auto* c = reinterpret_cast<const uint8_t*>(site);
   if (c[0] == 0xe8) return has(plt_word(m_, site + 5 + static_cast<intptr_t>(rel_at(c + 1)))) ? 5 : 0;
   if (c[0] == 0xff && c[1] == 0x15) return has(site + 6 + static_cast<intptr_t>(rel_at(c + 2))) ? 6 : 0;
@@ -84,7 +77,7 @@ FentrySites::FentrySites(const dl_phdr_info* info, const char* path, const SledM
   sites_ = static_cast<FentrySite*>(p);
   for (const EntryFunction& f : funcs) {
     uintptr_t site = f.addr;
-    if (in_code(m, site, 4) && is_endbr64(reinterpret_cast<const uint8_t*>(site))) site += 4;
+    if (in_exec(m, site, 4) && is_endbr64(reinterpret_cast<const uint8_t*>(site))) site += 4;
     if (uint8_t len = calls.call_length(site)) sites_[count_++] = {site, len};
   }
 }

@@ -51,12 +51,6 @@ struct Site {
   uintptr_t slot;    // its trampoline
 };
 
-bool in_exec(const SledModule& m, uintptr_t a, uint64_t size) {
-  for (int i = 0; i < m.exec_count; ++i)
-    if (a >= m.exec[i].start && a + size <= m.exec[i].end) return true;
-  return false;
-}
-
 // The call of mcount among the first instructions at `start` (`avail` bytes of the
 // function from there): its offset and length, or false.
 bool find_call(const ImportCalls& mcount, uintptr_t start, size_t avail, size_t* at, uint8_t* len) {

@@ -44,6 +44,13 @@ struct SledModule {
   uintptr_t xray_link_addr;
 };
 
+// Whether [a, a + size) lies within one of the module's executable segments.
+inline bool in_exec(const SledModule& m, uintptr_t a, uint64_t size) {
+  for (int i = 0; i < m.exec_count; ++i)
+    if (a >= m.exec[i].start && a + size <= m.exec[i].end) return true;
+  return false;
+}
+
 // Reads `info`'s sled lists and executable segments, the section headers from the file at
 // `path`. Returns false when the file cannot be read or is not a 64-bit ELF file; a module
 // without sleds gives true with list_count 0. No allocation (the file is mapped and

@@ -37,48 +37,36 @@
 
 	.text
 
-	.globl	callmon_sled_enter
-	.hidden	callmon_sled_enter
-	.type	callmon_sled_enter, @function
+/* SLED_ENTER name, fn_at, answer: the entry, reading the function's address fn_at bytes
+ * after its return address, answering by `answer` (an instruction taking %rax, the C
+ * side's result, to where the caller looks: r11 or ZF). */
+.macro	SLED_ENTER name, fn_at, answer:vararg
+	.globl	\name
+	.hidden	\name
+	.type	\name, @function
 	.p2align 4
-callmon_sled_enter:
+\name:
 	.cfi_startproc
 	FRAME_ENTER
 	subq	$192, %rsp
 	andq	$-16, %rsp
 	ARGS_STORE
 	movq	8(%rbp), %rdi
-	movq	26(%rdi), %rdi		/* fn: s+32, the return address being s+6 */
+	movq	\fn_at(%rdi), %rdi	/* fn */
 	leaq	16(%rbp), %rsi		/* slot */
 	movq	%rsp, %rdx		/* saved */
 	call	callmon_sled_enter_c
-	movq	%rax, %r11
+	\answer
 	ARGS_LOAD
 	FRAME_LEAVE
 	ret
 	.cfi_endproc
-	.size	callmon_sled_enter, .-callmon_sled_enter
+	.size	\name, .-\name
+.endm
 
-	.globl	callmon_pg_tramp_enter
-	.hidden	callmon_pg_tramp_enter
-	.type	callmon_pg_tramp_enter, @function
-	.p2align 4
-callmon_pg_tramp_enter:
-	.cfi_startproc
-	FRAME_ENTER
-	subq	$192, %rsp
-	andq	$-16, %rsp
-	ARGS_STORE
-	movq	8(%rbp), %rdi
-	movq	122(%rdi), %rdi		/* fn: trampoline + 128, the return address being +6 */
-	leaq	16(%rbp), %rsi		/* slot */
-	movq	%rsp, %rdx		/* saved */
-	call	callmon_sled_enter_c
-	testq	%rax, %rax
-	ARGS_LOAD
-	FRAME_LEAVE
-	ret
-	.cfi_endproc
-	.size	callmon_pg_tramp_enter, .-callmon_pg_tramp_enter
+	/* A stub's: fn at s+32, the return address being s+6. */
+	SLED_ENTER callmon_sled_enter, 26, movq %rax, %r11
+	/* A -pg function's trampoline: fn at +128, the return address being +6. */
+	SLED_ENTER callmon_pg_tramp_enter, 122, testq %rax, %rax
 
 	.section .note.GNU-stack,"",@progbits
