@@ -189,11 +189,12 @@ if [ "$ONLY" = all ] || [ "$ONLY" = yaml ]; then
   }
   build_yaml plain ""
   build_yaml fi "-finstrument-functions"
+  build_yaml pg "-pg"
   YT=test/yaml-cpp-tests
   plain=$(cd "$OUT/yaml-plain" && median_time "./$YT")
   (cd "$OUT/yaml-fi" && bench_callmon "yaml-cpp tests" "-finstrument-functions" "$plain" "./$YT")
+  (cd "$OUT/yaml-pg" && bench_callmon "yaml-cpp tests" "-pg (mcount)" "$plain" "./$YT")
   if [ "$UFTRACE" = 1 ] && command -v uftrace > /dev/null; then
-    build_yaml pg "-pg"
     (cd "$OUT/yaml-pg" && bench_uftrace "yaml-cpp tests" "$plain" "$(
        "$CALLMON" record -o "$WORK/c.data" -- "$OUT/yaml-fi/$YT" > /dev/null 2>&1;
        callmon_figures "$WORK/c.data" | cut -d' ' -f1)" "./$YT")

@@ -63,13 +63,11 @@ callmon_libcall_call:
 	/* From here the caller's return address is only in the frame: an unwinder stops. */
 	.cfi_undefined %rip
 	call	*%r11
-	.globl	callmon_libcall_return_point
-	.hidden	callmon_libcall_return_point
-callmon_libcall_return_point:
+.Lreturn_point:
 	jmp	callmon_sled_return
 	.cfi_endproc
 	.size	callmon_libcall_call, .-callmon_libcall_call
-	.if	callmon_libcall_return_point - callmon_libcall_block - 21
+	.if	.Lreturn_point - callmon_libcall_block - 21
 	.error	"the library-call return point must lie at 21 modulo 64 (sled_call_stub.hpp)"
 	.endif
 
