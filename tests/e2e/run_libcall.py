@@ -14,6 +14,8 @@ program says it ran and is nested under qsort in `replay`; a recording with --no
 has none of them. The library-call probe's own cost (docs/runtime.md, "Library calls' own
 cost"): each process's meta file has an `overhead-libcall` line after its `overhead` line
 and a `libcall-fn` line for each library function recorded, the --no-libcall one neither.
+A recorded call returns to the common entry's return point (it called the function:
+libcall_entry.S), an unrecorded one to the program (libcall_retaddr.c).
 Exit status: 0 passed, 1 failed, 77 skipped.
 """
 import argparse
@@ -28,7 +30,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 PROGRAMS = os.path.join(os.path.dirname(HERE), "programs")
 NAMES = ["malloc", "free", "memcpy", "strlen", "qsort", "pthread_mutex_lock",
          "pthread_mutex_unlock"]
-MODES = {"cyg": ["-finstrument-functions"], "fentry": ["-pg", "-mfentry"],
+MODES = {"cyg": ["-finstrument-functions"], "fentry": ["-pg", "-mfentry"], "pg": ["-pg"],
          "patchable": ["-fpatchable-function-entry=5"],
          # gcc only, position-dependent only (no -mnop-mcount for PIC): its plugin is built
          # with -fpatchable-function-entry=5, as run_fixture.py does.
