@@ -32,23 +32,32 @@ void write_rel32_text(uintptr_t site, uint8_t opcode, uintptr_t to) {
   mprotect(p, 2 * page, PROT_READ | PROT_EXEC);
 }
 
-namespace {
-
-// The length of the call of `fentry` at `site` (see pg_calibration_sites), 0 if none.
-size_t fentry_call_length(uintptr_t site, uintptr_t fentry) {
+uint8_t decode_call(uintptr_t site, uintptr_t* to, bool* through_word) {
   const auto* c = reinterpret_cast<const uint8_t*>(site);
   int32_t rel;
   if (c[0] == 0xe8) {
     memcpy(&rel, c + 1, 4);
-    return site + 5 + static_cast<intptr_t>(rel) == fentry ? 5 : 0;
+    *to = site + 5 + static_cast<intptr_t>(rel);
+    *through_word = false;
+    return 5;
   }
   if (c[0] == 0xff && c[1] == 0x15) {
     memcpy(&rel, c + 2, 4);
-    return *reinterpret_cast<const uintptr_t*>(site + 6 + static_cast<intptr_t>(rel)) == fentry
-               ? 6
-               : 0;
+    *to = site + 6 + static_cast<intptr_t>(rel);
+    *through_word = true;
+    return 6;
   }
   return 0;
+}
+
+namespace {
+
+// The length of the call of `fentry` at `site` (see pg_calibration_sites), 0 if none.
+size_t fentry_call_length(uintptr_t site, uintptr_t fentry) {
+  uintptr_t to;
+  bool word;
+  const uint8_t len = decode_call(site, &to, &word);
+  return len && (word ? *reinterpret_cast<const uintptr_t*>(to) : to) == fentry ? len : 0;
 }
 
 }  // namespace

@@ -20,6 +20,11 @@ void write_rel32(uintptr_t site, uint8_t opcode, uintptr_t to);
 // writable for the store and put back. Nothing written when mprotect refuses.
 void write_rel32_text(uintptr_t site, uint8_t opcode, uintptr_t to);
 
+// The call at `site` (6 bytes readable): `call rel32` (e8, 5 bytes; `*to` its target) or
+// `call *disp(%rip)` (ff 15, 6 bytes: GCC's PIC calls through the GOT; `*to` the word it
+// reads, `*through_word` set). 0 for any other instruction.
+uint8_t decode_call(uintptr_t site, uintptr_t* to, bool* through_word);
+
 // Whether `p` starts with endbr64 (f3 0f 1e fa, -fcf-protection), the instruction a
 // function's entry patch or call of __fentry__ comes after.
 inline bool is_endbr64(const uint8_t* p) {

@@ -454,17 +454,15 @@ int module_callback(dl_phdr_info* info, size_t, void* data) {
       continue;
     }
     if (!sled_select(f.addr)) continue;  // --include/--exclude
-    uint8_t* slot = entry_pool_slot(&pool);
+    uint8_t* slot = entry_pool_next(pool);
     if (!slot) break;
     Relocated r;
     uintptr_t to = reinterpret_cast<uintptr_t>(slot) + kTrampCodeOffset;
     if (const char* why = entry_relocate(reinterpret_cast<const uint8_t*>(start), avail, start, to, &r, pad)) {
-      pool.used -= kTrampSlot;
       refuse(st, f, bias, why);
       continue;
     }
     if (uintptr_t at = entry_branch_into(code, f.size, f.addr, start + 1, start + r.displaced)) {
-      pool.used -= kTrampSlot;
       refuse(st, f, bias, "a branch jumps into the bytes the patch replaces", at);
       continue;
     }
@@ -473,19 +471,16 @@ int module_callback(dl_phdr_info* info, size_t, void* data) {
       swept_ok = targets.build(m, funcs);
     }
     if (!swept_ok) {
-      pool.used -= kTrampSlot;
       refuse(st, f, bias, "no memory for the sweep of the module's branch targets");
       continue;
     }
     if (uintptr_t at = targets.hit(start + 1, start + r.displaced)) {
-      pool.used -= kTrampSlot;
       refuse(st, f, bias,
              "a branch from elsewhere in the module (another function, a shared block, an "
              "assembly label) lands inside the bytes the patch replaces", at);
       continue;
     }
-    entry_pool_head(pool, slot, f.addr, !attach_collecting());
-    memcpy(slot + kTrampCodeOffset, r.code, r.len);
+    entry_pool_take(&pool, f.addr, !attach_collecting(), r.code, r.len);
     pending[npending++] = {start, reinterpret_cast<uintptr_t>(slot), f.addr, f.name, r};
   }
   const char* note = nullptr;

@@ -42,15 +42,15 @@ bool entry_pool_map(uintptr_t lo, uintptr_t hi, size_t slots, uintptr_t entry, u
   return true;
 }
 
-uint8_t* entry_pool_slot(TrampPool* pool) {
-  if (!pool->base || pool->used + kTrampSlot > pool->size) return nullptr;
-  uint8_t* s = pool->base + pool->used;
-  pool->used += kTrampSlot;
-  memset(s, 0xcc, kTrampSlot);  // int3 after the code: nothing runs past it
-  return s;
+uint8_t* entry_pool_next(const TrampPool& pool) {
+  if (!pool.base || pool.used + kTrampSlot > pool.size) return nullptr;
+  return pool.base + pool.used;
 }
 
-void entry_pool_head(const TrampPool& pool, uint8_t* slot, uintptr_t fn, bool call) {
+uint8_t* entry_pool_take(TrampPool* pool, uintptr_t fn, bool call, const uint8_t* copy, size_t len) {
+  uint8_t* slot = pool->base + pool->used;
+  pool->used += kTrampSlot;
+  memset(slot, 0xcc, kTrampSlot);  // int3 after the code: nothing runs past it
   // The disp32 at slot + at of an instruction that ends at slot + next, to `to`.
   auto put_rel = [slot](size_t at, size_t next, const void* to) {
     int32_t d = static_cast<int32_t>(reinterpret_cast<intptr_t>(to) -
@@ -67,9 +67,11 @@ void entry_pool_head(const TrampPool& pool, uint8_t* slot, uintptr_t fn, bool ca
       0xcc, 0xcc, 0xcc, 0xcc, 0xcc}; // +27
   memcpy(slot, code, sizeof code);
   if (!call) slot[6] = 0xeb;  // jmp +32
-  put_rel(2, 6, pool.base);
-  put_rel(23, 27, pool.base + 8);
+  put_rel(2, 6, pool->base);
+  put_rel(23, 27, pool->base + 8);
+  memcpy(slot + kTrampCodeOffset, copy, len);
   memcpy(slot + kTrampFnOffset, &fn, 8);
+  return slot;
 }
 
 bool entry_pool_seal(TrampPool* pool) {

@@ -45,14 +45,16 @@ struct TrampPool {
 bool entry_pool_map(uintptr_t lo, uintptr_t hi, size_t slots, uintptr_t entry, uintptr_t exit,
                     TrampPool* out);
 
-// The next free slot, or nullptr when the pool is full.
-uint8_t* entry_pool_slot(TrampPool* pool);
+// The next free slot, where a function's instructions are relocated to run (at
+// slot + kTrampCodeOffset) before entry_pool_take() writes it; nullptr when the pool is full.
+uint8_t* entry_pool_next(const TrampPool& pool);
 
-// Writes the slot's code before the copy and the function's address; the moved code goes at
-// slot + kTrampCodeOffset. `call`: false for an attach's trampolines, which always jump to
-// the copy after the entry probe (their frames' returns are redirected, as the detach
-// expects).
-void entry_pool_head(const TrampPool& pool, uint8_t* slot, uintptr_t fn, bool call);
+// Takes the next free slot for the function at `fn`: its code before the copy, the `len`
+// bytes of moved code `copy` at kTrampCodeOffset (relocated for that place), the function's
+// address; int3 after. `call`: false for an attach's trampolines, which always jump to the
+// copy after the entry probe (their frames' returns are redirected, as the detach expects).
+// Returns the slot. entry_pool_next() must have given one.
+uint8_t* entry_pool_take(TrampPool* pool, uintptr_t fn, bool call, const uint8_t* copy, size_t len);
 
 // Makes the pool read-only and executable (unmaps it when no slot was used) and publishes
 // it with the sled stubs' pools (sled_call_stub.hpp). False when mprotect refused: then

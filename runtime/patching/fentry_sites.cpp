@@ -60,10 +60,10 @@ bool ImportCalls::has(uintptr_t a) const {
 
 uint8_t ImportCalls::call_length(uintptr_t site) const {
   if (!count_ || !in_exec(m_, site, 6)) return 0;
-  const auto* c = reinterpret_cast<const uint8_t*>(site);
-  if (c[0] == 0xe8) return has(plt_word(m_, site + 5 + static_cast<intptr_t>(rel_at(c + 1)))) ? 5 : 0;
-  if (c[0] == 0xff && c[1] == 0x15) return has(site + 6 + static_cast<intptr_t>(rel_at(c + 2))) ? 6 : 0;
-  return 0;
+  uintptr_t to;
+  bool word;
+  const uint8_t len = decode_call(site, &to, &word);
+  return len && has(word ? to : plt_word(m_, to)) ? len : 0;
 }
 
 FentrySites::FentrySites(const dl_phdr_info* info, const char* path, const SledModule& m) {

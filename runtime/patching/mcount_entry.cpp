@@ -121,7 +121,7 @@ void mcount_patch_module(const dl_phdr_info* info, const char* path, const SledM
   size_t kept = 0;
   for (size_t i = 0; i < n; ++i) {
     Site s = sites[i];
-    uint8_t* slot = entry_pool_slot(&pool);
+    uint8_t* slot = entry_pool_next(pool);
     if (!slot) break;
     // The relocation reads the function's first bytes with the call already a nop.
     uint8_t buf[kScan + 16];
@@ -130,12 +130,9 @@ void mcount_patch_module(const dl_phdr_info* info, const char* path, const SledM
     memcpy(buf + (s.call - s.start), nop(s.call_len), s.call_len);
     Relocated r;
     if (entry_relocate(buf, avail, s.start, reinterpret_cast<uintptr_t>(slot) + kTrampCodeOffset, &r) ||
-        targets.hit(s.start + 1, s.start + r.displaced)) {
-      pool.used -= kTrampSlot;  // the last slot handed out: given back
+        targets.hit(s.start + 1, s.start + r.displaced))
       continue;
-    }
-    entry_pool_head(pool, slot, s.fn, true);
-    memcpy(slot + kTrampCodeOffset, r.code, r.len);
+    entry_pool_take(&pool, s.fn, true, r.code, r.len);
     s.displaced = r.displaced;
     s.slot = reinterpret_cast<uintptr_t>(slot);
     sites[kept++] = s;

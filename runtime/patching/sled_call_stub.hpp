@@ -54,7 +54,8 @@ inline bool sled_stub_return(uintptr_t a) {
 }
 
 // Publishes a pool of entry patching's trampolines, [lo, hi), `stride` bytes each after a
-// kSledStubSize header. Serialised by the patchers' lock, as the pools below; a pool is
+// kSledStubSize header (or, stride kSledStubSize, one 64-byte block: the library-call
+// entry's, libcall_entry.S). Serialised by the patchers' lock, as the pools below; a pool is
 // mapped only while sled_pools_full() is false, so there is room for it.
 void sled_pools_publish(uintptr_t lo, uintptr_t hi, uintptr_t stride);
 inline bool sled_pools_full() {

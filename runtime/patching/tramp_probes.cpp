@@ -23,15 +23,14 @@ void tramp_calibration_probes(uintptr_t entry, uintptr_t exit) {
   uintptr_t slots[kCount];
   size_t n = 0;
   for (; n < count; ++n) {
-    uint8_t* slot = entry_pool_slot(&pool);
+    uint8_t* slot = entry_pool_next(pool);
     if (!slot) break;
-    entry_pool_head(pool, slot, probes[n].fn, !attach_collecting());
-    uint8_t* j = slot + kTrampCodeOffset;
-    j[0] = 0xe9;
+    // The copy: a jump back past the call of __fentry__.
+    uint8_t jmp[5] = {0xe9};
     int32_t back = static_cast<int32_t>(static_cast<intptr_t>(
-        probes[n].site + probes[n].len - reinterpret_cast<uintptr_t>(j + 5)));
-    memcpy(j + 1, &back, 4);
-    slots[n] = reinterpret_cast<uintptr_t>(slot);
+        probes[n].site + probes[n].len - reinterpret_cast<uintptr_t>(slot + kTrampCodeOffset + 5)));
+    memcpy(jmp + 1, &back, 4);
+    slots[n] = reinterpret_cast<uintptr_t>(entry_pool_take(&pool, probes[n].fn, !attach_collecting(), jmp, sizeof jmp));
   }
   if (!entry_pool_seal(&pool)) return;
   {
