@@ -86,6 +86,8 @@ Result<RecordingInfo> gather_info(const format::Recording& rec, const ProgressFn
     pi.libcall_refused = meta.libcall_refused;
     pi.xray_functions = meta.xray_functions;
     pi.xray_refused = meta.xray_refused;
+    pi.pg_trampolines = meta.pg_trampolines;
+    pi.pg_left = meta.pg_left;
     pi.patching = meta.patched_modules;
     pi.dlmopen_modules = meta.dlmopen_modules;
     pi.dlmopen_recorded = meta.dlmopen_recorded;

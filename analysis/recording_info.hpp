@@ -88,6 +88,8 @@ struct ProcessInfo {
   uint64_t libcall_refused = 0;  // GOT slots refused (GLOB_DAT, unresolved)
   int64_t xray_functions = -1;   // functions whose XRay sleds were patched; -1: no line
   uint64_t xray_refused = 0;     // XRay sleds refused
+  int64_t pg_trampolines = -1;   // -pg functions given trampolines; -1: no line
+  uint64_t pg_left = 0;          // -pg functions that keep their call of mcount
   // Entry patching (record --patch): the modules looked at, what was patched and refused.
   std::vector<format::PatchedModule> patching;
   // Instrumented modules loaded with dlmopen into another namespace: not recorded.

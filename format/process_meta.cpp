@@ -186,6 +186,12 @@ bool parse_record(ProcessMeta& m, std::string_view name, std::string_view rest,
     if (f.size() != 2 || !parse_u64(f[0], n, 10) || !parse_u64(f[1], r, 10)) return false;
     m.xray_functions = static_cast<int64_t>(n);
     m.xray_refused = r;
+  } else if (name == "pg-trampolines") {
+    auto f = split(rest, 3);
+    uint64_t n, l;
+    if (f.size() != 2 || !parse_u64(f[0], n, 10) || !parse_u64(f[1], l, 10)) return false;
+    m.pg_trampolines = static_cast<int64_t>(n);
+    m.pg_left = l;
   } else if (name == "symbol") {
     // The name is the rest of the line: demangled C++ names contain spaces.
     auto f = split(rest, 2);

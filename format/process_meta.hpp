@@ -122,6 +122,11 @@ struct ProcessMeta {
   // it refused; -1 without one (no XRay build, older runtime).
   int64_t xray_functions = -1;
   uint64_t xray_refused = 0;
+  // The last `pg-trampolines` line: -pg (mcount) functions entered through trampolines, and
+  // functions found calling mcount that keep that call; -1 without one (no -pg module,
+  // older runtime).
+  int64_t pg_trampolines = -1;
+  uint64_t pg_left = 0;
   // `libcall-fn` lines: the functions whose recorded calls are library calls (their probe
   // is the library-call stub's), sorted, no repeats.
   std::vector<uint64_t> libcall_functions;

@@ -128,6 +128,10 @@ std::string render_info_json(const analysis::RecordingInfo& info) {
       pj["xray_functions"] = p.xray_functions;
       pj["xray_refused"] = p.xray_refused;
     }
+    if (p.pg_trampolines >= 0) {  // a -pg (mcount) build (docs/modes.md)
+      pj["pg_trampolines"] = p.pg_trampolines;
+      pj["pg_left"] = p.pg_left;
+    }
     // Only when the program dlmopen'ed an instrumented module: other files stay as they were.
     if (!p.dlmopen_modules.empty()) pj["dlmopen_modules"] = p.dlmopen_modules;
     if (!p.dlmopen_recorded.empty()) pj["dlmopen_recorded"] = p.dlmopen_recorded;

@@ -171,6 +171,11 @@ std::string render_info_text(const analysis::RecordingInfo& info) {
       out += fmt::format("    XRay sleds: {} patched, {} sled(s) refused (docs/modes.md)\n",
                          count_of(static_cast<uint64_t>(p.xray_functions), "function", "functions"),
                          p.xray_refused);
+    if (p.pg_trampolines >= 0)
+      out += fmt::format("    -pg trampolines: {} entered through them, {} kept their call of "
+                         "mcount (docs/modes.md)\n",
+                         count_of(static_cast<uint64_t>(p.pg_trampolines), "function", "functions"),
+                         p.pg_left);
     for (const format::PatchedModule& m : p.patching) {
       out += fmt::format("    entry patching (--patch) of {}: {} patched, {} refused{}\n",
                          m.path, count_of(m.patched, "function", "functions"), m.refused,

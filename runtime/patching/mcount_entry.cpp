@@ -40,6 +40,9 @@ constexpr size_t kScan = 64;
 
 bool g_any = false;
 bool g_probes_done = false;
+// Written under the sled pass's lock, read by the module scan after it (process.cpp).
+unsigned g_tramps = 0;
+unsigned g_left = 0;
 
 struct Site {
   uintptr_t fn;      // the function's address, which its trampoline records
@@ -85,13 +88,12 @@ const uint8_t* nop(uint8_t len) { return len == 5 ? kNop5 : kNop6; }
 
 }  // namespace
 
+unsigned mcount_tramp_count() { return __atomic_load_n(&g_tramps, __ATOMIC_RELAXED); }
+unsigned mcount_left_count() { return __atomic_load_n(&g_left, __ATOMIC_RELAXED); }
+
 void mcount_patch_module(const dl_phdr_info* info, const char* path, const SledModule& m) {
   ImportCalls mcount(info, m, "mcount");
   if (!mcount.any()) return;
-  {
-    RuntimeScope rs;  // capstone is dlopen'ed on first use
-    if (entry_decoder_error()) return;  // the relocation needs it: mcount stays
-  }
   ModuleFunctions funcs(info, path);
   if (!funcs.ok() || !funcs.count()) return;
   const size_t site_bytes = funcs.count() * sizeof(Site);
@@ -109,13 +111,19 @@ void mcount_patch_module(const dl_phdr_info* info, const char* path, const SledM
     if (find_call(mcount, start, avail, &at, &len))
       sites[n++] = {f.addr, start, avail, start + at, len, 0, 0};
   }
+  bool decoder = false;
+  if (n) {
+    RuntimeScope rs;  // capstone is dlopen'ed on first use
+    decoder = !entry_decoder_error();  // the relocation needs it, else mcount stays
+  }
   TrampPool pool;
   BranchTargets targets;
-  if (!n || !targets.build(m, funcs) ||
+  if (!n || !decoder || !targets.build(m, funcs) ||
       !entry_pool_map(m.exec[0].start, m.exec[m.exec_count - 1].end, n,
                       reinterpret_cast<uintptr_t>(&callmon_pg_tramp_enter),
                       reinterpret_cast<uintptr_t>(&callmon_sled_return), &pool)) {
     munmap(mem, site_bytes);
+    __atomic_fetch_add(&g_left, static_cast<unsigned>(n), __ATOMIC_RELAXED);
     return;
   }
   size_t kept = 0;
@@ -150,9 +158,12 @@ void mcount_patch_module(const dl_phdr_info* info, const char* path, const SledM
     }
     set_code_writable(m, false, false);
     g_any = true;
-  } else if (!kept) {
-    entry_pool_seal(&pool);  // unmaps the unused pool
+  } else {
+    if (!kept) entry_pool_seal(&pool);  // unmaps the unused pool
+    kept = 0;                           // nothing written: every call of mcount stays
   }
+  __atomic_fetch_add(&g_tramps, static_cast<unsigned>(kept), __ATOMIC_RELAXED);
+  __atomic_fetch_add(&g_left, static_cast<unsigned>(n - kept), __ATOMIC_RELAXED);
   munmap(mem, site_bytes);
 }
 

@@ -22,6 +22,13 @@ namespace callmon::rt {
 // code has run, and after a dlopen. Not for an attach (its GOT redirection of mcount stays).
 void mcount_patch_module(const dl_phdr_info* info, const char* path, const SledModule& m);
 
+// Functions given trampolines so far in this process, and functions found calling mcount in
+// their prologue that keep that call (their prologue cannot be moved, a branch of the module
+// targets the bytes the jump would replace, no room for trampolines, capstone missing): the
+// `pg-trampolines` meta line (docs/format.md). A fork child's are its parent's.
+unsigned mcount_tramp_count();
+unsigned mcount_left_count();
+
 // Once a function has a trampoline: the -pg calibration's probes get ones of their own
 // (tramp_probes.hpp), so the calibration measures this path. Called after the modules.
 void mcount_patch_calibration_probes();

@@ -25,6 +25,7 @@
 #include "runtime/patching/got_redirect.hpp"
 #include "runtime/patching/namespace_walk.hpp"
 #include "runtime/patching/sled_patch.hpp"
+#include "runtime/patching/mcount_entry.hpp"
 #include "runtime/patching/xray_sleds.hpp"
 #include "runtime/core/sys.hpp"
 #include "runtime/recording/recording_dir.hpp"
@@ -183,6 +184,21 @@ void put_xray_line() {
   char line[64];
   LineBuf b(line, sizeof line);
   b.str("xray-sleds ").dec(n).ch(' ').dec(r).ch('\n');
+  meta_append(b.c_str(), static_cast<unsigned>(b.size()));
+}
+
+// The `pg-trampolines` line (mcount_entry.hpp) when the sled pass gave -pg functions
+// trampolines or left some since the last one: after the start-up pass and after each dlopen
+// of a -pg module.
+unsigned g_pg_written = 0;
+
+void put_pg_line() {
+  unsigned n = mcount_tramp_count(), l = mcount_left_count();
+  if (n + l == g_pg_written) return;
+  g_pg_written = n + l;
+  char line[64];
+  LineBuf b(line, sizeof line);
+  b.str("pg-trampolines ").dec(n).ch(' ').dec(l).ch('\n');
   meta_append(b.c_str(), static_cast<unsigned>(b.size()));
 }
 
@@ -381,6 +397,7 @@ void modules_rescan() {
   filter_scan_done();
   put_libcall_line();
   put_xray_line();
+  put_pg_line();
   put_other_namespace_lines();  // dlmopen'ed modules not recorded: said
   __atomic_store_n(&g_scan_lock, 0, __ATOMIC_RELEASE);
 }
@@ -462,6 +479,7 @@ void process_after_fork_child() {
   g_libcall_written = ~0u;  // the child's meta file says it all again
   g_libcall_named = 0;
   g_xray_written = 0;
+  g_pg_written = 0;
   // A thread that was scanning at the fork does not exist here: its lock and half-gathered
   // modules are void.
   g_scan_lock = 0;
@@ -518,6 +536,7 @@ void process_end_for_attach() {
   g_libcall_written = ~0u;  // and its library calls' names and count
   g_libcall_named = 0;
   g_xray_written = 0;  // and its xray-sleds line
+  g_pg_written = 0;    // and its pg-trampolines line (the start-up's, an attach makes none)
   __atomic_store_n(&g_state, kUnset, __ATOMIC_RELEASE);
 }
 

@@ -126,8 +126,9 @@ def fentry_sites(args, prog, failures):
     """-pg -mfentry and -pg (the fixture counts its three functions' first instructions):
     recorded, each call of __fentry__ became a jump to its function's stub
     (fentry_sites.hpp), and each -pg function's entry a jump to its trampoline
-    (mcount_entry.hpp), every function's, selected or not (the hooks filter); the counts are
-    exact (a call of mcount left in place would record the function a second time)."""
+    (mcount_entry.hpp), every function's, selected or not (the hooks filter), which `info`
+    counts; the counts are exact (a call of mcount left in place would record the function
+    a second time)."""
     plain = run_fixture.run([prog], args.work)
     if args.mode == "pg":  # the prologue before the call of mcount
         m = re.search(r"^sites nop 0 call 0 jump 0 other (\d+)$", plain.stdout, re.M)
@@ -156,6 +157,11 @@ def fentry_sites(args, prog, failures):
             got[key] = got.get(key, 0) + f["calls"]
         failures.check_equal(f"{name}: calls per function",
                              {k.split("(")[0]: v for k, v in counts.items()}, got)
+        if args.mode == "pg":  # info counts the trampolines: every function got one
+            info = run_fixture.run([args.callmon, "info", "--format=json", "-d", data], args.work)
+            p = json.loads(info.stdout)["processes"][0] if info.returncode == 0 else {}
+            failures.check_equal(f"{name}: info's -pg trampolines (given, kept mcount)",
+                                 (sites, 0), (p.get("pg_trampolines"), p.get("pg_left")))
     return run_fixture.finish(failures)
 
 

@@ -483,5 +483,20 @@ TEST_F(MetaTest, XraySledsLastLineCounts) {
                                        "callmon-process 1\nkey 3.0\nclock tsc 1000\nxray-sleds 1\n")));
 }
 
+// `pg-trampolines N L` (a -pg build, docs/modes.md): the last line counts; absent, -1.
+TEST_F(MetaTest, PgTrampolinesLastLineCounts) {
+  auto m = read_process_meta(write("1.0.meta",
+                                   "callmon-process 1\nkey 1.0\nclock tsc 2096000000\n"
+                                   "pg-trampolines 3 0\npg-trampolines 1703 2\n"));
+  ASSERT_TRUE(m) << m.error();
+  EXPECT_EQ(m->pg_trampolines, 1703);
+  EXPECT_EQ(m->pg_left, 2u);
+  auto none = read_process_meta(write("2.0.meta", "callmon-process 1\nkey 2.0\nclock tsc 1000\n"));
+  ASSERT_TRUE(none) << none.error();
+  EXPECT_EQ(none->pg_trampolines, -1);
+  EXPECT_FALSE(read_process_meta(
+      write("3.0.meta", "callmon-process 1\nkey 3.0\nclock tsc 1000\npg-trampolines 1 x\n")));
+}
+
 }  // namespace
 }  // namespace callmon::format
