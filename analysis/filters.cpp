@@ -70,6 +70,14 @@ bool parse_ns(const std::string& s, uint64_t fallback, uint64_t& out) {
 
 }  // namespace
 
+Result<uint64_t> parse_duration(const std::string& text) {
+  uint64_t ns;
+  if (text.empty() || !parse_ns(text, 0, ns))
+    return Error{"bad duration '" + text + "' (expected ns, or a number with a unit: 250us, "
+                 "1.5ms, 2s)"};
+  return ns;
+}
+
 Result<std::pair<uint64_t, uint64_t>> parse_time_range(const std::string& text) {
   Error bad{"bad time range '" + text +
             "' (expected START..END or START:END, times in ns or with a unit: 250us, 10ms, "

@@ -79,6 +79,9 @@ enum NameMatch : uint8_t {
 
 // Compiles a regex for a name filter (--include, --focus, ...). Error: "bad regex 'TEXT': WHY".
 Result<std::regex> compile_filter_regex(const std::string& text);
+// Parses a duration: a decimal number of ns, or with a unit (ns, us, ms, s: "250us", "1.5ms").
+// Error: "bad duration 'TEXT' (...)".
+Result<uint64_t> parse_duration(const std::string& text);
 // Parses "START..END" or "START:END": times in ns, or with a unit (ns, us, ms, s: "10ms",
 // "1.5s"); either side may be empty (from the start / to the end).
 // Error: "bad time range 'TEXT' (expected START..END or START:END, ...; START <= END)".

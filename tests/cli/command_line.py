@@ -97,6 +97,26 @@ def main():
     check("report -- -n: an error", r.returncode != 0 and len(r.stderr.strip().splitlines()) == 1,
           r.stderr)
     # -- with nothing after it: the program is still missing.
+    # --min-duration takes a unit as --time-range does (250us, 1.5ms, 2s), in record and in
+    # the reading commands; plain numbers are ns.
+    r = run([a.callmon, "record", "-o", "d1.data", "--min-duration=10s", "--", "./args", "x"], w)
+    calls = run([a.callmon, "info", "--format=json", "-d", "d1.data"], w)
+    check("record --min-duration=10s: every call shorter, none recorded",
+          r.returncode == 0 and calls.returncode == 0 and json.loads(calls.stdout)["calls"] == 0,
+          r.stderr + calls.stderr)
+    for value, kept in (("10s", False), ("1ns", True), ("1", True)):
+        r = run([a.callmon, "report", "--format=json", "-d", "base.data",
+                 "--min-duration=" + value], w)
+        names = [f["name"] for f in json.loads(r.stdout)["functions"]] if r.returncode == 0 else None
+        check(f"report --min-duration={value}: show {'kept' if kept else 'dropped'}",
+              names is not None and ("show" in names) == kept, r.stderr)
+    for cmd in (["record", "-o", "d2.data", "--min-duration=5xs", "--", "./args"],
+                ["report", "-d", "base.data", "--min-duration=1.2.3ms"]):
+        r = run([a.callmon] + cmd, w)
+        check(f"{cmd[0]} --min-duration with a bad unit: exit 2, one line",
+              r.returncode == 2 and len(r.stderr.strip().splitlines()) == 1 and
+              "bad duration" in r.stderr, r.stderr)
+
     r = run([a.callmon, "record", "-o", "r8.data", "--"], w)
     check("record -- (no program): an error", r.returncode != 0, r.stderr)
 

@@ -239,6 +239,20 @@ TEST(FilterNames, MatchWithoutReturnType) {
   EXPECT_FALSE(g.keeps_name("std::twice()"));
 }
 
+// --min-duration's value (record, report, replay, graph, export): ns, or with a unit.
+TEST(FilterParsing, Durations) {
+  EXPECT_EQ(parse_duration("2500").value(), 2500u);
+  EXPECT_EQ(parse_duration("250ns").value(), 250u);
+  EXPECT_EQ(parse_duration("250us").value(), 250000u);
+  EXPECT_EQ(parse_duration("1.5ms").value(), 1500000u);
+  EXPECT_EQ(parse_duration("2s").value(), 2000000000u);
+  for (const char* bad : {"", "us", "1.2.3ms", "-3", "10xs", "1 ms", "1e3"}) {
+    auto got = parse_duration(bad);
+    ASSERT_FALSE(got) << bad;
+    EXPECT_NE(got.error().find("bad duration"), std::string::npos) << got.error();
+  }
+}
+
 TEST(FilterParsing, TimeRangeAndRegexErrors) {
   EXPECT_TRUE(parse_time_range("10:20"));
   EXPECT_EQ(parse_time_range(":20")->first, 0u);

@@ -25,6 +25,7 @@
 #include "tools/callmon/attach_dir_owner.hpp"
 #include "tools/callmon/machine_facts.hpp"
 #include "tools/callmon/command.hpp"
+#include "tools/callmon/filter_options.hpp"
 #include "tools/callmon/program_args.hpp"
 #include "tools/callmon/privileged_program.hpp"
 #include "tools/callmon/program_launch.hpp"
@@ -338,9 +339,11 @@ CommandRegistration registration_record{"record", [](CLI::App& app, int& status)
                   "and their time stays in their callers'")
       ->check(CLI::Range(uint64_t{1}, uint64_t{1} << 22));
   sub->add_option("--min-duration", o->min_duration_ns,
-                  "Leave out calls shorter than NS nanoseconds (with their callees); their "
-                  "time stays in their callers'")
-      ->check(CLI::Range(uint64_t{1}, uint64_t{3600} * 1000000000));
+                  "Leave out calls shorter than DURATION (ns, or with a unit: 250us, 1.5ms; "
+                  "with their callees); their time stays in their callers'")
+      ->transform(duration_ns())
+      ->check(CLI::Range(uint64_t{1}, uint64_t{3600} * 1000000000))
+      ->type_name("DURATION");
   sub->add_option("--include", o->include,
                   "Record only calls of functions whose demangled name matches REGEX "
                   "(ECMAScript, searched; repeatable: any may match); other calls' time stays "

@@ -5,6 +5,17 @@
 
 namespace callmon::tools {
 
+CLI::Validator duration_ns() {
+  return CLI::Validator(
+      [](std::string& text) {
+        auto ns = analysis::parse_duration(text);
+        if (!ns) return ns.error();
+        text = std::to_string(*ns);
+        return std::string();
+      },
+      "DURATION");
+}
+
 void add_filter_options(CLI::App* sub, FilterOptions& o, FilterOptionSet which) {
   sub->add_option("--include", o.include,
                   "keep only calls whose demangled name matches REGEX (others' time goes to "
@@ -27,9 +38,10 @@ void add_filter_options(CLI::App* sub, FilterOptions& o, FilterOptionSet which) 
                   "keep only calls matching REGEX and the chain of their callers (uftrace -C)")
       ->type_name("REGEX");
   sub->add_option("--min-duration", o.min_duration_ns,
-                  "drop calls shorter than NS nanoseconds (measured); their time stays in "
-                  "the parent")
-      ->type_name("NS");
+                  "drop calls shorter than DURATION (measured; ns, or with a unit: 250us, "
+                  "1.5ms); their time stays in the parent")
+      ->transform(duration_ns())
+      ->type_name("DURATION");
   sub->add_option("--time-range", o.time_range,
                   "keep calls overlapping START..END, from the recording's start, in ns or "
                   "with a unit: 10ms..1.5s (START:END too; either side may be empty)")

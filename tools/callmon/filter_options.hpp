@@ -13,6 +13,11 @@
 
 namespace callmon::tools {
 
+// A CLI11 transform for a duration option: "250us", "1.5ms", "2s" or plain ns become the
+// number of ns (analysis::parse_duration), which the option's integer then takes; anything
+// else is the option's error.
+CLI::Validator duration_ns();
+
 struct FilterOptions {
   std::string include;
   std::string exclude;
