@@ -13,7 +13,7 @@ CLI::Validator duration_ns() {
         text = std::to_string(*ns);
         return std::string();
       },
-      "DURATION");
+      "");  // no description: the option's type name says DURATION
 }
 
 void add_filter_options(CLI::App* sub, FilterOptions& o, FilterOptionSet which) {
