@@ -38,6 +38,15 @@ bool parse_u64(std::string_view s, uint64_t& out, int base = 10) {
   return ec == std::errc() && ptr == s.data() + s.size();
 }
 
+// "N M", two decimal counts (libcall-slots, xray-sleds, pg-trampolines): N into `first`.
+bool parse_counts(std::string_view rest, int64_t& first, uint64_t& second) {
+  auto f = split(rest, 3);
+  uint64_t n;
+  if (f.size() != 2 || !parse_u64(f[0], n) || !parse_u64(f[1], second)) return false;
+  first = static_cast<int64_t>(n);
+  return true;
+}
+
 bool parse_u32(std::string_view s, uint32_t& out) {
   uint64_t v;
   if (!parse_u64(s, v) || v > UINT32_MAX) return false;
@@ -175,23 +184,11 @@ bool parse_record(ProcessMeta& m, std::string_view name, std::string_view rest,
     if (!parse_u64(rest, addr, 16)) return false;
     m.libcall_functions.push_back(addr);
   } else if (name == "libcall-slots") {
-    auto f = split(rest, 3);
-    uint64_t n, r;
-    if (f.size() != 2 || !parse_u64(f[0], n, 10) || !parse_u64(f[1], r, 10)) return false;
-    m.libcall_slots = static_cast<int64_t>(n);
-    m.libcall_refused = r;
+    if (!parse_counts(rest, m.libcall_slots, m.libcall_refused)) return false;
   } else if (name == "xray-sleds") {
-    auto f = split(rest, 3);
-    uint64_t n, r;
-    if (f.size() != 2 || !parse_u64(f[0], n, 10) || !parse_u64(f[1], r, 10)) return false;
-    m.xray_functions = static_cast<int64_t>(n);
-    m.xray_refused = r;
+    if (!parse_counts(rest, m.xray_functions, m.xray_refused)) return false;
   } else if (name == "pg-trampolines") {
-    auto f = split(rest, 3);
-    uint64_t n, l;
-    if (f.size() != 2 || !parse_u64(f[0], n, 10) || !parse_u64(f[1], l, 10)) return false;
-    m.pg_trampolines = static_cast<int64_t>(n);
-    m.pg_left = l;
+    if (!parse_counts(rest, m.pg_trampolines, m.pg_left)) return false;
   } else if (name == "symbol") {
     // The name is the rest of the line: demangled C++ names contain spaces.
     auto f = split(rest, 2);

@@ -147,6 +147,16 @@ bool create_meta(const char* parent_key) {
 // The `symbol` lines of library calls not named yet and the `libcall-slots` line
 // (got_redirect.hpp) when the pass redirected or refused slots since the last one: after
 // the start-up pass and after each dlopen.
+// A `HEAD N M` line of two counts, when their sum changed since the last one (`*written`).
+void put_count_line(const char* head, unsigned n, unsigned m, unsigned* written) {
+  if (n + m == *written) return;
+  *written = n + m;
+  char line[64];
+  LineBuf b(line, sizeof line);
+  b.str(head).ch(' ').dec(n).ch(' ').dec(m).ch('\n');
+  meta_append(b.c_str(), static_cast<unsigned>(b.size()));
+}
+
 unsigned g_libcall_written = ~0u;  // slots counted by the last libcall-slots line
 unsigned g_libcall_named = 0;       // library-call names written as symbol lines
 
@@ -165,12 +175,7 @@ void put_libcall_line() {
     meta_append(b.c_str(), static_cast<unsigned>(b.size()));
   }
   unsigned n = libcall_slot_count(), r = libcall_refused_count();
-  if (n + r == 0 || n + r == written) return;
-  written = n + r;
-  char line[64];
-  LineBuf b(line, sizeof line);
-  b.str("libcall-slots ").dec(n).ch(' ').dec(r).ch('\n');
-  meta_append(b.c_str(), static_cast<unsigned>(b.size()));
+  if (n + r != 0) put_count_line("libcall-slots", n, r, &written);
 }
 
 // The `xray-sleds` line (xray_sleds.hpp) when the sled passes patched or refused XRay sleds
@@ -178,13 +183,7 @@ void put_libcall_line() {
 unsigned g_xray_written = 0;
 
 void put_xray_line() {
-  unsigned n = xray_function_count(), r = xray_refused_count();
-  if (n + r == g_xray_written) return;
-  g_xray_written = n + r;
-  char line[64];
-  LineBuf b(line, sizeof line);
-  b.str("xray-sleds ").dec(n).ch(' ').dec(r).ch('\n');
-  meta_append(b.c_str(), static_cast<unsigned>(b.size()));
+  put_count_line("xray-sleds", xray_function_count(), xray_refused_count(), &g_xray_written);
 }
 
 // The `pg-trampolines` line (mcount_entry.hpp) when the sled pass gave -pg functions
@@ -193,13 +192,7 @@ void put_xray_line() {
 unsigned g_pg_written = 0;
 
 void put_pg_line() {
-  unsigned n = mcount_tramp_count(), l = mcount_left_count();
-  if (n + l == g_pg_written) return;
-  g_pg_written = n + l;
-  char line[64];
-  LineBuf b(line, sizeof line);
-  b.str("pg-trampolines ").dec(n).ch(' ').dec(l).ch('\n');
-  meta_append(b.c_str(), static_cast<unsigned>(b.size()));
+  put_count_line("pg-trampolines", mcount_tramp_count(), mcount_left_count(), &g_pg_written);
 }
 
 int module_callback(dl_phdr_info* info, size_t, void*) {
