@@ -110,6 +110,10 @@ def main():
         names = [f["name"] for f in json.loads(r.stdout)["functions"]] if r.returncode == 0 else None
         check(f"report --min-duration={value}: show {'kept' if kept else 'dropped'}",
               names is not None and ("show" in names) == kept, r.stderr)
+    r = run([a.callmon, "record", "-o", "d3.data", "--min-duration=7200s", "--", "./args"], w)
+    check("record --min-duration=7200s: exit 2, one line with the bounds",
+          r.returncode == 2 and len(r.stderr.strip().splitlines()) == 1 and
+          "from 1ns to 3600s" in r.stderr, r.stderr)
     for cmd in (["record", "-o", "d2.data", "--min-duration=5xs", "--", "./args"],
                 ["report", "-d", "base.data", "--min-duration=1.2.3ms"]):
         r = run([a.callmon] + cmd, w)

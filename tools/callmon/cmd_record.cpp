@@ -340,9 +340,15 @@ CommandRegistration registration_record{"record", [](CLI::App& app, int& status)
       ->check(CLI::Range(uint64_t{1}, uint64_t{1} << 22));
   sub->add_option("--min-duration", o->min_duration_ns,
                   "Leave out calls shorter than DURATION (ns, or with a unit: 250us, 1.5ms; "
-                  "1 ns to 1 h; with their callees); their time stays in their callers'")
+                  "1ns to 3600s; with their callees); their time stays in their callers'")
       ->transform(duration_ns())
-      ->check(CLI::Range(uint64_t{1}, uint64_t{3600} * 1000000000).description(""))
+      ->check(CLI::Validator(
+          [](const std::string& ns) {  // the transform's plain ns
+            return ns != "0" && ns.size() <= 13 && std::stoull(ns) <= 3600000000000ull
+                       ? std::string()
+                       : "from 1ns to 3600s, not " + ns + " ns";
+          },
+          ""))
       ->type_name("DURATION");
   sub->add_option("--include", o->include,
                   "Record only calls of functions whose demangled name matches REGEX "
