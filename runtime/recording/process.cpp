@@ -144,9 +144,6 @@ bool create_meta(const char* parent_key) {
   return false;
 }
 
-// The `symbol` lines of library calls not named yet and the `libcall-slots` line
-// (got_redirect.hpp) when the pass redirected or refused slots since the last one: after
-// the start-up pass and after each dlopen.
 // A `HEAD N M` line of two counts, when their sum changed since the last one (`*written`).
 void put_count_line(const char* head, unsigned n, unsigned m, unsigned* written) {
   if (n + m == *written) return;
@@ -157,6 +154,9 @@ void put_count_line(const char* head, unsigned n, unsigned m, unsigned* written)
   meta_append(b.c_str(), static_cast<unsigned>(b.size()));
 }
 
+// The `symbol` lines of library calls not named yet and the `libcall-slots` line
+// (got_redirect.hpp) when the pass redirected or refused slots since the last one: after
+// the start-up pass and after each dlopen.
 unsigned g_libcall_written = ~0u;  // slots counted by the last libcall-slots line
 unsigned g_libcall_named = 0;       // library-call names written as symbol lines
 
