@@ -27,6 +27,7 @@
 #include "tools/callmon/command.hpp"
 #include "tools/callmon/filter_options.hpp"
 #include "tools/callmon/program_args.hpp"
+#include "tools/callmon/program_elf.hpp"
 #include "tools/callmon/privileged_program.hpp"
 #include "tools/callmon/program_launch.hpp"
 #include "tools/callmon/record_attach.hpp"
@@ -54,6 +55,7 @@ struct RecordOptions {
   bool scheduler = true;     // record the program's context switches (session.sched)
   bool shared = false;       // --shared: a recording everyone may read (0755/0644)
   bool libcall = true;       // record calls into other modules (runtime CALLMON_LIBCALL)
+  bool allow_own_unwinder = false;  // record a program with its own unwinder anyway
   std::string patch;         // --patch: functions of unmodified code to patch (CALLMON_PATCH)
   std::string patch_module;  // --patch-module: libraries patched too (CALLMON_PATCH_MODULE)
   pid_t pid = 0;             // -p: attach to this running process (record_attach.hpp)
@@ -136,6 +138,36 @@ Status prepare_dir(const fs::path& dir, mode_t mode) {
     return Error{"cannot make " + dir.string() + " private: " + std::strerror(errno)};
   if (access(dir.c_str(), W_OK) != 0) return Error{"cannot write to " + dir.string()};
   return ok_status();
+}
+
+// A program that unwinds C++ exceptions with its own copy of the unwinder (-static-libgcc
+// with -static-libstdc++, program_elf.hpp): the runtime's interposers of _Unwind_* never
+// see its throws, so a frame whose return the runtime changed (-pg, -mfentry and nop-sled
+// functions, --patch, and every library call) is one that unwinder cannot step through:
+// the first exception through it ends the program in std::terminate
+// (docs/reliability.md). Library calls are then left out (the result is false), said in one
+// line on stderr; a build whose own functions need it is refused unless --allow-own-unwinder.
+Result<bool> libcalls_safe(const std::string& program, const RecordOptions& o) {
+  auto elf = read_program_elf(program);
+  if (!elf || !elf->own_unwinder) return true;
+  const std::string& shown = o.command[0];
+  std::string by;  // what would record its functions with their returns changed
+  auto add = [&by](const std::string& what) { by += (by.empty() ? "" : " or ") + what; };
+  if (elf->probes.fentry || elf->probes.mcount)
+    add(describe_probes({elf->probes.fentry, elf->probes.mcount, false}));
+  if (elf->sleds) add("nop sleds");
+  if (!o.patch.empty()) add("--patch");
+  if (!by.empty() && !o.allow_own_unwinder)
+    return Error{shown + " carries its own copy of the C++ unwinder (linked with -static-libgcc), "
+                 "which callmon cannot reach: an exception thrown through a function recorded "
+                 "by " + by + " would end it (std::terminate); " + shown + " was not run (record a "
+                 "-finstrument-functions build, link libgcc and libstdc++ dynamically, or give "
+                 "--allow-own-unwinder if it throws no exception)"};
+  if (o.libcall)
+    std::fprintf(stderr, "callmon: %s carries its own copy of the C++ unwinder "
+                 "(-static-libgcc): its library calls are not recorded (an exception thrown "
+                 "through one would end it)\n", shown.c_str());
+  return false;
 }
 
 std::vector<std::string> program_env(const std::string& lib, const std::string& dir,
@@ -269,6 +301,8 @@ int run_record(const RecordOptions& o) {
   auto program = resolve_program(o.command[0]);
   if (!program) return fail(cmd, program.error(), 127);
   if (auto refused = preload_refusal(*program, o.command[0])) return fail(cmd, *refused);
+  auto libcalls = libcalls_safe(*program, o);
+  if (!libcalls) return fail(cmd, libcalls.error(), 2);
   auto lib = find_runtime();
   if (!lib) return fail(cmd, lib.error());
   std::error_code ec;
@@ -292,7 +326,9 @@ int run_record(const RecordOptions& o) {
     if (!started) return fail(cmd, started.error() + "; " + o.command[0] + " was not run");
     service = std::move(started).value();
   }
-  auto env = program_env(*lib, dir.string(), o, service ? service->address() : std::string(),
+  RecordOptions launch = o;
+  launch.libcall = o.libcall && *libcalls;
+  auto env = program_env(*lib, dir.string(), launch, service ? service->address() : std::string(),
                          tsc_start);
   std::unique_ptr<SchedRecorder> sched;
   std::function<void(pid_t)> before_exec = [&](pid_t pid) {
@@ -380,6 +416,11 @@ CommandRegistration registration_record{"record", [](CLI::App& app, int& status)
       "--no-scheduler", [o] { o->scheduler = false; },
       "Do not record when threads were off the CPU (the kernel's context switches); "
       "times then include the time a thread waited for a CPU");
+  sub->add_flag(
+      "--allow-own-unwinder", o->allow_own_unwinder,
+      "Record a -pg, -mfentry, nop-sled or --patch build that unwinds exceptions with its own "
+      "copy of the unwinder (-static-libgcc) although an exception through a recorded "
+      "function would end it (refused by default)");
   sub->add_flag_callback(
       "--no-libcall", [o] { o->libcall = false; },
       "Do not record the calls instrumented code makes into other modules (libc, "

@@ -34,7 +34,14 @@ bool no_interpreter(Elf* elf) {
   return !interp && (eh.e_type == ET_EXEC || (dynamic && eh.e_entry != 0));
 }
 
-void read_probes(Elf* elf, Elf_Data* data, const GElf_Shdr& sh, HookProbes& p) {
+// What the symbol tables tell about the unwinder: defined in the program, or imported.
+struct UnwinderSymbols {
+  bool defined = false;   // _Unwind_RaiseException defined here
+  bool imported = false;  // an _Unwind_ function or a personality routine imported
+};
+
+void read_symbols(Elf* elf, Elf_Data* data, const GElf_Shdr& sh, HookProbes& p,
+                  UnwinderSymbols& u) {
   for (size_t i = 0; i < sh.sh_size / sh.sh_entsize; ++i) {
     GElf_Sym sym;
     if (!gelf_getsym(data, static_cast<int>(i), &sym)) continue;
@@ -44,6 +51,11 @@ void read_probes(Elf* elf, Elf_Data* data, const GElf_Shdr& sh, HookProbes& p) {
     if (n == "__fentry__") p.fentry = true;
     else if (n == "mcount" || n == "_mcount") p.mcount = true;
     else if (n == "__cyg_profile_func_enter") p.cyg = true;
+    const bool undefined = sym.st_shndx == SHN_UNDEF;
+    if (n == "_Unwind_RaiseException" && !undefined) u.defined = true;
+    if (undefined && sh.sh_type == SHT_DYNSYM &&
+        (n.rfind("_Unwind_", 0) == 0 || n.find("_personality_v0") != std::string_view::npos))
+      u.imported = true;
   }
 }
 
@@ -71,16 +83,28 @@ Result<ProgramElf> read_program_elf(const std::string& path) {
   }
   ProgramElf facts;
   facts.statically_linked = no_interpreter(elf);
+  UnwinderSymbols unwinder;
+  bool eh_tables = false;
+  size_t shstrndx = 0;
+  const bool names = elf_getshdrstrndx(elf, &shstrndx) == 0;
   for (Elf_Scn* scn = nullptr; (scn = elf_nextscn(elf, scn)) != nullptr;) {
     GElf_Shdr sh;
-    if (!gelf_getshdr(scn, &sh) || sh.sh_entsize == 0) continue;
+    if (!gelf_getshdr(scn, &sh)) continue;
+    if (const char* name = names ? elf_strptr(elf, shstrndx, sh.sh_name) : nullptr) {
+      std::string_view n(name);
+      eh_tables |= n == ".gcc_except_table";
+      facts.sleds |= n == "__patchable_function_entries" || n == "__mcount_loc";
+    }
+    if (sh.sh_entsize == 0) continue;
     Elf_Data* data = nullptr;
     if (sh.sh_type == SHT_DYNSYM || sh.sh_type == SHT_SYMTAB) {
-      if ((data = elf_getdata(scn, nullptr))) read_probes(elf, data, sh, facts.probes);
+      if ((data = elf_getdata(scn, nullptr))) read_symbols(elf, data, sh, facts.probes, unwinder);
     } else if (sh.sh_type == SHT_DYNAMIC) {
       if ((data = elf_getdata(scn, nullptr))) read_first_library(elf, data, sh, facts.first_library);
     }
   }
+  facts.own_unwinder =
+      !facts.statically_linked && (unwinder.defined || (eh_tables && !unwinder.imported));
   elf_end(elf);
   ::close(fd);
   return facts;

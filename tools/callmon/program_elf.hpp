@@ -27,6 +27,14 @@ struct ProgramElf {
   bool statically_linked = false;
   // The DT_NEEDED entry that must be loaded first (libasan.so.N), if any.
   std::optional<std::string> first_library;
+  // Nop sleds for the runtime to patch (-fpatchable-function-entry's
+  // __patchable_function_entries, -mrecord-mcount's __mcount_loc).
+  bool sleds = false;
+  // C++ exceptions unwound by a copy of the unwinder inside the program (-static-libgcc
+  // with -static-libstdc++), which the runtime's interposers cannot reach: it defines
+  // _Unwind_RaiseException (.symtab), or, stripped, it has exception tables
+  // (.gcc_except_table) and imports neither an _Unwind_ function nor a personality routine.
+  bool own_unwinder = false;
 };
 
 // Reads `path`. Errors: the file cannot be opened, or is not an ELF file.
