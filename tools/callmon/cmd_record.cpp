@@ -140,15 +140,15 @@ Status prepare_dir(const fs::path& dir, mode_t mode) {
   return ok_status();
 }
 
-// A program that unwinds C++ exceptions with its own copy of the unwinder (-static-libgcc
+// Whether library calls may be recorded in the program `elf` describes (an unreadable one:
+// yes). A program that unwinds C++ exceptions with its own copy of the unwinder (-static-libgcc
 // with -static-libstdc++, program_elf.hpp): the runtime's interposers of _Unwind_* never
 // see its throws, so a frame whose return the runtime changed (-pg, -mfentry and nop-sled
 // functions, --patch, and every library call) is one that unwinder cannot step through:
 // the first exception through it ends the program in std::terminate
 // (docs/reliability.md). Library calls are then left out (the result is false), said in one
 // line on stderr; a build whose own functions need it is refused unless --allow-own-unwinder.
-Result<bool> libcalls_safe(const std::string& program, const RecordOptions& o) {
-  auto elf = read_program_elf(program);
+Result<bool> libcalls_safe(const Result<ProgramElf>& elf, const RecordOptions& o) {
   if (!elf || !elf->own_unwinder) return true;
   const std::string& shown = o.command[0];
   std::string by;  // what would record its functions with their returns changed
@@ -300,8 +300,10 @@ int run_record(const RecordOptions& o) {
     return fail(cmd, "--patch-module needs --patch (which functions); " + o.command[0] + " was not run", 2);
   auto program = resolve_program(o.command[0]);
   if (!program) return fail(cmd, program.error(), 127);
-  if (auto refused = preload_refusal(*program, o.command[0])) return fail(cmd, *refused);
-  auto libcalls = libcalls_safe(*program, o);
+  auto elf = read_program_elf(*program);  // one read for both checks
+  if (auto refused = preload_refusal(*program, o.command[0], elf ? &*elf : nullptr))
+    return fail(cmd, *refused);
+  auto libcalls = libcalls_safe(elf, o);
   if (!libcalls) return fail(cmd, libcalls.error(), 2);
   auto lib = find_runtime();
   if (!lib) return fail(cmd, lib.error());

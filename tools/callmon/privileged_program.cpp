@@ -67,8 +67,10 @@ std::optional<std::string> privilege_gain(const std::string& program) {
   return why;
 }
 
-std::optional<std::string> preload_refusal(const std::string& program, const std::string& shown) {
-  if (auto elf = read_program_elf(program); elf && elf->statically_linked)
+std::optional<std::string> preload_refusal(const std::string& program, const std::string& shown,
+                                           const ProgramElf* elf) {
+  Result<ProgramElf> read = elf ? Result<ProgramElf>(*elf) : read_program_elf(program);
+  if (read && read->statically_linked)
     return shown + " is statically linked: callmon's runtime is loaded with LD_PRELOAD, "
            "which only the dynamic loader reads, so callmon would see nothing; " + shown +
            " was not run (link it dynamically, without -static; `callmon monitor` counts its "

@@ -7,6 +7,8 @@
 #include <optional>
 #include <string>
 
+#include "tools/callmon/program_elf.hpp"
+
 namespace callmon::tools {
 
 // Why `program` (a resolved path) would run with privileges the caller does not have, in
@@ -19,7 +21,9 @@ std::optional<std::string> privilege_gain(const std::string& program);
 // The error for a command that would preload the runtime into `program` (shown as `shown`,
 // the user's spelling) when privilege_gain finds something or the program is statically
 // linked, else nothing: says why the runtime cannot get in so nothing would be seen, that
-// it was not run, and what to do instead.
-std::optional<std::string> preload_refusal(const std::string& program, const std::string& shown);
+// it was not run, and what to do instead. `elf`: the program's facts when the caller read
+// them already (else read here).
+std::optional<std::string> preload_refusal(const std::string& program, const std::string& shown,
+                                           const ProgramElf* elf = nullptr);
 
 }  // namespace callmon::tools
