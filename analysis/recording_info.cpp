@@ -88,6 +88,7 @@ Result<RecordingInfo> gather_info(const format::Recording& rec, const ProgressFn
     pi.xray_refused = meta.xray_refused;
     pi.pg_trampolines = meta.pg_trampolines;
     pi.pg_left = meta.pg_left;
+    pi.own_unwinder_left = meta.own_unwinder_left;
     pi.patching = meta.patched_modules;
     pi.dlmopen_modules = meta.dlmopen_modules;
     pi.dlmopen_recorded = meta.dlmopen_recorded;

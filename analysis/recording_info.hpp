@@ -90,6 +90,7 @@ struct ProcessInfo {
   uint64_t xray_refused = 0;     // XRay sleds refused
   int64_t pg_trampolines = -1;   // -pg functions given trampolines; -1: no line
   uint64_t pg_left = 0;          // -pg functions that keep their call of mcount
+  std::vector<std::string> own_unwinder_left;  // left out for the program's own unwinder
   // Entry patching (record --patch): the modules looked at, what was patched and refused.
   std::vector<format::PatchedModule> patching;
   // Instrumented modules loaded with dlmopen into another namespace: not recorded.

@@ -189,6 +189,10 @@ bool parse_record(ProcessMeta& m, std::string_view name, std::string_view rest,
     if (!parse_counts(rest, m.xray_functions, m.xray_refused)) return false;
   } else if (name == "pg-trampolines") {
     if (!parse_counts(rest, m.pg_trampolines, m.pg_left)) return false;
+  } else if (name == "own-unwinder") {
+    if (rest.empty()) return false;
+    m.own_unwinder_left.clear();
+    for (std::string_view w : split(rest, 8)) m.own_unwinder_left.emplace_back(w);
   } else if (name == "symbol") {
     // The name is the rest of the line: demangled C++ names contain spaces.
     auto f = split(rest, 2);

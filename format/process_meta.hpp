@@ -127,6 +127,9 @@ struct ProcessMeta {
   // older runtime).
   int64_t pg_trampolines = -1;
   uint64_t pg_left = 0;
+  // The last `own-unwinder` line: what the runtime left out because the program carries its
+  // own copy of the C++ unwinder ("library-calls", "pg", "sleds", "patch"); empty without one.
+  std::vector<std::string> own_unwinder_left;
   // `libcall-fn` lines: the functions whose recorded calls are library calls (their probe
   // is the library-call stub's), sorted, no repeats.
   std::vector<uint64_t> libcall_functions;

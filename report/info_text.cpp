@@ -176,6 +176,18 @@ std::string render_info_text(const analysis::RecordingInfo& info) {
                          "mcount (docs/modes.md)\n",
                          count_of(static_cast<uint64_t>(p.pg_trampolines), "function", "functions"),
                          p.pg_left);
+    if (!p.own_unwinder_left.empty()) {
+      std::string what;
+      for (const std::string& w : p.own_unwinder_left)
+        what += (what.empty() ? "" : ", ") +
+                (w == "library-calls" ? std::string("library calls")
+                 : w == "pg"          ? std::string("-pg functions")
+                 : w == "sleds"       ? std::string("nop-sled functions")
+                 : w == "patch"       ? std::string("--patch functions")
+                                      : w);
+      out += fmt::format("    own C++ unwinder (linked with -static-libgcc): not recorded: {} "
+                         "(docs/reliability.md)\n", what);
+    }
     for (const format::PatchedModule& m : p.patching) {
       out += fmt::format("    entry patching (--patch) of {}: {} patched, {} refused{}\n",
                          m.path, count_of(m.patched, "function", "functions"), m.refused,

@@ -19,6 +19,7 @@ namespace callmon::rt {
   X(libcall, "CALLMON_LIBCALL", "1", "0: do not redirect instrumented modules' GOT slots (callmon record --no-libcall)") \
   X(patch, "CALLMON_PATCH", "", "record --patch: POSIX ERE of the functions whose entries are patched; unset: none") \
   X(patch_module, "CALLMON_PATCH_MODULE", "", "record --patch-module: POSIX ERE of the libraries patched too (the executable always)") \
+  X(own_unwinder, "CALLMON_OWN_UNWINDER", "", "allow: a program with its own C++ unwinder keeps its -pg, sled and --patch functions (record --allow-own-unwinder; own_unwinder.hpp)") \
   X(calib_ms, "CALLMON_CALIB_MS", "20", "a thread calibrates the probes again at its next chunk switch this long after its last calibration; 0: never")
 
 struct Options {

@@ -43,6 +43,7 @@
 #include "runtime/patching/entry_reloc.hpp"
 #include "runtime/patching/entry_targets.hpp"
 #include "runtime/patching/entry_tramp.hpp"
+#include "runtime/patching/own_unwinder.hpp"
 #include "runtime/patching/sled_elf.hpp"
 #include "runtime/patching/sled_select.hpp"
 #include "runtime/patching/tramp_probes.hpp"
@@ -529,6 +530,10 @@ int module_callback(dl_phdr_info* info, size_t, void* data) {
 void entry_patch_modules() {
   if (!g_configured) configure();
   if (!g_on) return;
+  if (own_unwinder_blocks_returns()) {
+    own_unwinder_skipped(kSkipPatch);
+    return;
+  }
   unsigned long long subs = 0;
   dl_iterate_phdr([](dl_phdr_info* info, size_t, void* p) {
     *static_cast<unsigned long long*>(p) = info->dlpi_subs;

@@ -31,6 +31,7 @@
 #include "runtime/patching/got_symbols.hpp"
 #include "runtime/patching/module_span.hpp"
 #include "runtime/patching/namespace_walk.hpp"
+#include "runtime/patching/own_unwinder.hpp"
 #include "runtime/patching/sled_call_stub.hpp"
 #include "runtime/patching/sled_elf.hpp"
 
@@ -433,7 +434,7 @@ void redirect_ns(const GotSlot& s, void* p) {
 
 void libcall_patch_namespace_module(const dl_phdr_info* info, const void* dyn,
                                     bool (*instrumented)(uintptr_t base, const void* dyn)) {
-  if (!enabled()) return;
+  if (!enabled() || own_unwinder_found()) return;  // said by libcall_patch_modules
   ErrnoSaver es;
   NsCtx c{UINTPTR_MAX, 0, dyn_tables(info->dlpi_addr, dyn), instrumented};
   module_span(info, &c.lo, &c.hi);
@@ -473,6 +474,10 @@ void libcall_patch_modules() {
   }
   g_found_count = 0;
   dl_iterate_phdr(collect, nullptr);
+  if (own_unwinder_found()) {  // its exceptions cannot cross a library call's stub
+    if (g_found_count) own_unwinder_skipped(kSkipLibcalls);  // said only when calls were lost
+    return;
+  }
   // Outside dl_iterate_phdr: dladdr1 takes the loader's other lock.
   for (unsigned i = 0; i < g_found_count; ++i) {
     classify_glob_dat(g_found[i]);

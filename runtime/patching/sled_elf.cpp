@@ -17,21 +17,31 @@ int prot_of(uint32_t flags) {
          ((flags & PF_X) ? PROT_EXEC : 0);
 }
 
-// Whether the module's dynamic symbol table has an undefined __fentry__, mcount or
-// _mcount. The table and its strings are allocated sections: read in memory.
-bool imports_pg_hook(const ElfW(Shdr)& dynsym, const ElfW(Shdr)& dynstr, uintptr_t bias) {
-  if (dynsym.sh_entsize != sizeof(ElfW(Sym)) || dynsym.sh_addr == 0 || dynstr.sh_addr == 0)
-    return false;
-  auto* syms = reinterpret_cast<const ElfW(Sym)*>(bias + dynsym.sh_addr);
-  auto* names = reinterpret_cast<const char*>(bias + dynstr.sh_addr);
-  size_t n = dynsym.sh_size / sizeof(ElfW(Sym));
+bool is_pg_hook(const char* name) {
+  return !strcmp(name, "__fentry__") || !strcmp(name, "mcount") || !strcmp(name, "_mcount");
+}
+
+bool is_unwinder_import(const char* name) {
+  return !strncmp(name, "_Unwind_", 8) || strstr(name, "_personality_v0") != nullptr;
+}
+
+// Reads a symbol table: `syms` with `n` entries, names in `names` (`names_size` bytes).
+// From .dynsym: whether it imports a -pg hook (__fentry__, mcount, _mcount) or an unwinder
+// function, and defines _Unwind_RaiseException (exports_raise); from .symtab only the
+// definition (hides_raise).
+void read_symbols(const ElfW(Sym)* syms, size_t n, const char* names, size_t names_size,
+                  bool dynamic, bool unwinder, SledModule* out) {
   for (size_t i = 1; i < n; ++i) {
-    if (syms[i].st_shndx != SHN_UNDEF || syms[i].st_name >= dynstr.sh_size) continue;
+    if (syms[i].st_name >= names_size) continue;
     const char* name = names + syms[i].st_name;
-    if (!strcmp(name, "__fentry__") || !strcmp(name, "mcount") || !strcmp(name, "_mcount"))
-      return true;
+    if (syms[i].st_shndx == SHN_UNDEF) {
+      if (!dynamic) continue;
+      if (is_pg_hook(name)) out->imports_pg = true;
+      if (unwinder && is_unwinder_import(name)) out->imports_unwinder = true;
+    } else if (unwinder && !strcmp(name, "_Unwind_RaiseException")) {
+      (dynamic ? out->exports_raise : out->hides_raise) = true;
+    }
   }
-  return false;
 }
 
 // `name` (with `room` bytes left in the string table) is `want`, NUL included.
@@ -54,12 +64,14 @@ bool parse(const uint8_t* file, size_t size, const dl_phdr_info* info, SledModul
   if (strs.sh_offset + strs.sh_size > size) return false;
   auto* names = reinterpret_cast<const char*>(file + strs.sh_offset);
   uintptr_t bias = info->dlpi_addr;
-  int dynsym = -1;
+  int dynsym = -1, symtab = -1;
   for (int i = 0; i < eh->e_shnum; ++i) {
     if (sh[i].sh_name >= strs.sh_size) continue;
     const char* name = names + sh[i].sh_name;
     size_t room = strs.sh_size - sh[i].sh_name;
     if (sh[i].sh_type == SHT_DYNSYM) dynsym = i;
+    if (sh[i].sh_type == SHT_SYMTAB) symtab = i;
+    if (name_is(name, room, ".gcc_except_table")) out->eh_tables = true;
     if (name_is(name, room, "xray_instr_map") && (sh[i].sh_flags & SHF_ALLOC) &&
         sh[i].sh_type != SHT_NOBITS && sh[i].sh_size) {
       out->xray_map = reinterpret_cast<const uint8_t*>(bias + sh[i].sh_addr);
@@ -75,8 +87,26 @@ bool parse(const uint8_t* file, size_t size, const dl_phdr_info* info, SledModul
     out->lists[out->list_count++] = {reinterpret_cast<const uintptr_t*>(bias + sh[i].sh_addr),
                                      sh[i].sh_size / sizeof(uintptr_t), sh[i].sh_addr};
   }
-  if (dynsym >= 0 && sh[dynsym].sh_link < eh->e_shnum)
-    out->imports_pg = imports_pg_hook(sh[dynsym], sh[sh[dynsym].sh_link], bias);
+  // .dynsym and its strings are allocated: read in memory; .symtab from the file.
+  if (dynsym >= 0 && sh[dynsym].sh_link < eh->e_shnum) {
+    const ElfW(Shdr)& syms = sh[dynsym];
+    const ElfW(Shdr)& strings = sh[syms.sh_link];
+    if (syms.sh_entsize == sizeof(ElfW(Sym)) && syms.sh_addr && strings.sh_addr)
+      read_symbols(reinterpret_cast<const ElfW(Sym)*>(bias + syms.sh_addr),
+                   syms.sh_size / sizeof(ElfW(Sym)),
+                   reinterpret_cast<const char*>(bias + strings.sh_addr), strings.sh_size, true,
+                   out->eh_tables, out);
+  }
+  if (out->eh_tables && symtab >= 0 && sh[symtab].sh_link < eh->e_shnum) {
+    const ElfW(Shdr)& syms = sh[symtab];
+    const ElfW(Shdr)& strings = sh[syms.sh_link];
+    if (syms.sh_entsize == sizeof(ElfW(Sym)) && syms.sh_offset + syms.sh_size <= size &&
+        strings.sh_offset + strings.sh_size <= size)
+      read_symbols(reinterpret_cast<const ElfW(Sym)*>(file + syms.sh_offset),
+                   syms.sh_size / sizeof(ElfW(Sym)),
+                   reinterpret_cast<const char*>(file + strings.sh_offset), strings.sh_size,
+                   false, true, out);
+  }
   return true;
 }
 

@@ -3,7 +3,8 @@
 // -fpatchable-function-entry), and clang's XRay sled table `xray_instr_map`
 // (-fxray-instrument, xray_map.hpp). All are allocated sections, so their contents are read
 // from memory, already relocated by the dynamic loader; only the section headers come
-// from the module's file.
+// from the module's file. On the way, what the module says of a C++ unwinder of its own
+// (own_unwinder.hpp).
 #pragma once
 
 #include <link.h>
@@ -42,6 +43,14 @@ struct SledModule {
   const uint8_t* xray_map;
   size_t xray_size;
   uintptr_t xray_link_addr;
+  // What the module tells of a C++ unwinder (own_unwinder.hpp): it has exception tables
+  // (.gcc_except_table); its .dynsym imports an _Unwind_ function or a personality routine;
+  // it defines _Unwind_RaiseException there (exported), or only in .symtab (a private copy).
+  // The symbol tables are read only for a module with exception tables.
+  bool eh_tables;
+  bool imports_unwinder;
+  bool exports_raise;
+  bool hides_raise;
 };
 
 // Whether [a, a + size) lies within one of the module's executable segments.

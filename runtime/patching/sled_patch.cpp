@@ -33,6 +33,7 @@
 
 #include "runtime/calibration/calibration.hpp"
 #include "runtime/core/options.hpp"
+#include "runtime/monitor/monitor_dispatch.hpp"
 #include "runtime/recording/process.hpp"
 #include "runtime/patching/got_redirect.hpp"
 #include "runtime/patching/attach_dlopen.hpp"
@@ -42,6 +43,7 @@
 #include "runtime/patching/fentry_sites.hpp"
 #include "runtime/patching/mcount_entry.hpp"
 #include "runtime/patching/namespace_patch.hpp"
+#include "runtime/patching/own_unwinder.hpp"
 #include "runtime/patching/sled_elf.hpp"
 #include "runtime/patching/sled_entry_check.hpp"
 #include "runtime/patching/sled_select.hpp"
@@ -330,6 +332,15 @@ unsigned patch_module(dl_phdr_info* info, bool lists) {
   uintptr_t self = reinterpret_cast<uintptr_t>(&sled_patch_modules);
   for (int i = 0; i < m.exec_count; ++i)
     if (self >= m.exec[i].start && self < m.exec[i].end) return 0;  // libcallmon itself
+  // The executable comes first in the loader's list: found there, no module of the
+  // program gets a changed return (own_unwinder.hpp).
+  own_unwinder_note(m, path != info->dlpi_name, path);
+  if (own_unwinder_blocks_returns()) {
+    if (m.imports_pg) own_unwinder_skipped(kSkipPg);
+    else if (m.list_count) own_unwinder_skipped(kSkipSleds);
+    m.imports_pg = false;
+    m.list_count = 0;
+  }
   if (m.imports_pg) {
     // A -pg build: its listed sites hold calls already, for the -pg hooks. Those of
     // __fentry__ get stubs, functions calling mcount trampolines (mcount_entry.hpp), but
@@ -382,7 +393,22 @@ int module_callback(dl_phdr_info* info, size_t, void*) {
 
 void sled_patch_modules() {
   const char* dir = read_options().dir;
-  if (!dir || !dir[0]) return;  // not recording: the nops stay, the program runs natively
+  if (!dir || !dir[0]) {  // not recording: the nops stay, the program runs natively
+    // A monitor (trace, run, inject, coverage) gets the -pg hooks' changed returns only.
+    if (g_startup && monitor_requested()) {
+      dl_iterate_phdr([](dl_phdr_info* info, size_t, void*) {
+        SledModule m;
+        if (sled_read_module(info, "/proc/self/exe", &m) &&
+            own_unwinder_note(m, true, "/proc/self/exe") && m.imports_pg &&
+            own_unwinder_blocks_returns())
+          own_unwinder_skipped(kSkipPg);
+        return 1;  // the executable only: it comes first
+      }, nullptr);
+      own_unwinder_say();
+      g_startup = false;
+    }
+    return;
+  }
   // A recording directory that cannot be written: the set-up will say so and leave the
   // program untraced, so it should keep its native speed too.
   if (access(dir, W_OK | X_OK) != 0) {
@@ -426,6 +452,7 @@ void sled_patch_modules() {
   // Modules dlmopen'ed into other namespaces (namespace_patch.hpp), after the base's.
   namespace_patch_modules();
   if (g_any || entry_patched_any()) g_pg_hooks = true;  // the first hook will be a -pg one: calibrate those
+  own_unwinder_say();
   g_startup = false;
   __atomic_store_n(&g_lock, 0, __ATOMIC_RELEASE);
 }

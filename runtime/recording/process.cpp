@@ -1,5 +1,6 @@
 // Process set-up, the meta file, modules, fork and exit handling (see process.hpp).
 #include "runtime/recording/process.hpp"
+#include "runtime/patching/own_unwinder.hpp"
 #include "runtime/patching/entry_patch.hpp"
 
 #include <dlfcn.h>
@@ -193,6 +194,25 @@ unsigned g_pg_written = 0;
 
 void put_pg_line() {
   put_count_line("pg-trampolines", mcount_tramp_count(), mcount_left_count(), &g_pg_written);
+}
+
+// The `own-unwinder` line (own_unwinder.hpp): what the guard left out, when that grew.
+unsigned g_own_written = 0;
+
+void put_own_unwinder_line() {
+  unsigned skips = own_unwinder_skips();
+  if (skips == g_own_written) return;
+  g_own_written = skips;
+  char line[80];
+  LineBuf b(line, sizeof line);
+  b.str("own-unwinder");
+  static const struct { unsigned bit; const char* word; } kWords[] = {
+      {kSkipLibcalls, "library-calls"}, {kSkipPg, "pg"}, {kSkipSleds, "sleds"},
+      {kSkipPatch, "patch"}};
+  for (const auto& w : kWords)
+    if (skips & w.bit) b.ch(' ').str(w.word);
+  b.ch('\n');
+  meta_append(b.c_str(), static_cast<unsigned>(b.size()));
 }
 
 int module_callback(dl_phdr_info* info, size_t, void*) {
@@ -391,6 +411,7 @@ void modules_rescan() {
   put_libcall_line();
   put_xray_line();
   put_pg_line();
+  put_own_unwinder_line();
   put_other_namespace_lines();  // dlmopen'ed modules not recorded: said
   __atomic_store_n(&g_scan_lock, 0, __ATOMIC_RELEASE);
 }

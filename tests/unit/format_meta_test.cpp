@@ -498,5 +498,19 @@ TEST_F(MetaTest, PgTrampolinesLastLineCounts) {
       write("3.0.meta", "callmon-process 1\nkey 3.0\nclock tsc 1000\npg-trampolines 1 x\n")));
 }
 
+// What the runtime left out for a program's own unwinder: the last line's words.
+TEST_F(MetaTest, OwnUnwinderLastLineWords) {
+  auto m = read_process_meta(write("1.0.meta",
+                                   "callmon-process 1\nkey 1.0\nclock tsc 2096000000\n"
+                                   "own-unwinder library-calls\nown-unwinder library-calls pg\n"));
+  ASSERT_TRUE(m) << m.error();
+  EXPECT_EQ(m->own_unwinder_left, (std::vector<std::string>{"library-calls", "pg"}));
+  auto none = read_process_meta(write("2.0.meta", "callmon-process 1\nkey 2.0\nclock tsc 1000\n"));
+  ASSERT_TRUE(none) << none.error();
+  EXPECT_TRUE(none->own_unwinder_left.empty());
+  EXPECT_FALSE(read_process_meta(
+      write("3.0.meta", "callmon-process 1\nkey 3.0\nclock tsc 1000\nown-unwinder\n")));
+}
+
 }  // namespace
 }  // namespace callmon::format

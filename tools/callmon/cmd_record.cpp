@@ -140,34 +140,30 @@ Status prepare_dir(const fs::path& dir, mode_t mode) {
   return ok_status();
 }
 
-// Whether library calls may be recorded in the program `elf` describes (an unreadable one:
-// yes). A program that unwinds C++ exceptions with its own copy of the unwinder (-static-libgcc
-// with -static-libstdc++, program_elf.hpp): the runtime's interposers of _Unwind_* never
-// see its throws, so a frame whose return the runtime changed (-pg, -mfentry and nop-sled
-// functions, --patch, and every library call) is one that unwinder cannot step through:
-// the first exception through it ends the program in std::terminate
-// (docs/reliability.md). Library calls are then left out (the result is false), said in one
-// line on stderr; a build whose own functions need it is refused unless --allow-own-unwinder.
-Result<bool> libcalls_safe(const Result<ProgramElf>& elf, const RecordOptions& o) {
-  if (!elf || !elf->own_unwinder) return true;
-  const std::string& shown = o.command[0];
+// Whether `elf` describes a program that unwinds C++ exceptions with its own copy of the
+// unwinder (-static-libgcc with -static-libstdc++, program_elf.hpp), that the runtime's
+// interposers of _Unwind_* never see: a frame whose return the runtime changed (-pg,
+// -mfentry and nop-sled functions, --patch, and every library call) is one that unwinder
+// cannot step through, and the first exception through it ends the program in
+// std::terminate (docs/reliability.md). The runtime then leaves library calls out
+// (runtime/patching/own_unwinder.hpp); a build whose own functions would be lost is refused
+// here, before it runs, unless --allow-own-unwinder: the error, `outcome` ending it.
+std::optional<std::string> own_unwinder_refusal(const Result<ProgramElf>& elf,
+                                                const RecordOptions& o, const std::string& shown,
+                                                const std::string& outcome) {
+  if (!elf || !elf->own_unwinder || o.allow_own_unwinder) return std::nullopt;
   std::string by;  // what would record its functions with their returns changed
   auto add = [&by](const std::string& what) { by += (by.empty() ? "" : " or ") + what; };
   if (elf->probes.fentry || elf->probes.mcount)
     add(describe_probes({elf->probes.fentry, elf->probes.mcount, false}));
   if (elf->sleds) add("nop sleds");
   if (!o.patch.empty()) add("--patch");
-  if (!by.empty() && !o.allow_own_unwinder)
-    return Error{shown + " carries its own copy of the C++ unwinder (linked with -static-libgcc), "
-                 "which callmon cannot reach: an exception thrown through a function recorded "
-                 "by " + by + " would end it (std::terminate); " + shown + " was not run (record a "
-                 "-finstrument-functions build, link libgcc and libstdc++ dynamically, or give "
-                 "--allow-own-unwinder if it throws no exception)"};
-  if (o.libcall)
-    std::fprintf(stderr, "callmon: %s carries its own copy of the C++ unwinder "
-                 "(-static-libgcc): its library calls are not recorded (an exception thrown "
-                 "through one would end it)\n", shown.c_str());
-  return false;
+  if (by.empty()) return std::nullopt;
+  return shown + " carries its own copy of the C++ unwinder (linked with -static-libgcc), "
+         "which callmon cannot reach: an exception thrown through a function recorded by " +
+         by + " would end it (std::terminate); " + outcome + " (record a -finstrument-functions "
+         "build, link libgcc and libstdc++ dynamically, or give --allow-own-unwinder if it "
+         "throws no exception)";
 }
 
 std::vector<std::string> program_env(const std::string& lib, const std::string& dir,
@@ -182,6 +178,7 @@ std::vector<std::string> program_env(const std::string& lib, const std::string& 
     env.push_back("CALLMON_MIN_DURATION_NS=" + std::to_string(o.min_duration_ns));
   if (!select.empty()) env.push_back("CALLMON_SELECT=" + select);
   if (!o.libcall) env.push_back("CALLMON_LIBCALL=0");
+  if (o.allow_own_unwinder) env.push_back("CALLMON_OWN_UNWINDER=allow");
   if (!o.patch.empty()) env.push_back("CALLMON_PATCH=" + o.patch);
   if (!o.patch_module.empty()) env.push_back("CALLMON_PATCH_MODULE=" + o.patch_module);
   if (o.clock != "monotonic") {
@@ -243,6 +240,19 @@ int run_record_pid(const RecordOptions& o, const TscStart& tsc_start) {
   // Before DIR is made: no empty recording directory for a typo.
   if (::kill(o.pid, 0) != 0 && errno == ESRCH)
     return fail(cmd, "no process with id " + std::to_string(o.pid));
+  // The runtime's guard against a program's own unwinder runs in its start-up pass, which an
+  // attach does not make: the same checks here, on the program the process runs.
+  const std::string exe = "/proc/" + std::to_string(o.pid) + "/exe";
+  auto elf = read_program_elf(exe);
+  const std::string shown = "process " + std::to_string(o.pid);
+  if (auto refused = own_unwinder_refusal(elf, o, shown, "nothing was attached"))
+    return fail(cmd, *refused, 2);
+  RecordOptions attach = o;
+  if (elf && elf->own_unwinder && o.libcall) {
+    attach.libcall = false;
+    warn(cmd, shown + " carries its own copy of the C++ unwinder (linked with -static-libgcc): "
+              "its library calls are not recorded (an exception thrown through one would end it)");
+  }
   auto lib = find_runtime();
   if (!lib) return fail(cmd, lib.error());
   std::error_code ec;
@@ -261,7 +271,7 @@ int run_record_pid(const RecordOptions& o, const TscStart& tsc_start) {
     service = std::move(started).value();
   }
   std::string options;
-  for (const std::string& line : program_env(runtime.string(), dir.string(), o,
+  for (const std::string& line : program_env(runtime.string(), dir.string(), attach,
                                              service ? service->address() : std::string(), tsc_start))
     if (line.rfind("CALLMON_", 0) == 0 && line.rfind("CALLMON_DIR=", 0) != 0) options += line + "\n";
   AttachRequest rq;
@@ -303,8 +313,8 @@ int run_record(const RecordOptions& o) {
   auto elf = read_program_elf(*program);  // one read for both checks
   if (auto refused = preload_refusal(*program, o.command[0], elf ? &*elf : nullptr))
     return fail(cmd, *refused);
-  auto libcalls = libcalls_safe(elf, o);
-  if (!libcalls) return fail(cmd, libcalls.error(), 2);
+  if (auto refused = own_unwinder_refusal(elf, o, o.command[0], o.command[0] + " was not run"))
+    return fail(cmd, *refused, 2);
   auto lib = find_runtime();
   if (!lib) return fail(cmd, lib.error());
   std::error_code ec;
@@ -328,9 +338,7 @@ int run_record(const RecordOptions& o) {
     if (!started) return fail(cmd, started.error() + "; " + o.command[0] + " was not run");
     service = std::move(started).value();
   }
-  RecordOptions launch = o;
-  launch.libcall = o.libcall && *libcalls;
-  auto env = program_env(*lib, dir.string(), launch, service ? service->address() : std::string(),
+  auto env = program_env(*lib, dir.string(), o, service ? service->address() : std::string(),
                          tsc_start);
   std::unique_ptr<SchedRecorder> sched;
   std::function<void(pid_t)> before_exec = [&](pid_t pid) {

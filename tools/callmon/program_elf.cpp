@@ -103,8 +103,10 @@ Result<ProgramElf> read_program_elf(const std::string& path) {
       if ((data = elf_getdata(scn, nullptr))) read_first_library(elf, data, sh, facts.first_library);
     }
   }
+  // Without exception tables nothing can catch: an exception ends the program either way
+  // (the runtime's rule, runtime/patching/own_unwinder.hpp).
   facts.own_unwinder =
-      !facts.statically_linked && (unwinder.defined || (eh_tables && !unwinder.imported));
+      !facts.statically_linked && eh_tables && (unwinder.defined || !unwinder.imported);
   elf_end(elf);
   ::close(fd);
   return facts;

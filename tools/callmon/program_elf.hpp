@@ -31,9 +31,9 @@ struct ProgramElf {
   // __patchable_function_entries, -mrecord-mcount's __mcount_loc).
   bool sleds = false;
   // C++ exceptions unwound by a copy of the unwinder inside the program (-static-libgcc
-  // with -static-libstdc++), which the runtime's interposers cannot reach: it defines
-  // _Unwind_RaiseException (.symtab), or, stripped, it has exception tables
-  // (.gcc_except_table) and imports neither an _Unwind_ function nor a personality routine.
+  // with -static-libstdc++), which the runtime's interposers cannot reach: it has exception
+  // tables (.gcc_except_table) and defines _Unwind_RaiseException (.symtab), or, stripped,
+  // imports neither an _Unwind_ function nor a personality routine.
   bool own_unwinder = false;
 };
 
