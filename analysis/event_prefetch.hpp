@@ -176,7 +176,8 @@ concept PlainRunReader = requires(Reader& r, uint8_t* k, uint64_t* t, size_t n, 
 template <class Reader>
 class alignas(64) EventPrefetch {
  public:
-  static constexpr size_t kSlots = 4;
+  static constexpr size_t kSlots = 8;
+  static constexpr size_t kRefill = kSlots / 2;
   static constexpr size_t kBatchEvents = 16384;
 
   explicit EventPrefetch(Reader& reader) : reader_(reader) {
@@ -201,8 +202,11 @@ class alignas(64) EventPrefetch {
   const EventBatch* next_batch() {
     if (held_) {  // the batch handed out last is consumed: its slot is free again
       held_ = false;
-      consumed_.fetch_add(1, std::memory_order_release);
-      consumed_.notify_one();
+      const uint64_t consumed = consumed_.fetch_add(1, std::memory_order_release) + 1;
+      // The decoder waits for kRefill free slots (decode_all); a notify without a waiter
+      // costs no system call.
+      if (produced_.load(std::memory_order_relaxed) - consumed <= kSlots - kRefill)
+        consumed_.notify_one();
     }
     if (finished_) return nullptr;
     uint64_t ready;
@@ -229,10 +233,14 @@ class alignas(64) EventPrefetch {
     for (;;) {
       // Wait for a free slot: at most kSlots batches ahead of the walk (signed: the
       // destructor adds kSlots to let a waiting decoder out).
-      uint64_t done;
-      while (static_cast<int64_t>(made - (done = consumed_.load(std::memory_order_acquire))) >=
-             static_cast<int64_t>(kSlots))
-        consumed_.wait(done, std::memory_order_acquire);
+      // Once full, it waits for half of them to be free (kRefill): woken once for
+      // every kRefill batches, not for each one (each wake-up is a system call on the
+      // walk's side, which sets the pace).
+      uint64_t done = consumed_.load(std::memory_order_acquire);
+      if (static_cast<int64_t>(made - done) >= static_cast<int64_t>(kSlots))
+        while (static_cast<int64_t>(made - (done = consumed_.load(std::memory_order_acquire))) >
+               static_cast<int64_t>(kSlots - kRefill))
+          consumed_.wait(done, std::memory_order_acquire);
       if (stop_.load(std::memory_order_relaxed)) return;
       const size_t slot = made % kSlots;
       EventBatch& b = slots_[slot];

@@ -6,11 +6,13 @@
 // same calls either way.
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <random>
 #include <stdexcept>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "analysis/call_walk.hpp"
@@ -126,6 +128,28 @@ TEST(EventPrefetch, ConsumerStoppingEarlyStopsTheDecoder) {
     ASSERT_NE(p.next_batch(), nullptr);
   }  // the destructor must not hang on a decoder waiting for a free slot
   EXPECT_LE(r.i, (EventPrefetch<FakeReader>::kSlots + 2) * EventPrefetch<FakeReader>::kBatchEvents);
+}
+
+// A walk slower than the decoder: the decoder fills every slot and waits for half of them
+// (kRefill) to be free; each time it must be woken, never left waiting while the walk waits
+// for it. Many rounds of that, every event once and in order.
+TEST(EventPrefetch, SlowConsumerWakesTheWaitingDecoder) {
+  using P = EventPrefetch<FakeReader>;
+  const uint64_t n = (3 * P::kSlots + 3) * P::kBatchEvents + 5;
+  FakeReader r{n};
+  P p(r);
+  uint64_t got = 0, next_ticks = 100;
+  bool ordered = true;
+  while (const EventBatch* b = p.next_batch()) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));  // the decoder gets ahead
+    size_t plain = 0;
+    for (uint8_t k : b->kinds)
+      if (k != EventBatch::kOther) ordered &= b->ticks[plain++] == next_ticks++;
+      else ++next_ticks;
+    got += b->kinds.size();
+  }
+  EXPECT_TRUE(ordered);
+  EXPECT_EQ(got, n);
 }
 
 TEST(CoreBudget, SpareOnlyWhenACoreIsFree) {
