@@ -2,6 +2,8 @@
 #include "analysis/timeline.hpp"
 
 #include <algorithm>
+#include <cstdint>
+#include <vector>
 
 namespace callmon::analysis {
 
@@ -33,6 +35,57 @@ inline void merge_box(TimelineBox& m, const TimelineBox& b) {
   m.marks |= b.marks;
 }
 
+// Puts [first, last) in box_before's order. A sink's boxes come in the order their calls
+// ended, callees before their caller: a stack of finished subtrees turns that into the order
+// the calls began in, in linear time (std::sort of them was 7% of `callmon html`). What
+// that leaves out of order (boxes starting at the same time: the longer one first) an
+// insertion sort puts right in a bounded number of moves; past them, or for boxes in
+// another order, std::sort does it all.
+void sort_boxes(std::vector<TimelineBox>::iterator first, std::vector<TimelineBox>::iterator last) {
+  const auto n = static_cast<size_t>(last - first);
+  if (n < 2) return;
+  if (n > UINT32_MAX - 1) return std::sort(first, last, box_before);
+  // Each finished subtree is a list through `next`: its caller first, then its callees'
+  // subtrees in the order they ended.
+  std::vector<uint32_t> next(n);
+  struct Tree {
+    uint32_t head, tail, depth;
+  };
+  std::vector<Tree> trees;
+  for (uint32_t i = 0; i < n; ++i) {
+    const uint32_t depth = first[i].depth;
+    size_t k = trees.size();
+    while (k > 0 && trees[k - 1].depth > depth) --k;  // its callees, finished before it
+    uint32_t tail = i;
+    for (size_t j = k; j < trees.size(); ++j) {
+      next[tail] = trees[j].head;
+      tail = trees[j].tail;
+    }
+    trees.resize(k);
+    trees.push_back({i, tail, depth});
+  }
+  std::vector<TimelineBox> out;
+  out.reserve(n);
+  for (const Tree& t : trees)
+    for (uint32_t i = t.head;; i = next[i]) {
+      out.push_back(first[i]);
+      if (i == t.tail) break;
+    }
+  size_t moves = 4 * n;
+  for (size_t i = 1; i < n; ++i) {
+    if (!box_before(out[i], out[i - 1])) continue;
+    const TimelineBox b = out[i];
+    size_t j = i;
+    for (; j > 0 && moves > 0 && box_before(b, out[j - 1]); --j, --moves) out[j] = out[j - 1];
+    out[j] = b;
+    if (moves == 0) {  // far from that order: the whole sort
+      std::sort(out.begin(), out.end(), box_before);
+      break;
+    }
+  }
+  std::move(out.begin(), out.end(), first);
+}
+
 }  // namespace
 
 void compact_timeline(std::vector<TimelineBox>& boxes, double min_ns, size_t sorted) {
@@ -41,7 +94,7 @@ void compact_timeline(std::vector<TimelineBox>& boxes, double min_ns, size_t sor
   if (sorted > boxes.size() || !std::is_sorted(boxes.begin(), boxes.begin() + sorted, box_before))
     sorted = 0;
   const auto middle = boxes.begin() + static_cast<long>(sorted);
-  std::sort(middle, boxes.end(), box_before);
+  sort_boxes(middle, boxes.end());
   std::inplace_merge(boxes.begin(), middle, boxes.end(), box_before);
   // The last box seen at each depth: a box's caller is the one at the depth above that
   // encloses it (one thread's calls at one depth never overlap).

@@ -2,6 +2,8 @@
 // depth and caller, their callees dropped, nesting kept, the count bounded.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <random>
 #include <vector>
 
 #include "analysis/timeline.hpp"
@@ -51,6 +53,52 @@ TEST(Timeline, SortedPrefixMergedAsAWholeSort) {
   EXPECT_EQ(wrong[0].addr, 1u);
   EXPECT_EQ(wrong[1].addr, 2u);
   EXPECT_EQ(wrong[2].addr, 3u);
+}
+
+// Random call trees in the order their calls end (as the sink gets them), with calls of no
+// length starting where a sibling or callee starts (the ties the linear reordering leaves),
+// and the same boxes shuffled: compacted, every box the same and in the same place as after
+// compacting them sorted.
+TEST(Timeline, EndOrderShuffledAndSortedCompactAlike) {
+  std::mt19937 rng(7);
+  for (int round = 0; round < 40; ++round) {
+    std::vector<TimelineBox> ended;
+    uint64_t addr = 0;
+    // A call at `depth` starting at `start`; returns its end.
+    auto call = [&](auto&& self, double start, uint32_t depth) -> double {
+      double t = start;
+      const int callees = depth < 6 ? static_cast<int>(rng() % 4) : 0;
+      for (int i = 0; i < callees; ++i) {
+        t += static_cast<double>(rng() % 3);  // 0: a callee starting where the last ended
+        t = self(self, t, depth + 1);
+      }
+      t += static_cast<double>(rng() % 4);  // 0: no length
+      ended.push_back(box(start, t, depth, ++addr));
+      return t;
+    };
+    double t = 0;
+    for (int i = 0; i < 5; ++i) t = call(call, t + static_cast<double>(rng() % 2), 0);
+    std::vector<TimelineBox> sorted = ended, shuffled = ended;
+    std::sort(sorted.begin(), sorted.end(), [](const TimelineBox& a, const TimelineBox& b) {
+      return a.start_ns != b.start_ns ? a.start_ns < b.start_ns
+             : a.depth != b.depth     ? a.depth < b.depth
+             : a.end_ns != b.end_ns   ? a.end_ns > b.end_ns
+                                      : a.addr < b.addr;
+    });
+    std::shuffle(shuffled.begin(), shuffled.end(), rng);
+    const double min_ns = static_cast<double>(round % 4);
+    compact_timeline(ended, min_ns);
+    compact_timeline(shuffled, min_ns);
+    compact_timeline(sorted, min_ns, sorted.size());
+    ASSERT_EQ(ended.size(), sorted.size()) << round;
+    ASSERT_EQ(shuffled.size(), sorted.size()) << round;
+    for (size_t i = 0; i < sorted.size(); ++i) {
+      EXPECT_EQ(ended[i].addr, sorted[i].addr) << round << " " << i;
+      EXPECT_EQ(ended[i].count, sorted[i].count) << round << " " << i;
+      EXPECT_EQ(ended[i].end_ns, sorted[i].end_ns) << round << " " << i;
+      EXPECT_EQ(shuffled[i].addr, sorted[i].addr) << round << " " << i;
+    }
+  }
 }
 
 TEST(Timeline, NarrowSiblingsMergedUnderTheirCaller) {
