@@ -244,6 +244,28 @@ ModuleFunctions::ModuleFunctions(const dl_phdr_info* info, const char* path) {
     sort_by_addr(items_, count_);
     count_ = dedupe(items_, count_);
   }
+  // Which entries an FDE covers: the table is sorted by start, so the last FDE starting at
+  // or before the entry is the only candidate.
+  unwind_table_ = table && fdes > 0;
+  for (size_t k = 0; unwind_table_ && k < count_; ++k) {
+    const uintptr_t addr = items_[k].addr;
+    uint32_t lo = 0, hi = fdes;
+    while (lo < hi) {
+      uint32_t mid = lo + (hi - lo) / 2;
+      if (table_base + static_cast<intptr_t>(table[2 * mid]) <= addr) lo = mid + 1;
+      else hi = mid;
+    }
+    if (lo == 0) continue;
+    const uintptr_t loc = table_base + static_cast<intptr_t>(table[2 * (lo - 1)]);
+    const auto* fde = reinterpret_cast<const uint8_t*>(table_base + static_cast<intptr_t>(table[2 * (lo - 1) + 1]));
+    int32_t begin, range;
+    memcpy(&begin, fde + 8, 4);
+    memcpy(&range, fde + 12, 4);
+    if (reinterpret_cast<uintptr_t>(fde + 8) + static_cast<intptr_t>(begin) != loc)
+      items_[k].unwound = true;  // another pc_begin encoding: its range unknown, trusted
+    else
+      items_[k].unwound = range > 0 && addr < loc + static_cast<uint64_t>(range);
+  }
 }
 
 ModuleFunctions::~ModuleFunctions() {

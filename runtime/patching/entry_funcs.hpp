@@ -17,6 +17,7 @@ struct EntryFunction {
   uintptr_t addr;    // run-time address
   uint64_t size;     // bytes (symbol size or FDE range); 0: unknown
   const char* name;  // in the mapped file; nullptr for an FDE without symbol
+  bool unwound = false;  // an FDE of .eh_frame_hdr's table covers its entry
 };
 
 class ModuleFunctions {
@@ -42,6 +43,9 @@ class ModuleFunctions {
   // The name of a hook the module imports (mcount, __fentry__,
   // __cyg_profile_func_enter) when it is built with instrumentation, else nullptr.
   const char* imported_hook() const { return hook_; }
+  // Whether the module has an .eh_frame_hdr table of FDEs: then a function without one
+  // (EntryFunction::unwound false) is code no compiler made as a function.
+  bool has_unwind_table() const { return unwind_table_; }
 
  private:
   void add(uintptr_t addr, uint64_t size, const char* name);
@@ -54,6 +58,7 @@ class ModuleFunctions {
   size_t bytes_ = 0;
   uintptr_t entry_ = 0;
   const char* hook_ = nullptr;
+  bool unwind_table_ = false;
   const char* error_ = nullptr;
 };
 

@@ -13,6 +13,11 @@
 // - the program's entry point and gcc's `.cold` parts (entered by jumps: no return
 //   address to redirect); FDE-only code whose unwind information does not start with the
 //   stack of a function's entry (entry_funcs.cpp);
+// - in a module with unwind tables, a symbol no FDE covers: code no compiler made as a
+//   function (V8's builtins in node's executable, which V8 copies at run time, patch and
+//   all; hand-written code that may leave by any way);
+// - the functions V8's generated code calls through an exit frame (is_called_by_v8_code):
+//   V8 reads their return addresses when it walks the stack;
 // - modules built with instrumentation (they import mcount, __fentry__ or
 //   __cyg_profile_func_enter, or carry nop-sled lists): their own mode records them;
 // - functions shorter than 5 bytes, of unknown size, with a branch into the bytes the jump
@@ -228,6 +233,23 @@ bool is_exception_function(const char* name) {
          !strncmp(name, "__register_frame", 16);
 }
 
+// A function V8's generated code calls through an exit frame: its C++ builtins
+// (v8::internal::Builtin_*), runtime functions (v8::internal::Runtime_*) and the embedder's
+// API callbacks (taking a v8::FunctionCallbackInfo or v8::PropertyCallbackInfo: node's
+// bindings). V8 reads such a call's return address from its stack slot whenever it walks
+// the stack (an Error's stack trace, every garbage collection) and stops the program
+// (`Check failed: maybe_code.has_value()`) when it is not code it made.
+bool is_called_by_v8_code(const char* name) {
+  static const char kInternal[] = "_ZN2v88internal";
+  if (!strncmp(name, kInternal, sizeof kInternal - 1)) {
+    const char* p = name + sizeof kInternal - 1;
+    while (*p >= '0' && *p <= '9') ++p;
+    if (!strncmp(p, "Builtin_", 8) || !strncmp(p, "Runtime_", 8)) return true;
+  }
+  // The parameter's type, whether spelt out (N2v8...) or as a substitution (NS_...).
+  return strstr(name, "20FunctionCallbackInfoI") || strstr(name, "20PropertyCallbackInfoI");
+}
+
 bool is_sled(const uint8_t* p) {
   return (p[0] == 0x0f && p[1] == 0x1f && p[2] == 0x44 && p[3] == 0x00) ||
          (p[0] == 0x90 && p[1] == 0x90 && p[2] == 0x90 && p[3] == 0x90 && p[4] == 0x90);
@@ -429,12 +451,23 @@ int module_callback(dl_phdr_info* info, size_t, void* data) {
       refuse(st, f, bias, "part of the exception machinery (the unwinder, the C++ runtime)");
       continue;
     }
+    if (f.name && is_called_by_v8_code(f.name)) {
+      refuse(st, f, bias, "called by V8's generated code, which reads its return address");
+      continue;
+    }
     if (f.name && is_cold_part(f.name)) {
       refuse(st, f, bias, "the cold part of a split function: entered by a jump");
       continue;
     }
     if (f.size == 0) {
       refuse(st, f, bias, "its size is unknown");
+      continue;
+    }
+    if (funcs.has_unwind_table() && !f.unwound) {
+      // Not compiled as a function: V8's builtins (in node's executable) are copied at
+      // run time with the patch in them, and hand-written code may leave by any way.
+      refuse(st, f, bias, "no unwind information: code no compiler made as a function "
+                          "(hand-written or generated, such as V8's builtins)");
       continue;
     }
     if (!in_exec(m, f.addr, f.size)) {

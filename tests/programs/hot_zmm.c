@@ -40,9 +40,11 @@ __asm__(
     ".globl tailer\n"
     ".type tailer, @function\n"
     "tailer:\n"
+    "  .cfi_startproc\n"  /* unwind information, as compiled code has (--patch wants it) */
     TAILER_FENTRY
     "  addl $1, %edi\n"
     "  jmp leaf\n"
+    "  .cfi_endproc\n"
     ".size tailer, .-tailer\n");
 
 /* One call of `fn` from asm with the patterns in place; returns 1 when all came back. The
