@@ -30,6 +30,7 @@
 #include "runtime/hooks/hooks.hpp"
 #include "runtime/monitor/monitor_dispatch.hpp"
 #include "runtime/core/sys.hpp"
+#include "runtime/patching/entry_v8.hpp"
 #include "runtime/patching/attach_inherit.hpp"
 #include "runtime/patching/attach_threads.hpp"
 #include "runtime/patching/sled_call_stub.hpp"
@@ -542,6 +543,9 @@ extern "C" __attribute__((no_instrument_function)) uintptr_t callmon_patched_ent
     uintptr_t fn, uintptr_t* slot, const uint64_t* saved) {
   ThreadState* s = t_state;
   uintptr_t before = *slot;
+  // Called from V8's generated code, which reads this return address (entry_v8.hpp): left
+  // alone, unrecorded.
+  if (v8_foreign_return(before)) return 0;
   if (s && s->top > s->stack_base && is_return_trampoline(before)) {
     const Frame* f = s->top - 1;
     if (f->fn == fn && f->sp == slot_sp(slot)) return 0;

@@ -16,8 +16,9 @@
 // - in a module with unwind tables, a symbol no FDE covers: code no compiler made as a
 //   function (V8's builtins in node's executable, which V8 copies at run time, patch and
 //   all; hand-written code that may leave by any way);
-// - the functions V8's generated code calls through an exit frame (is_called_by_v8_code):
-//   V8 reads their return addresses when it walks the stack;
+// - the functions V8's generated code calls through an exit frame, and those they enter by
+//   a tail jump (entry_v8.hpp): V8 reads their return addresses when it walks the stack
+//   (and at run time, a call from V8's code is left alone: v8_foreign_return);
 // - modules built with instrumentation (they import mcount, __fentry__ or
 //   __cyg_profile_func_enter, or carry nop-sled lists): their own mode records them;
 // - functions shorter than 5 bytes, of unknown size, with a branch into the bytes the jump
@@ -48,6 +49,7 @@
 #include "runtime/patching/entry_reloc.hpp"
 #include "runtime/patching/entry_targets.hpp"
 #include "runtime/patching/entry_tramp.hpp"
+#include "runtime/patching/entry_v8.hpp"
 #include "runtime/patching/own_unwinder.hpp"
 #include "runtime/patching/sled_elf.hpp"
 #include "runtime/patching/sled_select.hpp"
@@ -87,6 +89,10 @@ struct CodeRange {
 };
 CodeRange g_patched_code[kMaxPatchedCode];
 int g_patched_code_count = 0;
+
+// A V8 embedder's module was patched (entry_v8.hpp): the pass arms the check of return
+// addresses.
+bool g_v8_module = false;
 
 bool patched_already(uintptr_t site) {
   const auto* c = reinterpret_cast<const uint8_t*>(site);
@@ -233,23 +239,6 @@ bool is_exception_function(const char* name) {
          !strncmp(name, "__register_frame", 16);
 }
 
-// A function V8's generated code calls through an exit frame: its C++ builtins
-// (v8::internal::Builtin_*), runtime functions (v8::internal::Runtime_*) and the embedder's
-// API callbacks (taking a v8::FunctionCallbackInfo or v8::PropertyCallbackInfo: node's
-// bindings). V8 reads such a call's return address from its stack slot whenever it walks
-// the stack (an Error's stack trace, every garbage collection) and stops the program
-// (`Check failed: maybe_code.has_value()`) when it is not code it made.
-bool is_called_by_v8_code(const char* name) {
-  static const char kInternal[] = "_ZN2v88internal";
-  if (!strncmp(name, kInternal, sizeof kInternal - 1)) {
-    const char* p = name + sizeof kInternal - 1;
-    while (*p >= '0' && *p <= '9') ++p;
-    if (!strncmp(p, "Builtin_", 8) || !strncmp(p, "Runtime_", 8)) return true;
-  }
-  // The parameter's type, whether spelt out (N2v8...) or as a substitution (NS_...).
-  return strstr(name, "20FunctionCallbackInfoI") || strstr(name, "20PropertyCallbackInfoI");
-}
-
 bool is_sled(const uint8_t* p) {
   return (p[0] == 0x0f && p[1] == 0x1f && p[2] == 0x44 && p[3] == 0x00) ||
          (p[0] == 0x90 && p[1] == 0x90 && p[2] == 0x90 && p[3] == 0x90 && p[4] == 0x90);
@@ -274,6 +263,22 @@ size_t padding_after(const SledModule& m, const ModuleFunctions& funcs, const En
     if (!memchr(kPad, *reinterpret_cast<const uint8_t*>(a), sizeof kPad)) return 0;
   return want - end;
 }
+
+// Zeroed pages of its own for `n` bytes (no malloc in the patcher), unmapped at the end
+// of the scope; data is null when none could be mapped.
+struct ZeroPages {
+  explicit ZeroPages(size_t n) : size(n ? n : 1) {
+    void* p = mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    data = p == MAP_FAILED ? nullptr : static_cast<uint8_t*>(p);
+  }
+  ~ZeroPages() {
+    if (data) munmap(data, size);
+  }
+  ZeroPages(const ZeroPages&) = delete;
+  ZeroPages& operator=(const ZeroPages&) = delete;
+  size_t size;
+  uint8_t* data;
+};
 
 struct Pending {
   uintptr_t site;
@@ -413,6 +418,13 @@ int module_callback(dl_phdr_info* info, size_t, void* data) {
   }
   sled_select_module(info);
   const uintptr_t bias = info->dlpi_addr;
+  // A V8 embedder's functions whose return address V8 reads (entry_v8.hpp); none elsewhere.
+  ZeroPages marks(funcs.count());
+  if (!marks.data) {
+    module_line("patch-module", st, path, "no memory for its function list");
+    return 0;
+  }
+  const uint8_t* v8_marks = mark_v8_entered(funcs, marks.data) ? marks.data : nullptr;
   // Every selected function gets a slot; at most one per function.
   TrampPool pool;
   if (!entry_pool_map(m.exec[0].start, m.exec[m.exec_count - 1].end, funcs.count(),
@@ -451,8 +463,9 @@ int module_callback(dl_phdr_info* info, size_t, void* data) {
       refuse(st, f, bias, "part of the exception machinery (the unwinder, the C++ runtime)");
       continue;
     }
-    if (f.name && is_called_by_v8_code(f.name)) {
-      refuse(st, f, bias, "called by V8's generated code, which reads its return address");
+    if (v8_marks && v8_marks[&f - funcs.begin()]) {
+      refuse(st, f, bias, "called by V8's generated code, or entered by a tail jump from such "
+                          "a function: V8 reads its return address");
       continue;
     }
     if (f.name && is_cold_part(f.name)) {
@@ -546,6 +559,9 @@ int module_callback(dl_phdr_info* info, size_t, void* data) {
       }
       g_any = true;
       if (g_pool_count < kMaxPools) g_pools[g_pool_count++] = pool;
+      v8_note_code(reinterpret_cast<uintptr_t>(pool.base),
+                   reinterpret_cast<uintptr_t>(pool.base) + pool.size);
+      if (v8_marks) g_v8_module = true;
       for (int i = 0; i < m.exec_count && g_patched_code_count < kMaxPatchedCode; ++i)
         g_patched_code[g_patched_code_count++] = {m.exec[i].start, m.exec[i].end};
     }
@@ -578,6 +594,7 @@ void entry_patch_modules() {
     g_subs = subs;
   }
   dl_iterate_phdr(module_callback, nullptr);
+  if (g_v8_module) v8_arm();  // outside the loader's iteration (it iterates again)
   if (g_any && !g_calibration_done) {
     g_calibration_done = true;
     tramp_calibration_probes(reinterpret_cast<uintptr_t>(&callmon_patched_entry),
