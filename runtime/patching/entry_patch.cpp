@@ -242,7 +242,7 @@ bool is_exception_function(const char* name) {
 }
 
 // Whether the instruction at `p` (a function's first, after endbr64) reads the return
-// address: `mov (%rsp),reg` or a `pop`. Such hand-written code moves its own frame
+// address: `mov (%rsp),reg` or a `pop`. Such hand-written code may move its own frame
 // (libffi's ffi_call_unix64 copies its return address into the frame it builds and returns
 // from there), and a patched entry's slot holds the trampoline's return point, which would
 // then come back from another slot.
@@ -511,7 +511,10 @@ int module_callback(dl_phdr_info* info, size_t, void* data) {
       continue;
     }
     if (patched_already(start)) continue;
-    if (avail >= 4 && reads_return_address(reinterpret_cast<const uint8_t*>(start))) {
+    // Only code no symbol names (a stripped library's, found by its FDE): compiled code
+    // reads its return address first too, for __builtin_return_address(0), and keeps its
+    // frame.
+    if (!f.name && avail >= 4 && reads_return_address(reinterpret_cast<const uint8_t*>(start))) {
       refuse(st, f, bias, "its first instruction reads its return address (hand-written code "
                           "that moves its frame, as libffi's ffi_call_unix64)");
       continue;
