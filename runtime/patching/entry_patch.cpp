@@ -448,13 +448,12 @@ int module_callback(dl_phdr_info* info, size_t, void* data) {
     module_line("patch-module", st, path, "no page for trampolines within 2 GiB of its code could be mapped");
     return 0;
   }
-  size_t pending_bytes = (funcs.count() ? funcs.count() : 1) * sizeof(Pending);
-  void* pm = mmap(nullptr, pending_bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-  if (pm == MAP_FAILED) {
+  ZeroPages pending_pages(funcs.count() * sizeof(Pending));
+  if (!pending_pages.data) {
     entry_pool_seal(&pool);
     return 0;
   }
-  auto* pending = static_cast<Pending*>(pm);
+  auto* pending = reinterpret_cast<Pending*>(pending_pages.data);
   size_t npending = 0;
   BranchTargets targets;  // swept at the first function that gets this far
   bool swept = false, swept_ok = false;
@@ -591,7 +590,6 @@ int module_callback(dl_phdr_info* info, size_t, void* data) {
   } else {
     entry_pool_seal(&pool);  // unmaps the unused pool
   }
-  munmap(pm, pending_bytes);
   if (swept) sweep_line(targets, path);
   module_line("patch-module", st, path, note);
   return 0;
