@@ -244,17 +244,13 @@ ModuleFunctions::ModuleFunctions(const dl_phdr_info* info, const char* path) {
     sort_by_addr(items_, count_);
     count_ = dedupe(items_, count_);
   }
-  // Which entries an FDE covers: the table is sorted by start, so the last FDE starting at
-  // or before the entry is the only candidate.
+  // Which entries an FDE covers: both lists are sorted by start, so one walk pairs each entry
+  // with the last FDE starting at or before it, the only candidate.
   unwind_table_ = table && fdes > 0;
+  uint32_t lo = 0;  // FDEs starting at or before the entry
   for (size_t k = 0; unwind_table_ && k < count_; ++k) {
     const uintptr_t addr = items_[k].addr;
-    uint32_t lo = 0, hi = fdes;
-    while (lo < hi) {
-      uint32_t mid = lo + (hi - lo) / 2;
-      if (table_base + static_cast<intptr_t>(table[2 * mid]) <= addr) lo = mid + 1;
-      else hi = mid;
-    }
+    while (lo < fdes && table_base + static_cast<intptr_t>(table[2 * lo]) <= addr) ++lo;
     if (lo == 0) continue;
     const uintptr_t loc = table_base + static_cast<intptr_t>(table[2 * (lo - 1)]);
     const auto* fde = reinterpret_cast<const uint8_t*>(table_base + static_cast<intptr_t>(table[2 * (lo - 1) + 1]));
