@@ -472,6 +472,8 @@ void libcall_patch_modules() {
     g_done_count = 0;  // a dlclose: addresses may be reused (stubs already in place are skipped)
     g_subs = subs;
   }
+  // Its own unwinder found: the walk below only tells whether calls were lost, said once.
+  if (own_unwinder_found() && (own_unwinder_skips() & kSkipLibcalls)) return;
   g_found_count = 0;
   dl_iterate_phdr(collect, nullptr);
   if (own_unwinder_found()) {  // its exceptions cannot cross a library call's stub
