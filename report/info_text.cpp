@@ -4,6 +4,7 @@
 #include <cmath>
 #include <ctime>
 
+#include "callmon/format/own_unwinder.hpp"
 #include "report/info_render.hpp"
 #include "report/units.hpp"
 
@@ -179,12 +180,7 @@ std::string render_info_text(const analysis::RecordingInfo& info) {
     if (!p.own_unwinder_left.empty()) {
       std::string what;
       for (const std::string& w : p.own_unwinder_left)
-        what += (what.empty() ? "" : ", ") +
-                (w == "library-calls" ? std::string("library calls")
-                 : w == "pg"          ? std::string("-pg functions")
-                 : w == "sleds"       ? std::string("nop-sled functions")
-                 : w == "patch"       ? std::string("--patch functions")
-                                      : w);
+        what += (what.empty() ? "" : ", ") + std::string(format::own_unwinder_phrase(w.c_str()));
       out += fmt::format("    own C++ unwinder (linked with -static-libgcc): not recorded: {} "
                          "(docs/reliability.md)\n", what);
     }

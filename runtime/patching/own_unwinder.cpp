@@ -47,6 +47,15 @@ bool own_unwinder_blocks_returns() {
   return g_found && strcmp(read_options().own_unwinder, "allow") != 0;
 }
 
+void own_unwinder_guard(SledModule& m, bool main_program, const char* path) {
+  own_unwinder_note(m, main_program, path);
+  if (!own_unwinder_blocks_returns()) return;
+  if (m.imports_pg) own_unwinder_skipped(kSkipPg);
+  else if (m.list_count) own_unwinder_skipped(kSkipSleds);
+  m.imports_pg = false;
+  m.list_count = 0;
+}
+
 void own_unwinder_skipped(unsigned what) {
   if ((what & kSkipPg) && !(g_skips & kSkipPg)) {
     // Before any -pg function of the module runs: the pass precedes its code.
@@ -68,14 +77,11 @@ void own_unwinder_say() {
   char msg[PATH_MAX + 320];
   LineBuf b(msg, sizeof msg);
   b.str(g_path).str(" carries its own copy of the C++ unwinder (linked with -static-libgcc): ");
-  static const struct { unsigned bit; const char* what; } kWhat[] = {
-      {kSkipLibcalls, "library calls"},  {kSkipPg, "-pg functions"},
-      {kSkipSleds, "nop-sled functions"}, {kSkipPatch, "--patch functions"}};
   unsigned left = __builtin_popcount(fresh);
   b.str("its ");
-  for (const auto& w : kWhat)
+  for (const format::OwnUnwinderWord& w : format::kOwnUnwinderWords)
     if (fresh & w.bit) {
-      b.str(w.what);
+      b.str(w.phrase);
       --left;
       b.str(left > 1 ? ", " : left == 1 ? " and " : "");
     }

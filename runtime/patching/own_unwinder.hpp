@@ -14,17 +14,16 @@
 // `trace`, `run`, `inject`, `coverage`.
 #pragma once
 
+#include "callmon/format/own_unwinder.hpp"
 #include "runtime/patching/sled_elf.hpp"
 
 namespace callmon::rt {
 
-// What the guard left out; bits of own_unwinder_skipped.
-enum OwnUnwinderSkip : unsigned {
-  kSkipLibcalls = 1,  // library calls (got_redirect.hpp)
-  kSkipPg = 2,        // -pg and -pg -mfentry functions (their hooks forward to glibc's)
-  kSkipSleds = 4,     // nop sleds (-fpatchable-function-entry, -mnop-mcount)
-  kSkipPatch = 8,     // --patch
-};
+// What the guard left out: format::OwnUnwinderSkip bits.
+using format::kSkipLibcalls;
+using format::kSkipPatch;
+using format::kSkipPg;
+using format::kSkipSleds;
 
 // Takes a module's facts (the executable's when `main_program`), `path` naming it. True
 // when it carries its own unwinder: the executable when it defines _Unwind_RaiseException,
@@ -38,6 +37,10 @@ bool own_unwinder_note(const SledModule& m, bool main_program, const char* path)
 // out), and whether the functions entered through changed returns are left out too.
 bool own_unwinder_found();
 bool own_unwinder_blocks_returns();
+
+// own_unwinder_note, then, once returns are blocked, the module's -pg hooks and nop-sled
+// lists cleared from `m` and marked left out: what every pass reading modules does.
+void own_unwinder_guard(SledModule& m, bool main_program, const char* path);
 
 // A pass left out `what` (OwnUnwinderSkip bits). The -pg bit also makes the runtime's mcount
 // and __fentry__ forward to glibc's (or return at once), so those hooks change nothing.

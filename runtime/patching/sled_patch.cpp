@@ -334,13 +334,7 @@ unsigned patch_module(dl_phdr_info* info, bool lists) {
     if (self >= m.exec[i].start && self < m.exec[i].end) return 0;  // libcallmon itself
   // The executable comes first in the loader's list: found there, no module of the
   // program gets a changed return (own_unwinder.hpp).
-  own_unwinder_note(m, path != info->dlpi_name, path);
-  if (own_unwinder_blocks_returns()) {
-    if (m.imports_pg) own_unwinder_skipped(kSkipPg);
-    else if (m.list_count) own_unwinder_skipped(kSkipSleds);
-    m.imports_pg = false;
-    m.list_count = 0;
-  }
+  own_unwinder_guard(m, path != info->dlpi_name, path);
   if (m.imports_pg) {
     // A -pg build: its listed sites hold calls already, for the -pg hooks. Those of
     // __fentry__ get stubs, functions calling mcount trampolines (mcount_entry.hpp), but
@@ -398,10 +392,10 @@ void sled_patch_modules() {
     if (g_startup && monitor_requested()) {
       dl_iterate_phdr([](dl_phdr_info* info, size_t, void*) {
         SledModule m;
-        if (sled_read_module(info, "/proc/self/exe", &m) &&
-            own_unwinder_note(m, true, "/proc/self/exe") && m.imports_pg &&
-            own_unwinder_blocks_returns())
-          own_unwinder_skipped(kSkipPg);
+        if (sled_read_module(info, "/proc/self/exe", &m)) {
+          m.list_count = 0;  // not recording: the nops stay
+          own_unwinder_guard(m, true, "/proc/self/exe");
+        }
         return 1;  // the executable only: it comes first
       }, nullptr);
       own_unwinder_say();

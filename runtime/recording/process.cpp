@@ -206,10 +206,7 @@ void put_own_unwinder_line() {
   char line[80];
   LineBuf b(line, sizeof line);
   b.str("own-unwinder");
-  static const struct { unsigned bit; const char* word; } kWords[] = {
-      {kSkipLibcalls, "library-calls"}, {kSkipPg, "pg"}, {kSkipSleds, "sleds"},
-      {kSkipPatch, "patch"}};
-  for (const auto& w : kWords)
+  for (const format::OwnUnwinderWord& w : format::kOwnUnwinderWords)
     if (skips & w.bit) b.ch(' ').str(w.word);
   b.ch('\n');
   meta_append(b.c_str(), static_cast<unsigned>(b.size()));
