@@ -33,6 +33,7 @@
 #include "runtime/patching/entry_v8.hpp"
 #include "runtime/patching/attach_inherit.hpp"
 #include "runtime/patching/attach_threads.hpp"
+#include "runtime/patching/entry_tramp.hpp"
 #include "runtime/patching/sled_call_stub.hpp"
 
 using namespace callmon::rt;
@@ -87,6 +88,23 @@ Frame* find_slot_frame(ThreadState* s, uintptr_t sp) {
   for (Frame* f = s->top; f-- > s->stack_base;)
     if (f->sp == sp) return f;
   return nullptr;
+}
+
+// A --patch'ed function that returned from another place than its slot: hand-written code
+// that builds a frame of its own and returns from it (libffi's ffi_call_unix64, every call
+// of Python's ctypes, copies its return address there first). Its copy was called by its
+// trampoline, so the word its `ret` popped, `slot` now, still holds that trampoline's
+// return point, which names the function (entry_tramp_function). When the innermost open
+// frame is that function's and `slot` lies below the slot of the frame under it (the
+// caller's frame holds the moved one), that frame is the one ending; else nullptr.
+Frame* moved_return_frame(ThreadState* s, uintptr_t* slot) {
+  if (s->top == s->stack_base) return nullptr;
+  Frame* f = s->top - 1;
+  if (!f->sp || f->fn != entry_tramp_function(*slot)) return nullptr;
+  const Frame* outer = f;
+  while (outer > s->stack_base && outer->sp == f->sp) --outer;  // tail calls share its slot
+  if (outer->sp != f->sp && outer->sp <= slot_sp(slot)) return nullptr;
+  return f;
 }
 
 // kHot and kCall: reached through slow_call_hot, so nothing out of the library but, for
@@ -211,6 +229,7 @@ uintptr_t pg_exit_slow(ThreadState* s, uintptr_t* slot, uint64_t t, const uint64
     if (context_adopt(s, 0, sp, nested)) match = find_slot_frame(s, sp);
     guard_leave(s);
   }
+  if (!match && s && (match = moved_return_frame(s, slot))) sp = match->sp;
   if (!match) {
     // Its thread could not take it (no file): the address the attach kept.
     if (uintptr_t kept = attach_inherit_return(sp)) {

@@ -16,8 +16,6 @@
 // - in a module with unwind tables, a symbol no FDE covers: code no compiler made as a
 //   function (V8's builtins in node's executable, which V8 copies at run time, patch and
 //   all; hand-written code that may leave by any way);
-// - a function whose first instruction reads its return address (reads_return_address:
-//   hand-written code that moves its frame, libffi's ffi_call_unix64);
 // - the functions V8's generated code calls through an exit frame, and those they enter by
 //   a tail jump (entry_v8.hpp): V8 reads their return addresses when it walks the stack
 //   (and at run time, a call from V8's code is left alone: v8_foreign_return);
@@ -239,19 +237,6 @@ bool is_exception_function(const char* name) {
          !strncmp(name, "__gxx_personality", 17) || !strncmp(name, "__gcc_personality", 17) ||
          !strncmp(name, "_ZSt9terminate", 14) || !strncmp(name, "__deregister_frame", 18) ||
          !strncmp(name, "__register_frame", 16);
-}
-
-// Whether the instruction at `p` (a function's first, after endbr64) reads the return
-// address: `mov (%rsp),reg` or a `pop`. Such hand-written code may move its own frame
-// (libffi's ffi_call_unix64 copies its return address into the frame it builds and returns
-// from there), and a patched entry's slot holds the trampoline's return point, which would
-// then come back from another slot.
-bool reads_return_address(const uint8_t* p) {
-  if (p[0] >= 0x40 && p[0] <= 0x4f) {  // REX
-    if (p[1] == 0x8b && (p[2] & 0xc7) == 0x04 && p[3] == 0x24) return true;
-    return p[0] == 0x41 && p[1] >= 0x58 && p[1] <= 0x5f;  // pop %r8..%r15
-  }
-  return (p[0] == 0x8b && (p[1] & 0xc7) == 0x04 && p[2] == 0x24) || (p[0] >= 0x58 && p[0] <= 0x5f);
 }
 
 bool is_sled(const uint8_t* p) {
@@ -510,14 +495,6 @@ int module_callback(dl_phdr_info* info, size_t, void* data) {
       continue;
     }
     if (patched_already(start)) continue;
-    // Only code no symbol names (a stripped library's, found by its FDE): compiled code
-    // reads its return address first too, for __builtin_return_address(0), and keeps its
-    // frame.
-    if (!f.name && avail >= 4 && reads_return_address(reinterpret_cast<const uint8_t*>(start))) {
-      refuse(st, f, bias, "its first instruction reads its return address (hand-written code "
-                          "that moves its frame, as libffi's ffi_call_unix64)");
-      continue;
-    }
     if (is_sled(reinterpret_cast<const uint8_t*>(start))) {
       refuse(st, f, bias, "it starts with a nop sled (the sled mode's)");
       continue;

@@ -74,6 +74,20 @@ uint8_t* entry_pool_take(TrampPool* pool, uintptr_t fn, bool call, const uint8_t
   return slot;
 }
 
+uintptr_t entry_tramp_function(uintptr_t a) {
+  if ((a & (kSledStubSize - 1)) != kSledStubReturn) return 0;
+  int n = __atomic_load_n(&g_sled_pools.count, __ATOMIC_ACQUIRE);
+  for (int i = 0; i < n; ++i) {
+    if (g_sled_pools.stride[i] != kTrampSlot) continue;
+    const uintptr_t lo = g_sled_pools.lo[i] + kTrampHead;
+    if (a < lo || a >= g_sled_pools.hi[i] || (a - lo) % kTrampSlot != kSledStubReturn) continue;
+    uintptr_t fn;  // written before the pool was published, never changed after
+    memcpy(&fn, reinterpret_cast<const void*>(a - kSledStubReturn + kTrampFnOffset), 8);
+    return fn;
+  }
+  return 0;
+}
+
 bool entry_pool_seal(TrampPool* pool) {
   if (!pool->base) return false;
   if (pool->used == kTrampHead) {

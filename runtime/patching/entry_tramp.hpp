@@ -56,6 +56,11 @@ uint8_t* entry_pool_next(const TrampPool& pool);
 // Returns the slot. entry_pool_next() must have given one.
 uint8_t* entry_pool_take(TrampPool* pool, uintptr_t fn, bool call, const uint8_t* copy, size_t len);
 
+// The function whose trampoline's return point (+21) `a` is, or 0: a --patch'ed function's
+// copy returns there, so the word its `ret` popped names it even when the function moved
+// its stack before returning (hooks_pg.cpp, pg_exit_slow). Slow path only: walks the pools.
+uintptr_t entry_tramp_function(uintptr_t a);
+
 // Makes the pool read-only and executable (unmaps it when no slot was used) and publishes
 // it with the sled stubs' pools (sled_call_stub.hpp). False when mprotect refused: then
 // nothing must jump there.

@@ -10,7 +10,12 @@
  * - a function without unwind information (`no_cfi`, no .cfi directives) in a module that
  *   has it: refused, as code no compiler made as a function (V8's builtins are such code,
  *   copied at run time with whatever the patch wrote). The others carry CFI, as the
- *   assembly of libraries does.
+ *   assembly of libraries does;
+ * - a function that builds its frame in memory its caller gave and returns from there
+ *   (`moved_frame`, as libffi's ffi_call_unix64 under every ctypes call; `call_moved`
+ *   gives the memory and restores its stack pointer from its frame pointer, as
+ *   ffi_call_int does), not from the slot the trampoline knows: recorded, its return found
+ *   by its trampoline's return point.
  * Each function is called twice; the results show the moved code computes what the
  * original does. Built with no instrumentation flag (patch mode only). */
 #include <stdio.h>
@@ -27,6 +32,7 @@ long loop_entry(long);
 long jumped_into(long);
 long jumper(long);
 long no_cfi(long);
+long call_moved(long x);
 long helper(long x) { return x * 3; }
 
 __asm__(
@@ -124,7 +130,44 @@ __asm__(
     "no_cfi:\n"          /* no unwind information: no compiler made it a function */
     "  lea 9(%rdi), %rax\n"
     "  ret\n"
-    ".size no_cfi, .-no_cfi\n");
+    ".size no_cfi, .-no_cfi\n"
+    ".globl moved_frame\n.type moved_frame,@function\n.p2align 4\n"
+    "moved_frame:\n"
+    "  .cfi_startproc\n"
+    "  movq (%rsp), %r10\n"  /* its return address, copied into the frame it builds */
+    "  leaq 16(%rdi), %rax\n"
+    "  movq %rbp, (%rax)\n"
+    "  movq %r10, 8(%rax)\n"
+    "  movq %rax, %rbp\n"
+    "  .cfi_def_cfa %rbp, 16\n"
+    "  .cfi_offset %rbp, -16\n"
+    "  movq %rdi, %rsp\n"  /* its stack: the area, below that frame */
+    "  movq %rsi, %rdi\n"
+    "  call helper\n"
+    "  addq $1000, %rax\n"
+    "  movq %rbp, %rsp\n"
+    "  popq %rbp\n"
+    "  .cfi_def_cfa %rsp, 8\n"
+    "  ret\n"  /* from area + 24: not the slot the call left */
+    "  .cfi_endproc\n"
+    ".size moved_frame, .-moved_frame\n"
+    ".globl call_moved\n.type call_moved,@function\n.p2align 4\n"
+    "call_moved:\n"
+    "  .cfi_startproc\n"
+    "  push %rbp\n"
+    "  .cfi_def_cfa_offset 16\n"
+    "  .cfi_offset %rbp, -16\n"
+    "  mov %rsp, %rbp\n"
+    "  .cfi_def_cfa_register %rbp\n"
+    "  sub $512, %rsp\n"
+    "  mov %rdi, %rsi\n"
+    "  lea 256(%rsp), %rdi\n"  /* the area: moved_frame's stack below, its frame above */
+    "  call moved_frame\n"
+    "  leave\n"  /* the stack pointer moved_frame returned with is not this one's */
+    "  .cfi_def_cfa %rsp, 8\n"
+    "  ret\n"
+    "  .cfi_endproc\n"
+    ".size call_moved, .-call_moved\n");
 
 int main(void) {
   for (int i = 0; i < 2; ++i) {
@@ -138,7 +181,8 @@ int main(void) {
     long g = loop_entry(7);
     long h = jumped_into(i) + jumper(i);
     long k = no_cfi(i);
-    printf("%ld %ld %ld %ld %ld %ld %ld %ld %ld\n", a, b, c, d, e, f, g, h, k);
+    long m = call_moved(i + 1);
+    printf("%ld %ld %ld %ld %ld %ld %ld %ld %ld %ld\n", a, b, c, d, e, f, g, h, k, m);
   }
   return 0;
 }
