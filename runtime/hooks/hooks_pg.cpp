@@ -319,15 +319,23 @@ __attribute__((always_inline)) inline void pg_enter_frame(ThreadState* s, uint64
                                                           const uint64_t* saved,
                                                           int decision = 1) {
   uintptr_t ret = *slot;
-  if (__builtin_expect(is_return_trampoline(ret), 0)) {  // a tail call
-    slow_call_hot(&pg_enter_slow<kHotReach>, s, fn, slot, saved, t);
-    return;
+  const bool shared = is_return_trampoline(ret);
+  if (__builtin_expect(shared, 0)) {  // a tail call
+    // The function that jumped here redirected this slot: its frame, the innermost, keeps
+    // the real return address, which the new frame shares (pg_exit_shared ends both).
+    // Anything else (a frame further down, none) is the slow path's.
+    const Frame* owner = s->top - 1;
+    if (kFiltered || owner < s->stack_base || owner->sp != slot_sp(slot) || !owner->ret) {
+      slow_call_hot(&pg_enter_slow<kHotReach>, s, fn, slot, saved, t);
+      return;
+    }
+    ret = owner->ret;
   }
   guard_acquire(s);
   signal_fence();
   Frame* f = push_frame(s, fn, slot_sp(slot), ret);
   signal_fence();  // the frame is complete before the return can reach the trampoline
-  *slot = return_trampoline();
+  if (!shared) *slot = return_trampoline();  // else the tail caller's redirection stays
   if constexpr (kFiltered) filter_fast_mark(s, f, decision);
   if (!kFiltered || decision) write_hook_enter(s, t, fn);
   signal_fence();
@@ -391,6 +399,26 @@ __attribute__((always_inline)) inline uintptr_t pg_exit_frame(ThreadState* s, Fr
   return ret;
 }
 
+// The exit of the frames a tail call shares (the innermost `f` and those below it with the
+// same slot, pushed by pg_enter_frame's tail case): each popped and ended at `t`, innermost
+// first, as pg_exit_frame ends one; the slow path writes the same records. No filter is
+// on (the guard is clear), so every one of them has its ENTER.
+__attribute__((always_inline)) inline uintptr_t pg_exit_shared(ThreadState* s, Frame* f,
+                                                               uintptr_t* slot, uint64_t t) {
+  const uintptr_t ret = f->ret;
+  const uintptr_t sp = f->sp;
+  *slot = ret;
+  guard_acquire(s);
+  signal_fence();
+  do {
+    pop_frame(s, f);
+    write_hook_exit(s, t);
+    signal_fence();
+  } while (f-- > s->stack_base && f->sp == sp);
+  guard_release(s);
+  return ret;
+}
+
 // The exit's fast path with its clock read at `t`.
 template <Reach kHotReach>
 __attribute__((always_inline)) inline uintptr_t pg_exit_at_time(uint64_t t, uintptr_t* slot,
@@ -399,11 +427,14 @@ __attribute__((always_inline)) inline uintptr_t pg_exit_at_time(uint64_t t, uint
   if (__builtin_expect(s != nullptr, 1)) {
     uintptr_t sp = slot_sp(slot);
     Frame* f = s->top - 1;
-    if (__builtin_expect(f >= s->stack_base && f->sp == sp &&
-                         (f == s->stack_base || f[-1].sp != sp), 1)) {
-      if (__builtin_expect(s->guard == 0, 1)) return pg_exit_frame(s, f, slot, t);
-      if (int decision = filter_fast_exit(s, f); decision >= 0)
-        return pg_exit_frame(s, f, slot, t, decision);
+    if (__builtin_expect(f >= s->stack_base && f->sp == sp, 1)) {
+      if (__builtin_expect(f == s->stack_base || f[-1].sp != sp, 1)) {
+        if (__builtin_expect(s->guard == 0, 1)) return pg_exit_frame(s, f, slot, t);
+        if (int decision = filter_fast_exit(s, f); decision >= 0)
+          return pg_exit_frame(s, f, slot, t, decision);
+      } else if (s->guard == 0 && f->ret) {
+        return pg_exit_shared(s, f, slot, t);  // a tail call's frames
+      }
     }
   }
   // No thread state yet (a frame open at an attach returning first) may set the thread up.

@@ -1,6 +1,6 @@
 /* zmm16-31 and the opmask registers across the probes' per-call slow paths (docs/patching.md,
- * "Vector registers"): a record-time filter, tail calls, the monotonic clock and a
- * monitor send every call through callmon_slow_call_hot or (a monitor's callbacks are the
+ * "Vector registers"): a record-time filter (tail calls included), the monotonic clock and
+ * a monitor send every call through callmon_slow_call_hot or (a monitor's callbacks are the
  * program's code) callmon_slow_call; the first keeps only the upper halves of ymm/zmm0-15,
  * so what runs behind it must leave zmm16-31 and k0-7 alone. The caller here keeps patterns
  * in zmm16, zmm17, zmm31 and k1-k7 across calls of `leaf` and of `tailer`, which tail-calls
@@ -28,7 +28,7 @@ COUNTED __attribute__((used)) int skipped(int x) {
 }
 
 /* A -pg -mfentry function whose body is a tail call: its return slot is already the exit
- * trampoline's when `leaf` enters (the tail-call slow path). */
+ * trampoline's when `leaf` enters (the tail-call path: a slow path under a filter). */
 int tailer(int x);
 #ifdef HOT_ZMM_PLAIN
 #define TAILER_FENTRY ""  /* built without hooks, for --patch */
