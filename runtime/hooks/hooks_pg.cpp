@@ -372,7 +372,7 @@ void pg_enter_monotonic(uintptr_t fn, uintptr_t* slot, const uint64_t* saved) {
 }
 
 template <Reach kHotReach>
-inline void pg_enter(uintptr_t fn, uintptr_t* slot, const uint64_t* saved) {
+__attribute__((always_inline)) inline void pg_enter(uintptr_t fn, uintptr_t* slot, const uint64_t* saved) {
   if (__builtin_expect(!g_clock_tsc, 0)) {
     slow_call_hot(&pg_enter_monotonic<kHotReach>, fn, slot, saved);
     return;
