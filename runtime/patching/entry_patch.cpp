@@ -508,10 +508,6 @@ int module_callback(dl_phdr_info* info, size_t, void* data) {
       refuse(st, f, bias, why);
       continue;
     }
-    if (uintptr_t at = entry_branch_into(code, f.size, f.addr, start + 1, start + r.displaced)) {
-      refuse(st, f, bias, "a branch jumps into the bytes the patch replaces", at);
-      continue;
-    }
     if (!swept) {
       swept = true;
       swept_ok = targets.build(m, funcs);
@@ -520,10 +516,16 @@ int module_callback(dl_phdr_info* info, size_t, void* data) {
       refuse(st, f, bias, "no memory for the sweep of the module's branch targets");
       continue;
     }
+    // The sweep saw every direct branch of the module, the function's own among them;
+    // only for the reason is the function decoded again (capstone with operand details,
+    // ten times the sweep's cost: node's whole code took a second).
     if (uintptr_t at = targets.hit(start + 1, start + r.displaced)) {
-      refuse(st, f, bias,
-             "a branch from elsewhere in the module (another function, a shared block, an "
-             "assembly label) lands inside the bytes the patch replaces", at);
+      if (uintptr_t own = entry_branch_into(code, f.size, f.addr, start + 1, start + r.displaced))
+        refuse(st, f, bias, "a branch jumps into the bytes the patch replaces", own);
+      else
+        refuse(st, f, bias,
+               "a branch from elsewhere in the module (another function, a shared block, an "
+               "assembly label) lands inside the bytes the patch replaces", at);
       continue;
     }
     entry_pool_take(&pool, f.addr, !attach_collecting(), r.code, r.len);
