@@ -16,6 +16,8 @@
 // - in a module with unwind tables, a symbol no FDE covers: code no compiler made as a
 //   function (V8's builtins in node's executable, which V8 copies at run time, patch and
 //   all; hand-written code that may leave by any way);
+// - at an attach, a function that moves its frame (entry_frame.hpp: libffi's
+//   ffi_call_unix64), whose return would outlive the detach;
 // - the functions V8's generated code calls through an exit frame, and those they enter by
 //   a tail jump (entry_v8.hpp): V8 reads their return addresses when it walks the stack
 //   (and at run time, a call from V8's code is left alone: v8_foreign_return);
@@ -45,6 +47,7 @@
 #include "runtime/patching/code_write.hpp"
 #include "runtime/patching/entry_cfi.hpp"
 #include "runtime/patching/entry_decode.hpp"
+#include "runtime/patching/entry_frame.hpp"
 #include "runtime/patching/entry_funcs.hpp"
 #include "runtime/patching/entry_reloc.hpp"
 #include "runtime/patching/entry_targets.hpp"
@@ -497,6 +500,11 @@ int module_callback(dl_phdr_info* info, size_t, void* data) {
     if (patched_already(start)) continue;
     if (is_sled(reinterpret_cast<const uint8_t*>(start))) {
       refuse(st, f, bias, "it starts with a nop sled (the sled mode's)");
+      continue;
+    }
+    if (attach_collecting() && entry_moves_frame(reinterpret_cast<const uint8_t*>(start), avail)) {
+      refuse(st, f, bias, "it moves its frame (hand-written code, as libffi's ffi_call_unix64): "
+                          "its return would outlive the detach");
       continue;
     }
     if (!sled_select(f.addr)) continue;  // --include/--exclude

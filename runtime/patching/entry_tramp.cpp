@@ -20,9 +20,9 @@ constexpr uintptr_t kPage = 4096;
 // point (+21) where a sled stub's is (sled_stub_return), the copy and the function's address
 // apart (patch_entry.S reads the address at +128 as 122 bytes after its return address).
 static_assert(kTrampHead == kSledStubSize && kTrampSlot % kSledStubSize == 0);
-static_assert(16 + 5 == kSledStubReturn);
+static_assert(16 + 5 == kSledStubReturn && kTrampReturn == kSledStubReturn);
 static_assert(kTrampCodeOffset + kRelocMax <= kTrampFnOffset && kTrampFnOffset + 8 <= kTrampSlot);
-static_assert(kTrampEntry == 0 && kTrampFnOffset - 6 == 122);
+static_assert(kTrampEntry == 0 && kTrampChild == 6 && kTrampFnOffset - kTrampChild == 122);
 
 }  // namespace
 
@@ -80,9 +80,9 @@ uintptr_t entry_tramp_function(uintptr_t a) {
   for (int i = 0; i < n; ++i) {
     if (g_sled_pools.stride[i] != kTrampSlot) continue;
     const uintptr_t lo = g_sled_pools.lo[i] + kTrampHead;
-    if (a < lo || a >= g_sled_pools.hi[i] || (a - lo) % kTrampSlot != kSledStubReturn) continue;
+    if (a < lo || a >= g_sled_pools.hi[i] || (a - lo) % kTrampSlot != kTrampReturn) continue;
     uintptr_t fn;  // written before the pool was published, never changed after
-    memcpy(&fn, reinterpret_cast<const void*>(a - kSledStubReturn + kTrampFnOffset), 8);
+    memcpy(&fn, reinterpret_cast<const void*>(a - kTrampReturn + kTrampFnOffset), 8);
     return fn;
   }
   return 0;

@@ -78,6 +78,10 @@ attach_server.c, built one way per --build (nop sleds of -fpatchable-function-en
           interrupted the runtime's exit trampoline waits until the detach has begun: the
           detach must wait for it (before, it emptied the shadow stack under it and the
           program died of SIGILL); output and status as without attach.
+  moved   attach_moved.c (plain, --patch=.): a function that moves its frame (libffi's
+          ffi_call_unix64's way) open at the detach: the attach refuses to patch it (before,
+          its return after the detach found no frame: SIGILL); output and status as
+          without attach.
   vfork   attach_vfork.c: vfork children calling instrumented functions before _exit or
           exec while attached: the parent's calls counted exactly, none of the children's.
   exit    attach_exit.c: a handler installed before the attach calls exit() while its
@@ -117,6 +121,7 @@ VFORK_SOURCE = os.path.join(HERE, "attach_vfork.c")
 EXIT_SOURCE = os.path.join(HERE, "attach_exit.c")
 SIGWIN_SOURCE = os.path.join(HERE, "attach_sigwin.c")
 SIGTRAMP_SOURCE = os.path.join(HERE, "attach_sigtramp.c")
+MOVED_SOURCE = os.path.join(HERE, "attach_moved.c")
 SIGMOD_SOURCE = os.path.join(HERE, "attach_sigmod.c")
 SIGPLUGIN_SOURCE = os.path.join(HERE, "attach_sigplugin.c")
 # How attach_sigtramp.c sees that the attach's patch is in place, per build.
@@ -821,6 +826,38 @@ def case_sigtramp(a, exe):
     info_ok(a.callmon, data)
 
 
+def case_moved(a, exe):
+    ref = subprocess.run([exe], input="go\nend\n", capture_output=True, text=True, timeout=60)
+    p = subprocess.Popen([exe], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, text=True, bufsize=1)
+    expect(p.stdout.readline() == "ready\n", "the fixture starts")
+    data = os.path.join(a.work, f"{os.path.basename(exe)}.moved")
+    att = Attach(a.callmon, p.pid, data)
+    expect("attached to process" in att.first, f"attach: {att.first.strip()}")
+    p.stdin.write("go\n")
+    p.stdin.flush()
+    line = p.stdout.readline()
+    expect(line == "waiting\n", f"moved_frame is open: {line!r}")
+    status, err = att.stop()
+    expect(status == 0 and "detached" in err, f"detach: {status} {err.strip()}")
+    try:
+        p.stdin.write("end\n")
+        p.stdin.flush()
+    except BrokenPipeError:
+        pass  # it died meanwhile: said below
+    rest, errs = p.communicate(timeout=60)
+    expect(rest == ref.stdout.split("\n", 2)[2],
+           f"the program goes on as without attach:\n{rest}{errs}(without attach:\n{ref.stdout})")
+    expect(p.returncode == ref.returncode == 0,
+           f"exit status {p.returncode}, without attach {ref.returncode}: {errs.strip()}")
+    r = subprocess.run([a.callmon, "info", "-d", data], capture_output=True, text=True,
+                       timeout=60)
+    expect(r.returncode == 0 and "refused moved_frame" in r.stdout and
+           "it moves its frame" in r.stdout,
+           f"info on {data}: moved_frame refused, with its reason: {r.stdout[-600:]}")
+    info_ok(a.callmon, data)
+
+
 def case_vfork(a, exe):
     script = ["F 50", "F 50", "E", "F 50"]
     ref_out, ref_status = reference(exe, script)
@@ -1461,7 +1498,7 @@ def main():
     ap.add_argument("--case", choices=["counts", "open", "unwind", "churn", "fork", "errors",
                                        "inherit", "filters", "parked", "dlopen", "sigparked",
                                        "late", "dlchurn", "sigsled", "latechurn", "ucontext",
-                                       "sigjmp", "vfork", "exit", "sigwin", "sigtramp", "sigmod",
+                                       "sigjmp", "vfork", "exit", "sigwin", "sigtramp", "moved", "sigmod",
                                        "sched", "sigmodstart"],
                     required=True)
     ap.add_argument("--work", required=True)
@@ -1514,6 +1551,8 @@ def main():
     elif a.case == "sigtramp":
         case_sigtramp(a, build(a.cc, a.work, a.build, SIGTRAMP_SOURCE,
                                extra=[SIGTRAMP_PATCHED[a.build]]))
+    elif a.case == "moved":
+        case_moved(a, build(a.cc, a.work, "plain", MOVED_SOURCE))
     elif a.case == "sigjmp":
         case_sigjmp(a, build(a.cc, a.work, a.build, SIGJMP_SOURCE))
     elif a.case == "ucontext":
