@@ -22,7 +22,7 @@ constexpr uintptr_t kPage = 4096;
 static_assert(kTrampHead == kSledStubSize && kTrampSlot % kSledStubSize == 0);
 static_assert(16 + 5 == kSledStubReturn && kTrampReturn == kSledStubReturn);
 static_assert(kTrampCodeOffset + kRelocMax <= kTrampFnOffset && kTrampFnOffset + 8 <= kTrampSlot);
-static_assert(kTrampEntry == 0 && kTrampChild == 6 && kTrampFnOffset - kTrampChild == 122);
+static_assert(kTrampEntry == 0 && kTrampFnOffset - 6 == 122);
 
 }  // namespace
 

@@ -31,7 +31,6 @@ inline constexpr size_t kTrampCodeOffset = 32;  // where the moved instructions 
 inline constexpr size_t kTrampFnOffset = 128;   // the function's address
 inline constexpr size_t kTrampHead = 64;        // the pool's two addresses, padded
 inline constexpr size_t kTrampDropsReturn = 13; // after the `lea`: no return address
-inline constexpr size_t kTrampChild = 6;        // the entry probe's return address
 inline constexpr size_t kTrampReturn = 21;      // the copy's return point
 
 struct TrampPool {

@@ -26,10 +26,10 @@ unsigned g_skips = 0;
 unsigned g_said = 0;
 char g_path[PATH_MAX];  // the module found, for the line
 
-}  // namespace
-
-bool own_unwinder_note(const SledModule& m, bool main_program, const char* path) {
-  if (!m.eh_tables) return false;
+// Notes whether `m` carries its own unwinder (own_unwinder_guard); the first one found is
+// named.
+void note(const SledModule& m, bool main_program, const char* path) {
+  if (!m.eh_tables) return;
   bool own = main_program ? m.exports_raise || m.hides_raise || !m.imports_unwinder
                           : m.hides_raise && !m.exports_raise;
   if (own && !g_found) {
@@ -38,8 +38,9 @@ bool own_unwinder_note(const SledModule& m, bool main_program, const char* path)
     if (n > 0) g_path[n] = 0;
     else copy_str(g_path, sizeof g_path, path);
   }
-  return own;
 }
+
+}  // namespace
 
 bool own_unwinder_found() { return g_found; }
 
@@ -48,7 +49,7 @@ bool own_unwinder_blocks_returns() {
 }
 
 void own_unwinder_guard(SledModule& m, bool main_program, const char* path) {
-  own_unwinder_note(m, main_program, path);
+  note(m, main_program, path);
   if (!own_unwinder_blocks_returns()) return;
   if (m.imports_pg) own_unwinder_skipped(kSkipPg);
   else if (m.list_count) own_unwinder_skipped(kSkipSleds);

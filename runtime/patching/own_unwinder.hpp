@@ -25,21 +25,19 @@ using format::kSkipPatch;
 using format::kSkipPg;
 using format::kSkipSleds;
 
-// Takes a module's facts (the executable's when `main_program`), `path` naming it. True
-// when it carries its own unwinder: the executable when it defines _Unwind_RaiseException,
-// or has exception tables and imports no _Unwind_ function nor personality routine (a
-// stripped one); a library when it defines it only in .symtab (an exported definition is
-// preempted by the runtime's interposer). Only modules with exception tables count: without
-// a landing pad nothing can catch, so an exception ends the program either way.
-bool own_unwinder_note(const SledModule& m, bool main_program, const char* path);
-
 // Whether a module of this process carries its own unwinder (library calls are then left
 // out), and whether the functions entered through changed returns are left out too.
 bool own_unwinder_found();
 bool own_unwinder_blocks_returns();
 
-// own_unwinder_note, then, once returns are blocked, the module's -pg hooks and nop-sled
-// lists cleared from `m` and marked left out: what every pass reading modules does.
+// Takes a module's facts (the executable's when `main_program`), `path` naming it, and
+// notes whether it carries its own unwinder: the executable when it defines
+// _Unwind_RaiseException, or has exception tables and imports no _Unwind_ function nor
+// personality routine (a stripped one); a library when it defines it only in .symtab (an
+// exported definition is preempted by the runtime's interposer). Only modules with
+// exception tables count: without a landing pad nothing can catch, so an exception ends
+// the program either way. Then, once returns are blocked, the module's -pg hooks and
+// nop-sled lists are cleared from `m` and marked left out.
 void own_unwinder_guard(SledModule& m, bool main_program, const char* path);
 
 // A pass left out `what` (OwnUnwinderSkip bits). The -pg bit also makes the runtime's mcount
