@@ -799,18 +799,19 @@ def case_sigmodstart(a, exe):
     shutil.rmtree(data, ignore_errors=True)
 
 
-def case_sigtramp(a, exe):
-    ref = subprocess.run([exe, "free"], capture_output=True, text=True, timeout=60)
+def detach_while_open(a, exe, data, wanted, what, ref, ref_rest):
+    """Starts `exe`, attaches once it said "ready", sends "go", expects the line `wanted`
+    (`what` it means), detaches, then sends "end": the program must go on as without
+    attach (`ref`, its run without; `ref_rest`, its output after those lines)."""
     p = subprocess.Popen([exe], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                          stderr=subprocess.PIPE, text=True, bufsize=1)
     expect(p.stdout.readline() == "ready\n", "the fixture starts")
-    data = os.path.join(a.work, f"{os.path.basename(exe)}.sigtramp")
     att = Attach(a.callmon, p.pid, data)
     expect("attached to process" in att.first, f"attach: {att.first.strip()}")
     p.stdin.write("go\n")
     p.stdin.flush()
     line = p.stdout.readline()
-    expect(line == "caught\n", f"a handler interrupted the exit trampoline: {line!r}")
+    expect(line == wanted, f"{what}: {line!r}")
     status, err = att.stop()
     expect(status == 0 and "detached" in err, f"detach: {status} {err.strip()}")
     try:
@@ -819,37 +820,25 @@ def case_sigtramp(a, exe):
     except BrokenPipeError:
         pass  # it died meanwhile: said below
     rest, errs = p.communicate(timeout=60)
-    expect(rest == ref.stdout.split("\n", 1)[1],
+    expect(rest == ref_rest,
            f"the program goes on as without attach:\n{rest}{errs}(without attach:\n{ref.stdout})")
     expect(p.returncode == ref.returncode == 0,
            f"exit status {p.returncode}, without attach {ref.returncode}: {errs.strip()}")
+
+
+def case_sigtramp(a, exe):
+    ref = subprocess.run([exe, "free"], capture_output=True, text=True, timeout=60)
+    data = os.path.join(a.work, f"{os.path.basename(exe)}.sigtramp")
+    detach_while_open(a, exe, data, "caught\n", "a handler interrupted the exit trampoline",
+                      ref, ref.stdout.split("\n", 1)[1])
     info_ok(a.callmon, data)
 
 
 def case_moved(a, exe):
     ref = subprocess.run([exe], input="go\nend\n", capture_output=True, text=True, timeout=60)
-    p = subprocess.Popen([exe], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                         stderr=subprocess.PIPE, text=True, bufsize=1)
-    expect(p.stdout.readline() == "ready\n", "the fixture starts")
     data = os.path.join(a.work, f"{os.path.basename(exe)}.moved")
-    att = Attach(a.callmon, p.pid, data)
-    expect("attached to process" in att.first, f"attach: {att.first.strip()}")
-    p.stdin.write("go\n")
-    p.stdin.flush()
-    line = p.stdout.readline()
-    expect(line == "waiting\n", f"moved_frame is open: {line!r}")
-    status, err = att.stop()
-    expect(status == 0 and "detached" in err, f"detach: {status} {err.strip()}")
-    try:
-        p.stdin.write("end\n")
-        p.stdin.flush()
-    except BrokenPipeError:
-        pass  # it died meanwhile: said below
-    rest, errs = p.communicate(timeout=60)
-    expect(rest == ref.stdout.split("\n", 2)[2],
-           f"the program goes on as without attach:\n{rest}{errs}(without attach:\n{ref.stdout})")
-    expect(p.returncode == ref.returncode == 0,
-           f"exit status {p.returncode}, without attach {ref.returncode}: {errs.strip()}")
+    detach_while_open(a, exe, data, "waiting\n", "moved_frame is open", ref,
+                      ref.stdout.split("\n", 2)[2])
     r = subprocess.run([a.callmon, "info", "-d", data], capture_output=True, text=True,
                        timeout=60)
     expect(r.returncode == 0 and "refused moved_frame" in r.stdout and

@@ -20,6 +20,8 @@
  * original does. Built with no instrumentation flag (patch mode only). */
 #include <stdio.h>
 
+#include "moved_frame.h"
+
 long counter = 40;
 char flag = 0;
 long rip_lea(void);
@@ -130,44 +132,8 @@ __asm__(
     "no_cfi:\n"          /* no unwind information: no compiler made it a function */
     "  lea 9(%rdi), %rax\n"
     "  ret\n"
-    ".size no_cfi, .-no_cfi\n"
-    ".globl moved_frame\n.type moved_frame,@function\n.p2align 4\n"
-    "moved_frame:\n"
-    "  .cfi_startproc\n"
-    "  movq (%rsp), %r10\n"  /* its return address, copied into the frame it builds */
-    "  leaq 16(%rdi), %rax\n"
-    "  movq %rbp, (%rax)\n"
-    "  movq %r10, 8(%rax)\n"
-    "  movq %rax, %rbp\n"
-    "  .cfi_def_cfa %rbp, 16\n"
-    "  .cfi_offset %rbp, -16\n"
-    "  movq %rdi, %rsp\n"  /* its stack: the area, below that frame */
-    "  movq %rsi, %rdi\n"
-    "  call helper\n"
-    "  addq $1000, %rax\n"
-    "  movq %rbp, %rsp\n"
-    "  popq %rbp\n"
-    "  .cfi_def_cfa %rsp, 8\n"
-    "  ret\n"  /* from area + 24: not the slot the call left */
-    "  .cfi_endproc\n"
-    ".size moved_frame, .-moved_frame\n"
-    ".globl call_moved\n.type call_moved,@function\n.p2align 4\n"
-    "call_moved:\n"
-    "  .cfi_startproc\n"
-    "  push %rbp\n"
-    "  .cfi_def_cfa_offset 16\n"
-    "  .cfi_offset %rbp, -16\n"
-    "  mov %rsp, %rbp\n"
-    "  .cfi_def_cfa_register %rbp\n"
-    "  sub $512, %rsp\n"
-    "  mov %rdi, %rsi\n"
-    "  lea 256(%rsp), %rdi\n"  /* the area: moved_frame's stack below, its frame above */
-    "  call moved_frame\n"
-    "  leave\n"  /* the stack pointer moved_frame returned with is not this one's */
-    "  .cfi_def_cfa %rsp, 8\n"
-    "  ret\n"
-    "  .cfi_endproc\n"
-    ".size call_moved, .-call_moved\n");
+    ".size no_cfi, .-no_cfi\n");
+MOVED_FRAME_ASM(helper);
 
 int main(void) {
   for (int i = 0; i < 2; ++i) {
