@@ -95,6 +95,13 @@ bool entry_pool_seal(TrampPool* pool) {
     *pool = TrampPool{};
     return false;
   }
+  // The pool was mapped for every function of the module (14 MB of address space for
+  // node's 78 000), whatever the regex chose: the pages past the last trampoline go back.
+  const size_t keep = (pool->used + kPage - 1) & ~(kPage - 1);
+  if (keep < pool->size) {
+    munmap(pool->base + keep, pool->size - keep);
+    pool->size = keep;
+  }
   if (mprotect(pool->base, pool->size, PROT_READ | PROT_EXEC) != 0) return false;
   // Before any function jumps here: its frames' slots will hold the trampolines' +21.
   sled_pools_publish(reinterpret_cast<uintptr_t>(pool->base),
