@@ -179,6 +179,24 @@ ModuleFunctions::ModuleFunctions(const dl_phdr_info* info, const char* path) {
     table_base = reinterpret_cast<uintptr_t>(h);
     fdes = n;
   }
+  // The table's i-th FDE: where it starts, its bytes, its range; `known` when its pc_begin
+  // has the encoding the table's own implies (pc-relative sdata4), else range is not read.
+  struct Fde {
+    uintptr_t loc;
+    const uint8_t* bytes;
+    int32_t range;
+    bool known;
+  };
+  auto fde_at = [&](uint32_t i) {
+    Fde e{table_base + static_cast<intptr_t>(table[2 * i]),
+          reinterpret_cast<const uint8_t*>(table_base + static_cast<intptr_t>(table[2 * i + 1])),
+          0, false};
+    int32_t begin;
+    memcpy(&begin, e.bytes + 8, 4);
+    memcpy(&e.range, e.bytes + 12, 4);
+    e.known = reinterpret_cast<uintptr_t>(e.bytes + 8) + static_cast<intptr_t>(begin) == e.loc;
+    return e;
+  };
   error_ = "no memory for its function list";
   if (!reserve(symbols + fdes)) return;
   error_ = nullptr;
@@ -215,14 +233,11 @@ ModuleFunctions::ModuleFunctions(const dl_phdr_info* info, const char* path) {
   // FDE starts no symbol covers.
   const size_t named = count_;
   for (uint32_t i = 0; table && i < fdes; ++i) {
-    uintptr_t loc = table_base + static_cast<intptr_t>(table[2 * i]);
-    const auto* fde = reinterpret_cast<const uint8_t*>(table_base + static_cast<intptr_t>(table[2 * i + 1]));
-    int32_t begin, range;
-    memcpy(&begin, fde + 8, 4);
-    memcpy(&range, fde + 12, 4);
-    if (reinterpret_cast<uintptr_t>(fde + 8) + static_cast<intptr_t>(begin) != loc || range <= 0)
-      continue;  // another pc_begin encoding: nothing known
-    if (!in_code(loc - bias) || !fde_starts_like_entry(fde)) continue;
+    const Fde e = fde_at(i);
+    if (!e.known || e.range <= 0) continue;  // another pc_begin encoding: nothing known
+    const uintptr_t loc = e.loc;
+    const int32_t range = e.range;
+    if (!in_code(loc - bias) || !fde_starts_like_entry(e.bytes)) continue;
     // The last named function at or before loc.
     size_t lo = 0, hi = named;
     while (lo < hi) {
@@ -252,15 +267,9 @@ ModuleFunctions::ModuleFunctions(const dl_phdr_info* info, const char* path) {
     const uintptr_t addr = items_[k].addr;
     while (lo < fdes && table_base + static_cast<intptr_t>(table[2 * lo]) <= addr) ++lo;
     if (lo == 0) continue;
-    const uintptr_t loc = table_base + static_cast<intptr_t>(table[2 * (lo - 1)]);
-    const auto* fde = reinterpret_cast<const uint8_t*>(table_base + static_cast<intptr_t>(table[2 * (lo - 1) + 1]));
-    int32_t begin, range;
-    memcpy(&begin, fde + 8, 4);
-    memcpy(&range, fde + 12, 4);
-    if (reinterpret_cast<uintptr_t>(fde + 8) + static_cast<intptr_t>(begin) != loc)
-      items_[k].unwound = true;  // another pc_begin encoding: its range unknown, trusted
-    else
-      items_[k].unwound = range > 0 && addr < loc + static_cast<uint64_t>(range);
+    const Fde e = fde_at(lo - 1);
+    // Another pc_begin encoding: its range unknown, trusted.
+    items_[k].unwound = !e.known || (e.range > 0 && addr < e.loc + static_cast<uint64_t>(e.range));
   }
 }
 
