@@ -53,4 +53,26 @@ bool entry_decode(const uint8_t* code, size_t avail, uintptr_t addr, Insn* out);
 bool entry_decode_branch(const uint8_t* code, size_t avail, uintptr_t addr, uint8_t* len,
                          uintptr_t* target);
 
+// Decodes [a, end) linearly with entry_decode_branch (in memory at the addresses it runs
+// at), calling visit(a, len, target) for each instruction; a byte it cannot decode (data or
+// padding in the code) is skipped, resynchronising on the next. Returns how many
+// instructions were decoded. The sweeps for branch targets and V8's tail jumps.
+template <class Visit>
+size_t entry_sweep(uintptr_t a, uintptr_t end, Visit visit) {
+  size_t insns = 0;
+  while (a < end) {
+    uint8_t len = 0;
+    uintptr_t target = 0;
+    if (!entry_decode_branch(reinterpret_cast<const uint8_t*>(a), end - a, a, &len, &target) ||
+        len == 0) {
+      ++a;
+      continue;
+    }
+    ++insns;
+    visit(a, len, target);
+    a += len;
+  }
+  return insns;
+}
+
 }  // namespace callmon::rt

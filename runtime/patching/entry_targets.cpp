@@ -44,21 +44,12 @@ bool BranchTargets::build(const SledModule& m, const ModuleFunctions& funcs) {
   uintptr_t done = 0;  // swept up to here (the list is sorted by address)
   for (const EntryFunction& f : funcs) {
     if (f.size == 0 || !in_exec(m, f.addr, f.size)) continue;
-    uintptr_t a = f.addr > done ? f.addr : done;
-    const uintptr_t end = f.addr + f.size;
-    while (a < end) {
-      uint8_t len;
-      uintptr_t target;
-      if (!entry_decode_branch(reinterpret_cast<const uint8_t*>(a), end - a, a, &len, &target)) {
-        ++a;  // data or padding in the code: resynchronise on the next byte
-        continue;
-      }
-      ++insns_;
+    const uintptr_t from = f.addr > done ? f.addr : done, end = f.addr + f.size;
+    insns_ += entry_sweep(from, end, [this](uintptr_t, uint8_t, uintptr_t target) {
       if (target) mark(target);
-      a += len;
-    }
+    });
     if (end > done) {
-      bytes_ += end - (f.addr > done ? f.addr : done);
+      bytes_ += end - from;
       done = end;
     }
   }

@@ -82,25 +82,18 @@ size_t mark_v8_entered(const ModuleFunctions& funcs, uint8_t* marks) {
     for (size_t i = 0; i < funcs.count(); ++i) {
       if (marks[i] != 1 || f[i].size == 0) continue;
       marks[i] = 3;  // decoded
-      const uintptr_t end = f[i].addr + f[i].size;
-      for (uintptr_t a = f[i].addr; a < end;) {
-        uint8_t len = 0;
-        uintptr_t target = 0;
-        const auto* p = reinterpret_cast<const uint8_t*>(a);
-        if (!entry_decode_branch(p, end - a, a, &len, &target) || len == 0) {
-          ++a;
-          continue;
+      const uintptr_t lo = f[i].addr, end = lo + f[i].size;
+      entry_sweep(lo, end, [&](uintptr_t a, uint8_t len, uintptr_t target) {
+        if (!target || (target >= lo && target < end) ||
+            !is_jump(reinterpret_cast<const uint8_t*>(a), len))
+          return;
+        size_t j = function_at(funcs, target);
+        if (j != SIZE_MAX && marks[j] == 0) {
+          marks[j] = 1;
+          ++marked;
+          ++round;
         }
-        if (target && (target < f[i].addr || target >= end) && is_jump(p, len)) {
-          size_t j = function_at(funcs, target);
-          if (j != SIZE_MAX && marks[j] == 0) {
-            marks[j] = 1;
-            ++marked;
-            ++round;
-          }
-        }
-        a += len;
-      }
+      });
     }
   }
   return marked;
