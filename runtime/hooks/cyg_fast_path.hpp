@@ -41,10 +41,12 @@ __attribute__((always_inline)) inline void cyg_enter_frame(ThreadState* s, uint6
 }
 
 // Records the entry of `fn` at `t` (the hook's clock read); `sp` is the frame the exit
-// matches, `site` the call site.
+// matches, `site` the call site; `saved`, for kVectorSafe only: the XRay trampoline's save
+// area of the argument registers (xray_enter_slow).
 template <SlowPath kSlow>
 __attribute__((always_inline)) inline void cyg_enter_at_time(uint64_t t, uintptr_t fn,
-                                                             uintptr_t site, uintptr_t sp) {
+                                                             uintptr_t site, uintptr_t sp,
+                                                             const uint64_t* saved = nullptr) {
   ThreadState* s = t_state;
   if (__builtin_expect(s == nullptr || s->guard != 0 || s->top == s->stack_limit, 0)) {
     if (int decision = s ? filter_fast_entry(s, fn) : -1; decision >= 0) {
@@ -54,9 +56,9 @@ __attribute__((always_inline)) inline void cyg_enter_at_time(uint64_t t, uintptr
     if constexpr (kSlow == SlowPath::kDirect)
       enter_slow(s, fn, sp, site, t);
     else if (s == nullptr || (s->guard & ~kCallHotGuards))
-      slow_call(&enter_slow, s, fn, sp, site, t);
+      slow_call(&xray_enter_slow, s, fn, sp, t, saved);
     else  // an XRay sled: a call boundary (hooks.hpp, Reach::kCall)
-      slow_call_hot(&enter_slow_call, s, fn, sp, site, t);
+      slow_call_hot(&xray_enter_slow_call, s, fn, sp, t, saved);
     return;
   }
   cyg_enter_frame<kSlow, false>(s, t, fn, sp);

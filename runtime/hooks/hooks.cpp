@@ -228,7 +228,7 @@ void args_unseen() {
   static bool warned = false;
   if (__atomic_exchange_n(&warned, true, __ATOMIC_RELAXED)) return;
   diag("arguments and return values cannot be recorded in code built with "
-       "-finstrument-functions; build with -pg -mfentry or nop sleds (docs/record.md)");
+       "-finstrument-functions; build with -pg -mfentry, nop sleds or XRay (docs/record.md)");
 }
 
 template <class Body>
@@ -246,12 +246,16 @@ bool with_thread(Body&& body) {
 
 namespace {
 
+// `saved`: the XRay entry trampoline's save area of the argument registers (frame.inc's
+// ARGS_STORE), for an argument spec; nullptr from a -finstrument-functions hook, which runs
+// after the prologue.
 template <Reach kReach>
-void enter_slow_as(ThreadState* s, uintptr_t fn, uintptr_t sp, uintptr_t site, uint64_t t) {
+void enter_slow_as(ThreadState* s, uintptr_t fn, uintptr_t sp, uintptr_t site, uint64_t t,
+                   const uint64_t* saved) {
   constexpr bool kFull = kReach == Reach::kFull;
   if constexpr (!kFull) {
-    if (!hot_reach_ok<kReach>(s)) {
-      slow_call(&enter_slow, s, fn, sp, site, t);
+    if (!hot_reach_ok<kReach>(s)) {  // kCall: an XRay sled's
+      slow_call(&xray_enter_slow, s, fn, sp, t, saved);
       return;
     }
   }
@@ -291,7 +295,12 @@ void enter_slow_as(ThreadState* s, uintptr_t fn, uintptr_t sp, uintptr_t site, u
     if (record) {
       put_enter_kept(s, nested, t, fn, f);
       record = false;
-      if (function_spec(fn)) slow_call(&args_unseen);
+      if (const select::SpecEntry* spec = function_spec(fn)) {
+        // An XRay entry sled is the function's first instruction: its registers and its
+        // stack arguments above the return address (sp + 16) are the caller's.
+        if (saved) note_args(s, nested, t, f, *spec, saved, reinterpret_cast<uintptr_t*>(sp + 16));
+        else slow_call(&args_unseen);
+      }
     }
   }
   if (record) put_enter(s, nested, t, fn);
@@ -299,12 +308,15 @@ void enter_slow_as(ThreadState* s, uintptr_t fn, uintptr_t sp, uintptr_t site, u
   entry_done();
 }
 
+// `saved`: the XRay exit trampoline's save area of the return values (frame.inc's
+// RETVALS_SAVE), for a frame whose return value is captured; nullptr from a
+// -finstrument-functions hook and an XRay tail sled.
 template <Reach kReach>
-void exit_slow_as(ThreadState* s, uintptr_t fn, uintptr_t sp, uint64_t t) {
+void exit_slow_as(ThreadState* s, uintptr_t fn, uintptr_t sp, uint64_t t, const uint64_t* saved) {
   constexpr bool kFull = kReach == Reach::kFull;
   if constexpr (!kFull) {
     if (!hot_reach_ok<kReach>(s)) {
-      slow_call(&exit_slow, s, fn, sp, t);
+      slow_call(&exit_slow, s, fn, sp, t, saved);
       return;
     }
   }
@@ -342,7 +354,7 @@ void exit_slow_as(ThreadState* s, uintptr_t fn, uintptr_t sp, uint64_t t) {
     if constexpr (!kFull) {
       if (!m) {  // adopting a suspended context may allocate: the full save's work
         guard_leave(s);
-        slow_call(&exit_slow, s, fn, sp, t);
+        slow_call(&exit_slow, s, fn, sp, t, saved);
         return;
       }
     }
@@ -385,23 +397,40 @@ void exit_slow_as(ThreadState* s, uintptr_t fn, uintptr_t sp, uint64_t t) {
     if (!nested) s->pending_exits = 0;
   } else if (!take_back_short(s, nested, f, t)) {
     put_exit(s, nested, t);
+    put_retval_if_wanted(s, nested, t, f, saved);
   }
   guard_leave(s);
 }
 
 }  // namespace
 
+void put_retval_if_wanted(ThreadState* s, bool nested, uint64_t t, const Frame* f,
+                          const uint64_t* saved) {
+  if (!saved || !wants_retval(s, f)) return;
+  if (const select::SpecEntry* spec = function_spec(f->fn)) {
+    uint64_t from = read_ticks();
+    put_retval(s, nested, t, spec->ret_format, saved);
+    note_capture(s, nested, from);
+  }
+}
+
 void enter_slow(ThreadState* s, uintptr_t fn, uintptr_t sp, uintptr_t site, uint64_t t) {
-  enter_slow_as<Reach::kFull>(s, fn, sp, site, t);
+  enter_slow_as<Reach::kFull>(s, fn, sp, site, t, nullptr);
 }
-void enter_slow_call(ThreadState* s, uintptr_t fn, uintptr_t sp, uintptr_t site, uint64_t t) {
-  enter_slow_as<Reach::kCall>(s, fn, sp, site, t);
+void xray_enter_slow(ThreadState* s, uintptr_t fn, uintptr_t sp, uint64_t t,
+                     const uint64_t* saved) {
+  enter_slow_as<Reach::kFull>(s, fn, sp, *reinterpret_cast<const uintptr_t*>(sp + 16), t, saved);
 }
-void exit_slow(ThreadState* s, uintptr_t fn, uintptr_t sp, uint64_t t) {
-  exit_slow_as<Reach::kFull>(s, fn, sp, t);
+void xray_enter_slow_call(ThreadState* s, uintptr_t fn, uintptr_t sp, uint64_t t,
+                          const uint64_t* saved) {
+  enter_slow_as<Reach::kCall>(s, fn, sp, *reinterpret_cast<const uintptr_t*>(sp + 16), t, saved);
 }
-void exit_slow_call(ThreadState* s, uintptr_t fn, uintptr_t sp, uint64_t t) {
-  exit_slow_as<Reach::kCall>(s, fn, sp, t);
+void exit_slow(ThreadState* s, uintptr_t fn, uintptr_t sp, uint64_t t, const uint64_t* saved) {
+  exit_slow_as<Reach::kFull>(s, fn, sp, t, saved);
+}
+void exit_slow_call(ThreadState* s, uintptr_t fn, uintptr_t sp, uint64_t t,
+                    const uint64_t* saved) {
+  exit_slow_as<Reach::kCall>(s, fn, sp, t, saved);
 }
 
 void unwind_below(uintptr_t sp, UnwindReason reason) {

@@ -233,11 +233,24 @@ inline uint64_t slow_exit_ticks(uint64_t t, bool stale) {
 // hook's frame address, `site` the call site (for a monitor), `t` the clock the hook's stub
 // read first thing, or 0 (read here; the slow path also reads again after work of its own
 // that the record must follow: a thread's set-up, a new file, a rescan).
+// An XRay sled's exit also passes `saved`, its trampoline's save area of the return values
+// (frame.inc's RETVALS_SAVE; nullptr otherwise), for a frame whose return value is captured.
 void enter_slow(ThreadState* s, uintptr_t fn, uintptr_t sp, uintptr_t site, uint64_t t);
-void exit_slow(ThreadState* s, uintptr_t fn, uintptr_t sp, uint64_t t);
+void exit_slow(ThreadState* s, uintptr_t fn, uintptr_t sp, uint64_t t, const uint64_t* saved);
+// An XRay sled's entry: as enter_slow, its call site being the function's return address
+// (at sp + 16), and `saved` the trampoline's save area of the argument registers (frame.inc's
+// ARGS_STORE), where an argument spec finds them (docs/record.md, -A).
+void xray_enter_slow(ThreadState* s, uintptr_t fn, uintptr_t sp, uint64_t t,
+                     const uint64_t* saved);
 // The same reached through slow_call_hot from an XRay sled (Reach::kCall): see hot_reach_ok.
-void enter_slow_call(ThreadState* s, uintptr_t fn, uintptr_t sp, uintptr_t site, uint64_t t);
-void exit_slow_call(ThreadState* s, uintptr_t fn, uintptr_t sp, uint64_t t);
+void xray_enter_slow_call(ThreadState* s, uintptr_t fn, uintptr_t sp, uint64_t t,
+                          const uint64_t* saved);
+void exit_slow_call(ThreadState* s, uintptr_t fn, uintptr_t sp, uint64_t t,
+                    const uint64_t* saved);
+// After the EXIT of frame `f` (popped): its RETVAL record, when note_args marked it for one
+// and `saved` (a save area of the return values) is given.
+void put_retval_if_wanted(ThreadState* s, bool nested, uint64_t t, const Frame* f,
+                          const uint64_t* saved);
 
 // Ends every open call whose frame is deeper than `sp` (the frame address of code that is
 // about to run in an outer frame: a catch block, a longjmp target) with an UNWIND record.

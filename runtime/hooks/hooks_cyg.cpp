@@ -46,12 +46,12 @@ CALLMON_CYG_BODY CygExitDone callmon_cyg_exit(void* this_fn, void* /*call_site*/
       uint64_t written = cyg_exit_frame<SlowPath::kDirect>(s, f, t, decision);
       return {written, written ? &s->covered_exit : nullptr};
     }
-    exit_slow(s, fn, sp, t);
+    exit_slow(s, fn, sp, t, nullptr);
     return {0, nullptr};
   }
   Frame* f = s->top - 1;
   if (__builtin_expect(f < s->stack_base || f->fn != fn, 0)) {
-    exit_slow(s, fn, sp, t);
+    exit_slow(s, fn, sp, t, nullptr);
     return {0, nullptr};
   }
   uint64_t written = cyg_exit_frame<SlowPath::kDirect>(s, f, t);

@@ -289,12 +289,7 @@ uintptr_t pg_exit_slow(ThreadState* s, uintptr_t* slot, uint64_t t, const uint64
       if (skipped || !take_back_short(s, nested, e, t)) {
         put_exit(s, nested, t);
         if (!nested) s->pending_exits = static_cast<uint32_t>(owed);
-        if (wants_retval(s, e))  // a tail call's frames all return the one value
-          if (const callmon::select::SpecEntry* spec = function_spec(e->fn)) {
-            uint64_t from = read_ticks();
-            put_retval(s, nested, t, spec->ret_format, saved);
-            note_capture(s, nested, from);
-          }
+        put_retval_if_wanted(s, nested, t, e, saved);  // a tail call's frames: the one value
       }
     }
     if (!nested) s->pending_exits = 0;

@@ -39,12 +39,14 @@ namespace {
 
 // Closes the frames at the top of the shadow stack whose sp is `sp`: functions that
 // tail-called the one whose exit was just recorded. Rare (a tail call), so out of line.
+// `saved`: the exit trampoline's save area of the return values, or nullptr (exit_slow).
 template <Reach kReach>
-__attribute__((noinline)) void close_tail_callers(uintptr_t sp, uint64_t t) {
+__attribute__((noinline)) void close_tail_callers(uintptr_t sp, uint64_t t,
+                                                  const uint64_t* saved) {
   ThreadState* s = t_state;
   if constexpr (kReach != Reach::kFull) {
     if (!hot_reach_ok<kReach>(s)) {
-      slow_call(&close_tail_callers<Reach::kFull>, sp, t);
+      slow_call(&close_tail_callers<Reach::kFull>, sp, t, saved);
       return;
     }
   }
@@ -59,8 +61,12 @@ __attribute__((noinline)) void close_tail_callers(uintptr_t sp, uint64_t t) {
   while (s->top > s->stack_base && s->top[-1].sp == sp) {
     Frame* f = s->top - 1;
     pop_frame(s, f);
-    if (!frame_recorded(s, f)) note_filtered(s, nested, t);
-    else if (!take_back_short(s, nested, f, t)) put_exit(s, nested, t);
+    if (!frame_recorded(s, f)) {
+      note_filtered(s, nested, t);
+    } else if (!take_back_short(s, nested, f, t)) {
+      put_exit(s, nested, t);
+      put_retval_if_wanted(s, nested, t, f, saved);  // a tail call's frames: the one value
+    }
   }
   guard_leave(s);
 }
@@ -68,31 +74,33 @@ __attribute__((noinline)) void close_tail_callers(uintptr_t sp, uint64_t t) {
 // The exit when the fast path cannot take it (no thread state, a guard set, not the
 // innermost frame), and the tail callers it may close; kCall through slow_call_hot.
 template <Reach kReach>
-void xray_exit_slow(ThreadState* s, uintptr_t fn, uintptr_t sp, uint64_t t) {
-  if constexpr (kReach == Reach::kFull) exit_slow(s, fn, sp, t);
-  else exit_slow_call(s, fn, sp, t);
-  close_tail_callers<kReach>(sp, t);
+void xray_exit_slow(ThreadState* s, uintptr_t fn, uintptr_t sp, uint64_t t,
+                    const uint64_t* saved) {
+  if constexpr (kReach == Reach::kFull) exit_slow(s, fn, sp, t, saved);
+  else exit_slow_call(s, fn, sp, t, saved);
+  close_tail_callers<kReach>(sp, t, saved);
 }
 
 // The entry on the monotonic clock, whose read is a call into libc (clock_gettime).
-void xray_enter_monotonic(uintptr_t fn, uintptr_t site, uintptr_t sp) {
-  cyg_enter_at_time<SlowPath::kVectorSafe>(monotonic_ns(), fn, site, sp);
+void xray_enter_monotonic(uintptr_t fn, uintptr_t site, uintptr_t sp, const uint64_t* saved) {
+  cyg_enter_at_time<SlowPath::kVectorSafe>(monotonic_ns(), fn, site, sp, saved);
 }
 
 }  // namespace
 
 // The entry trampoline's body: callmon_cyg_enter's work with its slow paths behind
 // slow_call. `ticks`: the trampoline's rdtsc, or 0 on the monotonic clock. `sp`: the
-// function's stack pointer at its entry minus 16.
+// function's stack pointer at its entry minus 16. `saved`: the trampoline's save area of the
+// argument registers, for -A (xray_enter_slow).
 CALLMON_XRAY_BODY void callmon_xray_enter_body(void* this_fn, void* call_site, uint64_t ticks,
-                                               uintptr_t sp) {
+                                               uintptr_t sp, const uint64_t* saved) {
   uintptr_t fn = reinterpret_cast<uintptr_t>(this_fn);
   uintptr_t site = reinterpret_cast<uintptr_t>(call_site);
   if (__builtin_expect(ticks == 0, 0)) {
-    slow_call_hot(&xray_enter_monotonic, fn, site, sp);
+    slow_call_hot(&xray_enter_monotonic, fn, site, sp, saved);
     return;
   }
-  cyg_enter_at_time<SlowPath::kVectorSafe>(ticks, fn, site, sp);
+  cyg_enter_at_time<SlowPath::kVectorSafe>(ticks, fn, site, sp, saved);
 }
 
 // What the exit body hands its trampoline in rax and rdx, as callmon_cyg_exit does (the
@@ -110,53 +118,58 @@ namespace {
 // the frames of functions that tail-called it are closed too.
 __attribute__((always_inline)) inline XrayExitDone xray_exit_popped(ThreadState* s, Frame* f,
                                                                     uintptr_t sp, uint64_t t,
-                                                                    uint64_t written) {
+                                                                    uint64_t written,
+                                                                    const uint64_t* saved) {
   if (__builtin_expect(f > s->stack_base && f[-1].sp == sp, 0)) {  // tail callers: rare
-    slow_call_hot(&close_tail_callers<Reach::kCall>, sp, t);
+    slow_call_hot(&close_tail_callers<Reach::kCall>, sp, t, saved);
     return {0, nullptr};
   }
   return {written, written ? &s->covered_exit : nullptr};
 }
 
-// The exit's fast path at `t`.
+// The exit's fast path at `t`; `saved` as xray_exit_slow's.
 __attribute__((always_inline)) inline XrayExitDone xray_exit_at_time(uint64_t t, uintptr_t fn,
-                                                                     uintptr_t sp) {
+                                                                     uintptr_t sp,
+                                                                     const uint64_t* saved) {
   ThreadState* s = t_state;
   if (__builtin_expect(s == nullptr || s->guard != 0, 0)) {
     int decision;
     if (Frame* f = filter_fast_exit_frame(s, fn, &decision))
-      return xray_exit_popped(s, f, sp, t, cyg_exit_frame<SlowPath::kVectorSafe>(s, f, t, decision));
+      return xray_exit_popped(s, f, sp, t,
+                              cyg_exit_frame<SlowPath::kVectorSafe>(s, f, t, decision), saved);
     if (s == nullptr || (s->guard & ~kCallHotGuards))
-      slow_call(&xray_exit_slow<Reach::kFull>, s, fn, sp, t);
+      slow_call(&xray_exit_slow<Reach::kFull>, s, fn, sp, t, saved);
     else
-      slow_call_hot(&xray_exit_slow<Reach::kCall>, s, fn, sp, t);
+      slow_call_hot(&xray_exit_slow<Reach::kCall>, s, fn, sp, t, saved);
     return {0, nullptr};
   }
   Frame* f = s->top - 1;
   if (__builtin_expect(f < s->stack_base || f->fn != fn, 0)) {
-    slow_call_hot(&xray_exit_slow<Reach::kCall>, s, fn, sp, t);
+    slow_call_hot(&xray_exit_slow<Reach::kCall>, s, fn, sp, t, saved);
     return {0, nullptr};
   }
-  return xray_exit_popped(s, f, sp, t, cyg_exit_frame<SlowPath::kVectorSafe>(s, f, t));
+  return xray_exit_popped(s, f, sp, t, cyg_exit_frame<SlowPath::kVectorSafe>(s, f, t), saved);
 }
 
 // The exit on the monotonic clock (never fenced: the trampoline ignores the result).
-void xray_exit_monotonic(uintptr_t fn, uintptr_t sp) {
-  xray_exit_at_time(monotonic_ns(), fn, sp);
+void xray_exit_monotonic(uintptr_t fn, uintptr_t sp, const uint64_t* saved) {
+  xray_exit_at_time(monotonic_ns(), fn, sp, saved);
 }
 
 }  // namespace
 
 // `ticks`: the trampoline's rdtsc, or 0 on the monotonic clock. `sp`: the function's stack
-// pointer at its entry minus 16.
+// pointer at its entry minus 16. `saved`: the trampoline's save area of the return values,
+// for -R (exit_slow), or nullptr (a tail sled's, before the tail call: no value yet).
 CALLMON_XRAY_BODY XrayExitDone callmon_xray_exit_body(void* this_fn, void* /*call_site*/,
-                                                     uint64_t ticks, uintptr_t sp) {
+                                                     uint64_t ticks, uintptr_t sp,
+                                                     const uint64_t* saved) {
   uintptr_t fn = reinterpret_cast<uintptr_t>(this_fn);
   if (__builtin_expect(ticks == 0, 0)) {
-    slow_call_hot(&xray_exit_monotonic, fn, sp);
+    slow_call_hot(&xray_exit_monotonic, fn, sp, saved);
     return {0, nullptr};
   }
-  return xray_exit_at_time(ticks, fn, sp);
+  return xray_exit_at_time(ticks, fn, sp, saved);
 }
 
 // A patched tail sled of `this_fn` (the tail call follows): the function's frame stays
@@ -164,7 +177,8 @@ CALLMON_XRAY_BODY XrayExitDone callmon_xray_exit_body(void* this_fn, void* /*cal
 // of the thread is active, the frame is not the innermost): then its exit is recorded
 // here, before the tail call.
 CALLMON_XRAY_BODY XrayExitDone callmon_xray_tail_body(void* this_fn, void* call_site,
-                                                     uint64_t ticks, uintptr_t sp) {
+                                                     uint64_t ticks, uintptr_t sp,
+                                                     const uint64_t* /*saved: nullptr*/) {
   ThreadState* s = t_state;
   uintptr_t fn = reinterpret_cast<uintptr_t>(this_fn);
   auto* slot = reinterpret_cast<uintptr_t*>(sp + 16);  // the function's return address
@@ -187,5 +201,5 @@ CALLMON_XRAY_BODY XrayExitDone callmon_xray_tail_body(void* this_fn, void* call_
       return {0, nullptr};
     }
   }
-  return callmon_xray_exit_body(this_fn, call_site, ticks, sp);
+  return callmon_xray_exit_body(this_fn, call_site, ticks, sp, nullptr);
 }

@@ -82,7 +82,7 @@ GUARDS = ("callmon_slow_call", "callmon_slow_call_hot")
 FULL_SAVE = {
     "callmon::rt::write_word_interrupted", "callmon::rt::write_hook_pause",
     "callmon::rt::switch_chunk", "callmon::rt::modules_rescan",
-    "callmon::rt::enter_slow", "callmon::rt::exit_slow",
+    "callmon::rt::enter_slow", "callmon::rt::exit_slow", "callmon::rt::xray_enter_slow",
     "callmon::rt::args_unseen", "callmon_cyg_exit_pause",
     "(anonymous namespace)::libcall_thread_setup",
 }
@@ -93,7 +93,7 @@ CALL_INSTANCE = re.compile(r"ILN7callmon2rt5ReachE2E")
 # Call roots that are no template instance: the XRay bodies' slow paths (every XRay sled is
 # a call boundary: a function's entry, its `ret`, a tail call). Demangled names.
 CALL_ROOTS = {
-    "callmon::rt::enter_slow_call", "callmon::rt::exit_slow_call",
+    "callmon::rt::xray_enter_slow_call", "callmon::rt::exit_slow_call",
     "(anonymous namespace)::xray_enter_monotonic", "(anonymous namespace)::xray_exit_monotonic",
 }
 # The fast paths of a --patch'ed function's entry and of the return every frame gets once

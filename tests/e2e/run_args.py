@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """Arguments and return values recorded with -A/-R and --auto-args, shown by replay.
 
-Builds tests/programs/args.cpp in one hook mode (fentry, pg, sled-fentry, patchable; cyg to
-check the refusal), records it with the rules below (or --auto-args), and checks that
+Builds tests/programs/args.cpp in one hook mode (fentry, pg, sled-fentry, patchable, xray;
+cyg to check the refusal), records it with the rules below (or --auto-args), and checks that
 - the program's output and exit status are those of a plain run;
 - every call of a function with a rule shows exactly the expected arguments and return
   value in `callmon replay`: integers of each width and sign, hex, char, bool, float,
@@ -138,7 +138,7 @@ def main():
     ap.add_argument("--cxx", required=True)
     ap.add_argument("--compiler", default="gcc")
     ap.add_argument("--mode", required=True, choices=["cyg", "pg", "fentry", "sled-fentry",
-                                                      "patchable"])
+                                                      "patchable", "xray"])
     ap.add_argument("--opt", default="O2")
     ap.add_argument("--auto-args", action="store_true", help="record with --auto-args")
     ap.add_argument("--work", required=True)

@@ -9,11 +9,13 @@
  * trampoline is reached by a jump from the function's `ret` site and itself returns to the
  * function's caller, the address the return stack buffer predicts. So the hooks are those of
  * the -finstrument-functions mode (hooks_cyg.cpp), with its frame rules:
- *     callmon_cyg_enter(fn, call_site, ticks, sp)
- *     callmon_xray_exit_body(fn, call_site, ticks, sp)   (hooks_xray.cpp)
- *     callmon_xray_tail_body(fn, call_site, ticks, sp)
+ *     callmon_xray_enter_body(fn, call_site, ticks, sp, saved)   (hooks_xray.cpp)
+ *     callmon_xray_exit_body(fn, call_site, ticks, sp, saved)
+ *     callmon_xray_tail_body(fn, call_site, ticks, sp, 0)
  * with `sp` the function's stack pointer at its entry minus 16 (the same value at the entry,
- * at every exit and at a tail call, which is what the exit matches the frame by).
+ * at every exit and at a tail call, which is what the exit matches the frame by) and `saved`
+ * the trampoline's save area: the argument registers at the entry, where -A finds them, the
+ * return values at the exit, for -R (docs/record.md).
  *
  * Unlike the -finstrument-functions hooks, which the compiler calls like any function, these
  * run where the function expects no call: the entry and tail trampolines keep the argument
@@ -55,16 +57,19 @@
 	movq	16(%rbp), %rsi
 	TICKS_TO_RDX
 	movq	%rbp, %rcx		/* the function's entry %rsp - 16 */
+	movq	%rsp, %r8		/* saved: ARGS_STORE's area */
 	call	callmon_xray_enter_body
 .endm
 
-/* The exit hook's call for an exit whose function's entry %rsp - 16 is `sp_off`(%rbp); under
+/* The exit hook's call for an exit whose function's entry %rsp - 16 is `sp_off`(%rbp), with
+ * `saved` (an instruction setting r8: the return values' save area, or 0); under
  * the fenced clock with the burst check cyg_hooks.S makes too (frame.inc's EXIT_BURST_CHECK:
  * the body returns the EXIT's time in rax, 0 if none, and &covered_exit in rdx). */
-.macro	XRAY_CALL_EXIT sp_off, body=callmon_xray_exit_body
+.macro	XRAY_CALL_EXIT sp_off, body, saved:vararg
 	XRAY_FN_TO_RDI
 	movq	8(%rbp), %rsi
 	leaq	\sp_off(%rbp), %rcx
+	\saved
 	cmpb	$0, g_clock_fenced(%rip)
 	jne	2f
 	TICKS_TO_RDX
@@ -115,7 +120,7 @@ callmon_xray_exit:
 	.cfi_startproc
 	FRAME_ENTER
 	RETVALS_SAVE
-	XRAY_CALL_EXIT -8
+	XRAY_CALL_EXIT -8, callmon_xray_exit_body, movq %rsp, %r8
 	RETVALS_RESTORE
 	FRAME_LEAVE
 	ret
@@ -136,7 +141,7 @@ callmon_xray_tail:
 	subq	$192, %rsp
 	andq	$-16, %rsp
 	ARGS_STORE
-	XRAY_CALL_EXIT 0, callmon_xray_tail_body
+	XRAY_CALL_EXIT 0, callmon_xray_tail_body, xorl %r8d, %r8d
 	ARGS_LOAD
 	FRAME_LEAVE
 	ret
