@@ -421,7 +421,7 @@ SourceLocation ElfImage::lookup_source(uint64_t vaddr) {
   Dwarf_Die func;
   const DieRange* r = find_range(dwarf_->functions_of(&cu), vaddr);
   if (r != nullptr && dwarf_offdie(dwarf_->dw, r->die, &func) != nullptr) {
-    const char* file = dwarf_decl_file(&func);
+    const char* file = decl_file(&func);
     int line = 0;
     if (file != nullptr && dwarf_decl_line(&func, &line) == 0 && line > 0) {
       loc.file = absolute(file);

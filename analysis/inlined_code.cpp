@@ -64,7 +64,7 @@ std::vector<InlinedFunction> inlined_functions(ElfImage& image) {
     const char* comp_dir = dwarf_formstring(dwarf_attr(&cu, DW_AT_comp_dir, &attr));
     auto add = [&](Dwarf_Die* origin, uint64_t entry) {
       const char* name = dwarf_diename(origin);
-      const char* file = dwarf_decl_file(origin);
+      const char* file = decl_file(origin);
       int line = 0;
       if (name == nullptr || file == nullptr || dwarf_decl_line(origin, &line) != 0) return;
       std::string path = file;
