@@ -1,5 +1,6 @@
-// instrumented_functions(): finds the probe's call targets in an ELF file, then the function
-// symbols whose bytes call one of them (instrumented_code.hpp).
+// instrumented_functions(): finds the probe's call targets and the listed sleds in an ELF
+// file, then the function symbols whose bytes call a probe or hold a sled
+// (instrumented_code.hpp).
 #include "analysis/instrumented_code.hpp"
 
 #include <fcntl.h>
@@ -10,8 +11,10 @@
 #include <cerrno>
 #include <cstring>
 #include <string_view>
+#include <unordered_map>
 #include <unordered_set>
 
+#include "callmon/format/xray_map.hpp"
 #include "format/input_file.hpp"
 
 namespace callmon::analysis {
@@ -48,11 +51,14 @@ class Scanner {
   std::vector<InstrumentedFunction> run() {
     find_probe_slots();
     find_plt_entries();
-    std::vector<InstrumentedFunction> out;
+    find_relative_relocs();
+    std::vector<uint64_t> sites = sled_sites();
     // Function symbols: .symtab when present (every function), else .dynsym (exported only).
     bool has_symtab = std::any_of(sections_.begin(), sections_.end(), [](const Section& s) {
       return s.hdr.sh_type == SHT_SYMTAB;
     });
+    std::vector<InstrumentedFunction> all;
+    std::vector<bool> calls;  // all[i] calls a probe
     for (size_t i = 0; i < sections_.size(); ++i) {
       const Section& s = sections_[i];
       if (s.hdr.sh_type != (has_symtab ? SHT_SYMTAB : SHT_DYNSYM) || s.data == nullptr)
@@ -61,15 +67,23 @@ class Scanner {
         if (GELF_ST_TYPE(sym.st_info) != STT_FUNC || sym.st_shndx == SHN_UNDEF ||
             sym.st_shndx >= SHN_LORESERVE || sym.st_size == 0 || is_probe(name))
           return;
-        if (calls_probe(sym)) out.push_back({sym.st_value, sym.st_size, name});
+        all.push_back({sym.st_value, sym.st_size, name});
+        calls.push_back(!targets_.empty() || !slots_.empty() ? calls_probe(sym) : false);
       });
     }
-    std::sort(out.begin(), out.end(), [](const auto& a, const auto& b) {
-      return a.vaddr != b.vaddr ? a.vaddr < b.vaddr : a.name < b.name;
+    std::vector<size_t> order(all.size());
+    for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+    std::sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+      return all[a].vaddr != all[b].vaddr ? all[a].vaddr < all[b].vaddr : all[a].name < all[b].name;
     });
-    out.erase(std::unique(out.begin(), out.end(),
-                          [](const auto& a, const auto& b) { return a.vaddr == b.vaddr; }),
-              out.end());
+    std::vector<bool> sled(all.size());
+    mark_sled_functions(all, order, sites, &sled);
+    std::vector<InstrumentedFunction> out;
+    for (size_t i : order) {
+      if (!calls[i] && !sled[i]) continue;
+      if (!out.empty() && out.back().vaddr == all[i].vaddr) continue;  // one per address
+      out.push_back(std::move(all[i]));
+    }
     return out;
   }
 
@@ -131,6 +145,77 @@ class Scanner {
     }
   }
 
+  // R_X86_64_RELATIVE relocations (a position-independent file's absolute words): where,
+  // and the link-time address the loader adds the base to.
+  void find_relative_relocs() {
+    for (const Section& s : sections_) {
+      if (s.hdr.sh_type != SHT_RELA || s.data == nullptr) continue;
+      size_t n = s.hdr.sh_entsize ? s.hdr.sh_size / s.hdr.sh_entsize : 0;
+      for (size_t k = 0; k < n; ++k) {
+        GElf_Rela rela;
+        if (gelf_getrela(s.data, static_cast<int>(k), &rela) != nullptr &&
+            GELF_R_TYPE(rela.r_info) == R_X86_64_RELATIVE)
+          relative_[rela.r_offset] = static_cast<uint64_t>(rela.r_addend);
+      }
+    }
+  }
+
+  // The 8-byte word at `off` of section `s`, as the loader leaves it (less the base).
+  uint64_t word_at(const Section& s, size_t off) const {
+    auto r = relative_.find(s.hdr.sh_addr + off);
+    if (r != relative_.end()) return r->second;
+    uint64_t v;
+    std::memcpy(&v, static_cast<const uint8_t*>(s.data->d_buf) + off, sizeof v);
+    return v;
+  }
+
+  // The sleds the compiler listed, whatever the functions call (docs/modes.md): nop sleds
+  // (`__patchable_function_entries` of -fpatchable-function-entry, `__mcount_loc` of
+  // -mrecord-mcount: the sled's address) and XRay's entry sleds (`xray_instr_map`: the
+  // function's address). Sorted.
+  std::vector<uint64_t> sled_sites() const {
+    std::vector<uint64_t> sites;
+    for (const Section& s : sections_) {
+      const char* name = elf_strptr(elf_, shstrndx_, s.hdr.sh_name);
+      if (name == nullptr || s.data == nullptr) continue;
+      std::string_view n(name);
+      if (n == "__patchable_function_entries" || n == "__mcount_loc") {
+        for (size_t off = 0; off + 8 <= s.data->d_size; off += 8) sites.push_back(word_at(s, off));
+      } else if (n == "xray_instr_map") {
+        auto* table = static_cast<const uint8_t*>(s.data->d_buf);
+        for (size_t i = 0; i < format::xray_sled_count(s.data->d_size); ++i) {
+          format::XraySled sled;
+          if (!format::xray_decode(table, s.data->d_size, s.hdr.sh_addr, i, &sled)) continue;
+          if (sled.kind != format::XrayKind::kEntry && sled.kind != format::XrayKind::kLogArgsEntry)
+            continue;
+          // Versions 0 and 1 hold absolute addresses, relocated like any other word.
+          sites.push_back(sled.version < 2 ? word_at(s, i * format::kXraySledEntrySize + 8)
+                                           : sled.function);
+        }
+      }
+    }
+    std::sort(sites.begin(), sites.end());
+    return sites;
+  }
+
+  // Marks (`sled`) the functions of `all` (`order`: sorted by address) whose bytes hold a
+  // site. A sled before its function's symbol (-fpatchable-function-entry=N,M with M > 0)
+  // marks none: the runtime leaves those unpatched (sled_entry_check.hpp), so they could
+  // not have been recorded.
+  static void mark_sled_functions(const std::vector<InstrumentedFunction>& all,
+                                  const std::vector<size_t>& order,
+                                  const std::vector<uint64_t>& sites, std::vector<bool>* sled) {
+    size_t k = 0;  // the first function starting after the site
+    for (uint64_t site : sites) {
+      while (k < order.size() && all[order[k]].vaddr <= site) ++k;
+      // The last function starting at or before it, and its aliases.
+      for (size_t j = k; j-- > 0 && all[order[j]].vaddr == all[order[k - 1]].vaddr;) {
+        const InstrumentedFunction& f = all[order[j]];
+        if (site < f.vaddr + f.size) (*sled)[order[j]] = true;
+      }
+    }
+  }
+
   bool calls_probe(const GElf_Sym& sym) {
     const Section* s = section_at(sym.st_shndx);
     if (s == nullptr || s->data == nullptr || !(s->hdr.sh_flags & SHF_EXECINSTR)) return false;
@@ -161,6 +246,7 @@ class Scanner {
   std::vector<Section> sections_;
   std::unordered_set<uint64_t> slots_;    // GOT slots bound to a probe
   std::unordered_set<uint64_t> targets_;  // addresses a `call rel32` to a probe lands on
+  std::unordered_map<uint64_t, uint64_t> relative_;  // R_X86_64_RELATIVE: where -> addend
 };
 
 }  // namespace

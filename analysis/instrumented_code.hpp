@@ -1,6 +1,8 @@
 // Which functions of an ELF file carry callmon's instrumentation: those whose code calls a
 // probe (__cyg_profile_func_enter for -finstrument-functions, mcount/_mcount for -pg,
-// __fentry__ for -pg -mfentry). Coverage lists these as the functions that could have been
+// __fentry__ for -pg -mfentry), and those with a sled the compiler listed (nop sleds of
+// -fpatchable-function-entry and -mnop-mcount -mrecord-mcount, XRay's entry sleds), which
+// the runtime patches at start-up. Coverage lists these as the functions that could have been
 // recorded, so libc's functions, or a file built without the flags, are not counted as
 // never called.
 //

@@ -1,7 +1,7 @@
 // Finding a loaded module's nop-sled lists: the `__mcount_loc` section (gcc -pg -mfentry
 // -mnop-mcount -mrecord-mcount) and `__patchable_function_entries` (gcc and clang
 // -fpatchable-function-entry), and clang's XRay sled table `xray_instr_map`
-// (-fxray-instrument, xray_map.hpp). All are allocated sections, so their contents are read
+// (-fxray-instrument, callmon/format/xray_map.hpp). All are allocated sections, so their contents are read
 // from memory, already relocated by the dynamic loader; only the section headers come
 // from the module's file. On the way, what the module says of a C++ unwinder of its own
 // (own_unwinder.hpp).

@@ -13,13 +13,13 @@
 #include <string.h>
 #include <sys/mman.h>
 
+#include "callmon/format/xray_map.hpp"
 #include "runtime/calibration/calibration.hpp"
 #include "runtime/calibration/xray_calib_ids.h"
 #include "runtime/patching/attach_collect.hpp"
 #include "runtime/patching/code_write.hpp"
 #include "runtime/patching/sled_select.hpp"
 #include "runtime/patching/sled_stub.hpp"
-#include "runtime/patching/xray_map.hpp"
 
 extern "C" {
 uintptr_t* callmon_xray_fns = nullptr;
@@ -29,6 +29,11 @@ void callmon_xray_tail();
 }
 
 namespace callmon::rt {
+
+using format::xray_decode;
+using format::xray_sled_count;
+using format::XrayKind;
+using format::XraySled;
 
 namespace {
 

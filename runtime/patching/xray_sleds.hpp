@@ -1,6 +1,6 @@
 // The XRay mode (docs/modes.md, "XRay sleds"): a program built with clang's
 // -fxray-instrument carries an 11-byte sled at every function's entry, at every `ret` and
-// before every tail call, listed in its `xray_instr_map` (xray_map.hpp). Under
+// before every tail call, listed in its `xray_instr_map` (callmon/format/xray_map.hpp). Under
 // `callmon record` the runtime, not compiler-rt's XRay runtime, rewrites the sleds of the
 // selected functions into calls of its own trampolines (arch/x86_64/xray_trampolines.S):
 // the entry and tail sleds call them, the exit sleds jump to the exit trampoline, which

@@ -1,4 +1,4 @@
-// The XRay sled table decoder (runtime/patching/xray_map.cpp) on a real clang-built program:
+// The XRay sled table decoder (include/callmon/format/xray_map.hpp) on a real clang-built program:
 // tests/programs/xray_sites.c linked with -fxray-instrument at build time
 // (XRAY_SITES_BINARY; empty without clang: skipped). The table is read from the file, so
 // the decoded addresses are link-time ones, checked against the symbol table and the
@@ -16,9 +16,9 @@
 
 #include <gtest/gtest.h>
 
-#include "runtime/patching/xray_map.hpp"
+#include "callmon/format/xray_map.hpp"
 
-using namespace callmon::rt;
+using namespace callmon::format;
 
 namespace {
 

@@ -4,14 +4,16 @@
 // always instrumented (1), the entry's version (1), 13 bytes of padding. From version 2 on
 // (clang 13 and later) both addresses are PC-relative: each field holds the distance from
 // its own address; before, they were absolute (relocated by the loader in memory). The
-// entries of one function follow each other. Decoding only: no system call, no allocation,
-// so the unit tests compile it in (runtime_xray_map_test.cpp).
+// entries of one function follow each other. Header-only, decoding only (no system call,
+// no allocation): the runtime patches the sleds by it (runtime/patching/xray_sleds.cpp),
+// `callmon coverage` lists the functions that have them (analysis/instrumented_code.cpp).
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 
-namespace callmon::rt {
+namespace callmon::format {
 
 inline constexpr size_t kXraySledEntrySize = 32;
 
@@ -41,7 +43,24 @@ inline size_t xray_sled_count(size_t size) { return size / kXraySledEntrySize; }
 // one read from the file: the PC-relative fields then give link-time addresses). An
 // absolute (version 0/1) entry is taken as it stands. False when `i` is past the end or
 // the entry's version is one this decoder does not know (> 2).
-bool xray_decode(const uint8_t* table, size_t size, uintptr_t table_addr, size_t i,
-                 XraySled* out);
+inline bool xray_decode(const uint8_t* table, size_t size, uintptr_t table_addr, size_t i,
+                        XraySled* out) {
+  if (i >= xray_sled_count(size)) return false;
+  const uint8_t* e = table + i * kXraySledEntrySize;
+  uint64_t address, function;
+  std::memcpy(&address, e, 8);
+  std::memcpy(&function, e + 8, 8);
+  out->kind = static_cast<XrayKind>(e[16]);
+  out->version = e[18];
+  if (out->version > 2) return false;
+  if (out->version == 2) {
+    uintptr_t at = table_addr + i * kXraySledEntrySize;
+    address += at;
+    function += at + 8;
+  }
+  out->address = static_cast<uintptr_t>(address);
+  out->function = static_cast<uintptr_t>(function);
+  return true;
+}
 
-}  // namespace callmon::rt
+}  // namespace callmon::format
