@@ -24,6 +24,7 @@
 #include "runtime/core/sys.hpp"
 #include "runtime/hooks/cyg_fast_path.hpp"
 #include "runtime/hooks/hooks.hpp"
+#include "runtime/monitor/monitor_dispatch.hpp"
 #include "runtime/recording/event_writer.hpp"
 
 using namespace callmon::rt;
@@ -50,8 +51,18 @@ __attribute__((noinline)) void close_tail_callers(uintptr_t sp, uint64_t t,
       return;
     }
   }
-  if (!s || (s->guard & (kGuardStopped | kGuardMonitor)) || s->overflow_depth) return;
+  if (!s || (s->guard & kGuardStopped) || s->overflow_depth) return;
   if (s->top == s->stack_base || s->top[-1].sp != sp) return;
+  if (s->guard & kGuardMonitor) {  // the tail callers' exits go to the monitor's callbacks
+    bool nested = guard_enter(s);
+    if (!nested) {
+      Frame* low = s->top;
+      while (low > s->stack_base && low[-1].sp == sp) --low;
+      monitor_end_frames(s, low, t, kExitNormal);
+    }
+    guard_leave(s);
+    return;
+  }
   // One of them redirected the return (a patched tail sled): the function returns through
   // the -pg exit trampoline, which ends them all (hooks_pg.cpp).
   for (const Frame* f = s->top; f > s->stack_base && f[-1].sp == sp; --f)

@@ -338,8 +338,9 @@ unsigned patch_module(dl_phdr_info* info, bool lists) {
   if (m.imports_pg) {
     // A -pg build: its listed sites hold calls already, for the -pg hooks. Those of
     // __fentry__ get stubs, functions calling mcount trampolines (mcount_entry.hpp), but
-    // not in another link namespace (`lists` false).
-    if (lists) {
+    // not in another link namespace (`lists` false), nor for a monitor, whose callbacks
+    // may act on the hook's own frame (callmon inject's throw and return: docs/inject.md).
+    if (lists && !monitor_requested()) {
       patch_fentry_module(info, path, m);
       mcount_patch_module(info, path, m);
     }
@@ -387,25 +388,13 @@ int module_callback(dl_phdr_info* info, size_t, void*) {
 
 void sled_patch_modules() {
   const char* dir = read_options().dir;
-  if (!dir || !dir[0]) {  // not recording: the nops stay, the program runs natively
-    // A monitor (trace, run, inject, coverage) gets the -pg hooks' changed returns only.
-    if (g_startup && monitor_requested()) {
-      dl_iterate_phdr([](dl_phdr_info* info, size_t, void*) {
-        SledModule m;
-        if (sled_read_module(info, "/proc/self/exe", &m)) {
-          m.list_count = 0;  // not recording: the nops stay
-          own_unwinder_guard(m, true, "/proc/self/exe");
-        }
-        return 1;  // the executable only: it comes first
-      }, nullptr);
-      own_unwinder_say();
-      g_startup = false;
-    }
-    return;
-  }
+  const bool recording = dir && dir[0];
+  // Neither recording nor a monitor's (trace, run, inject, coverage): the nops stay, the
+  // program runs natively.
+  if (!recording && !monitor_requested()) return;
   // A recording directory that cannot be written: the set-up will say so and leave the
   // program untraced, so it should keep its native speed too.
-  if (access(dir, W_OK | X_OK) != 0) {
+  if (recording && access(dir, W_OK | X_OK) != 0) {
     // The set-up fails the same way and says so, once: a process whose only hooks are
     // sleds would otherwise never get to it.
     if (g_startup) process_setup();
@@ -439,12 +428,16 @@ void sled_patch_modules() {
   dl_iterate_phdr(module_callback, nullptr);
   patch_calibration_probes();  // after the modules: only once a stub was made
   mcount_patch_calibration_probes();  // likewise once a trampoline was
-  entry_patch_modules();  // --patch (entry_patch.hpp): same moments, same lock
-  // Calls into other modules (got_redirect.hpp), same occasions; after the entry pass, whose
-  // patched modules it takes as instrumented.
-  libcall_patch_modules();
-  // Modules dlmopen'ed into other namespaces (namespace_patch.hpp), after the base's.
-  namespace_patch_modules();
+  // A monitor gets the calls of the compiler's probes and sleds, as it always did: no
+  // --patch, no library calls (record's options), no other namespaces.
+  if (recording) {
+    entry_patch_modules();  // --patch (entry_patch.hpp): same moments, same lock
+    // Calls into other modules (got_redirect.hpp), same occasions; after the entry pass,
+    // whose patched modules it takes as instrumented.
+    libcall_patch_modules();
+    // Modules dlmopen'ed into other namespaces (namespace_patch.hpp), after the base's.
+    namespace_patch_modules();
+  }
   if (g_any || entry_patched_any()) g_pg_hooks = true;  // the first hook will be a -pg one: calibrate those
   own_unwinder_say();
   g_startup = false;

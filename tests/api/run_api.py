@@ -3,7 +3,7 @@
 
 --case monitor: builds the fixture programs fib, exceptions, longjmp and threads
 (tests/programs) with the given compiler in the given hook mode (cyg = -finstrument-functions,
-pg = -pg, fentry = -pg -mfentry), runs each under `callmon run --monitor log_monitor.so`
+pg = -pg, fentry = -pg -mfentry, patchable = nop sleds, xray = clang's XRay sleds), runs each under `callmon run --monitor log_monitor.so`
 and checks the callback log (tests/api/log_monitor.cpp): exact calls per function, exit
 kinds (normal, exception, longjmp) per function, each exit matching its enter's depth and
 name on a per-thread stack, shadow_stack() agreeing with every callback, ticks
@@ -28,7 +28,10 @@ import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 PROGRAMS = os.path.join(os.path.dirname(HERE), "programs")
-MODE_FLAGS = {"cyg": ["-finstrument-functions"], "pg": ["-pg"], "fentry": ["-pg", "-mfentry"]}
+MODE_FLAGS = {"cyg": ["-finstrument-functions"], "pg": ["-pg"], "fentry": ["-pg", "-mfentry"],
+              # Sleds the runtime patches at start-up, for a monitor as for a recording.
+              "patchable": ["-fpatchable-function-entry=5"],
+              "xray": ["-fxray-instrument", "-fxray-instruction-threshold=1"]}
 N, E, L = 0, 1, 2  # ExitKind values
 
 FAILURES = []

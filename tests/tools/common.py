@@ -5,7 +5,9 @@ import subprocess
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 PROGRAMS = os.path.join(os.path.dirname(HERE), "programs")
-MODE_FLAGS = {"cyg": ["-finstrument-functions"], "pg": ["-pg"], "fentry": ["-pg", "-mfentry"]}
+MODE_FLAGS = {"cyg": ["-finstrument-functions"], "pg": ["-pg"], "fentry": ["-pg", "-mfentry"],
+              "patchable": ["-fpatchable-function-entry=5"],
+              "xray": ["-fxray-instrument", "-fxray-instruction-threshold=1"]}
 TIMEOUT = 60
 
 
