@@ -31,6 +31,7 @@
 #include "runtime/core/runtime_scope.hpp"
 #include "runtime/core/sys.hpp"
 #include "runtime/hooks/hooks.hpp"
+#include "runtime/interposers/interpose.hpp"
 #include "runtime/interposers/signal_contexts.hpp"
 #include "runtime/recording/event_writer.hpp"
 #include "runtime/recording/thread_state.hpp"
@@ -96,6 +97,11 @@ struct ProgramHandler {
 };
 ProgramHandler g_handlers[_NSIG];
 
+ProgramHandler program_handler(int sig) {
+  return {__atomic_load_n(&g_handlers[sig].handler, __ATOMIC_RELAXED),
+          __atomic_load_n(&g_handlers[sig].flags, __ATOMIC_RELAXED)};
+}
+
 using SigactionFn = int (*)(int, const struct sigaction*, struct sigaction*);
 SigactionFn g_real_sigaction;
 
@@ -107,9 +113,8 @@ SigactionFn g_real_sigaction;
 // that calls sigaction never waits for the code it interrupted. The word holds the pid of
 // the process whose thread holds it: a child forked while another thread held it sees
 // another pid there and takes it (that thread is not in the child), so no pthread_atfork
-// is needed. A vfork child (another pid, the parent's memory) could take it from a parent
-// thread still inside: only if it calls sigaction before exec or _exit, which POSIX does
-// not allow it anyway.
+// is needed. A vfork child (another pid, the parent's memory) never takes it: its
+// sigaction leaves the table alone.
 int g_install_owner = 0;
 
 class InstallLock {
@@ -233,8 +238,7 @@ void signal_wrapper(int sig, siginfo_t* info, void* uc) {
     c->frame = frame;
     signal_fence();
   }
-  ProgramHandler h = {__atomic_load_n(&g_handlers[sig].handler, __ATOMIC_RELAXED),
-                      __atomic_load_n(&g_handlers[sig].flags, __ATOMIC_RELAXED)};
+  ProgramHandler h = program_handler(sig);
   if (h.handler != reinterpret_cast<void*>(SIG_DFL) && h.handler != reinterpret_cast<void*>(SIG_IGN)) {
     if (h.flags & SA_SIGINFO)
       reinterpret_cast<void (*)(int, siginfo_t*, void*)>(h.handler)(sig, info, uc);
@@ -451,13 +455,42 @@ void signal_handlers_unwrap() {
 
 }  // namespace callmon::rt
 
+namespace {
+
+// The old action the kernel gave back, as the program installed it: its handler where the
+// kernel has the wrapper. `prev`: the table's entry before the call.
+void name_program_handler(struct sigaction* old, const ProgramHandler& prev) {
+  bool wrapped = prev.handler != nullptr && prev.handler != reinterpret_cast<void*>(SIG_DFL) &&
+                 prev.handler != reinterpret_cast<void*>(SIG_IGN);
+  if (old->sa_sigaction == &signal_wrapper) {
+    old->sa_sigaction = reinterpret_cast<void (*)(int, siginfo_t*, void*)>(prev.handler);
+    old->sa_flags = (old->sa_flags & ~SA_SIGINFO) | (prev.flags & SA_SIGINFO);
+  } else if (wrapped && old->sa_handler == SIG_DFL) {
+    // SA_RESETHAND reset the wrapper to SIG_DFL; the kernel kept the flags, with the
+    // SA_SIGINFO the wrapper added.
+    old->sa_flags = (old->sa_flags & ~SA_SIGINFO) | (prev.flags & SA_SIGINFO);
+  }
+}
+
+}  // namespace
+
 CALLMON_EXPORT int sigaction(int sig, const struct sigaction* act,
                              struct sigaction* old) noexcept {
   resolve_sigaction();
   if (sig <= 0 || sig >= _NSIG) return g_real_sigaction(sig, act, old);
+  if (in_vfork_child()) {
+    // A vfork child (or a posix_spawn-like clone) has its own signal actions in the kernel
+    // but the parent's memory: the table is the parent's, and a child that resets a
+    // handler before exec (gdb, CPython's subprocess: SIG_DFL) left the parent's wrapper
+    // calling nothing, its signals swallowed. The child's installs go to the kernel as
+    // they are (it records nothing anyway), the table untouched; no lock either (a parent
+    // thread may hold it).
+    int ret = g_real_sigaction(sig, act, old);
+    if (ret == 0 && old) name_program_handler(old, program_handler(sig));
+    return ret;
+  }
   InstallLock lock;  // the table and the kernel changed together (signal_handlers_wrap_running)
-  ProgramHandler prev = {__atomic_load_n(&g_handlers[sig].handler, __ATOMIC_RELAXED),
-                         __atomic_load_n(&g_handlers[sig].flags, __ATOMIC_RELAXED)};
+  ProgramHandler prev = program_handler(sig);
   int ret;
   if (wraps(act)) {
     struct sigaction w = *act;  // `act` and `old` may be the same
@@ -482,18 +515,7 @@ CALLMON_EXPORT int sigaction(int sig, const struct sigaction* act,
       __atomic_store_n(&g_handlers[sig].flags, copy.sa_flags, __ATOMIC_RELAXED);
     }
   }
-  if (ret == 0 && old) {
-    bool wrapped = prev.handler != nullptr && prev.handler != reinterpret_cast<void*>(SIG_DFL) &&
-                   prev.handler != reinterpret_cast<void*>(SIG_IGN);
-    if (old->sa_sigaction == &signal_wrapper) {
-      old->sa_sigaction = reinterpret_cast<void (*)(int, siginfo_t*, void*)>(prev.handler);
-      old->sa_flags = (old->sa_flags & ~SA_SIGINFO) | (prev.flags & SA_SIGINFO);
-    } else if (wrapped && old->sa_handler == SIG_DFL) {
-      // SA_RESETHAND reset the wrapper to SIG_DFL; the kernel kept the flags, with the
-      // SA_SIGINFO the wrapper added.
-      old->sa_flags = (old->sa_flags & ~SA_SIGINFO) | (prev.flags & SA_SIGINFO);
-    }
-  }
+  if (ret == 0 && old) name_program_handler(old, prev);
   return ret;
 }
 

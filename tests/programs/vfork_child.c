@@ -5,10 +5,18 @@
 // "Processes"). posix_spawn and system (glibc runs both through clone(CLONE_VM |
 // CLONE_VFORK)) run beside them: none of it may disturb the parent's counts.
 //
+// The children that exec reset SIGUSR1 to SIG_DFL first, as gdb and CPython's subprocess
+// do, and the parent raises SIGUSR1 after each round: its handler must run each time. The
+// runtime's sigaction kept the program's handlers in a table of the parent's memory, which
+// such a child overwrote, so the parent's wrapper found SIG_DFL there and called nothing
+// (gdb hung for its SIGCHLD, Python lost Ctrl-C after a subprocess). The child also checks
+// that signal() gives back the program's handler.
+//
 // The program counts its own calls and prints them on stderr as `name calls` lines: pwork
 // and pleaf (the parent's only), rounds (run_children), cleaf and cdeep (the children's
 // only: nothing of them may be recorded), and `bad N`, the children whose exit status was
 // not what they meant. stdout: "ok"; exit status 0.
+#include <signal.h>
 #include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -26,6 +34,12 @@ extern char** environ;
 enum { kRounds = 20, kWork = 2000 };
 
 static volatile long pworks, pleaves, rounds, cleaves, cdeeps, csink, bad;
+static volatile sig_atomic_t usr1s;
+
+static void on_usr1(int sig) {
+  (void)sig;
+  usr1s++;
+}
 
 NOINLINE long pleaf(long x) {
   pleaves++;
@@ -63,11 +77,15 @@ NOINLINE void run_children(void) {
   for (int exec = 0; exec < 2; exec++) {
     pid_t pid = vfork();
     if (pid == 0) {
+      if (exec && signal(SIGUSR1, SIG_DFL) != on_usr1) bad++;
       for (int i = 0; i < 5; i++) csink += cleaf(i);
       cdeep(3, exec);
     }
     if (wait_status(pid) != (exec ? 0 : 7)) bad++;
   }
+  long before = usr1s;
+  raise(SIGUSR1);
+  if (usr1s != before + 1) bad++;
   char* argv[] = {"true", 0};
   pid_t pid;
   if (posix_spawn(&pid, "/bin/true", 0, 0, argv, environ) != 0 || wait_status(pid) != 0)
@@ -77,6 +95,7 @@ NOINLINE void run_children(void) {
 
 int main(void) {
   long s = 0;
+  signal(SIGUSR1, on_usr1);
   for (int r = 0; r < kRounds; r++) {
     for (int i = 0; i < kWork; i++) s += pwork(i);
     run_children();
