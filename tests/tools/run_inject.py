@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """End-to-end test of `callmon inject` on tests/programs/inject_demo.cpp, built with one
 compiler at one -O level in one hook mode (cyg: -finstrument-functions, fentry: -pg
--mfentry). The program prints what every call gave; the checks are that exactly the calls
+-mfentry, xray: clang's XRay sleds). The program prints what every call gave; the checks are that exactly the calls
 the config names saw exactly the error it asks for:
   - `open_db call=3 throw system_error ENOENT "no database"`: only the 3rd call throws,
     the program catches std::system_error with ENOENT and the message;
@@ -10,8 +10,9 @@ the config names saw exactly the error it asks for:
     here the same way) get bad_alloc, and a second run picks the same;
   - `lookup call=2 errno EACCES`: the 2nd lookup returns its normal value with errno EACCES;
   - the log names rule, function, thread and call number of each injection (--log FILE);
-  - fentry: `answer every return 7` makes answer() return 7 without running; cyg: the same
-    rule is refused before the program starts, naming the config line;
+  - fentry and xray (the hook at the first instruction): `answer every return 7` makes
+    answer() return 7 without running; cyg: the same rule is refused before the program
+    starts, naming the config line;
   - a bad config line fails before the program runs, naming file and line.
 Exit 0 passed, 1 failed."""
 import argparse
@@ -134,6 +135,7 @@ def main():
     os.makedirs(args.work)
     f = common.Failures()
     prog = common.build(args, "inject_demo.cpp", os.path.join(args.work, "inject_demo"))
+    at_entry = args.mode in ("fentry", "xray")  # the entry hook at the first instruction
 
     plain = common.run([prog], args.work)
     want_plain = "".join(f"open_db {i} -> {i}\n" for i in range(1, 6))
@@ -144,8 +146,8 @@ def main():
 
     config = os.path.join(args.work, "inject.conf")
     with open(config, "w") as c:
-        c.write(CONFIG + ("answer every return 7\n" if args.mode == "fentry" else ""))
-    want = expected_stdout(7 if args.mode == "fentry" else 42)
+        c.write(CONFIG + ("answer every return 7\n" if at_entry else ""))
+    want = expected_stdout(7 if at_entry else 42)
     logs = []
     for attempt in (1, 2):
         log = os.path.join(args.work, f"inject{attempt}.log")
@@ -163,7 +165,7 @@ def main():
     }
     expect_log |= {f"callmon inject: line 4: step prob=0.3 seed=11 throw bad_alloc: step(int) "
                    f"thread TID call {i}" for i in range(3, 21) if draw(11, i) < 0.3}
-    if args.mode == "fentry":
+    if at_entry:
         expect_log.add("callmon inject: line 6: answer every return 7: answer() thread TID call 1")
     f.check("log of the injections", sorted(expect_log), sorted(logs[0]))
 

@@ -33,26 +33,31 @@ struct InjectOptions {
 const char* mode_name(const HookProbes& p) {
   if (p.fentry) return "fentry";
   if (p.mcount) return "pg";
-  return "cyg";
+  if (p.cyg) return "cyg";
+  return p.xray ? "xray" : "cyg";
 }
+
+// The hook runs at the function's first instruction, where the body can be skipped.
+bool hook_at_entry(const HookProbes& p) { return (p.fentry || p.xray) && !p.mcount && !p.cyg; }
 
 // Refuses rules the program's hook mode cannot carry out (before it starts).
 Status check_mode(const std::vector<inject::Rule>& rules, const HookProbes& p,
                   const std::string& config, const std::string& program) {
   for (auto& r : rules) {
-    if (r.action == inject::Action::kReturn && (!p.fentry || p.mcount || p.cyg))
+    if (r.action == inject::Action::kReturn && !hook_at_entry(p))
       return Error{config + ":" + std::to_string(r.line) + ": a return-value rule needs a "
-                   "program built with -pg -mfentry, where the hook runs at the function's "
-                   "first instruction and the body can be skipped; " + program + " is built with " +
-                   describe_probes(p) + ", where the hook runs after the function's prologue"};
+                   "program built with -pg -mfentry or XRay sleds, where the hook runs at the "
+                   "function's first instruction and the body can be skipped; " + program +
+                   " is built with " + describe_probes(p) +
+                   ", where the hook runs after the function's prologue"};
     if (r.action == inject::Action::kThrow && p.mcount)
       return Error{config + ":" + std::to_string(r.line) + ": throw rules are not supported "
                    "for programs built with -pg (mcount); use -pg -mfentry or "
                    "-finstrument-functions"};
   }
-  if (!p.fentry && !p.mcount && !p.cyg)
-    return Error{program + " has no callmon hook (build it with -finstrument-functions or "
-                 "-pg -mfentry); nothing could be injected"};
+  if (!p.fentry && !p.mcount && !p.cyg && !p.xray)
+    return Error{program + " has no callmon hook (build it with -finstrument-functions, "
+                 "-pg -mfentry or clang's -fxray-instrument); nothing could be injected"};
   return ok_status();
 }
 

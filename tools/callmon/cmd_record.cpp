@@ -155,7 +155,7 @@ std::optional<std::string> own_unwinder_refusal(const Result<ProgramElf>& elf,
   std::string by;  // what would record its functions with their returns changed
   auto add = [&by](const std::string& what) { by += (by.empty() ? "" : " or ") + what; };
   if (elf->probes.fentry || elf->probes.mcount)
-    add(describe_probes({elf->probes.fentry, elf->probes.mcount, false}));
+    add(describe_probes({elf->probes.fentry, elf->probes.mcount, false, false}));
   if (elf->sleds) add("nop sleds");
   if (!o.patch.empty()) add("--patch");
   if (by.empty()) return std::nullopt;

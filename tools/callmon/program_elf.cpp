@@ -94,6 +94,7 @@ Result<ProgramElf> read_program_elf(const std::string& path) {
       std::string_view n(name);
       eh_tables |= n == ".gcc_except_table";
       facts.sleds |= n == "__patchable_function_entries" || n == "__mcount_loc";
+      facts.probes.xray |= n == "xray_instr_map";
     }
     if (sh.sh_entsize == 0) continue;
     Elf_Data* data = nullptr;
@@ -118,6 +119,7 @@ std::string describe_probes(const HookProbes& p) {
   if (p.fentry) add("-pg -mfentry");
   if (p.mcount) add("-pg");
   if (p.cyg) add("-finstrument-functions");
+  if (p.xray) add("XRay sleds");
   return s.empty() ? "no callmon hook" : s;
 }
 

@@ -19,6 +19,7 @@ struct HookProbes {
   bool fentry = false;
   bool mcount = false;
   bool cyg = false;
+  bool xray = false;  // clang's XRay sleds (xray_instr_map), patched at start-up
 };
 
 struct ProgramElf {

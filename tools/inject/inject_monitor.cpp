@@ -3,7 +3,7 @@
 // calls of each rule's functions, and where a trigger fires (inject_trigger.hpp) logs the
 // injection and arms it (inject_redirect.hpp): a throw or a return value at the function's
 // entry, an errno at its return. Options from `callmon inject` (cmd_inject.cpp): config,
-// log_fd, mode (cyg, pg or fentry: which stack slot an action uses).
+// log_fd, mode (cyg, pg, fentry or xray: which stack slot an action uses).
 #include <unistd.h>
 
 #include <atomic>
@@ -27,7 +27,7 @@ namespace {
 
 using tools::write_all;
 
-enum class Mode { kCyg, kPg, kFentry };
+enum class Mode { kCyg, kPg, kFentry, kXray };
 
 struct ErrnoDue {
   const Rule* rule = nullptr;  // null: no errno injection for this depth
@@ -47,7 +47,10 @@ class InjectMonitor : public Monitor {
   InjectMonitor() {
     if (auto v = option("log_fd")) log_fd_ = std::atoi(v->c_str());
     std::string m = option("mode").value_or("cyg");
-    mode_ = m == "fentry" ? Mode::kFentry : m == "pg" ? Mode::kPg : Mode::kCyg;
+    mode_ = m == "fentry" ? Mode::kFentry
+            : m == "xray" ? Mode::kXray
+            : m == "pg"   ? Mode::kPg
+                          : Mode::kCyg;
     std::string path = option("config").value_or("");
     auto rules = load_config(path);
     if (!rules) {
@@ -83,16 +86,17 @@ class InjectMonitor : public Monitor {
     auto* frame = reinterpret_cast<uintptr_t*>(call.frame);
     switch (acting->action) {
       case Action::kThrow:
-        // cyg and fentry: frame + 8 is the entry hook's return into the function.
+        // cyg, fentry and xray: frame + 8 is the entry hook's return into the function.
         if (mode_ == Mode::kPg ||
-            !(mode_ == Mode::kFentry ? arm_throw_at_entry(frame + 1, call.function, *acting)
-                                     : arm_throw(frame + 1, call.function, *acting)))
+            !(at_entry() ? arm_throw_at_entry(frame + 1, call.function, *acting, probe())
+                         : arm_throw(frame + 1, call.function, *acting)))
           return refuse(*acting, call, acting_call, why_no_throw(call, frame[1]));
         return logged(*acting, call, acting_call, thread.tid);
       case Action::kReturn:
-        if (mode_ != Mode::kFentry || !arm_return(frame + 1, call.function, acting->value))
+        if (!at_entry() || !arm_return(frame + 1, call.function, acting->value, probe()))
           return refuse(*acting, call, acting_call,
-                        "a return value needs -pg -mfentry (the hook at the first instruction)");
+                        "a return value needs -pg -mfentry or XRay sleds (the hook at the "
+                        "first instruction)");
         return logged(*acting, call, acting_call, thread.tid);
       case Action::kErrno:
         t->errno_due[call.depth] = {acting, acting_call};
@@ -110,7 +114,8 @@ class InjectMonitor : public Monitor {
       return refuse(*due.rule, call, due.call, "the call did not return normally");
     auto* frame = reinterpret_cast<uintptr_t*>(call.frame);
     // cyg: the exit hook's return into the function (frame + 8); -pg modes: the function's
-    // own return address (frame + 16), which the runtime has put back by now.
+    // own return address (frame + 16), which the runtime has put back by now; XRay: the
+    // same slot, which the exit trampoline returns through.
     bool armed = mode_ == Mode::kCyg ? arm_errno(frame + 1, call.function, due.rule->error_number)
                                      : arm_errno(frame + 2, 0, due.rule->error_number);
     if (!armed) return refuse(*due.rule, call, due.call, "its exit hook's frame is not as expected");
@@ -123,6 +128,10 @@ class InjectMonitor : public Monitor {
   }
 
  private:
+  // The entry hook runs at the function's first instruction.
+  bool at_entry() const { return mode_ == Mode::kFentry || mode_ == Mode::kXray; }
+  EntryProbe probe() const { return mode_ == Mode::kXray ? EntryProbe::kXray : EntryProbe::kFentry; }
+
   ThreadInject* current(ThreadInfo& thread) noexcept {
     auto* t = static_cast<ThreadInject*>(thread.data);
     if (t && t->tid == thread.tid) return t;
@@ -175,7 +184,7 @@ class InjectMonitor : public Monitor {
     if (mode_ == Mode::kPg)
       return "a throw needs a hook at the function's entry: build with -pg -mfentry or "
              "-finstrument-functions instead of -pg";
-    if (mode_ == Mode::kFentry)
+    if (at_entry())
       return "its entry hook's frame is not as expected: the hook is not the function's first "
              "instruction (built with -fcf-protection, the hook comes after endbr64?); build "
              "with -fcf-protection=none or use -finstrument-functions";

@@ -34,6 +34,12 @@ bool within(uintptr_t ret, uintptr_t function) {
 
 uintptr_t address_of(void (*stub)()) { return reinterpret_cast<uintptr_t>(stub); }
 
+// Whether `ret` is where the entry hook `probe` of the function returns into it.
+bool after_entry_probe(uintptr_t ret, uintptr_t function, EntryProbe probe) {
+  if (probe == EntryProbe::kXray) return ret == function + 11;
+  return ret == function + 5 || ret == function + 6;
+}
+
 }  // namespace
 
 bool arm_throw(uintptr_t* slot, uintptr_t function, const Rule& rule) {
@@ -44,17 +50,17 @@ bool arm_throw(uintptr_t* slot, uintptr_t function, const Rule& rule) {
   return true;
 }
 
-bool arm_throw_at_entry(uintptr_t* slot, uintptr_t function, const Rule& rule) {
+bool arm_throw_at_entry(uintptr_t* slot, uintptr_t function, const Rule& rule, EntryProbe probe) {
   uintptr_t ret = *slot;
-  if (ret != function + 5 && ret != function + 6) return false;
+  if (!after_entry_probe(ret, function, probe)) return false;
   t_pending = {ret, &rule, 0, 0};
   *slot = address_of(callmon_inject_throw_entry_stub);
   return true;
 }
 
-bool arm_return(uintptr_t* slot, uintptr_t function, int64_t value) {
+bool arm_return(uintptr_t* slot, uintptr_t function, int64_t value, EntryProbe probe) {
   uintptr_t ret = *slot;
-  if (ret != function + 5 && ret != function + 6) return false;
+  if (!after_entry_probe(ret, function, probe)) return false;
   t_pending = {ret, nullptr, value, 0};
   *slot = address_of(callmon_inject_return_stub);
   return true;

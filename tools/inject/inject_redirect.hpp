@@ -11,7 +11,9 @@
 //    the same, at exit);
 //  - -pg -mfentry: frame + 8 holds __fentry__'s return address (the function's second
 //    instruction), frame + 16 the function's own return address;
-//  - -pg (mcount): frame + 16 the function's own return address.
+//  - -pg (mcount): frame + 16 the function's own return address;
+//  - XRay sleds: as -pg -mfentry, frame + 8 holding the entry trampoline's return into the
+//    entry sled (the function's first 11 bytes: `mov $id, %r10d; call`).
 // Each arm_* checks that the slot holds what it should before touching it.
 #pragma once
 
@@ -26,15 +28,20 @@ namespace callmon::inject {
 // False (nothing changed) when that address is not within the function's first 64 KiB.
 bool arm_throw(uintptr_t* slot, uintptr_t function, const Rule& rule);
 
-// -pg -mfentry: __fentry__ returns into a throw of `rule`'s exception from the caller's
-// call of the function. `slot` holds __fentry__'s return address, which must be function
-// + 5 or + 6 (`function` is the call of __fentry__). False (nothing changed) otherwise.
-bool arm_throw_at_entry(uintptr_t* slot, uintptr_t function, const Rule& rule);
+// Where an entry hook at the function's first instruction returns into the function.
+enum class EntryProbe {
+  kFentry,  // `call __fentry__`: function + 5 or + 6 (`function` is that call)
+  kXray,    // an XRay entry sled: function + 11
+};
 
-// -pg -mfentry: __fentry__ returns into a `return value` for the function. `slot` holds
-// __fentry__'s return address, which must be function + 5 or + 6 (`function` is the call of
-// __fentry__). False (nothing changed) otherwise.
-bool arm_return(uintptr_t* slot, uintptr_t function, int64_t value);
+// -pg -mfentry, XRay: the entry hook returns into a throw of `rule`'s exception from the
+// caller's call of the function. `slot` holds the hook's return address, which must be
+// where `probe` returns. False (nothing changed) otherwise.
+bool arm_throw_at_entry(uintptr_t* slot, uintptr_t function, const Rule& rule, EntryProbe probe);
+
+// -pg -mfentry, XRay: the entry hook returns into a `return value` for the function. `slot`
+// as for arm_throw_at_entry. False (nothing changed) otherwise.
+bool arm_return(uintptr_t* slot, uintptr_t function, int64_t value, EntryProbe probe);
 
 // The return address in `slot` (the exit hook's, or the function's own in the -pg modes,
 // after the runtime has put the real one back) goes through errno = `error_number` first.
