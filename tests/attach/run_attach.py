@@ -849,10 +849,13 @@ def case_moved(a, exe):
 
 def case_vfork(a, exe):
     script = ["F 50", "F 50", "E", "F 50"]
-    ref_out, ref_status = reference(exe, script)
+    after = ["F 5"]  # after the detach: the program's handler given back to the kernel
+    ref_out, ref_status = reference(exe, script + after)
     s = Server(exe)
     data = os.path.join(a.work, f"{os.path.basename(exe)}.vfork")
     attached_requests(a, s, data, script, 1)
+    for line in after:
+        s.request(line)
     out, status = s.finish()
     expect(out == ref_out, f"output with attach differs:\n{out}\nwithout:\n{ref_out}")
     expect(status == ref_status == 3, f"exit status {status}, without attach {ref_status}")
