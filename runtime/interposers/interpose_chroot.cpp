@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include "runtime/core/runtime_scope.hpp"
+#include "runtime/interposers/interpose.hpp"
 #include "runtime/interposers/next_function.hpp"
 #include "runtime/recording/recording_dir.hpp"
 
@@ -18,7 +19,9 @@ int (*g_chroot)(const char*);
 }  // namespace
 
 CALLMON_EXPORT int chroot(const char* path) noexcept {
-  {
+  // Not from a vfork child (a sandboxing launcher): the pin is the parent's memory, and the
+  // descriptor it would keep there is open in the child only.
+  if (!in_vfork_child()) {
     RuntimeScope rs;
     recording_dir_pin();
   }

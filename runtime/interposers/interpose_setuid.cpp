@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "runtime/core/runtime_scope.hpp"
+#include "runtime/interposers/interpose.hpp"
 #include "runtime/interposers/next_function.hpp"
 #include "runtime/recording/recording_owner.hpp"
 
@@ -19,11 +20,14 @@ using namespace callmon::rt;
 namespace {
 
 // The user files are created as once the call succeeds (`euid`: the new effective user,
-// -1 for unchanged), given the recording first.
+// -1 for unchanged), given the recording first. A vfork child (a launcher that drops
+// privileges before exec, CPython's subprocess with user=) gives the directory only: the
+// files are its parent's, which stays root (it gave them all to the child's new user).
 void before_user_change(uid_t euid) {
   if (euid == static_cast<uid_t>(-1)) return;
   RuntimeScope rs;
-  recording_give_to_user(euid);
+  if (in_vfork_child()) recording_give_dir_to_user(euid);
+  else recording_give_to_user(euid);
 }
 
 int (*g_setuid)(uid_t);

@@ -19,4 +19,9 @@ namespace callmon::rt {
 // mode, when the process is not root or `uid` is root. Not from a signal handler (opendir).
 void recording_give_to_user(uid_t uid);
 
+// The same from a vfork child (it shares the memory, and so the recording, of a parent that
+// stays root): only the directory, so that the image it execs as `uid` can create its files
+// there; the parent's files stay the parent's.
+void recording_give_dir_to_user(uid_t uid);
+
 }  // namespace callmon::rt

@@ -10,6 +10,9 @@ privileges) is recorded whole, and its recording stays as private as any (docs/r
   output and status are its own;
 - the directory and the files are nobody's (whose processes write them) or root's, and no
   more readable than before: 0700 and 0600;
+- a root program whose vfork child becomes nobody and execs an instrumented image: the
+  parent's files stay root's, the image's are nobody's, both recorded whole (before: the
+  child's setuid gave every file of the parent's to nobody);
 - a server that switches its file-system user for each request (setfsuid to the client's
   user and back to root, 300 times, its recording switching chunks meanwhile) is recorded
   whole, and its files are given to that user once, not at every switch (before: the
@@ -43,6 +46,24 @@ NOINLINE void* worker(void* arg) {
 int main(int argc, char** argv) {
   work(1);
   const char* how = argv[1];
+  if (!strcmp(how, "exec_child")) {
+    for (long i = 0; i < 50000; ++i) work(1);
+    return 5;
+  }
+  if (!strcmp(how, "vfork")) {
+    pid_t c = vfork();
+    if (c == 0) {
+      if (setgid(65534) | setuid(65534)) _exit(1);
+      execl("/proc/self/exe", argv[0], "exec_child", (char*)0);
+      _exit(127);
+    }
+    int st = 0;
+    waitpid(c, &st, 0);
+    long s = 0;
+    for (long i = 0; i < 200000; ++i) s += work(3);
+    printf("user %d sum %ld child %d\n", (int)geteuid(), s, WEXITSTATUS(st));
+    return 4;
+  }
   int r = !strcmp(how, "setuid")      ? (setgid(65534) | setuid(65534))
           : !strcmp(how, "setresuid") ? (setresgid(65534, 65534, 65534) |
                                          setresuid(65534, 65534, 65534))
@@ -134,6 +155,27 @@ def main():
             if st.st_uid not in (0, common.NOBODY) or st.st_mode & 0o777 != want:
                 failures.append("%s: %s is user %d mode %o" % (how, name or "the directory",
                                                                 st.st_uid, st.st_mode & 0o777))
+    # A vfork child that drops privileges, then execs: the parent's recording stays root's.
+    rec_dir = os.path.join(a.work, "rec.vfork")
+    r = common.run([a.callmon, "record", "--chunk-size=64", "-o", rec_dir, "--", prog, "vfork"])
+    print("vfork", r.stdout.strip(), r.stderr.strip())
+    if r.returncode != 4 or r.stdout != "user 0 sum 1200000 child 5\n" or "callmon:" in r.stderr:
+        failures.append("vfork: the program's output or status changed: %d %r %r"
+                        % (r.returncode, r.stdout, r.stderr))
+    rep = common.run([a.callmon, "report", "-d", rec_dir, "--format=json"])
+    calls = {f["name"]: f["calls"] for f in json.loads(rep.stdout)["functions"]} \
+        if rep.returncode == 0 else {}
+    if calls.get("work") != 1 + 1 + 50000 + 200000:
+        failures.append("vfork: work called %s times (want %d)" % (calls.get("work"), 250002))
+    info = common.run([a.callmon, "info", "-d", rec_dir, "--format=json"])
+    procs = json.loads(info.stdout)["processes"] if info.returncode == 0 else []
+    pids = [p["pid"] for p in sorted(procs, key=lambda p: p["pid"] in [q["ppid"] for q in procs],
+                                     reverse=True)]  # the parent first
+    owners = {pid: sorted({os.lstat(os.path.join(rec_dir, n)).st_uid for n in os.listdir(rec_dir)
+                           if n.startswith("%d." % pid)}) for pid in pids}
+    if len(pids) != 2 or owners[pids[0]] != [0] or owners[pids[1]] != [common.NOBODY]:
+        failures.append("vfork: the files' owners by process %s (want the parent's root's, "
+                        "the exec'd child's nobody's)" % owners)
     server = common.build_source(a.cc, a.work, "fsuid_server", SERVER, ("-rdynamic",))
     rec_dir = os.path.join(a.work, "rec.setfsuid")
     r = common.run([a.callmon, "record", "--chunk-size=64", "-o", rec_dir, "--", server])
