@@ -32,6 +32,8 @@
 // the unwinder and the C++ runtime whenever it matches them.
 #include "runtime/patching/entry_patch.hpp"
 
+#include "runtime/monitor/monitor_dispatch.hpp"
+
 #include <limits.h>
 #include <link.h>
 #include <string.h>
@@ -169,7 +171,8 @@ void log_line(const char* line, size_t len) {
 void configure() {
   g_configured = true;
   Options o = read_options();
-  if (!o.dir[0] || !o.patch[0]) return;
+  // A recording's, or a monitor's (callmon trace, run, coverage --patch).
+  if ((!o.dir[0] && !monitor_requested()) || !o.patch[0]) return;
   RuntimeScope rs;  // regcomp allocates with the program's malloc
   if (libc_regcomp(&g_re, o.patch, REG_EXTENDED | REG_NOSUB) != 0) {
     diag("--patch: the regular expression does not compile (POSIX extended syntax); nothing patched");

@@ -428,10 +428,10 @@ void sled_patch_modules() {
   dl_iterate_phdr(module_callback, nullptr);
   patch_calibration_probes();  // after the modules: only once a stub was made
   mcount_patch_calibration_probes();  // likewise once a trampoline was
-  // A monitor gets the calls of the compiler's probes and sleds, as it always did: no
-  // --patch, no library calls (record's options), no other namespaces.
+  entry_patch_modules();  // --patch (entry_patch.hpp): same moments, same lock
+  // A monitor gets the calls of the compiler's probes, sleds and --patch'ed functions: no
+  // library calls (record's), no other namespaces.
   if (recording) {
-    entry_patch_modules();  // --patch (entry_patch.hpp): same moments, same lock
     // Calls into other modules (got_redirect.hpp), same occasions; after the entry pass,
     // whose patched modules it takes as instrumented.
     libcall_patch_modules();

@@ -7,7 +7,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 PROGRAMS = os.path.join(os.path.dirname(HERE), "programs")
 MODE_FLAGS = {"cyg": ["-finstrument-functions"], "pg": ["-pg"], "fentry": ["-pg", "-mfentry"],
               "patchable": ["-fpatchable-function-entry=5"],
-              "xray": ["-fxray-instrument", "-fxray-instruction-threshold=1"]}
+              "xray": ["-fxray-instrument", "-fxray-instruction-threshold=1"],
+              "patch": []}  # no flag: the tool gets --patch=. (run_trace.py)
 TIMEOUT = 60
 
 

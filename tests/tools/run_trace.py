@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """End-to-end test of `callmon trace`, fixtures built with one compiler at one -O level in
-one hook mode (cyg: -finstrument-functions, fentry: -pg -mfentry):
+one hook mode (cyg: -finstrument-functions, fentry: -pg -mfentry, patchable and xray: nop
+and XRay sleds, patch: no flag, traced with --patch=.):
   - trace_demo: the program's stdout and exit status (3) are its own; the trace on stderr is
     exactly the expected call tree per thread, exception and longjmp exits marked; with
     --durations -o FILE leaf calls take one line and exit lines carry durations; --include,
@@ -35,6 +36,10 @@ DEMO_MAIN_DURATIONS = ["main() {", "  parent() {", "    child() {", "      leaf(
 DEMO_WORKER_DURATIONS = ["worker() {", "  leaf() D", "} worker() D"]
 
 
+# `callmon trace`'s own options for the mode: a program built with no flag (mode patch)
+# is traced through --patch=. (docs/patching.md).
+PATCH = []
+
 def by_thread(text):
     """{tid: [line without the "[tid] " prefix]} for the trace lines of `text`."""
     threads = {}
@@ -58,7 +63,7 @@ def durations(lines):
 
 def demo_checks(args, f, callmon, prog):
     work = args.work
-    r = common.run([callmon, "trace", "--", prog], work)
+    r = common.run([callmon, "trace", *PATCH, "--", prog], work)
     f.check("trace_demo: status, stdout", (3, "start\ncaught boom\nend\n"), (r.returncode, r.stdout))
     main, others = main_and_others(by_thread(r.stderr))
     f.check("trace_demo: main thread's trace", DEMO_MAIN, main)
@@ -67,7 +72,7 @@ def demo_checks(args, f, callmon, prog):
                  all(l.startswith("[") for l in r.stderr.splitlines()), repr(r.stderr[-500:]))
 
     out = os.path.join(work, "trace.txt")
-    r = common.run([callmon, "trace", "--durations", "--timestamps", "-o", out, "--", prog], work)
+    r = common.run([callmon, "trace", *PATCH, "--durations", "--timestamps", "-o", out, "--", prog], work)
     f.check("--durations -o: status, stdout, stderr", (3, "start\ncaught boom\nend\n", ""),
             (r.returncode, r.stdout, r.stderr))
     text = open(out).read() if os.path.exists(out) else ""
@@ -79,21 +84,21 @@ def demo_checks(args, f, callmon, prog):
     f.check("--durations: main thread", DEMO_MAIN_DURATIONS, durations(main or []))
     f.check("--durations: worker thread", [DEMO_WORKER_DURATIONS], [durations(o) for o in others])
 
-    r = common.run([callmon, "trace", "--include", "parent|leaf", "--exclude", "worker",
+    r = common.run([callmon, "trace", *PATCH, "--include", "parent|leaf", "--exclude", "worker",
                     "--max-depth", "3", "--", prog], work)
     main, others = main_and_others(by_thread(r.stderr))
     shown = sorted("\n".join(l) for l in by_thread(r.stderr).values())
     f.check("--include/--exclude/--max-depth", ["leaf()", "parent()\n  leaf()"], shown)
 
-    r = common.run([callmon, "trace", "--demangle=full", "--include", "^leaf", "--", prog], work)
+    r = common.run([callmon, "trace", *PATCH, "--demangle=full", "--include", "^leaf", "--", prog], work)
     shown = sorted("\n".join(l) for l in by_thread(r.stderr).values())
     f.check("--demangle=full: parameter lists", ["leaf(int)", "leaf(int)\nleaf(int)"], shown)
 
-    r = common.run([callmon, "trace", "--thread", "1", "--", prog], work)
+    r = common.run([callmon, "trace", *PATCH, "--thread", "1", "--", prog], work)
     f.check("--thread of another tid: no trace", (3, ""), (r.returncode, r.stderr))
 
     d = os.path.join(work, "per-thread")
-    r = common.run([callmon, "trace", "--output-dir", d, "--", prog], work)
+    r = common.run([callmon, "trace", *PATCH, "--output-dir", d, "--", prog], work)
     files = sorted(os.listdir(d)) if os.path.isdir(d) else []
     f.check_true("--output-dir: one file per thread, trace.PID.TID",
                  len(files) == 2 and all(re.fullmatch(r"trace\.\d+\.\d+", x) for x in files),
@@ -104,7 +109,7 @@ def demo_checks(args, f, callmon, prog):
 
 
 def crash_checks(args, f, callmon, prog):
-    r = common.run([callmon, "trace", "--", prog], args.work)
+    r = common.run([callmon, "trace", *PATCH, "--", prog], args.work)
     f.check("trace_crash: status 128+SIGSEGV, stdout", (128 + signal.SIGSEGV, "start\n"),
             (r.returncode, r.stdout))
     lines = [l.split("] ", 1)[1] for l in r.stderr.splitlines() if l.startswith("[")]
@@ -116,7 +121,7 @@ def crash_checks(args, f, callmon, prog):
 def fork_checks(args, f, callmon, prog):
     """A fork's child reports its own pid (the runtime once kept the parent's id in the
     child's thread info) and the parent goes on after the fork."""
-    r = common.run([callmon, "trace", "--", prog], args.work)
+    r = common.run([callmon, "trace", *PATCH, "--", prog], args.work)
     f.check("fork: status", 0, r.returncode)
     threads = by_thread(r.stderr)
     child = [t for t, lines in threads.items() if any("child_part" in l for l in lines)]
@@ -130,7 +135,7 @@ def fork_checks(args, f, callmon, prog):
 
 def hang_checks(args, f, callmon, prog):
     out = os.path.join(args.work, "hang.txt")
-    proc = subprocess.Popen([callmon, "trace", "-o", out, "--", prog], cwd=args.work,
+    proc = subprocess.Popen([callmon, "trace", *PATCH, "-o", out, "--", prog], cwd=args.work,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     line = proc.stdout.readline()
     f.check("trace_hang: the program says it hangs", "hanging\n", line)
@@ -164,6 +169,8 @@ def main():
     os.makedirs(args.work)
     f = common.Failures()
     w = args.work
+    if args.mode == "patch":
+        PATCH.append("--patch=.")
     demo_checks(args, f, args.callmon, common.build(args, "trace_demo.cpp", os.path.join(w, "trace_demo")))
     crash_checks(args, f, args.callmon, common.build(args, "trace_crash.c", os.path.join(w, "trace_crash")))
     hang_checks(args, f, args.callmon, common.build(args, "trace_hang.c", os.path.join(w, "trace_hang")))

@@ -1,7 +1,6 @@
 // `callmon record [-o DIR] [options] -- PROG [ARGS...]`: runs PROG with libcallmon.so
 // preloaded and records every instrumented call into DIR; exits with PROG's status.
 #include <limits.h>
-#include <regex.h>
 #include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -26,6 +25,7 @@
 #include "tools/callmon/machine_facts.hpp"
 #include "tools/callmon/command.hpp"
 #include "tools/callmon/filter_options.hpp"
+#include "tools/callmon/patch_options.hpp"
 #include "tools/callmon/program_args.hpp"
 #include "tools/callmon/program_elf.hpp"
 #include "tools/callmon/privileged_program.hpp"
@@ -56,8 +56,7 @@ struct RecordOptions {
   bool shared = false;       // --shared: a recording everyone may read (0755/0644)
   bool libcall = true;       // record calls into other modules (runtime CALLMON_LIBCALL)
   bool allow_own_unwinder = false;  // record a program with its own unwinder anyway
-  std::string patch;         // --patch: functions of unmodified code to patch (CALLMON_PATCH)
-  std::string patch_module;  // --patch-module: libraries patched too (CALLMON_PATCH_MODULE)
+  PatchOptions patching;     // --patch, --patch-module (CALLMON_PATCH, CALLMON_PATCH_MODULE)
   pid_t pid = 0;             // -p: attach to this running process (record_attach.hpp)
   double duration_s = 0;     // --duration with -p: detach after this long
   std::vector<std::string> command;
@@ -77,21 +76,6 @@ Result<std::optional<std::regex>> join_patterns(const std::vector<std::string>& 
   auto re = analysis::compile_filter_regex(joined);
   if (!re) return Error{re.error()};
   return std::optional<std::regex>(std::move(re).value());
-}
-
-// The runtime matches --patch and --patch-module with POSIX extended regular expressions
-// (regcomp: it has no C++ library); an expression it would reject is an error here.
-std::optional<std::string> posix_regex_error(const std::string& text, const char* option) {
-  if (text.empty()) return std::nullopt;
-  regex_t re;
-  int rc = regcomp(&re, text.c_str(), REG_EXTENDED | REG_NOSUB);
-  if (rc == 0) {
-    regfree(&re);
-    return std::nullopt;
-  }
-  char msg[256];
-  regerror(rc, &re, msg, sizeof msg);
-  return std::string(option) + " '" + text + "': " + msg + " (POSIX extended syntax)";
 }
 
 bool is_recording_file(const fs::path& p) {
@@ -157,7 +141,7 @@ std::optional<std::string> own_unwinder_refusal(const Result<ProgramElf>& elf,
   if (elf->probes.fentry || elf->probes.mcount)
     add(describe_probes({elf->probes.fentry, elf->probes.mcount, false, false}));
   if (elf->sleds) add("nop sleds");
-  if (!o.patch.empty()) add("--patch");
+  if (!o.patching.patch.empty()) add("--patch");
   if (by.empty()) return std::nullopt;
   return shown + " carries its own copy of the C++ unwinder (linked with -static-libgcc), "
          "which callmon cannot reach: an exception thrown through a function recorded by " +
@@ -179,8 +163,7 @@ std::vector<std::string> program_env(const std::string& lib, const std::string& 
   if (!select.empty()) env.push_back("CALLMON_SELECT=" + select);
   if (!o.libcall) env.push_back("CALLMON_LIBCALL=0");
   if (o.allow_own_unwinder) env.push_back("CALLMON_OWN_UNWINDER=allow");
-  if (!o.patch.empty()) env.push_back("CALLMON_PATCH=" + o.patch);
-  if (!o.patch_module.empty()) env.push_back("CALLMON_PATCH_MODULE=" + o.patch_module);
+  add_patch_env(o.patching, env);
   if (o.clock != "monotonic") {
     double hz = tsc_measure_finish(tsc_start);
     if (hz > 0) env.push_back("CALLMON_TSC_HZ=" + std::to_string(hz));
@@ -233,10 +216,7 @@ int run_record_pid(const RecordOptions& o, const TscStart& tsc_start) {
       if (!rule) return fail(cmd, rule.error() + "; nothing was attached", 2);
       arg_rules.push_back(std::move(rule).value());
     }
-  for (auto [text, option] : {std::pair{&o.patch, "--patch"}, std::pair{&o.patch_module, "--patch-module"}})
-    if (auto bad = posix_regex_error(*text, option)) return fail(cmd, *bad + "; nothing was attached", 2);
-  if (o.patch.empty() && !o.patch_module.empty())
-    return fail(cmd, "--patch-module needs --patch (which functions); nothing was attached", 2);
+  if (auto bad = patch_options_error(o.patching)) return fail(cmd, *bad + "; nothing was attached", 2);
   // Before DIR is made: no empty recording directory for a typo.
   if (::kill(o.pid, 0) != 0 && errno == ESRCH)
     return fail(cmd, "no process with id " + std::to_string(o.pid));
@@ -303,11 +283,8 @@ int run_record(const RecordOptions& o) {
       if (!rule) return fail(cmd, rule.error() + "; " + o.command[0] + " was not run", 2);
       arg_rules.push_back(std::move(rule).value());
     }
-  for (auto [text, option] : {std::pair{&o.patch, "--patch"}, std::pair{&o.patch_module, "--patch-module"}})
-    if (auto bad = posix_regex_error(*text, option))
-      return fail(cmd, *bad + "; " + o.command[0] + " was not run", 2);
-  if (o.patch.empty() && !o.patch_module.empty())
-    return fail(cmd, "--patch-module needs --patch (which functions); " + o.command[0] + " was not run", 2);
+  if (auto bad = patch_options_error(o.patching))
+    return fail(cmd, *bad + "; " + o.command[0] + " was not run", 2);
   auto program = resolve_program(o.command[0]);
   if (!program) return fail(cmd, program.error(), 127);
   auto elf = read_program_elf(*program);  // one read for both checks
@@ -436,14 +413,7 @@ CommandRegistration registration_record{"record", [](CLI::App& app, int& status)
       "Do not record the calls instrumented code makes into other modules (libc, "
       "libstdc++, uninstrumented libraries) through the PLT/GOT; by default each "
       "is recorded as a call of that function");
-  sub->add_option("--patch", o->patch,
-                  "Patch the entries of the functions of unmodified code whose symbol name "
-                  "matches REGEX (POSIX ERE, searched; '.': all) to record them (docs/patching.md)")
-      ->type_name("REGEX");
-  sub->add_option("--patch-module", o->patch_module,
-                  "With --patch: also patch the shared libraries (and dlopen'ed modules) whose "
-                  "path matches REGEX; the executable always")
-      ->type_name("REGEX");
+  add_patch_options(sub, o->patching, "record them");
   sub->add_flag("--shared", o->shared,
                 "Let everyone read the recording (directory 0755, files 0644); without it "
                 "only you can (0700, 0600), as it may hold arguments, paths and command lines");

@@ -15,6 +15,7 @@
 #include "tools/callmon/monitor_launch.hpp"
 #include "tools/callmon/privileged_program.hpp"
 #include "tools/callmon/program_launch.hpp"
+#include "tools/callmon/patch_options.hpp"
 
 namespace callmon::tools {
 namespace {
@@ -28,6 +29,7 @@ struct RunOptions {
   std::string monitor;
   std::vector<std::string> monitor_options;
   std::string clock = "auto";
+  PatchOptions patching;  // --patch, --patch-module: unmodified code monitored too
   std::vector<std::string> command;
 };
 
@@ -76,6 +78,7 @@ int run_monitored(const RunOptions& o) {
   if (!monitor) return fail(cmd, monitor.error(), 2);
   auto options = option_pairs(o.monitor_options);
   if (!options) return fail(cmd, options.error(), 2);
+  if (auto bad = patch_options_error(o.patching)) return fail(cmd, *bad, 2);
   auto program = resolve_program(o.command[0]);
   if (!program) return fail(cmd, program.error(), 127);
   if (auto refused = preload_refusal(*program, o.command[0])) return fail(cmd, *refused);
@@ -84,6 +87,7 @@ int run_monitored(const RunOptions& o) {
   auto env = monitor_env(*lib, *monitor, *options);
   if (!env) return fail(cmd, env.error(), 2);
   env->push_back("CALLMON_CLOCK=" + o.clock);
+  add_patch_env(o.patching, *env);
   if (o.clock != "monotonic") {
     double hz = tsc_measure_finish(tsc_start);
     if (hz > 0) env->push_back("CALLMON_TSC_HZ=" + std::to_string(hz));
@@ -107,6 +111,7 @@ CommandRegistration registration_run{"run", [](CLI::App& app, int& status) {
   sub->add_option("--clock", o->clock, "Tick source: auto (TSC when invariant), tsc, monotonic")
       ->check(CLI::IsMember({"auto", "tsc", "monotonic"}))
       ->capture_default_str();
+  add_patch_options(sub, o->patching, "monitor them");
   add_program_option(sub, o->command, "PROG [ARGS...] (put -- before PROG)", true);
   sub->footer("Example: callmon run --monitor build/lib/callmon-profiler.so -- ./fib 30\n"
               "The program keeps its stdin, stdout, stderr and signals; callmon exits with its "

@@ -15,6 +15,7 @@
 #include "tools/callmon/name_option.hpp"
 #include "tools/callmon/privileged_program.hpp"
 #include "tools/callmon/program_launch.hpp"
+#include "tools/callmon/patch_options.hpp"
 
 namespace callmon::tools {
 namespace {
@@ -32,6 +33,7 @@ struct TraceOptions {
   std::string demangle = "short";
   uint64_t max_depth = 0;
   int64_t thread = 0;
+  PatchOptions patching;  // --patch, --patch-module: unmodified code traced too
   std::vector<std::string> command;
 };
 
@@ -53,6 +55,7 @@ int run_trace(const TraceOptions& o) {
   for (auto& [opt, text] : {std::pair{"--include", o.include}, std::pair{"--exclude", o.exclude}})
     if (!text.empty())
       if (auto st = check_regex(opt, text); !st) return fail(cmd, st.error(), 2);
+  if (auto bad = patch_options_error(o.patching)) return fail(cmd, *bad, 2);
   auto program = resolve_program(o.command[0]);
   if (!program) return fail(cmd, program.error(), 127);
   if (auto refused = preload_refusal(*program, o.command[0])) return fail(cmd, *refused);
@@ -90,6 +93,7 @@ int run_trace(const TraceOptions& o) {
   if (o.thread) mo.emplace_back("thread", std::to_string(o.thread));
   auto env = monitor_env(*runtime, *monitor, mo);
   if (!env) return fail(cmd, env.error(), 2);
+  add_patch_env(o.patching, *env);
   auto ended = run_program(*program, o.command, *env);
   if (!ended) return fail(cmd, ended.error(), 127);
   return ended->status;
@@ -114,8 +118,10 @@ CommandRegistration registration_trace{"trace", [](CLI::App& app, int& status) {
       ->check(CLI::Range(uint64_t{1}, uint64_t{1} << 22));
   sub->add_option("--thread", o->thread, "Show only the thread with this kernel thread id")
       ->check(CLI::Range(int64_t{1}, int64_t{1} << 31));
+  add_patch_options(sub, o->patching, "trace them");
   add_program_option(sub, o->command, "PROG [ARGS...] (put -- before PROG)", true);
   sub->footer("Example: callmon trace --durations -- ./fib 10\n"
+              "An unmodified program: callmon trace --patch=. -- ./prog\n"
               "Lines are written as they happen (one write per line), so a program that "
               "crashes or hangs still shows its last calls. The program keeps its stdin, "
               "stdout, stderr and signals; callmon exits with its status (128+signal if it "
