@@ -29,7 +29,7 @@
 //   anywhere else in the module targets (entry_targets.hpp: one sweep per module).
 // Never considered: libcallmon.so, capstone, the vDSO; the dynamic loader and libc are
 // refused with a note when CALLMON_PATCH_MODULE names them (the text "ld-linux" or "libc"),
-// the unwinder and the C++ runtime whenever it matches them.
+// the unwinder, the C++ runtime and the sanitizers' runtimes whenever it matches them.
 #include "runtime/patching/entry_patch.hpp"
 
 #include "runtime/monitor/monitor_dispatch.hpp"
@@ -237,6 +237,18 @@ bool is_own_ground(const char* path) {
   return !strncmp(b, "libc.so", 7) || !strncmp(b, "ld-linux", 8);
 }
 
+// A sanitizer's runtime (ASan, TSan, LSan, MSan, HWASan, UBSan): it intercepts the libc
+// functions the runtime's probes and set-up call (pthread_setcancelstate, malloc, mmap,
+// memcpy), so a patched interceptor re-entered the probe without end (a -fsanitize=thread
+// program under --patch-module=. died of SIGSEGV at its first call).
+bool is_sanitizer_runtime(const char* path) {
+  const char* b = base_name(path);
+  for (const char* s : {"libasan", "libtsan", "liblsan", "libmsan", "libhwasan", "libubsan",
+                        "libclang_rt."})
+    if (!strncmp(b, s, strlen(s))) return true;
+  return false;
+}
+
 // Functions of the same machinery linked into another module (a static libgcc_eh, libsupc++).
 bool is_exception_function(const char* name) {
   return !strncmp(name, "_Unwind_", 8) || !strncmp(name, "__cxa_", 6) ||
@@ -389,6 +401,13 @@ int module_callback(dl_phdr_info* info, size_t, void* data) {
                 "write, thread and clock functions: a patched one would re-enter the probe), and "
                 "clone, vfork, setjmp, the signal return and the lazy-binding resolver must "
                 "never have their return redirected: not patched");
+    return 0;
+  }
+  if (info->dlpi_name && info->dlpi_name[0] && is_sanitizer_runtime(path)) {
+    module_line("patch-module", st, path,
+                "a sanitizer's runtime intercepts the libc functions the runtime's probes call "
+                "(pthread_setcancelstate, malloc, mmap): a patched interceptor would re-enter "
+                "the probe: not patched");
     return 0;
   }
   if (info->dlpi_name && info->dlpi_name[0] && is_exception_runtime(path)) {

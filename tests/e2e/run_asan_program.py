@@ -4,8 +4,12 @@ to refuse to start ("ASan runtime does not come first in initial library list", 
 because callmon's runtime was first in LD_PRELOAD. Now the program runs as without callmon
 (status, the sum it prints), its 100 calls of work() are recorded, and the shell it starts
 gets callmon's runtime in LD_PRELOAD but not libasan (which it did not have without callmon).
+In the patch mode (no flag, recorded with --patch=. --patch-module=\.so$, which names
+libasan) the sanitizer's runtime is left unpatched and said so by `info`: patched, its
+interceptors of the libc functions the runtime calls re-entered the probe until the stack
+overflowed (SIGSEGV before main).
 
-  run_asan_program.py --callmon build/bin/callmon --cc gcc --mode cyg|fentry --work DIR
+  run_asan_program.py --callmon build/bin/callmon --cc gcc --mode cyg|fentry|patch --work DIR
 Exit status: 0 passed, 1 failed, 77 skipped (no libasan to link with).
 """
 import json
@@ -20,7 +24,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 
 
 def main():
-    a = run_fixture.program_test_args(__doc__, ["cyg", "fentry"])
+    a = run_fixture.program_test_args(__doc__, ["cyg", "fentry", "patch"])
     exe = os.path.join(a.work, "asan_program")
     built = subprocess.run([a.cc, "-O1", "-g", "-fsanitize=address",
                             *run_fixture.MODE_FLAGS[a.mode],
@@ -36,7 +40,8 @@ def main():
     if plain.returncode != 0 or "sum 161700\nchild LD_PRELOAD=[]\n" != plain.stdout:
         problems.append(f"plain run: status {plain.returncode}, output {plain.stdout!r}")
     data = os.path.join(a.work, "asan.data")
-    rec = subprocess.run([a.callmon, "record", "-o", data, "--", exe], capture_output=True,
+    record = [a.callmon, "record", "-o", data] + run_fixture.MODE_RECORD_ARGS.get(a.mode, [])
+    rec = subprocess.run(record + ["--", exe], capture_output=True,
                          text=True, timeout=120, cwd=a.work, env=env)
     lines = rec.stdout.splitlines()
     if rec.returncode != plain.returncode or not lines or lines[0] != "sum 161700":
@@ -54,6 +59,12 @@ def main():
     if calls.get("work") != 100:
         problems.append(f"report: work() called {calls.get('work')} times, not 100 "
                         f"(status {rep.returncode}: {rep.stderr.strip()})")
+    if a.mode == "patch":
+        info = subprocess.run([a.callmon, "info", "-d", data], capture_output=True, text=True,
+                              timeout=60)
+        said = [l for l in info.stdout.splitlines() if "libasan" in l]
+        if not any("sanitizer" in l for l in said):
+            problems.append(f"info does not say libasan was left unpatched: {said}")
     return run_fixture.report_problems(problems)
 
 

@@ -336,7 +336,14 @@ int run_record(const RecordOptions& o) {
   if (ended->signal) session.exit_signal = ended->signal;
   if (auto st = format::write_session(session_path.string(), session); !st)
     warn(cmd, st.error());
-  if (!has_events(dir))
+  if (!has_events(dir) && ended->signal) {
+    // Not a question of build flags: it died before its first recorded call.
+    const char* abbrev = sigabbrev_np(ended->signal);
+    warn(cmd, o.command[0] + " was killed by signal " + std::to_string(ended->signal) +
+                  (abbrev ? std::string(" (SIG") + abbrev + ")" : std::string()) +
+                  " before any call was recorded (" + o.dir + " holds no events)");
+  }
+  else if (!has_events(dir))
     warn(cmd, "no instrumented function was called; was " + o.command[0] +
                   " built with -finstrument-functions, -pg, nop sleds or XRay sleds? (" + o.dir +
                   " holds no events)");
