@@ -456,6 +456,13 @@ Result<AttachFigures> attach_end(pid_t pid, const std::string& runtime) {
   // (leave_xray_signal_frames); the modules are read now, while the program runs.
   OpenFrames signal_frames;
   const bool xray_frames = has_xray(patches) && signal_frames.prepare(pid, runtime);
+  // The hooks' patches are undone at the first stop, so that the threads leave the runtime;
+  // the interposers' GOT words (Patch::interposer) in the stop where the runtime ends its
+  // files and puts the redirected return addresses back, never before: until then they
+  // repair what the runtime did to the stacks. Undone at the first stop, a thread that
+  // threw between two stops (one was inside the runtime) met return addresses still
+  // redirected, with the unwinder's interposer gone: std::terminate (attach.throwing.*).
+  std::vector<Patch> hooks, interposers;
   bool undone = false;
   for (;;) {
     const uint64_t ts = now_ns();
@@ -472,8 +479,9 @@ Result<AttachFigures> attach_end(pid_t pid, const std::string& runtime) {
         return Error{g.gone() ? std::string("the program exited")
                               : "a thread of process " + std::to_string(pid) +
                                     " did not stop within 5 s; still recording, try again"};
-      fig.skipped = write_patches(g, patches, false);
-      g.for_each_stopped([&](pid_t tid) { leave_xray_sled(g, patches, tid); });
+      for (const Patch& p : patches) (p.interposer ? interposers : hooks).push_back(p);
+      fig.skipped = write_patches(g, hooks, false);
+      g.for_each_stopped([&](pid_t tid) { leave_xray_sled(g, hooks, tid); });
       undone = true;
     }
     // No thread may be inside the runtime's code (a hook on its way) when its file ends:
@@ -496,6 +504,8 @@ Result<AttachFigures> attach_end(pid_t pid, const std::string& runtime) {
       if (status != attach_abi::kOk && status != attach_abi::kBusy) return Error{reply->message};
       fig.session = state.session;
     }  // the caller's registers are back: its stack can be unwound
+    if (status == attach_abi::kOk && !interposers.empty())
+      fig.skipped += write_patches(g, interposers, false);
     if (status == attach_abi::kOk && xray_frames)
       g.for_each_stopped([&](pid_t tid) {
         fig.signal_moved += leave_xray_signal_frames(g, patches, tid, signal_frames);
@@ -503,6 +513,14 @@ Result<AttachFigures> attach_end(pid_t pid, const std::string& runtime) {
     fig.stopped_ns = std::max(fig.stopped_ns, now_ns() - ts);
     if (status == attach_abi::kOk) break;
     if (++fig.retries > 500) return Error{"a thread stayed inside the runtime's hooks; try again"};
+    // A program that lives in an interposer (Boost.Context fibers switching through
+    // jump_fcontext all the time) is nearly always inside the runtime at a stop: after 50
+    // tries the interposers go too, as the hooks did (a throw until the last stop then
+    // meets the redirected returns unrepaired, the case the order above avoids).
+    if (fig.retries == 50 && !interposers.empty()) {
+      fig.skipped += write_patches(g, interposers, false);
+      interposers.clear();
+    }
     g.resume_all();
     usleep(1000);
   }

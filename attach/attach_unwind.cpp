@@ -83,8 +83,19 @@ bool xray_entry_sled(const attach_abi::Patch& p) {
 // `foo`, so a frame there is foo's, its entry run) foo's start.
 struct FuncRange {
   uint64_t lo, hi, owner;
+  bool unwinder = false;  // an entry point of the exception machinery (throwing())
   bool operator<(const FuncRange& o) const { return lo < o.lo; }
 };
+
+// The functions a thread is under while an exception propagates: the unwinder's entry
+// points (libgcc_s, or a copy linked in) and the C++ runtime's throw. The unwinder's own
+// internals and the personality routines it calls run under one of them.
+bool is_throw_entry(const char* name) {
+  return !std::strcmp(name, "_Unwind_RaiseException") || !std::strcmp(name, "_Unwind_Resume") ||
+         !std::strcmp(name, "_Unwind_Resume_or_Rethrow") ||
+         !std::strcmp(name, "_Unwind_ForcedUnwind") || !std::strcmp(name, "__cxa_throw") ||
+         !std::strcmp(name, "__cxa_rethrow");
+}
 
 // "foo" for "foo.cold" or "foo.cold.N", else "".
 std::string cold_owner(const char* name) {
@@ -164,6 +175,12 @@ struct OpenFrames::State {
     if (addr >= it->hi) return 0;
     *cold = it->owner != it->lo;
     return it->owner;
+  }
+
+  // Whether the function containing `addr` is one of is_throw_entry's.
+  bool throwing(uint64_t addr) const {
+    auto it = std::upper_bound(funcs.begin(), funcs.end(), FuncRange{addr, 0, 0});
+    return it != funcs.begin() && addr < (it - 1)->hi && (it - 1)->unwinder;
   }
 
   ~State() {
@@ -259,7 +276,7 @@ bool OpenFrames::prepare(pid_t pid, const std::string& runtime) {
           by_name.emplace(name, addr);
           std::string owner = cold_owner(name);
           if (!owner.empty()) cold.emplace_back(std::move(owner), funcs->size());
-          funcs->push_back({addr, addr + sym.st_size, addr});
+          funcs->push_back({addr, addr + sym.st_size, addr, is_throw_entry(name)});
         });
         for (const auto& [owner, i] : cold) {
           auto it = by_name.find(owner);
@@ -354,6 +371,16 @@ UnwindFigures OpenFrames::write(const ThreadGroup& g, const std::vector<attach_a
     fig.partial += partial;
     fig.frames += static_cast<uint32_t>(raw.size());
     fig.deepest = std::max(fig.deepest, static_cast<uint32_t>(raw.size()));
+    // An exception propagating through the stack (a throw begun before the runtime was
+    // there, so not through its interposer): the unwinder reads the frames' return
+    // addresses as it goes, and one redirected to the exit trampoline stopped the search
+    // for the handler (std::terminate). Its frames are not inherited: no slot of the
+    // thread is touched, and its calls from here on nest at its top.
+    for (const RawFrame& r : raw)
+      if (s.throwing(r.activation ? r.pc : r.pc - 1)) {
+        ++fig.throwing;
+        return;
+      }
     std::vector<abi::Frame> mine;  // innermost first
     const size_t hijack_from = hijack.size();
     for (size_t i = 0; i < raw.size(); ++i) {

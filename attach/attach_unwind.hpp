@@ -27,6 +27,8 @@ struct UnwindFigures {
   uint32_t failed = 0;     // threads whose registers or first frame could not be read
   uint32_t frames = 0;     // frames read, every function's
   uint32_t inherited = 0;  // frames of instrumented functions handed to the runtime
+  uint32_t throwing = 0;   // threads left without inherited frames: an exception was
+                           // propagating through their stacks
   uint32_t deepest = 0;    // most frames read on one thread
   uint64_t ns = 0;         // time spent unwinding and writing, with the threads stopped
   bool table = false;      // the runtime's table was found (else nothing was written)

@@ -74,6 +74,11 @@ struct Patch {
   uint8_t displaced;      // bytes of the function the copy replaces (>= 5)
   uint8_t boundaries;     // entries used in from/to
   uint8_t from[8], to[8];
+  // kGotWord only: 1 for the word of a function the runtime interposes (the unwinder's,
+  // longjmp, vfork, ...), which repairs the runtime's state for the program (the redirected
+  // return addresses put back for a throw): the detach undoes it last, in the stop where the
+  // runtime ends its files, and the hooks' patches first (attach_session.cpp).
+  uint8_t interposer;
 };
 
 // Shared by the runtime's attach_dlopen.cpp and the tool while attached (Reply::dl_sync

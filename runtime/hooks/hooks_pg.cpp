@@ -545,27 +545,36 @@ void pg_full_save_returns() { g_return_trampoline = &callmon_patched_return; }
 // trampoline are touched: a frame's stack may have been reused since. A half-pushed frame
 // (sp 0: an asynchronous cancellation's unwind interrupted the entry hook) has not
 // redirected its slot yet.
+//
+// Both walk the shadow stack with the guard raised, as a hook does: an attach's detach
+// waits while a thread's guard is up (attach_threads_busy), then puts every slot back and
+// empties the stack. Stopped in the middle of a hijack (a catch, under the unwinder's
+// interposers), the thread went on redirecting the slots the detach had put back, from a
+// stack top it had read before, and its next throw met the exit trampoline in the
+// unwinder's walk: std::terminate (attach.throwing.*).
 void pg_restore_returns() {
   ThreadState* s = attach_inherit_claim(t_state);  // frames open at an attach, hijacked
   if (!s) return;
+  guard_enter(s);
   for (Frame* f = s->stack_base; f < s->top; ++f) {
     if (!f->ret || !f->sp) continue;
     uintptr_t* slot = sp_slot(f->sp);
     if (is_return_trampoline(*slot)) *slot = f->ret;
   }
-  signal_fence();
+  guard_leave(s);
 }
 
 void pg_hijack_returns() {
   ThreadState* s = t_state;
   if (!s) return;
   uintptr_t tramp = return_trampoline();
-  signal_fence();
+  guard_enter(s);
   for (Frame* f = s->stack_base; f < s->top; ++f) {
     if (!f->ret || !f->sp) continue;
     uintptr_t* slot = sp_slot(f->sp);
     if (*slot == f->ret) *slot = tramp;
   }
+  guard_leave(s);
 }
 
 }  // namespace callmon::rt

@@ -150,10 +150,11 @@ constexpr unsigned kMaxWords = 8192;
 uintptr_t g_words[kMaxWords];
 unsigned g_word_count = 0;
 
-void add(AttachSites* out, uint64_t addr, uint32_t len, attach_abi::PatchKind kind,
-         const void* old_bytes, const void* new_bytes) {
+// Lists one patch; returns its entry (zeroed first, attach_sites_next), or nullptr.
+attach_abi::Patch* add(AttachSites* out, uint64_t addr, uint32_t len, attach_abi::PatchKind kind,
+                       const void* old_bytes, const void* new_bytes) {
   attach_abi::Patch* next = attach_sites_next(out);
-  if (!next) return;
+  if (!next) return nullptr;
   attach_abi::Patch& p = *next;
   if (kind == attach_abi::kGotWord && g_word_count < kMaxWords) g_words[g_word_count++] = addr;
   p.addr = addr;
@@ -163,6 +164,7 @@ void add(AttachSites* out, uint64_t addr, uint32_t len, attach_abi::PatchKind ki
   memset(p.new_bytes, 0, sizeof p.new_bytes);
   memcpy(p.old_bytes, old_bytes, len);
   memcpy(p.new_bytes, new_bytes, len);
+  return next;
 }
 
 bool is_nop_sled(const uint8_t* b) {
@@ -251,7 +253,9 @@ void visit_slot(const GotSlot& g, void* p) {
   if (!ours) return;
   uintptr_t now = *g.slot;
   if (now == ours) return;
-  add(out, reinterpret_cast<uintptr_t>(g.slot), 8, attach_abi::kGotWord, &now, &ours);
+  attach_abi::Patch* word = add(out, reinterpret_cast<uintptr_t>(g.slot), 8,
+                                attach_abi::kGotWord, &now, &ours);
+  if (word && count == &out->got_unwind) word->interposer = 1;
   ++*count;
 }
 

@@ -1,9 +1,7 @@
 /* A signal handler that interrupted callmon's exit trampoline, still running when the
  * detach begins (tests/attach/run_attach.py, case sigtramp; docs/patching.md "Attaching",
  * step 6). Built with sleds, -pg -mfentry, -pg, or no flag (attached with
- * --patch=^victim$); -DPATCHED_FIRST=0xe8 (sleds: `call`) or 0xe9 (--patch: `jmp`) says
- * how victim's first byte looks while patched, -DPATCHED_GOT=__fentry__ or mcount which
- * GOT word the attach redirects instead.
+ * --patch=^victim$).
  *
  * The main thread waits for a line on stdin (sent once `callmon record -p` has attached),
  * calls victim until its return address is no longer in the executable (the entry hook
@@ -11,8 +9,9 @@
  * trap flag and calls victim again: every instruction traps. The first trap at the
  * trampoline's first instruction -- victim has returned into it, the frame it will pop is
  * still on the runtime's shadow stack, no hook is running -- is the catch: the handler
- * clears the trap flag in its saved state, prints "caught" and waits until the patch is
- * gone (the detach has begun), then returns into the trampoline. Before, the detach
+ * clears the trap flag in its saved state, prints "caught" and waits until the detach's
+ * first stop (a ptrace stop ends its sigtimedwait with EINTR: signal(7)), then returns into
+ * the trampoline. Before, the detach
  * ended the recording at once (only each thread's current pc was looked at): the shadow
  * stack emptied, the trampoline found no frame and the program died of SIGILL ("a hijacked
  * return address is missing from the shadow stack"). Now the detach waits until the
@@ -39,10 +38,6 @@
 extern char __executable_start[], etext[];
 
 static volatile uintptr_t tramp;  /* the runtime's exit trampoline, as victim saw it */
-#ifdef PATCHED_GOT
-extern void PATCHED_GOT(void);
-static uintptr_t got_at_start;
-#endif
 
 NOINLINE long leaf(long x) {
   __asm__ volatile("" ::: "memory");
@@ -54,33 +49,26 @@ NOINLINE long victim(long i) {
   return leaf(i) % 1000003;
 }
 
-UNTRACED static uintptr_t got_word(void) {
-#ifdef PATCHED_GOT
-  uintptr_t p;
-#define STR2(x) #x
-#define STR(x) STR2(x)
-  __asm__ volatile("mov " STR(PATCHED_GOT) "@GOTPCREL(%%rip), %0" : "=r"(p));
-  return p;
-#else
-  return 0;
-#endif
-}
-
-/* Whether the attach's patch is still in place. */
-UNTRACED static int patched(void) {
-#ifdef PATCHED_GOT
-  return got_word() != got_at_start;
-#else
-  return *(const volatile uint8_t*)(void*)victim == PATCHED_FIRST;
-#endif
-}
-
 /* System calls of its own: in the --patch build a call into libc goes through a
  * library-call probe, which the handler should not run. */
 UNTRACED static long raw_syscall3(long nr, long a, long b, long c) {
   long ret;
   __asm__ volatile("syscall" : "=a"(ret) : "0"(nr), "D"(a), "S"(b), "d"(c) : "rcx", "r11", "memory");
   return ret;
+}
+
+/* Waits up to 60 s for a signal that never comes: returns at once when a ptrace stop
+ * interrupts it (EINTR), as the detach's first stop does. */
+UNTRACED static void until_stopped(void) {
+  uint64_t set = 1ull << (SIGUSR2 - 1);
+  struct timespec limit = {60, 0};
+  register long size __asm__("r10") = 8;
+  long ret;
+  __asm__ volatile("syscall"
+                   : "=a"(ret)
+                   : "0"((long)SYS_rt_sigtimedwait), "D"(&set), "S"(0L), "d"(&limit), "r"(size)
+                   : "rcx", "r11", "memory");
+  (void)ret;
 }
 
 UNTRACED static void nap_ms(long ms) {
@@ -102,15 +90,12 @@ UNTRACED static int is_catch(const ucontext_t* uc) {
 UNTRACED static void on_catch(ucontext_t* uc) {
   (void)uc;
   say("caught\n");
-  for (int i = 0; patched() && i < 120000; ++i) nap_ms(1);  /* until the detach begins */
+  until_stopped(); /* until the detach begins */
 }
 
 UNTRACED int main(int argc, char** argv) {
   const int free_run = argc > 1 && strcmp(argv[1], "free") == 0;
   setvbuf(stdout, NULL, _IONBF, 0);
-#ifdef PATCHED_GOT
-  got_at_start = got_word();
-#endif
   install_trap_handler();
   printf("ready\n");
   long sum = 0;

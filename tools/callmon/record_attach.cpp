@@ -201,10 +201,13 @@ int run_record_attach(const AttachRequest& rq) {
   if (const attach::UnwindFigures& u = begun->unwind; u.table)
     std::fprintf(stderr,
                  "callmon record: %u frame(s) open at the attach recorded as inherited (%u "
-                 "thread(s) unwound, deepest %u frames%s%s, %s)\n",
+                 "thread(s) unwound, deepest %u frames%s%s%s, %s)\n",
                  u.inherited, u.threads, u.deepest,
                  u.partial ? (", " + std::to_string(u.partial) + " stopped early").c_str() : "",
                  u.failed ? (", " + std::to_string(u.failed) + " not unwound").c_str() : "",
+                 u.throwing ? (", " + std::to_string(u.throwing) +
+                               " throwing an exception: its frames not inherited").c_str()
+                            : "",
                  ms(u.ns).c_str());
   else
     warn(cmd, "the threads' stacks could not be unwound: calls open at the attach are not "
