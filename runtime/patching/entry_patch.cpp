@@ -249,6 +249,24 @@ bool is_sanitizer_runtime(const char* path) {
   return false;
 }
 
+// Why a shared library is never patched, or nullptr.
+const char* refused_module(const char* path) {
+  if (is_own_ground(path))
+    return "libc and the dynamic loader are what the runtime's probes run on (memcpy, mmap, "
+           "write, thread and clock functions: a patched one would re-enter the probe), and "
+           "clone, vfork, setjmp, the signal return and the lazy-binding resolver must never "
+           "have their return redirected: not patched";
+  if (is_sanitizer_runtime(path))
+    return "a sanitizer's runtime intercepts the libc functions the runtime's probes call "
+           "(pthread_setcancelstate, malloc, mmap): a patched interceptor would re-enter the "
+           "probe: not patched";
+  if (is_exception_runtime(path))
+    return "the unwinder or the C++ runtime: the runtime's exception interposers call it "
+           "(_Unwind_*, __cxa_get_globals) while they put the real return addresses back, and "
+           "a throw through its own redirected frames lost a return: not patched";
+  return nullptr;
+}
+
 // Functions of the same machinery linked into another module (a static libgcc_eh, libsupc++).
 bool is_exception_function(const char* name) {
   return !strncmp(name, "_Unwind_", 8) || !strncmp(name, "__cxa_", 6) ||
@@ -395,28 +413,11 @@ int module_callback(dl_phdr_info* info, size_t, void* data) {
   for (int i = 0; i < m.exec_count; ++i)
     if (self >= m.exec[i].start && self < m.exec[i].end) return 0;  // libcallmon itself
   ModuleStats st;
-  if (info->dlpi_name && info->dlpi_name[0] && is_own_ground(path)) {
-    module_line("patch-module", st, path,
-                "libc and the dynamic loader are what the runtime's probes run on (memcpy, mmap, "
-                "write, thread and clock functions: a patched one would re-enter the probe), and "
-                "clone, vfork, setjmp, the signal return and the lazy-binding resolver must "
-                "never have their return redirected: not patched");
-    return 0;
-  }
-  if (info->dlpi_name && info->dlpi_name[0] && is_sanitizer_runtime(path)) {
-    module_line("patch-module", st, path,
-                "a sanitizer's runtime intercepts the libc functions the runtime's probes call "
-                "(pthread_setcancelstate, malloc, mmap): a patched interceptor would re-enter "
-                "the probe: not patched");
-    return 0;
-  }
-  if (info->dlpi_name && info->dlpi_name[0] && is_exception_runtime(path)) {
-    module_line("patch-module", st, path,
-                "the unwinder or the C++ runtime: the runtime's exception interposers call it "
-                "(_Unwind_*, __cxa_get_globals) while they put the real return addresses back, "
-                "and a throw through its own redirected frames lost a return: not patched");
-    return 0;
-  }
+  if (info->dlpi_name && info->dlpi_name[0])
+    if (const char* why = refused_module(path)) {
+      module_line("patch-module", st, path, why);
+      return 0;
+    }
   ModuleFunctions funcs(info, file);
   if (!funcs.ok()) {
     module_line("patch-module", st, path, funcs.error());

@@ -368,11 +368,13 @@ def case_filters(a, exe):
     expect(status == ref_status == 3, f"exit status {status}, without attach {ref_status}")
 
 
-def attached_requests(a, server, data, script, n):
-    """Attaches to `server` into `data`, sends `script` while attached, detaches; expects
-    both to succeed and returns the detach's stderr (`n` names the attach in messages)."""
+def attached_requests(a, server, data, script, n, hold=0.0):
+    """Attaches to `server` into `data`, waits `hold` seconds, sends `script` while attached,
+    detaches; expects both to succeed and returns the detach's stderr (`n` names the attach
+    in messages)."""
     att = Attach(a.callmon, server.pid, data)
     expect("attached to process" in att.first, f"attach {n}: {att.first.strip()}")
+    time.sleep(hold)
     for line in script:
         server.request(line)
     status, err = att.stop()
@@ -858,13 +860,8 @@ def case_throwing(a, exe):
     between met the redirected returns: std::terminate)."""
     s = Server(exe)
     for n in range(3):
-        data = os.path.join(a.work, f"{os.path.basename(exe)}.throwing{n}")
-        att = Attach(a.callmon, s.pid, data)
-        expect("attached to process" in att.first, f"attach {n}: {att.first.strip()}")
-        time.sleep(1.0)
-        s.request("R")
-        status, err = att.stop()
-        expect(status == 0 and "detached" in err, f"detach {n}: {status} {err.strip()}")
+        attached_requests(a, s, os.path.join(a.work, f"{os.path.basename(exe)}.throwing{n}"),
+                          ["R"], n, hold=1.0)
     out, status = s.finish()
     want = "ready\n" + "ok\n" * 3 + "caught in every thread: yes\n"
     expect((out, status) == (want, 5), f"output {out!r}, status {status}")
