@@ -188,8 +188,7 @@ CALLMON_XRAY_BODY XrayExitDone callmon_xray_exit_body(void* this_fn, void* /*cal
 // of the thread is active, the frame is not the innermost): then its exit is recorded
 // here, before the tail call.
 CALLMON_XRAY_BODY XrayExitDone callmon_xray_tail_body(void* this_fn, void* call_site,
-                                                     uint64_t ticks, uintptr_t sp,
-                                                     const uint64_t* /*saved: nullptr*/) {
+                                                     uint64_t ticks, uintptr_t sp) {
   ThreadState* s = t_state;
   uintptr_t fn = reinterpret_cast<uintptr_t>(this_fn);
   auto* slot = reinterpret_cast<uintptr_t*>(sp + 16);  // the function's return address

@@ -11,7 +11,7 @@
  * the -finstrument-functions mode (hooks_cyg.cpp), with its frame rules:
  *     callmon_xray_enter_body(fn, call_site, ticks, sp, saved)   (hooks_xray.cpp)
  *     callmon_xray_exit_body(fn, call_site, ticks, sp, saved)
- *     callmon_xray_tail_body(fn, call_site, ticks, sp, 0)
+ *     callmon_xray_tail_body(fn, call_site, ticks, sp)
  * with `sp` the function's stack pointer at its entry minus 16 (the same value at the entry,
  * at every exit and at a tail call, which is what the exit matches the frame by) and `saved`
  * the trampoline's save area: the argument registers at the entry, where -A finds them, the
@@ -62,7 +62,7 @@
 .endm
 
 /* The exit hook's call for an exit whose function's entry %rsp - 16 is `sp_off`(%rbp), with
- * `saved` (an instruction setting r8: the return values' save area, or 0); under
+ * `saved` (an instruction setting r8 to the return values' save area, or nothing); under
  * the fenced clock with the burst check cyg_hooks.S makes too (frame.inc's EXIT_BURST_CHECK:
  * the body returns the EXIT's time in rax, 0 if none, and &covered_exit in rdx). */
 .macro	XRAY_CALL_EXIT sp_off, body, saved:vararg
@@ -141,7 +141,7 @@ callmon_xray_tail:
 	subq	$192, %rsp
 	andq	$-16, %rsp
 	ARGS_STORE
-	XRAY_CALL_EXIT 0, callmon_xray_tail_body, xorl %r8d, %r8d
+	XRAY_CALL_EXIT 0, callmon_xray_tail_body
 	ARGS_LOAD
 	FRAME_LEAVE
 	ret
