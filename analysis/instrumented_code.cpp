@@ -36,6 +36,12 @@ struct Section {
   Elf_Data* data;  // nullptr for SHT_NOBITS or when unreadable
 };
 
+// A function symbol, and whether it calls a probe or holds a listed sled.
+struct Candidate {
+  InstrumentedFunction f;
+  bool instrumented = false;
+};
+
 class Scanner {
  public:
   explicit Scanner(Elf* elf) : elf_(elf) {
@@ -57,8 +63,7 @@ class Scanner {
     bool has_symtab = std::any_of(sections_.begin(), sections_.end(), [](const Section& s) {
       return s.hdr.sh_type == SHT_SYMTAB;
     });
-    std::vector<InstrumentedFunction> all;
-    std::vector<bool> calls;  // all[i] calls a probe
+    std::vector<Candidate> all;
     for (size_t i = 0; i < sections_.size(); ++i) {
       const Section& s = sections_[i];
       if (s.hdr.sh_type != (has_symtab ? SHT_SYMTAB : SHT_DYNSYM) || s.data == nullptr)
@@ -67,22 +72,19 @@ class Scanner {
         if (GELF_ST_TYPE(sym.st_info) != STT_FUNC || sym.st_shndx == SHN_UNDEF ||
             sym.st_shndx >= SHN_LORESERVE || sym.st_size == 0 || is_probe(name))
           return;
-        all.push_back({sym.st_value, sym.st_size, name});
-        calls.push_back(!targets_.empty() || !slots_.empty() ? calls_probe(sym) : false);
+        all.push_back({{sym.st_value, sym.st_size, name},
+                       (!targets_.empty() || !slots_.empty()) && calls_probe(sym)});
       });
     }
-    std::vector<size_t> order(all.size());
-    for (size_t i = 0; i < order.size(); ++i) order[i] = i;
-    std::sort(order.begin(), order.end(), [&](size_t a, size_t b) {
-      return all[a].vaddr != all[b].vaddr ? all[a].vaddr < all[b].vaddr : all[a].name < all[b].name;
+    std::sort(all.begin(), all.end(), [](const Candidate& a, const Candidate& b) {
+      return a.f.vaddr != b.f.vaddr ? a.f.vaddr < b.f.vaddr : a.f.name < b.f.name;
     });
-    std::vector<bool> sled(all.size());
-    mark_sled_functions(all, order, sites, &sled);
+    mark_sled_functions(sites, &all);
     std::vector<InstrumentedFunction> out;
-    for (size_t i : order) {
-      if (!calls[i] && !sled[i]) continue;
-      if (!out.empty() && out.back().vaddr == all[i].vaddr) continue;  // one per address
-      out.push_back(std::move(all[i]));
+    for (Candidate& c : all) {
+      if (!c.instrumented) continue;
+      if (!out.empty() && out.back().vaddr == c.f.vaddr) continue;  // one per address
+      out.push_back(std::move(c.f));
     }
     return out;
   }
@@ -198,21 +200,18 @@ class Scanner {
     return sites;
   }
 
-  // Marks (`sled`) the functions of `all` (`order`: sorted by address) whose bytes hold a
+  // Marks instrumented the functions of `all` (sorted by address) whose bytes hold a
   // site. A sled before its function's symbol (-fpatchable-function-entry=N,M with M > 0)
   // marks none: the runtime leaves those unpatched (sled_entry_check.hpp), so they could
   // not have been recorded.
-  static void mark_sled_functions(const std::vector<InstrumentedFunction>& all,
-                                  const std::vector<size_t>& order,
-                                  const std::vector<uint64_t>& sites, std::vector<bool>* sled) {
+  static void mark_sled_functions(const std::vector<uint64_t>& sites, std::vector<Candidate>* all) {
+    std::vector<Candidate>& fs = *all;
     size_t k = 0;  // the first function starting after the site
     for (uint64_t site : sites) {
-      while (k < order.size() && all[order[k]].vaddr <= site) ++k;
+      while (k < fs.size() && fs[k].f.vaddr <= site) ++k;
       // The last function starting at or before it, and its aliases.
-      for (size_t j = k; j-- > 0 && all[order[j]].vaddr == all[order[k - 1]].vaddr;) {
-        const InstrumentedFunction& f = all[order[j]];
-        if (site < f.vaddr + f.size) (*sled)[order[j]] = true;
-      }
+      for (size_t j = k; j-- > 0 && fs[j].f.vaddr == fs[k - 1].f.vaddr;)
+        if (site < fs[j].f.vaddr + fs[j].f.size) fs[j].instrumented = true;
     }
   }
 
