@@ -30,6 +30,7 @@
 #include "tools/callmon/program_elf.hpp"
 #include "tools/callmon/privileged_program.hpp"
 #include "tools/callmon/program_launch.hpp"
+#include "tools/callmon/tsc_clock.hpp"
 #include "tools/callmon/record_attach.hpp"
 #include "tools/callmon/sched_recorder.hpp"
 #include "tools/callmon/select_service.hpp"

@@ -15,6 +15,7 @@
 #include "tools/callmon/monitor_launch.hpp"
 #include "tools/callmon/privileged_program.hpp"
 #include "tools/callmon/program_launch.hpp"
+#include "tools/callmon/tsc_clock.hpp"
 #include "tools/callmon/patch_options.hpp"
 
 namespace callmon::tools {

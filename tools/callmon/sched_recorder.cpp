@@ -25,7 +25,7 @@
 #include "callmon/format/sched.hpp"
 #include "format/file_mode.hpp"
 #include "monitor/proc_tasks.hpp"
-#include "tools/callmon/program_launch.hpp"
+#include "tools/callmon/tsc_clock.hpp"
 
 namespace callmon::tools {
 
@@ -274,12 +274,16 @@ const std::string& SchedRecorder::unavailable() const { return state_->unavailab
 std::unique_ptr<SchedRecorder> SchedRecorder::start(pid_t pid, const std::string& path) {
   return begin_recording(path, [pid](State& s) {
     long cpus = sysconf(_SC_NPROCESSORS_CONF);
+    int skipped = ENODEV;
     for (int cpu = 0; cpu < cpus; ++cpu) {
       int err = s.open_ring(pid, cpu);
-      if (err == ENODEV || err == EINVAL) continue;  // an offline CPU
+      if (err == ENODEV || err == EINVAL) {  // an offline CPU
+        skipped = err;
+        continue;
+      }
       if (err != 0) return err;
     }
-    return 0;
+    return s.rings.empty() ? skipped : 0;
   });
 }
 
@@ -288,6 +292,7 @@ std::unique_ptr<SchedRecorder> SchedRecorder::attach(pid_t pid, const std::strin
     long cpus = sysconf(_SC_NPROCESSORS_CONF);
     std::vector<int> ring_of(static_cast<size_t>(cpus > 0 ? cpus : 0), -1);  // by CPU
     std::set<pid_t> done;
+    int skipped = ENODEV;  // why nothing was opened, if nothing was
     // A thread created between the listing and the opening of its creator's events has no
     // event yet: list again until a listing finds nothing new (its creator's `inherit`
     // covers every thread created after that).
@@ -300,6 +305,7 @@ std::unique_ptr<SchedRecorder> SchedRecorder::attach(pid_t pid, const std::strin
           int& ring = ring_of[static_cast<size_t>(cpu)];
           size_t before = s.rings.size();
           int err = s.open_ring(tid, cpu, true, ring);
+          if (err == ESRCH || err == ENODEV || err == EINVAL) skipped = err;
           if (err == ESRCH) break;                        // the thread ended meanwhile
           if (err == ENODEV || err == EINVAL) continue;   // an offline CPU
           if (err != 0) return err;
@@ -308,7 +314,7 @@ std::unique_ptr<SchedRecorder> SchedRecorder::attach(pid_t pid, const std::strin
       }
       if (!added) break;
     }
-    return 0;
+    return s.rings.empty() ? skipped : 0;
   });
 }
 
@@ -328,7 +334,7 @@ std::unique_ptr<SchedRecorder> SchedRecorder::begin_recording(
     return std::unique_ptr<SchedRecorder>(new SchedRecorder(std::move(s)));
   }
   int refused = open_rings(*s);
-  if (refused || s->rings.empty()) {
+  if (refused) {
     for (int fd : s->redirected) close(fd);
     s->redirected.clear();
     for (State::Ring& r : s->rings) {
@@ -336,7 +342,10 @@ std::unique_ptr<SchedRecorder> SchedRecorder::begin_recording(
       close(r.fd);
     }
     s->rings.clear();
-    s->unavailable = refusal(refused ? refused : ENODEV);
+    // ESRCH: every thread ended before its event was opened. That is no refusal; the
+    // attach's caller says the process ended.
+    s->unavailable = refused == ESRCH ? "the process ended before its threads could be watched"
+                                      : refusal(refused);
     s->write_header(format::SchedStatus::kUnavailable);
     return std::unique_ptr<SchedRecorder>(new SchedRecorder(std::move(s)));
   }

@@ -50,7 +50,7 @@ class SchedRecorder {
  private:
   explicit SchedRecorder(std::unique_ptr<State> state);
   // What start() and attach() share: the file, `open_rings` (opens the events, returns the
-  // errno of a refusal or 0), the drain thread.
+  // errno of a refusal, or of why nothing could be opened, or 0), the drain thread.
   static std::unique_ptr<SchedRecorder> begin_recording(
       const std::string& path, const std::function<int(State&)>& open_rings);
   std::unique_ptr<State> state_;
