@@ -104,9 +104,11 @@ bool copy_str(char* dst, size_t cap, const char* src) {
 }
 
 const char* env_get(const char* name) {
-  // libc sets `environ` in its own initialisation: a hook in .preinit_array code (or an
-  // ifunc resolver) runs before it, and finds the variables on the initial stack.
-  if (!environ) return start_env_get(name);
+  // callmon's own variables are read as the process started with them: the runtime takes
+  // them out of `environ` at start-up (hide_callmon_env, child_env.hpp), and libc sets
+  // `environ` only in its own initialisation, which a hook in .preinit_array code (or an
+  // ifunc resolver) runs before.
+  if (!environ || strncmp(name, "CALLMON_", 8) == 0) return start_env_get(name);
   start_env_capture();  // the first reader keeps them before the program can change them
   size_t n = strlen(name);
   for (char** e = environ; e && *e; ++e) {

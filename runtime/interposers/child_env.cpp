@@ -6,6 +6,8 @@
 
 #include <dlfcn.h>
 
+#include <unistd.h>
+
 #include "runtime/recording/process.hpp"
 #include "runtime/core/runtime_scope.hpp"
 #include "runtime/core/start_env.hpp"
@@ -142,6 +144,35 @@ char** child_env(char* const envp[], char** out, char* scratch) {
   }
   out[n] = nullptr;
   return out;
+}
+
+void hide_callmon_env() {
+  if (!child_env_wanted() || !environ) return;
+  const char* self = self_path();
+  const char* first = start_env_get("CALLMON_PRELOAD_FIRST");
+  static char preload[4096];
+  char** kept = environ;
+  for (char** e = environ; *e; ++e) {
+    if (has_prefix(*e, "CALLMON_")) continue;
+    if (has_name(*e, "LD_PRELOAD") && self[0]) {
+      const char* value = *e + 11;
+      if (first && first[0] && has_prefix(value, first) && value[name_len(first)] == ':')
+        value += name_len(first) + 1;
+      if (has_prefix(value, self) && (value[name_len(self)] == ':' || !value[name_len(self)])) {
+        value += name_len(self);
+        if (*value == ':') ++value;
+        if (!*value) continue;  // nothing of the program's own
+        LineBuf b(preload, sizeof preload);
+        b.str("LD_PRELOAD=").str(value);
+        if (b.size() + 1 < sizeof preload) {
+          *kept++ = preload;
+          continue;
+        }
+      }
+    }
+    *kept++ = *e;
+  }
+  *kept = nullptr;
 }
 
 }  // namespace callmon::rt

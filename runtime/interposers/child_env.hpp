@@ -28,6 +28,17 @@ char** child_env(char* const envp[], char** out, char* scratch);
 // a vfork child must not). Called from the runtime's constructor.
 void child_env_prepare();
 
+// Takes callmon's variables out of the program's `environ`, so that it sees the environment
+// it would have without callmon (`env` prints the same lines): every CALLMON_* entry, and
+// libcallmon.so (with the library callmon put before it, CALLMON_PRELOAD_FIRST) out of
+// LD_PRELOAD, which goes when nothing of the program's own is left in it. Only in a process
+// that passes them on (child_env_wanted): the exec and spawn wrappers put them back in the
+// environment of each program it starts, from the start-up environment. Called once from
+// the runtime's constructor, after start_env_capture and child_env_prepare, while the
+// program has no thread of its own (libc's setenv would take its lock; the array is
+// compacted in place as unsetenv does).
+void hide_callmon_env();
+
 // Entries in `envp`.
 size_t env_count(char* const envp[]);
 

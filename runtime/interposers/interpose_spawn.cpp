@@ -10,6 +10,7 @@
 #include <signal.h>
 #include <spawn.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -71,12 +72,31 @@ bool environ_complete() {
 // asks of it (SIGINT and SIGQUIT ignored and SIGCHLD blocked in the caller while the
 // command runs; the child starts with the caller's dispositions and mask), through
 // posix_spawn with the child's environment.
+// Calls running at once share the ignoring, as glibc's do: the first sets it up and keeps
+// the dispositions it replaced, the last puts them back (each restoring its own would leave
+// SIGINT ignored when two overlap).
+int g_system_lock = 0;
+int g_system_running = 0;
+struct sigaction g_system_int, g_system_quit;
+
+void lock_system() {
+  while (__atomic_exchange_n(&g_system_lock, 1, __ATOMIC_ACQUIRE)) sched_yield();
+}
+void unlock_system() { __atomic_store_n(&g_system_lock, 0, __ATOMIC_RELEASE); }
+
 int system_with_env(const char* command) {
-  struct sigaction ignore = {}, old_int, old_quit;
-  ignore.sa_handler = SIG_IGN;
-  sigemptyset(&ignore.sa_mask);
-  sigaction(SIGINT, &ignore, &old_int);
-  sigaction(SIGQUIT, &ignore, &old_quit);
+  struct sigaction old_int, old_quit;
+  lock_system();
+  if (g_system_running++ == 0) {
+    struct sigaction ignore = {};
+    ignore.sa_handler = SIG_IGN;
+    sigemptyset(&ignore.sa_mask);
+    sigaction(SIGINT, &ignore, &g_system_int);
+    sigaction(SIGQUIT, &ignore, &g_system_quit);
+  }
+  old_int = g_system_int;
+  old_quit = g_system_quit;
+  unlock_system();
   sigset_t chld, old_mask;
   sigemptyset(&chld);
   sigaddset(&chld, SIGCHLD);
@@ -108,8 +128,12 @@ int system_with_env(const char* command) {
   } else {
     status = 127 << 8;  // as glibc's: the shell could not be run
   }
-  sigaction(SIGINT, &old_int, nullptr);
-  sigaction(SIGQUIT, &old_quit, nullptr);
+  lock_system();
+  if (--g_system_running == 0) {
+    sigaction(SIGINT, &old_int, nullptr);
+    sigaction(SIGQUIT, &old_quit, nullptr);
+  }
+  unlock_system();
   sigprocmask(SIG_SETMASK, &old_mask, nullptr);
   if (err != 0) errno = err;
   return status;
@@ -126,14 +150,14 @@ CALLMON_EXPORT int system(const char* command) {
 namespace {
 
 // The streams popen_with_env opened, with their children, for pclose (glibc's pclose only
-// knows its own). Fixed size, no allocation; a spin lock, as popen is not async-signal-safe
-// anyway.
+// knows its own): a list as long as the program keeps streams open, under a spin lock
+// (popen is not async-signal-safe anyway).
 struct OwnPopen {
   FILE* stream;
   pid_t pid;
+  OwnPopen* next;
 };
-constexpr int kOwnPopens = 64;
-OwnPopen g_popens[kOwnPopens];
+OwnPopen* g_popens = nullptr;
 int g_popen_lock = 0;
 
 void lock_popens() {
@@ -161,9 +185,17 @@ FILE* popen_with_env(const char* command, const char* mode) {
   posix_spawn_file_actions_init(&actions);
   // dup2 onto the fd it already is clears close-on-exec (glibc 2.29 on).
   posix_spawn_file_actions_adddup2(&actions, theirs, reading ? 1 : 0);
+  auto* own = static_cast<OwnPopen*>(malloc(sizeof(OwnPopen)));
+  if (!own) {
+    posix_spawn_file_actions_destroy(&actions);
+    close(mine);
+    close(theirs);
+    errno = ENOMEM;
+    return nullptr;
+  }
   lock_popens();
-  for (const OwnPopen& p : g_popens)
-    if (p.stream) posix_spawn_file_actions_addclose(&actions, fileno(p.stream));
+  for (const OwnPopen* p = g_popens; p; p = p->next)
+    posix_spawn_file_actions_addclose(&actions, fileno(p->stream));
   unlock_popens();
   char sh[] = "sh", dash_c[] = "-c", dashes[] = "--";
   char* argv[] = {sh, dash_c, dashes, const_cast<char*>(command), nullptr};
@@ -173,6 +205,7 @@ FILE* popen_with_env(const char* command, const char* mode) {
   posix_spawn_file_actions_destroy(&actions);
   close(theirs);
   if (err != 0) {
+    free(own);
     close(mine);
     errno = err;
     return nullptr;
@@ -181,19 +214,17 @@ FILE* popen_with_env(const char* command, const char* mode) {
   FILE* f = fdopen(mine, reading ? "r" : "w");
   if (!f) {
     int e = errno;
+    free(own);
     close(mine);
     while (waitpid(pid, nullptr, 0) < 0 && errno == EINTR) {
     }
     errno = e;
     return nullptr;
   }
+  *own = {f, pid, nullptr};
   lock_popens();
-  for (OwnPopen& p : g_popens) {
-    if (!p.stream) {
-      p = {f, pid};
-      break;
-    }
-  }
+  own->next = g_popens;
+  g_popens = own;
   unlock_popens();
   return f;
 }
@@ -210,10 +241,12 @@ CALLMON_EXPORT int pclose(FILE* stream) {
   resolve_real_functions();
   pid_t pid = 0;
   lock_popens();
-  for (OwnPopen& p : g_popens) {
-    if (stream && p.stream == stream) {
-      pid = p.pid;
-      p = {nullptr, 0};
+  for (OwnPopen** p = &g_popens; *p; p = &(*p)->next) {
+    if (stream && (*p)->stream == stream) {
+      OwnPopen* gone = *p;
+      pid = gone->pid;
+      *p = gone->next;
+      free(gone);
       break;
     }
   }

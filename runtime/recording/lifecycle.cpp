@@ -136,6 +136,7 @@ __attribute__((constructor(101))) static void callmon_runtime_init() {
   RuntimeScope rs;
   start_env_capture();  // before the program's constructors can change its environment
   child_env_prepare();  // libcallmon.so's path, found now rather than in a vfork child
+  hide_callmon_env();   // the program sees its own environment, as without callmon
   exec_wrappers_init();
   resolve_real_functions();
   pg_setup_forwarding();

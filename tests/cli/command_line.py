@@ -188,6 +188,26 @@ def main():
               r.returncode == 0 and "Usage:" in r.stdout and "{false}" not in r.stdout,
               r.stdout[-800:] + r.stderr)
 
+    # The program's environment is the one it has without callmon: no CALLMON_* variable,
+    # no libcallmon.so in LD_PRELOAD, and `_` (the shell's "command run") naming the program,
+    # not callmon. Started from bash, which sets `_`; a user's own LD_PRELOAD is kept.
+    env = {k: v for k, v in os.environ.items() if not k.startswith("CALLMON_")}
+    env["LD_PRELOAD"] = "libm.so.6"
+    for cmd, extra in (("record", ["-o", "env.data"]), ("trace", ["-o", "env.trace"])):
+        alone = subprocess.run(["bash", "-c", "env"], cwd=w, env=env, capture_output=True,
+                               text=True, timeout=60)
+        under = subprocess.run(["bash", "-c", '"$0" "$@"', a.callmon, cmd, *extra, "--", "env"],
+                               cwd=w, env=env, capture_output=True, text=True, timeout=60)
+        got, want_env = sorted(under.stdout.splitlines()), sorted(alone.stdout.splitlines())
+        check(f"{cmd} -- env: prints what env prints alone",
+              under.returncode == 0 and got == want_env and "_=" + shutil.which("env") in got,
+              f"only under callmon: {sorted(set(got) - set(want_env))}, only alone: "
+              f"{sorted(set(want_env) - set(got))} {under.stderr[-300:]}")
+        under = subprocess.run([a.callmon, cmd, *extra, "--", "env", "-i", "A=1", "env"], cwd=w,
+                               env=env, capture_output=True, text=True, timeout=60)
+        check(f"{cmd} -- env -i A=1 env: prints A=1 only",
+              under.returncode == 0 and under.stdout == "A=1\n", under.stdout + under.stderr)
+
     return summary()
 
 

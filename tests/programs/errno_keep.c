@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "fixture.h"
+#include "start_env.h"
 
 COUNTED int read_errno(void) { return errno; }
 
@@ -18,7 +19,7 @@ COUNTED int read_errno(void) { return errno; }
 NOT_INSTRUMENTED static void* thread_main(void* arg) {
   (void)arg;
   char taken[4096] = "";
-  const char* dir = getenv("CALLMON_DIR");
+  const char* dir = start_env_var("CALLMON_DIR");
   if (dir) {
     snprintf(taken, sizeof taken, "%s/%d.0.%d.events", dir, (int)getpid(), (int)gettid());
     close(open(taken, O_CREAT | O_WRONLY, 0644));

@@ -16,6 +16,8 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "start_env.h"
+
 #define NOINLINE __attribute__((noinline))
 #define NOINST __attribute__((no_instrument_function))
 
@@ -66,7 +68,7 @@ NOINLINE static void names(const char* dir, long tid, int take) {
 }
 
 int main(void) {
-  const char* dir = getenv("CALLMON_DIR");
+  const char* dir = start_env_var("CALLMON_DIR");
   for (int w = 0; w < 2; ++w) {
     __atomic_store_n(&worker_tid, 0, __ATOMIC_RELEASE);
     __atomic_store_n(&files_blocked, 0, __ATOMIC_RELEASE);

@@ -48,10 +48,13 @@ except OSError:
 print("silent held %.1f" % (time.monotonic() - t0))
 '''
 
-# Run under callmon record: asks with the key of its own CALLMON_SELECT.
+# Run under callmon record: asks with the key of its own CALLMON_SELECT, read where the
+# runtime reads it, in the environment the process started with (the runtime takes its
+# variables out of `environ`, so the program's os.environ lacks it).
 ASKER = r'''
 import os, socket, struct, sys
-service = os.environ.get("CALLMON_SELECT", "")[1:]
+start_env = dict(e.split("=", 1) for e in open("/proc/self/environ").read().split("\0") if "=" in e)
+service = start_env.get("CALLMON_SELECT", "")[1:]
 name, _, key = service.partition("#")
 def ask(path):
     path = path.encode()

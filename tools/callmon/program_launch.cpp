@@ -69,6 +69,20 @@ Result<std::string> resolve_program(const std::string& name) {
   return Error{name + ": command not found in PATH"};
 }
 
+namespace {
+
+// A shell gives each command it runs that command's path in `_`: callmon's, when it ran
+// callmon. The program gets its own path there, as the shell would have given it.
+void put_program_in_underscore(std::vector<std::string>& env, const std::string& path) {
+  for (std::string& e : env) {
+    std::error_code ec;
+    if (e.rfind("_=", 0) == 0 && std::filesystem::equivalent(e.substr(2), "/proc/self/exe", ec))
+      e = "_=" + path;
+  }
+}
+
+}  // namespace
+
 Result<ChildExit> run_program(const std::string& path, const std::vector<std::string>& args,
                               const std::vector<std::string>& env,
                               const std::function<void(pid_t)>& before_exec) {
@@ -77,6 +91,7 @@ Result<ChildExit> run_program(const std::string& path, const std::vector<std::st
   argv.push_back(nullptr);
   std::vector<std::string> env_first = env;  // an ASan build needs its runtime first
   put_first_library(env_first, path);
+  put_program_in_underscore(env_first, path);
   for (auto& e : env_first) envp.push_back(const_cast<char*>(e.c_str()));
   envp.push_back(nullptr);
 

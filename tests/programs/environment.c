@@ -1,0 +1,88 @@
+/* The environment a recorded program sees is the one it has without callmon: no CALLMON_*
+ * variable and no libcallmon.so in LD_PRELOAD (the runtime takes them out of `environ` and
+ * the exec and spawn wrappers put them back for the programs it starts). That sends every
+ * system() and popen() through the runtime's own versions (interpose_spawn.cpp), so this
+ * also checks what those must keep of glibc's: two system() calls overlapping in two
+ * threads leave the program's SIGINT handler in place (the first one started ignores SIGINT,
+ * the last one to end puts the handler back), and 70 popen() streams open at once all
+ * close with their own child's status. Then it execs itself with `environ`, which lacks
+ * callmon's variables: the child is recorded all the same and sees none either.
+ *
+ * Prints the same with and without callmon. */
+#define _GNU_SOURCE
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "fixture.h"
+
+extern char** environ;
+
+COUNTED int callmon_entries(void) {
+  int n = 0;
+  for (char** e = environ; *e; e++)
+    if (strncmp(*e, "CALLMON_", 8) == 0 || strstr(*e, "libcallmon")) n++;
+  return n;
+}
+
+static void on_int(int sig) { (void)sig; }
+
+NOT_INSTRUMENTED static void* late_system(void* arg) {
+  (void)arg;
+  usleep(100000);
+  return (void*)(long)system("sleep 0.4");
+}
+
+/* A starts, B starts, A ends, B ends. */
+COUNTED int overlapping_systems(void) {
+  pthread_t b;
+  pthread_create(&b, NULL, late_system, NULL);
+  int a = system("sleep 0.3");
+  void* rb;
+  pthread_join(b, &rb);
+  struct sigaction now;
+  sigaction(SIGINT, NULL, &now);
+  return a == 0 && rb == 0 && now.sa_handler == on_int;
+}
+
+COUNTED int many_popens(int n) {
+  FILE* f[100];
+  for (int i = 0; i < n; i++) {
+    char cmd[64];
+    snprintf(cmd, sizeof cmd, "echo %d; exit %d", i, i % 7);
+    if (!(f[i] = popen(cmd, "r"))) return -1;
+  }
+  int right = 0;
+  for (int i = n - 1; i >= 0; i--) {
+    int got = -1;
+    if (fscanf(f[i], "%d", &got) != 1) got = -1;
+    int status = pclose(f[i]);
+    right += got == i && WIFEXITED(status) && WEXITSTATUS(status) == i % 7;
+  }
+  return right;
+}
+
+int main(int argc, char** argv) {
+  if (argc > 1) {
+    printf("child: callmon entries %d\n", callmon_entries());
+    return 0;
+  }
+  printf("callmon entries %d\n", callmon_entries());
+  const char* preload = getenv("LD_PRELOAD");
+  printf("LD_PRELOAD %s\n", preload ? preload : "unset");
+  signal(SIGINT, on_int);
+  printf("SIGINT handler kept across overlapping system(): %s\n",
+         overlapping_systems() ? "yes" : "no");
+  printf("popen streams closed right: %d of 70\n", many_popens(70));
+  fflush(stdout);
+  char self[4096];
+  ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+  if (n <= 0) return 1;
+  self[n] = 0;
+  execv(self, (char*[]){self, "child", NULL});
+  return 2;
+}
