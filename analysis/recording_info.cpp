@@ -89,6 +89,8 @@ Result<RecordingInfo> gather_info(const format::Recording& rec, const ProgressFn
     pi.pg_trampolines = meta.pg_trampolines;
     pi.pg_left = meta.pg_left;
     pi.own_unwinder_left = meta.own_unwinder_left;
+    if (meta.sandboxed_ticks) pi.sandboxed_ns = meta.ticks_to_ns(*meta.sandboxed_ticks);
+    pi.sandbox = meta.sandbox;
     pi.patching = meta.patched_modules;
     pi.dlmopen_modules = meta.dlmopen_modules;
     pi.dlmopen_recorded = meta.dlmopen_recorded;
@@ -167,7 +169,10 @@ Result<RecordingInfo> gather_info(const format::Recording& rec, const ProgressFn
         info.problems.push_back(fmt::format(
             "thread {} of process {} was cut with {} call(s) open ({})", ti.tid, pi.key,
             ti.left_open,
-            rec.session && rec.session->exit_signal
+            meta.sandboxed_ticks
+                ? std::string("its process installed a seccomp filter, after which callmon "
+                              "writes nothing more")
+            : rec.session && rec.session->exit_signal
                 ? fmt::format("the program was killed by signal {}", *rec.session->exit_signal)
                 : std::string("the recording did not finish: killed, or callmon was")));
       }

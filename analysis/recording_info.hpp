@@ -91,6 +91,10 @@ struct ProcessInfo {
   int64_t pg_trampolines = -1;   // -pg functions given trampolines; -1: no line
   uint64_t pg_left = 0;          // -pg functions that keep their call of mcount
   std::vector<std::string> own_unwinder_left;  // left out for the program's own unwinder
+  // When it installed a seccomp filter (ns of the process clock) and which mode; after it
+  // the runtime made no system call (its threads' recordings end as their files filled).
+  std::optional<double> sandboxed_ns;
+  std::string sandbox;
   // Entry patching (record --patch): the modules looked at, what was patched and refused.
   std::vector<format::PatchedModule> patching;
   // Instrumented modules loaded with dlmopen into another namespace: not recorded.

@@ -15,9 +15,13 @@ std::string stopped_message(const format::ThreadReader& reader) {
   const format::ThreadFileHeader& h = reader.header();
   if (!(h.flags & format::kFlagStopped)) return "";
   std::string lost = h.lost_events > 0 ? fmt::format("{} event(s)", h.lost_events) : "the events";
-  return fmt::format("{}: the recording of thread {} stopped early (its file could not grow, "
-                     "e.g. a full disk); {} after that were not recorded",
-                     base_name(reader.path()), h.tid, lost);
+  const char* why = (h.flags & format::kFlagSandboxed)
+                        ? "its process had installed a seccomp filter, after which callmon "
+                          "makes no system call to grow it"
+                        : "its file could not grow, e.g. a full disk";
+  return fmt::format("{}: the recording of thread {} stopped early ({}); {} after that were not "
+                     "recorded",
+                     base_name(reader.path()), h.tid, why, lost);
 }
 
 std::vector<std::string> damage_messages(const format::ThreadReader& reader, uint64_t calls) {

@@ -7,8 +7,10 @@
 
 #include <algorithm>
 #include <cstddef>
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <utility>
 #include <vector>
 
 #include "attach/entry_move.hpp"
@@ -17,6 +19,8 @@
 #include "attach/thread_group.hpp"
 #include "attach/xray_leave.hpp"
 #include "callmon/attach_abi.hpp"
+#include "monitor/proc_status.hpp"
+#include "monitor/proc_tasks.hpp"
 
 namespace callmon::attach {
 namespace {
@@ -322,6 +326,38 @@ bool runtime_loaded(pid_t pid, const std::string& runtime) {
   return false;
 }
 
+// The "Seccomp" mode (0 none, 1 strict, 2 filter) and "Seccomp_filters" count (Linux 5.9
+// on; -1 before) of a thread.
+std::pair<int, long> seccomp_of(pid_t tid) {
+  std::vector<std::string> mode = monitor::proc_status_fields(tid, "Seccomp");
+  std::vector<std::string> count = monitor::proc_status_fields(tid, "Seccomp_filters");
+  return {mode.empty() ? 0 : std::atoi(mode[0].c_str()),
+          count.empty() ? -1 : std::atol(count[0].c_str())};
+}
+
+// A thread under a seccomp filter of its own (or strict mode) may be killed by the first
+// system call the loaded runtime makes that the filter does not allow (its files, mmap,
+// mprotect): the attach ended sshd's and browsers' sandboxed processes. Such a process is
+// refused whole, before anything is done to it; one recorded from its start stops
+// recording at its filter instead (docs/runtime.md, "Sandboxes"). The filters callmon runs
+// under itself (a container's, inherited by every process in it) let callmon's own system
+// calls through, which are the runtime's too: a thread with no more filters than callmon is
+// attached to.
+Status refuse_sandboxed(pid_t pid) {
+  const auto [own_mode, own_filters] = seccomp_of(getpid());
+  for (pid_t tid : monitor::list_tasks(pid)) {
+    const auto [mode, filters] = seccomp_of(tid);
+    const bool more = mode == 1 ||
+                      (mode == 2 && (own_mode != 2 || (filters >= 0 && filters > own_filters)));
+    if (more)
+      return Error{"process " + std::to_string(pid) + " runs under a seccomp " +
+                   (mode == 1 ? "strict mode" : "filter") + " (thread " + std::to_string(tid) +
+                   "), which could kill it for a system call of callmon's; not attached "
+                   "(record it from its start instead)"};
+  }
+  return ok_status();
+}
+
 }  // namespace
 
 Result<AttachFigures> attach_begin(pid_t pid, const std::string& runtime, const std::string& dir,
@@ -329,6 +365,7 @@ Result<AttachFigures> attach_begin(pid_t pid, const std::string& runtime, const 
   AttachFigures fig;
   const uint64_t t0 = now_ns();
   if (pid == getpid()) return Error{"process " + std::to_string(pid) + " is callmon itself"};
+  if (auto st = refuse_sandboxed(pid); !st) return Error{st.error()};
   ThreadGroup g;
   if (auto st = g.seize(pid); !st) return Error{st.error()};
   pid_t caller = g.pick_caller();

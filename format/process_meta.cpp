@@ -238,6 +238,15 @@ bool parse_record(ProcessMeta& m, std::string_view name, std::string_view rest,
   } else if (name == "dlmopen-recorded") {
     if (rest.empty()) return false;
     m.dlmopen_recorded.emplace_back(rest);
+  } else if (name == "sandboxed") {
+    // "sandboxed TICKS KIND"
+    const size_t space = rest.find(' ');
+    uint64_t ticks = 0;
+    if (space == std::string_view::npos || !parse_u64(rest.substr(0, space), ticks) ||
+        space + 1 >= rest.size())
+      return false;
+    m.sandboxed_ticks = ticks;
+    m.sandbox = rest.substr(space + 1);
   } else if (name == "untraced") {
     // "untraced TID WHY"
     const size_t space = rest.find(' ');

@@ -139,6 +139,11 @@ struct ProcessMeta {
   // `dlmopen-recorded` lines: modules of another link namespace whose calls were recorded
   // from the end of their load (their constructors' calls were not; docs/format.md).
   std::vector<std::string> dlmopen_recorded;
+  // The `sandboxed` line: the process installed a seccomp filter at this tick, and the
+  // runtime made no system call after it, so its threads' recordings end as their files
+  // filled ("seccomp-filter" or "seccomp-strict" in `sandbox`; docs/format.md).
+  std::optional<uint64_t> sandboxed_ticks;
+  std::string sandbox;
   // `untraced` lines: threads whose recording could not be set up (no event file could be
   // created, no memory), their thread id and why (docs/format.md).
   std::vector<std::pair<uint32_t, std::string>> untraced_threads;

@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <fmt/format.h>
 #include <map>
+#include <set>
 #include <string_view>
 #include <system_error>
 #include <tuple>
@@ -72,6 +73,10 @@ constexpr const char* kEmptyThreadFile =
     "empty: the thread's recording never began (its process was killed, or the disk was "
     "full, as it started)";
 
+constexpr const char* kEmptyProcessFile =
+    "empty: the process's recording never began (the disk was full, or the process was "
+    "killed, as it started)";
+
 struct PendingThread {
   uint64_t start_ticks, tid, restart;
   uint64_t entry_checked_ticks, entry_burst_ticks;
@@ -93,6 +98,8 @@ Result<Recording> open_recording(const std::string& dir) {
   std::vector<std::pair<std::string, PendingThread>> threads;
   bool have_session = false;
   std::string first_empty;  // the first thread file skipped as empty
+  std::string first_empty_meta;  // the first process file skipped as empty
+  std::set<std::string> empty_meta_keys;  // their threads go with them, said once
 
   std::vector<fs::path> entries;
   for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec))
@@ -111,6 +118,15 @@ Result<Recording> open_recording(const std::string& dir) {
         rec.warnings.push_back(fmt::format("{}: not a process file name (<pid>.<generation>"
                                            ".meta); skipped",
                                            p.string()));
+        continue;
+      }
+      // Empty: created, never written (a full disk, or the process killed as it set up).
+      // Nothing of the process can be read; the rest of the recording can.
+      if (std::error_code size_ec; fs::file_size(p, size_ec) == 0 && !size_ec) {
+        rec.warnings.push_back(fmt::format("{}: {}; process {} skipped", p.string(),
+                                           kEmptyProcessFile, key));
+        if (first_empty_meta.empty()) first_empty_meta = p.string();
+        empty_meta_keys.insert(key);
         continue;
       }
       Result<ProcessMeta> meta = read_process_meta(p.string());
@@ -150,6 +166,8 @@ Result<Recording> open_recording(const std::string& dir) {
       threads.emplace_back(std::move(key), std::move(t));
     }
   }
+  if (processes.empty() && !first_empty_meta.empty())
+    return Error{fmt::format("{}: {}", first_empty_meta, kEmptyProcessFile)};
   if (processes.empty())
     return Error{fmt::format("{}: not a callmon recording (no process files)", dir)};
   // Nothing but empty thread files: no thread recorded anything, which is an error, not an
@@ -165,6 +183,7 @@ Result<Recording> open_recording(const std::string& dir) {
   });
   for (auto& [key, t] : threads) {
     auto it = key_index.find(key);
+    if (it == key_index.end() && empty_meta_keys.count(key)) continue;
     if (it == key_index.end()) {
       rec.warnings.push_back(fmt::format("{}: no process file {}.meta for this thread file; "
                                          "skipped",

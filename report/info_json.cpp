@@ -134,6 +134,7 @@ std::string render_info_json(const analysis::RecordingInfo& info) {
     }
     // Only when the program carries its own unwinder (docs/reliability.md).
     if (!p.own_unwinder_left.empty()) pj["own_unwinder_left"] = p.own_unwinder_left;
+    if (p.sandboxed_ns) pj["sandboxed"] = {{"ns", *p.sandboxed_ns}, {"kind", p.sandbox}};
     // Only when the program dlmopen'ed an instrumented module: other files stay as they were.
     if (!p.dlmopen_modules.empty()) pj["dlmopen_modules"] = p.dlmopen_modules;
     if (!p.dlmopen_recorded.empty()) pj["dlmopen_recorded"] = p.dlmopen_recorded;

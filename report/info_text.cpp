@@ -191,6 +191,12 @@ std::string render_info_text(const analysis::RecordingInfo& info) {
       for (const format::PatchRefusal& r : m.refusals)
         out += fmt::format("      refused {} (0x{:x}): {}\n", r.name, r.address, r.reason);
     }
+    if (p.sandboxed_ns)
+      out += fmt::format("    {} installed at +{}: callmon made no system call after it, so each "
+                         "thread's recording ended as its file filled, and threads, processes "
+                         "and programs it started after it were not recorded\n",
+                         p.sandbox == "seccomp-strict" ? "seccomp strict mode" : "seccomp filter",
+                         human_duration(*p.sandboxed_ns - start));
     for (const std::string& m : p.dlmopen_recorded)
       out += fmt::format("    loaded with dlmopen into another namespace, recorded once patched "
                          "after its load (its constructors' calls are not): {}\n", m);

@@ -111,6 +111,9 @@ extern "C" {
 uint64_t callmon_ticks(void);
 double callmon_tick_frequency(void);
 callmon::StackView callmon_shadow_stack(void);
+// CALLMON_MONITOR_OPTIONS as the process started with it (the runtime takes callmon's
+// variables out of the program's environment), or null.
+const char* callmon_monitor_options(void);
 }
 
 namespace callmon {
@@ -166,10 +169,10 @@ bool calibrating();
 void calibration_sample(const CallInfo& call);
 
 // A `--monitor-option KEY=VALUE` given to `callmon run` (environment variable
-// CALLMON_MONITOR_OPTIONS: KEY=VALUE lines). Read them in the constructor: the program may
-// change its environment later.
+// CALLMON_MONITOR_OPTIONS: KEY=VALUE lines, kept by the runtime as the process started
+// with it: the program's own environment no longer holds it).
 inline std::optional<std::string> option(std::string_view key) {
-  const char* all = std::getenv("CALLMON_MONITOR_OPTIONS");
+  const char* all = callmon_monitor_options();
   if (!all) return std::nullopt;
   std::string_view rest(all);
   while (!rest.empty()) {

@@ -88,6 +88,9 @@ size_t env_count(char* const envp[]) {
 }
 
 bool child_env_wanted() {
+  // Behind a seccomp filter (recording_seal) an exec'd image would set the runtime up under
+  // it and die of its first system call: it starts without callmon, unrecorded.
+  if (recording_sealed()) return false;
   return start_env_get("CALLMON_DIR") || start_env_get("CALLMON_MONITOR");
 }
 

@@ -304,6 +304,10 @@ using namespace callmon::rt;
 
 CALLMON_EXPORT uint64_t callmon_ticks(void) { return read_ticks(); }
 
+CALLMON_EXPORT const char* callmon_monitor_options(void) {
+  return env_get("CALLMON_MONITOR_OPTIONS");
+}
+
 CALLMON_EXPORT double callmon_tick_frequency(void) { return g_proc.ticks_per_second; }
 
 CALLMON_EXPORT callmon::StackView callmon_shadow_stack(void) {

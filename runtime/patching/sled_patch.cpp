@@ -387,6 +387,9 @@ int module_callback(dl_phdr_info* info, size_t, void*) {
 }  // namespace
 
 void sled_patch_modules() {
+  // Behind a seccomp filter no code is patched (mprotect; recording_seal): a module loaded
+  // then keeps its nops, unrecorded.
+  if (recording_sealed()) return;
   const char* dir = read_options().dir;
   const bool recording = dir && dir[0];
   // Neither recording nor a monitor's (trace, run, inject, coverage): the nops stay, the

@@ -246,6 +246,17 @@ void fork_child_handler() {
   // the child, so nobody would ever finish; the child's first hook starts over.
   if (st == kSettingUp) __atomic_store_n(&g_state, kUnset, __ATOMIC_RELEASE);
   if (st != kOn) return;
+  if (recording_sealed()) {
+    // The child runs behind its parent's filter: it makes no system call of ours, so it is
+    // not recorded, and its inherited thread state, mapped shared with the parent's file,
+    // must never be written: stopped for good.
+    if (ThreadState* s = t_state) {
+      s->guard |= kGuardStopped;
+      s->header = nullptr;  // the parent's: not even its lost-event count is the child's
+    }
+    __atomic_store_n(&g_state, kOff, __ATOMIC_RELEASE);
+    return;
+  }
   retired_after_fork_child();
   if (monitor_mode()) {  // the child goes on with its copy of the monitor, as itself
     if (ThreadState* s = t_state) monitor_after_fork_child(s);
@@ -362,12 +373,51 @@ bool process_setup() {
 
 pthread_key_t thread_key() { return g_thread_key; }
 
+void recording_seal(bool strict) {
+  if (__atomic_load_n(&g_state, __ATOMIC_ACQUIRE) != kOn || monitor_mode() || recording_sealed())
+    return;
+  ErrnoSaver es;
+  RuntimeScope rs;
+  char line[128];
+  LineBuf b(line, sizeof line);
+  b.str("sandboxed ").dec(read_ticks()).ch(' ').str(strict ? "seccomp-strict" : "seccomp-filter")
+      .ch('\n');
+  meta_append(b.c_str(), static_cast<unsigned>(b.size()));
+  char msg[300];
+  LineBuf m(msg, sizeof msg);
+  m.str("process ").dec(g_proc.pid).str(" installs a seccomp filter: the runtime makes no more "
+                                        "system calls in it, so its recording ends as each "
+                                        "thread's file fills, and what it starts is not recorded");
+  diag(msg);
+  // The calling thread, which usually goes on to do the sandboxed work, gets the rest of
+  // its chunk now; the other threads' states are theirs to touch.
+  if (ThreadState* s = t_state) thread_fill_chunk(s);
+  __atomic_store_n(&g_proc.sealed, 1, __ATOMIC_RELEASE);
+}
+
 void meta_append(const char* line, unsigned len) {
+  if (recording_sealed()) return;
   int saved = errno;
   int fd = open_recording_file(g_proc.meta_path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0600);
+  int why = errno;
+  bool ok = false;
   if (fd >= 0) {
-    append_to_fd(fd, line, len);
+    errno = 0;
+    ok = append_to_fd(fd, line, len);
+    why = errno;
     close(fd);
+  }
+  // Said once per process (the pid: a fork child has its own file): a process whose file
+  // lacks its lines (a full disk) has names, modules or its clock missing in analysis, or
+  // is skipped whole when nothing went in.
+  static pid_t reported = 0;
+  if (!ok && __atomic_exchange_n(&reported, g_proc.pid, __ATOMIC_RELAXED) != g_proc.pid) {
+    char msg[512];
+    LineBuf b(msg, sizeof msg);
+    b.str("process ").dec(g_proc.pid).str(": cannot write its process file ")
+        .str(g_proc.meta_path).str(": ").str(why ? strerrordesc_np(why) : "cut short")
+        .str("; what it records from here may not be read");
+    diag(msg);
   }
   errno = saved;
 }
@@ -396,6 +446,7 @@ bool module_identity(const dl_phdr_info* info, char* path, size_t path_size, uin
 }
 
 void modules_rescan() {
+  if (recording_sealed()) return;  // no line can be written, no service asked (recording_seal)
   ErrnoSaver es;
   RuntimeScope rs;  // realpath, dl_iterate_phdr
   // One scan at a time: the loader serialises the callbacks of concurrent scans, but the
@@ -559,6 +610,14 @@ void process_reset_for_attach() {
 
 void process_finish() {
   if (__atomic_load_n(&g_state, __ATOMIC_ACQUIRE) != kOn) return;
+  // Behind a seccomp filter (recording_seal): no exit line, no module lines, no file
+  // trimmed. The exiting thread's END still goes into its mapped window, which takes no
+  // system call; the other threads' files end where their recordings stopped.
+  if (recording_sealed()) {
+    if (ThreadState* s = t_state)
+      if (!s->header || !(s->header->flags & format::kFlagFinished)) thread_finish(s, true);
+    return;
+  }
   // A vfork child that ran exit() reaches the destructor on its parent's state: the parent
   // goes on recording and finishes itself (process_finish_rearm).
   if (in_vfork_child()) {

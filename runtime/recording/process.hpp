@@ -32,6 +32,7 @@ struct ProcessState {
   uint64_t calibration_cpu_ns;  // the start-up calibration's CPU time (thread CPU clock)
   uint64_t calib_interval;  // ticks between a thread's calibrations in the run (0: none)
   uint64_t start_ns;     // CLOCK_MONOTONIC when this process's meta file was created
+  int sealed;            // a seccomp filter went in (recording_seal): no system call of ours
 };
 
 extern ProcessState g_proc;
@@ -43,6 +44,17 @@ bool process_setup();
 
 // The pthread key whose destructor finishes a thread's recording at thread exit.
 pthread_key_t thread_key();
+
+// The process is installing a seccomp filter (interpose_seccomp.cpp), which may kill it, or
+// raise a SIGSYS the runtime's blocked signals turn into a kill, at any system call the
+// program itself did not need. Called before the filter goes in: writes a `sandboxed` line
+// and says it once on stderr; from then on the runtime makes no system call of its own in
+// this process: each thread's recording stops where its file's current window ends
+// (stopped, as on a full disk), threads started later and fork children are not recorded,
+// programs it execs get none of callmon's variables, and nothing is written at the exit.
+// `strict`: SECCOMP_MODE_STRICT, which also disables the TSC (docs/runtime.md, "Sandboxes").
+void recording_seal(bool strict);
+inline bool recording_sealed() { return __atomic_load_n(&g_proc.sealed, __ATOMIC_ACQUIRE) != 0; }
 
 // Appends one line (which must end with '\n') to the meta file.
 void meta_append(const char* line, unsigned len);

@@ -6,6 +6,7 @@
 #include <sched.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <signal.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
@@ -170,6 +171,10 @@ bool map_chunk(ThreadState* s, uint64_t index) {
 void stop_recording(ThreadState* s, const char* why) {
   s->guard |= kGuardStopped;
   if (s->header) s->header->flags |= format::kFlagStopped;
+  if (recording_sealed()) {  // said once for the process, and write may be filtered
+    if (s->header) s->header->flags |= format::kFlagSandboxed;
+    return;
+  }
   char msg[4400];
   LineBuf b(msg, sizeof msg);
   b.str("cannot extend ").str(s->path).str(": ").str(why).str("; the recording of thread ");
@@ -343,6 +348,21 @@ ThreadState* reattach_main_state() {
   return m;
 }
 
+// The frames a new thread's shadow stack reserves: `wanted`, unless the program runs under
+// an address-space limit (RLIMIT_AS, `ulimit -v`), which counts every reservation,
+// MAP_NORESERVE or not. Then at most 1/1024 of the limit per thread (1 MiB, some 40 000
+// frames, under a 1 GiB limit), so that the threads' reservations leave the program what
+// it may map: at 192 MiB each, eight threads under a 1 GB limit left no room for the
+// program's own 512 MB. Calls deeper than the reservation are still recorded (hooks.cpp,
+// "Out of shadow stack").
+uint64_t shadow_stack_depth(uint64_t wanted) {
+  rlimit as{};
+  if (getrlimit(RLIMIT_AS, &as) != 0 || as.rlim_cur == RLIM_INFINITY) return wanted;
+  uint64_t cap = as.rlim_cur / 1024 / sizeof(Frame);
+  if (cap < 1024) cap = 1024;
+  return wanted < cap ? wanted : cap;
+}
+
 }  // namespace
 
 bool thread_open_for(ThreadState* s, pid_t tid) {
@@ -360,6 +380,11 @@ ThreadState* thread_setup() {
   // hook of it came here and tried again, printing its diagnostic each time (2.5 million
   // lines on stderr for a thread of 100 000 loops; a server's workers slowed to a halt).
   if (t_failed_epoch == __atomic_load_n(&g_setup_epoch, __ATOMIC_RELAXED)) return nullptr;
+  // Behind a seccomp filter no file can be created (recording_seal): untraced, unsaid.
+  if (recording_sealed()) {
+    t_failed_epoch = __atomic_load_n(&g_setup_epoch, __ATOMIC_RELAXED);
+    return nullptr;
+  }
   ErrnoSaver es;
   RuntimeScope rs;  // pthread_setspecific, mmap: maybe the program's own
   if (!process_setup()) return nullptr;
@@ -375,7 +400,7 @@ ThreadState* thread_setup() {
   s->window = kFirstWindow;
   // The shadow stack reserves address space for max_depth frames; pages are only used as
   // deep as the program goes (MAP_NORESERVE), so 100 000-deep recursion costs 1.6 MB.
-  uint64_t depth = g_proc.max_depth;
+  uint64_t depth = shadow_stack_depth(g_proc.max_depth);
   void* stack = MAP_FAILED;
   for (; depth >= 1024 && stack == MAP_FAILED; depth /= 4)
     stack = mmap(nullptr, depth * sizeof(Frame), PROT_READ | PROT_WRITE,
@@ -443,9 +468,20 @@ void calibrate_if_due(ThreadState* s, uint64_t now) {
   s->calib_outer = static_cast<uint64_t>(c.outer * format::kCalibScale + 0.5);
 }
 
+void thread_fill_chunk(ThreadState* s) {
+  SignalBlock block;
+  if (s->guard & kGuardStopped) return;
+  while (s->limit < s->real_end - kNestedMargin)
+    if (!extend_window(s)) return;  // a later switch_chunk stops the recording
+}
+
 bool switch_chunk(ThreadState* s, uint8_t* p, unsigned n) {
   ErrnoSaver es;
   RuntimeScope rs;  // ftruncate, mmap, memcpy: maybe the program's own
+  if (recording_sealed()) {  // behind a seccomp filter: no file grows (recording_seal)
+    stop_recording(s, nullptr);
+    return false;
+  }
   SignalBlock block;
   // A signal handler's hook may have switched already between our xadd and the block.
   if (s->cur <= s->limit) return true;
@@ -483,6 +519,10 @@ bool switch_chunk(ThreadState* s, uint8_t* p, unsigned n) {
 bool restart_chunk(ThreadState* s) {
   ErrnoSaver es;
   RuntimeScope rs;
+  if (recording_sealed()) {
+    stop_recording(s, nullptr);
+    return false;
+  }
   SignalBlock block;
   // The data ends here: a zero byte (past it may be padding or an abandoned store).
   if (s->cur < s->limit + kNestedMargin) *s->cur = 0;
@@ -512,7 +552,7 @@ void thread_finish(ThreadState* s, bool process_exit) {
     write_special(s, false, format::kCodeEnd, t, nullptr, 0);
     if (!(s->guard & kGuardStopped)) {
       uint64_t end = chunk_offset(s, s->chunk_index) + static_cast<uint64_t>(s->cur - s->chunk_base);
-      prctl(PR_GET_NAME, s->header->thread_name);
+      if (!recording_sealed()) prctl(PR_GET_NAME, s->header->thread_name);
       s->header->end_offset = end;
       s->header->committed_end = end;
       s->header->flags |= format::kFlagFinished;
@@ -520,6 +560,7 @@ void thread_finish(ThreadState* s, bool process_exit) {
     }
   }
   s->guard -= 1;
+  if (process_exit && recording_sealed()) return;  // the tail's blocks stay (no syscall)
   if (process_exit) {
     // Give back the disk blocks of the chunk's unused tail. The mapping stays valid (a
     // later write refills the hole), which truncating would not allow.

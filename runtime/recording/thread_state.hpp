@@ -228,6 +228,11 @@ bool switch_chunk(ThreadState* s, uint8_t* p, unsigned n);
 // (interpose_signal.cpp). Not from inside a hook. False: no new chunk (recording stopped).
 bool restart_chunk(ThreadState* s);
 
+// Extends the calling thread's window to the end of its current chunk (recording_seal:
+// what the thread records behind a seccomp filter, where no file can grow, goes there).
+// Not from a hook.
+void thread_fill_chunk(ThreadState* s);
+
 // Re-creates the calling thread's file after fork, in the child, with its open frames as
 // INHERIT records.
 void thread_after_fork_child(ThreadState* s);

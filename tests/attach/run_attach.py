@@ -1451,6 +1451,31 @@ def one_line_error(p, what, needle):
            f"{what}: status {p.returncode}, stderr {p.stderr!r} (expected one line with {needle!r})")
 
 
+SANDBOXED_SLEEPER = r"""
+#include <linux/filter.h>
+#include <linux/seccomp.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+int main(void) {
+  struct sock_filter f[] = {
+      BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+      BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_fallocate, 0, 1),
+      BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_KILL_PROCESS),
+      BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW)};
+  struct sock_fprog p = {sizeof f / sizeof f[0], f};
+  if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) || prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &p))
+    return 1;
+  puts("confined");
+  fflush(stdout);
+  sleep(30);
+  return 0;
+}
+"""
+
+
 def case_errors(a):
     record = [a.callmon, "record", "-o", os.path.join(a.work, "err.data"), "-p"]
     p = subprocess.run(record + ["4194000"], capture_output=True, text=True, timeout=30)
@@ -1475,6 +1500,22 @@ def case_errors(a):
         time.sleep(0.1)
         p = subprocess.run(record + [str(t.pid)], capture_output=True, text=True, timeout=30)
         one_line_error(p, "static program", "no C library")
+    finally:
+        t.kill()
+        t.wait()
+    # A process under a seccomp filter of its own: refused before anything is done to it
+    # (the runtime's first file would meet the filter: this one kills on fallocate, and the
+    # attach used to kill the program), and it goes on.
+    sandboxed = os.path.join(a.work, "sandboxed_sleeper")
+    subprocess.run([a.cc, "-O2", "-x", "c", "-o", sandboxed, "-"], check=True, text=True,
+                   input=SANDBOXED_SLEEPER)
+    t = subprocess.Popen([sandboxed], stdout=subprocess.PIPE, text=True)
+    try:
+        expect(t.stdout.readline() == "confined\n", "the sandboxed sleeper did not start")
+        p = subprocess.run(record + [str(t.pid), "--duration", "2"], capture_output=True,
+                           text=True, timeout=30)
+        one_line_error(p, "seccomp filter", "runs under a seccomp filter")
+        expect(t.poll() is None, f"the sandboxed program ended: status {t.returncode}")
     finally:
         t.kill()
         t.wait()

@@ -512,5 +512,22 @@ TEST_F(MetaTest, OwnUnwinderLastLineWords) {
       write("3.0.meta", "callmon-process 1\nkey 3.0\nclock tsc 1000\nown-unwinder\n")));
 }
 
+// `sandboxed TICKS MODE` (a process that installed a seccomp filter, docs/format.md): when
+// and which; malformed without the mode.
+TEST_F(MetaTest, SandboxedLine) {
+  auto m = read_process_meta(write("1.0.meta", "callmon-process 1\nkey 1.0\nclock tsc 1000\n"
+                                               "sandboxed 81234 seccomp-filter\n"));
+  ASSERT_TRUE(m) << m.error();
+  ASSERT_TRUE(m->sandboxed_ticks);
+  EXPECT_EQ(*m->sandboxed_ticks, 81234u);
+  EXPECT_EQ(m->sandbox, "seccomp-filter");
+  auto none = read_process_meta(write("2.0.meta", "callmon-process 1\nkey 2.0\nclock tsc 1000\n"));
+  ASSERT_TRUE(none) << none.error();
+  EXPECT_FALSE(none->sandboxed_ticks);
+  EXPECT_FALSE(read_process_meta(write("3.0.meta",
+                                       "callmon-process 1\nkey 3.0\nclock tsc 1000\nsandboxed 5\n")));
+}
+
 }  // namespace
 }  // namespace callmon::format
+

@@ -115,6 +115,32 @@ TEST_F(RecordingTest, EmptyThreadFileIsSkipped) {
   EXPECT_NE(none.error().find("4242.0.4243.events: empty"), std::string::npos) << none.error();
 }
 
+// A process file created and never written (a full disk as a fork child set up) holds
+// nothing: that process is skipped with one warning (its thread files with it), the rest of
+// the recording read. It made the whole recording unreadable ("not a callmon process file").
+TEST_F(RecordingTest, EmptyProcessFileIsSkipped) {
+  meta("4242.0", 4242);
+  thread("4242.0.4242.events");
+  file("4250.0.meta", "");
+  thread("4250.0.4250.events");
+  auto r = open_recording(dir_);
+  ASSERT_TRUE(r) << r.error();
+  ASSERT_EQ(r->processes.size(), 1u);
+  EXPECT_EQ(r->processes[0].meta.key, "4242.0");
+  ASSERT_EQ(r->processes[0].threads.size(), 1u);
+  ASSERT_EQ(r->warnings.size(), 1u) << r->warnings.back();
+  EXPECT_NE(r->warnings[0].find("4250.0.meta: empty: the process's recording never began"),
+            std::string::npos)
+      << r->warnings[0];
+  EXPECT_NE(r->warnings[0].find("process 4250.0 skipped"), std::string::npos) << r->warnings[0];
+  // Nothing but empty process files: an error that says so.
+  fs::remove(dir_ + "/4242.0.meta");
+  fs::remove(dir_ + "/4242.0.4242.events");
+  auto none = open_recording(dir_);
+  ASSERT_FALSE(none);
+  EXPECT_NE(none.error().find("4250.0.meta: empty"), std::string::npos) << none.error();
+}
+
 // Ids wrap around at pid_max: a child process or a later thread can have a smaller id than
 // the one that made it. The order is the start order, whatever the ids.
 TEST_F(RecordingTest, StartOrderNotIdOrder) {

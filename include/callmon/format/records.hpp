@@ -76,6 +76,7 @@ static_assert(sizeof(ThreadFileHeader) == kHeaderSize, "header must fill one pag
 inline constexpr uint32_t kFlagFinished = 1u << 0;   // END was written
 inline constexpr uint32_t kFlagForkChild = 1u << 1;  // stream starts with INHERIT frames
 inline constexpr uint32_t kFlagStopped = 1u << 2;    // recording stopped early (no space)
+inline constexpr uint32_t kFlagSandboxed = 1u << 3;  // ... at a seccomp filter (with bit 2)
 
 // ---- event encoding --------------------------------------------------------------
 // Every record starts with an unsigned LEB128 value V; its two low bits are the kind.

@@ -1,0 +1,74 @@
+// prctl(PR_SET_SECCOMP) and syscall(SYS_seccomp): a program entering a seccomp sandbox
+// (sshd's privilege-separated child, libseccomp users, systemd-style service filters,
+// browsers' renderers). Its filter may kill the process, or raise a SIGSYS that the
+// runtime's blocked signals turn into a kill, at the first system call the program did not
+// need itself: the runtime's next file window, thread set-up or module line. The
+// interposers call recording_seal (process.hpp) before the filter goes in, so the runtime
+// makes no system call of its own from then on; the call itself is passed on unchanged.
+//
+// Both forward through the `syscall` instruction rather than the next definition: syscall()
+// is async-signal-safe, called from handlers before anything could be looked up, and the
+// runtime's own calls of prctl and syscall come here too. A filter installed by the
+// instruction itself (Chrome's sandbox) is not seen: docs/runtime.md, "Sandboxes".
+#include <errno.h>
+#include <linux/seccomp.h>
+#include <stdarg.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+
+#include "runtime/interposers/interpose.hpp"
+#include "runtime/recording/process.hpp"
+
+using namespace callmon::rt;
+
+#define CALLMON_EXPORT extern "C" __attribute__((visibility("default")))
+
+namespace {
+
+long raw_syscall(long nr, long a1, long a2, long a3, long a4, long a5, long a6) {
+  long ret;
+  register long r10 asm("r10") = a4;
+  register long r8 asm("r8") = a5;
+  register long r9 asm("r9") = a6;
+  asm volatile("syscall"
+               : "=a"(ret)
+               : "0"(nr), "D"(a1), "S"(a2), "d"(a3), "r"(r10), "r"(r8), "r"(r9)
+               : "rcx", "r11", "memory");
+  if (ret < 0 && ret > -4096) {
+    errno = static_cast<int>(-ret);
+    return -1;
+  }
+  return ret;
+}
+
+// Not in a vfork child: the seal is the parent's memory, and the filter is the child's.
+void seal_before(bool strict) {
+  if (!in_vfork_child()) recording_seal(strict);
+}
+
+}  // namespace
+
+CALLMON_EXPORT int prctl(int option, ...) noexcept {
+  va_list ap;
+  va_start(ap, option);
+  long a2 = va_arg(ap, long), a3 = va_arg(ap, long), a4 = va_arg(ap, long),
+       a5 = va_arg(ap, long);
+  va_end(ap);
+  if (option == PR_SET_SECCOMP && (a2 == SECCOMP_MODE_STRICT || a2 == SECCOMP_MODE_FILTER))
+    seal_before(a2 == SECCOMP_MODE_STRICT);
+  return static_cast<int>(raw_syscall(SYS_prctl, option, a2, a3, a4, a5, 0));
+}
+
+CALLMON_EXPORT long syscall(long number, ...) noexcept {
+  va_list ap;
+  va_start(ap, number);
+  long a1 = va_arg(ap, long), a2 = va_arg(ap, long), a3 = va_arg(ap, long),
+       a4 = va_arg(ap, long), a5 = va_arg(ap, long), a6 = va_arg(ap, long);
+  va_end(ap);
+  if (number == SYS_seccomp && (a1 == SECCOMP_SET_MODE_STRICT || a1 == SECCOMP_SET_MODE_FILTER))
+    seal_before(a1 == SECCOMP_SET_MODE_STRICT);
+  if (number == SYS_prctl && a1 == PR_SET_SECCOMP &&
+      (a2 == SECCOMP_MODE_STRICT || a2 == SECCOMP_MODE_FILTER))
+    seal_before(a2 == SECCOMP_MODE_STRICT);
+  return raw_syscall(number, a1, a2, a3, a4, a5, a6);
+}
