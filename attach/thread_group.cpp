@@ -12,7 +12,10 @@
 #include <cstdlib>
 #include <fstream>
 #include <set>
+#include <string>
+#include <vector>
 
+#include "monitor/proc_status.hpp"
 #include "monitor/proc_tasks.hpp"
 #include "monitor/ptrace_refusal.hpp"
 
@@ -49,6 +52,26 @@ bool safe_syscall(long nr) {
   }
 }
 
+// Why the kernel refused to trace `pid`, in the words that fit: a kernel thread, a main
+// thread that has exited while the others run (a zombie leader ptrace cannot take; one of
+// the other threads' ids can be given instead), else the permission's reasons.
+std::string refusal_of(pid_t pid, int err) {
+  const std::string id = std::to_string(pid);
+  std::vector<std::string> state = monitor::proc_status_fields(pid, "State");
+  if (!state.empty() && monitor::proc_status_fields(pid, "VmSize").empty() &&
+      monitor::proc_status_fields(pid, "Kthread") != std::vector<std::string>{"0"})
+    return "process " + id + " is a kernel thread: there is no program to record";
+  if (!state.empty() && state[0] == "Z") {
+    for (pid_t tid : monitor::list_tasks(pid))
+      if (tid != pid)
+        return "the main thread of process " + id + " has exited (a zombie) while its other "
+               "threads run, and ptrace cannot take it; give one of the others' ids, e.g. -p " +
+               std::to_string(tid);
+    return "process " + id + " has exited (a zombie)";
+  }
+  return "not permitted to ptrace process " + id + ": " + monitor::ptrace_refusal(pid, err);
+}
+
 }  // namespace
 
 ThreadGroup::~ThreadGroup() {
@@ -71,8 +94,7 @@ Status ThreadGroup::seize(pid_t pid) {
         if ((err == ESRCH || err == EPERM) && tid != pid) return true;
         if (!threads_.empty()) return true;
         error = err == ESRCH ? "no process with id " + std::to_string(pid)
-                             : "not permitted to ptrace process " + std::to_string(pid) + ": " +
-                                   monitor::ptrace_refusal(pid, err);
+                             : refusal_of(pid, err);
         return false;
       });
   if (!error.empty()) return Error{error};

@@ -10,6 +10,7 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <time.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 extern char** environ;
@@ -120,13 +121,42 @@ const char* env_get(const char* name) {
 ErrnoSaver::ErrnoSaver() : saved_(errno) {}
 ErrnoSaver::~ErrnoSaver() { errno = saved_; }
 
+namespace {
+
+// What fd 2 was when the runtime first looked (diag_keep_stderr): 0 not yet, 1 a file
+// (its device and inode below), 2 closed.
+int g_stderr_state = 0;
+dev_t g_stderr_dev;
+ino_t g_stderr_ino;
+
+}  // namespace
+
+void diag_keep_stderr() {
+  if (__atomic_load_n(&g_stderr_state, __ATOMIC_ACQUIRE)) return;
+  struct stat st;
+  const bool open = fstat(2, &st) == 0;
+  if (open) {
+    g_stderr_dev = st.st_dev;
+    g_stderr_ino = st.st_ino;
+  }
+  __atomic_store_n(&g_stderr_state, open ? 1 : 2, __ATOMIC_RELEASE);
+}
+
 void diag(const char* msg) {
   int saved = errno;
-  char line[512];
-  LineBuf b(line, sizeof line);
-  b.str("callmon: ").str(msg).ch('\n');
-  ssize_t r = write(2, b.c_str(), b.size());
-  (void)r;
+  // Only to the stderr the program started with: a program started with fd 2 closed (`2>&-`)
+  // gets it back from its first open(), and a daemon puts its own file there; callmon's
+  // lines in the program's data would change its output.
+  diag_keep_stderr();
+  struct stat st;
+  if (__atomic_load_n(&g_stderr_state, __ATOMIC_ACQUIRE) == 1 && fstat(2, &st) == 0 &&
+      st.st_dev == g_stderr_dev && st.st_ino == g_stderr_ino) {
+    char line[512];
+    LineBuf b(line, sizeof line);
+    b.str("callmon: ").str(msg).ch('\n');
+    ssize_t r = write(2, b.c_str(), b.size());
+    (void)r;
+  }
   errno = saved;
 }
 

@@ -99,7 +99,13 @@ class ErrnoSaver {
   int saved_;
 };
 
-// Writes a one-line diagnostic "callmon: <msg>" to stderr (fd 2), best effort.
+// Writes a one-line diagnostic "callmon: <msg>" to stderr (fd 2), best effort, when fd 2
+// is still the file it was at diag_keep_stderr (else nothing: the program's own file may
+// have taken the number).
 void diag(const char* msg);
+
+// Notes what fd 2 is (called from the runtime's constructor, before the program runs;
+// diag's first call does it otherwise). Idempotent.
+void diag_keep_stderr();
 
 }  // namespace callmon::rt

@@ -134,6 +134,7 @@ void resolve_real_functions(bool again) {
 // Priority 101: before ordinary constructors, so even their hooks find the functions.
 __attribute__((constructor(101))) static void callmon_runtime_init() {
   RuntimeScope rs;
+  diag_keep_stderr();   // the stderr callmon's diagnostics may go to, before the program runs
   start_env_capture();  // before the program's constructors can change its environment
   child_env_prepare();  // libcallmon.so's path, found now rather than in a vfork child
   hide_callmon_env();   // the program sees its own environment, as without callmon

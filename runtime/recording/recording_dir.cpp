@@ -66,6 +66,15 @@ int open_recording_file(const char* path, int flags, mode_t mode) {
   const char* name = nullptr;
   const int dir = pinned_dir_for(path, &name);
   const int fd = dir >= 0 ? openat(dir, name, flags, mode) : open(path, flags, mode);
+  // The program's umask applies to `mode` and may take the owner's own bits (umask 0222,
+  // 0277): the file, reopened by path at each window and meta line, could then not be
+  // written again, and a process file stayed empty. The owner's read and write come back;
+  // what the umask took from group and others stays taken.
+  if (fd >= 0 && (flags & O_CREAT)) {
+    struct stat st;
+    if (fstat(fd, &st) == 0 && (st.st_mode & 0600) != 0600)
+      fchmod(fd, (st.st_mode & 07777) | 0600);
+  }
   // O_EXCL: a new file for sure (a meta line's O_CREAT open finds its file there).
   if (fd >= 0 && (flags & (O_CREAT | O_EXCL)) == (O_CREAT | O_EXCL))
     __atomic_fetch_add(&g_created, 1, __ATOMIC_RELAXED);

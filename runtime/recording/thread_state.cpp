@@ -104,16 +104,24 @@ bool extend_window(ThreadState* s) {
   uint8_t* last = s->real_end - kNestedMargin;
   uint8_t* to = from + s->window < last ? from + s->window : last;
   if (s->window < kMaxWindow) s->window *= 2;
-  int fd = open_recording_file(s->path, O_RDWR | O_CLOEXEC);
-  if (fd < 0) return false;
   uint64_t base = chunk_offset(s, s->chunk_index);
   uint64_t off = base + static_cast<uint64_t>(from - s->chunk_base);
   uint64_t len = static_cast<uint64_t>(to - from) + kNestedMargin;
   // The nested margin of the window before (a chunk's first window has none) is already
   // there, and nested records or padding may be in it: only what follows it is fresh.
   uint64_t kept = from == s->chunk_base ? 0 : kNestedMargin;
-  bool ok = grow_file(fd, off, len) && fill_zeros(fd, off + kept, len - kept);
-  close(fd);
+  // EBADF: another thread of the program closed every descriptor (close_range, a daemon's
+  // loop) between our open and its use; the file is opened again.
+  bool ok = false;
+  for (int tries = 0; tries < 3 && !ok; ++tries) {
+    int fd = open_recording_file(s->path, O_RDWR | O_CLOEXEC);
+    if (fd < 0) return false;
+    ok = grow_file(fd, off, len) && fill_zeros(fd, off + kept, len - kept);
+    const int why = errno;
+    close(fd);
+    if (!ok && why != EBADF) return false;
+    errno = why;
+  }
   if (!ok) return false;
   madvise(from, len, kMadvPopulateWrite);
   for (uint64_t i = 0; i < len; i += 4096) (void)*static_cast<volatile const uint8_t*>(from + i);
@@ -135,12 +143,18 @@ bool extend_window(ThreadState* s) {
 uint64_t g_chunk_serials = 0;
 
 bool map_chunk(ThreadState* s, uint64_t index) {
-  int fd = open_recording_file(s->path, O_RDWR | O_CLOEXEC);
-  if (fd < 0) return false;
   uint64_t off = chunk_offset(s, index);
-  void* mem = mmap(nullptr, s->chunk_size, PROT_READ | PROT_WRITE, MAP_SHARED, fd,
-                   static_cast<off_t>(off));
-  close(fd);
+  void* mem = MAP_FAILED;
+  for (int tries = 0; tries < 3 && mem == MAP_FAILED; ++tries) {  // EBADF: extend_window
+    int fd = open_recording_file(s->path, O_RDWR | O_CLOEXEC);
+    if (fd < 0) return false;
+    mem = mmap(nullptr, s->chunk_size, PROT_READ | PROT_WRITE, MAP_SHARED, fd,
+               static_cast<off_t>(off));
+    const int why = errno;
+    close(fd);
+    if (mem == MAP_FAILED && why != EBADF) return false;
+    errno = why;
+  }
   if (mem == MAP_FAILED) return false;
   uint8_t* old = s->chunk_base;
   uint8_t* old_limit = s->limit;

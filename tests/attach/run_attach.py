@@ -1451,6 +1451,30 @@ def one_line_error(p, what, needle):
            f"{what}: status {p.returncode}, stderr {p.stderr!r} (expected one line with {needle!r})")
 
 
+LEADERLESS = r"""
+#include <pthread.h>
+#include <stdio.h>
+#include <unistd.h>
+static void* worker(void* a) { (void)a; sleep(30); return 0; }
+int main(void) {
+  pthread_t t;
+  pthread_create(&t, 0, worker, 0);
+  puts("main gone");
+  fflush(stdout);
+  pthread_exit(0);
+}
+"""
+
+
+def kernel_thread(pid):
+    """Whether /proc/PID is a kernel thread: a task without an address space."""
+    try:
+        text = open(f"/proc/{pid}/status").read()
+    except OSError:
+        return False
+    return "\nState:" in text and "\nVmSize:" not in text and "\nKthread:\t0" not in text
+
+
 SANDBOXED_SLEEPER = r"""
 #include <linux/filter.h>
 #include <linux/seccomp.h>
@@ -1516,6 +1540,41 @@ def case_errors(a):
                            text=True, timeout=30)
         one_line_error(p, "seccomp filter", "runs under a seccomp filter")
         expect(t.poll() is None, f"the sandboxed program ended: status {t.returncode}")
+    finally:
+        t.kill()
+        t.wait()
+    # A kernel thread: said so, not "not permitted".
+    kthread = next((int(d) for d in sorted(os.listdir("/proc"), key=lambda x: (len(x), x))
+                    if d.isdigit() and kernel_thread(int(d))), None)
+    if kthread:
+        p = subprocess.run(record + [str(kthread)], capture_output=True, text=True, timeout=30)
+        one_line_error(p, f"kernel thread {kthread}", "is a kernel thread")
+    # A process whose main thread has exited (pthread_exit) while another runs: ptrace cannot
+    # take the zombie leader; the error says so and names a thread id that works.
+    leaderless = os.path.join(a.work, "leaderless")
+    subprocess.run([a.cc, "-O2", "-pthread", "-x", "c", "-o", leaderless, "-"], check=True,
+                   text=True, input=LEADERLESS)
+    t = subprocess.Popen([leaderless], stdout=subprocess.PIPE, text=True)
+    try:
+        expect(t.stdout.readline() == "main gone\n", "the leaderless program did not start")
+        time.sleep(0.1)
+        p = subprocess.run(record + [str(t.pid)], capture_output=True, text=True, timeout=30)
+        one_line_error(p, "exited main thread", "main thread of process")
+        expect("-p " in p.stderr, f"no thread id to give instead: {p.stderr!r}")
+    finally:
+        t.kill()
+        t.wait()
+    # A stopped process: attached, recorded, left stopped, and said so.
+    t = subprocess.Popen(["sleep", "30"])
+    try:
+        time.sleep(0.3)  # past the loader (libc mapped)
+        os.kill(t.pid, signal.SIGSTOP)
+        time.sleep(0.1)
+        p = subprocess.run([a.callmon, "record", "-o", os.path.join(a.work, "stopped.data"),
+                            "-p", str(t.pid), "--duration", "0.2"],
+                           capture_output=True, text=True, timeout=30)
+        expect(p.returncode == 0 and "is stopped" in p.stderr,
+               f"stopped process: status {p.returncode}, {p.stderr!r}")
     finally:
         t.kill()
         t.wait()

@@ -8,8 +8,11 @@
 - under umask 027 `--shared` gives 0750 and 0640: the umask only takes bits away;
 - `record -o` into an empty directory that another user made is refused;
 - `trace -o` and `inject --log` files are 0600 (0644 with --shared), `trace --output-dir`
-  makes 0700 and 0600.
+  makes 0700 and 0600;
+- a program that sets umask 0277 itself, recorded by nobody, is recorded whole (its files
+  keep their owner's read and write).
 Exit 0 passed, 1 failed, 77 skipped."""
+import json
 import os
 import stat
 import sys
@@ -49,6 +52,30 @@ def run_ok(cmd, **kw):
     if r.returncode != 0:
         failures.append("%s failed: %s" % (" ".join(cmd[:2]), r.stderr.strip()))
     return r
+
+
+UMASK_SELF = r"""
+#include <pthread.h>
+#include <stdio.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+__attribute__((noinline)) int leaf(int x) { return x + 1; }
+static void* worker(void* a) { return (void*)(long)leaf((int)(long)a); }
+int main(void) {
+  umask(0277);
+  pthread_t t;
+  void* r;
+  pthread_create(&t, 0, worker, (void*)1);
+  pthread_join(t, &r);
+  pid_t c = fork();
+  if (c == 0) _exit(leaf(2) == 3 ? 0 : 1);
+  int st;
+  waitpid(c, &st, 0);
+  puts(leaf(0) == 1 && (long)r == 2 && st == 0 ? "ok" : "wrong");
+  return 0;
+}
+"""
 
 
 def main():
@@ -116,6 +143,26 @@ def main():
     log = os.path.join(w, "inject.log")
     run_ok([cm, "inject", "-c", config, "--log", log, "--", fib])
     expect(log, 0o600, "inject --log")
+
+    # A program that sets a umask taking the owner's own bits (0277), with a thread and a
+    # fork child, recorded by a user the file modes bind (nobody; root ignores them): the
+    # files, reopened by path, could not be written again; the fork child's process file
+    # stayed empty and the recording was unreadable.
+    masked = common.build_source(a.cc, w, "umask_self", UMASK_SELF)
+    masked_rec = os.path.join(w, "umask-self")
+    r = common.run(common.as_nobody([cm, "record", "-o", masked_rec, "--", masked]), cwd=w)
+    if r.returncode != 0 or r.stdout != "ok\n" or "cannot" in r.stderr:
+        failures.append("program with umask 0277: status %d, %r, %r"
+                        % (r.returncode, r.stdout, r.stderr.strip()))
+    rep = common.run(common.as_nobody([cm, "report", "--format=json", "-d", masked_rec]))
+    calls = {}
+    if rep.returncode == 0:
+        for f in json.loads(rep.stdout).get("functions", []):
+            calls[f["name"]] = calls.get(f["name"], 0) + f["calls"]
+    if calls.get("leaf") != 3:
+        failures.append("program with umask 0277: report (status %d) counts leaf %s times, "
+                        "not 3 (main, thread, child): %s"
+                        % (rep.returncode, calls.get("leaf"), rep.stderr.strip()))
 
     if failures:
         common.fail("; ".join(failures))

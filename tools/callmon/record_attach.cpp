@@ -16,6 +16,7 @@
 #include "attach/attach_session.hpp"
 #include "callmon/format/sched.hpp"
 #include "format/session.hpp"
+#include "monitor/proc_status.hpp"
 #include "tools/callmon/command.hpp"
 #include "tools/callmon/machine_facts.hpp"
 #include "tools/callmon/sched_recorder.hpp"
@@ -169,6 +170,12 @@ int run_record_attach(const AttachRequest& rq) {
   sigaction(SIGINT, &sa, nullptr);
   sigaction(SIGTERM, &sa, nullptr);
   attach::ModuleWatch watch;  // modules loaded behind the redirected dlopen (module_watch.hpp)
+  // A stopped process (SIGSTOP, a job control stop) stays stopped: the attach neither
+  // continues it nor waits for it, so a recording may hold no call at all.
+  if (std::vector<std::string> state = monitor::proc_status_fields(rq.pid, "State");
+      !state.empty() && state[0] == "T")
+    warn(cmd, "process " + std::to_string(rq.pid) + " is stopped (SIGSTOP or a job control "
+              "stop): it makes no call until it is continued (kill -CONT)");
   auto begun = attach::attach_begin(rq.pid, rq.runtime, rq.dir, rq.options, &watch);
   if (!begun) return fail(cmd, begun.error());
   if (auto st = format::write_session(session_path, session); !st) warn(cmd, st.error());
