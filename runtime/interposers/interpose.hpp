@@ -88,6 +88,14 @@ void exec_wrappers_init();
 // call; async-signal-safe.
 bool in_vfork_child();
 
+// The parent's side of a fork (fork(), or a fork-like raw clone: interpose_syscall.cpp): a
+// FORK record and a `fork` meta line when its thread records.
+void note_fork_parent(pid_t child);
+
+// In the child of a fork-like raw clone, which runs no pthread_atfork handler: the runtime's
+// own, as a fork child runs them (its pid noted, its recording set up anew).
+void raw_fork_child();
+
 // A vfork child calls this when it runs exit(): glibc's exit, on the parent's memory, runs
 // and takes off its lists the exit handlers the parent's exit would have run, the runtime's
 // destructor among them. Marks the thread (its TLS is the parent thread's) so that the

@@ -25,15 +25,7 @@ extern char** environ;
 CALLMON_EXPORT pid_t fork() {
   resolve_real_functions();
   pid_t child = g_real.fork_();
-  if (child > 0 && t_state) {
-    RuntimeScope rs;
-    uint64_t pid = static_cast<uint64_t>(child);
-    note_special(callmon::format::kCodeFork, &pid, 1);
-    char line[96];
-    LineBuf b(line, sizeof line);
-    b.str("fork ").dec(read_ticks()).ch(' ').dec(pid).ch('\n');
-    meta_append(b.c_str(), static_cast<unsigned>(b.size()));
-  }
+  if (child > 0) note_fork_parent(child);
   return child;
 }
 
@@ -75,6 +67,24 @@ namespace callmon::rt {
 // getpid is a system call (glibc caches no pid), so it tells the child from the process the
 // state belongs to.
 bool in_vfork_child() { return g_own_pid != 0 && getpid() != g_own_pid; }
+
+void note_fork_parent(pid_t child) {
+  if (!t_state) return;
+  ErrnoSaver es;
+  RuntimeScope rs;
+  uint64_t pid = static_cast<uint64_t>(child);
+  note_special(callmon::format::kCodeFork, &pid, 1);
+  char line[96];
+  LineBuf b(line, sizeof line);
+  b.str("fork ").dec(read_ticks()).ch(' ').dec(pid).ch('\n');
+  meta_append(b.c_str(), static_cast<unsigned>(b.size()));
+}
+
+void raw_fork_child() {
+  // The handlers pthread_atfork registered, in their order (exec_wrappers_init's first).
+  note_own_pid();
+  fork_child_handler();
+}
 
 void exec_wrappers_init() {
   exit_wrappers_init();  // the process's other end, resolved with it

@@ -45,7 +45,7 @@ bool process_setup();
 // The pthread key whose destructor finishes a thread's recording at thread exit.
 pthread_key_t thread_key();
 
-// The process is installing a seccomp filter (interpose_seccomp.cpp), which may kill it, or
+// The process is installing a seccomp filter (interpose_syscall.cpp), which may kill it, or
 // raise a SIGSYS the runtime's blocked signals turn into a kill, at any system call the
 // program itself did not need. Called before the filter goes in: writes a `sandboxed` line
 // and says it once on stderr; from then on the runtime makes no system call of its own in

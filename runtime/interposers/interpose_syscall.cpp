@@ -1,4 +1,7 @@
-// prctl(PR_SET_SECCOMP) and syscall(SYS_seccomp): a program entering a seccomp sandbox
+// syscall() and prctl(): what a program asks of the kernel through libc's generic entries
+// that changes what the runtime may do.
+//
+// Seccomp, by prctl(PR_SET_SECCOMP) or syscall(SYS_seccomp): a program entering a sandbox
 // (sshd's privilege-separated child, libseccomp users, systemd-style service filters,
 // browsers' renderers). Its filter may kill the process, or raise a SIGSYS that the
 // runtime's blocked signals turn into a kill, at the first system call the program did not
@@ -6,11 +9,19 @@
 // interposers call recording_seal (process.hpp) before the filter goes in, so the runtime
 // makes no system call of its own from then on; the call itself is passed on unchanged.
 //
+// A fork made by syscall(SYS_clone) or syscall(SYS_clone3) without CLONE_VM and without a
+// new stack (container runtimes, sandboxes' zygotes, test frameworks): glibc runs no
+// pthread_atfork handler for it, so the child went on writing through its parent's thread
+// state into the parent's file (half the calls lost, no second process). The child runs the
+// runtime's fork handlers itself (raw_fork_child), the parent writes its FORK record.
+//
 // Both forward through the `syscall` instruction rather than the next definition: syscall()
 // is async-signal-safe, called from handlers before anything could be looked up, and the
-// runtime's own calls of prctl and syscall come here too. A filter installed by the
-// instruction itself (Chrome's sandbox) is not seen: docs/runtime.md, "Sandboxes".
+// runtime's own calls of prctl and syscall come here too. What a program does with the
+// instruction itself (Chrome's sandbox, Go's runtime) is not seen: docs/runtime.md,
+// "Sandboxes" and "Processes".
 #include <errno.h>
+#include <linux/sched.h>
 #include <linux/seccomp.h>
 #include <stdarg.h>
 #include <sys/prctl.h>
@@ -46,6 +57,15 @@ void seal_before(bool strict) {
   if (!in_vfork_child()) recording_seal(strict);
 }
 
+// Whether syscall(number, a1, a2, ...) is a fork: a new process (no CLONE_VM, no
+// CLONE_THREAD) that goes on from here on a copy of this stack (no new stack).
+bool forklike(long number, long a1, long a2) {
+  if (number == SYS_clone) return !(a1 & (CLONE_VM | CLONE_THREAD)) && a2 == 0;
+  if (number != SYS_clone3 || !a1 || static_cast<size_t>(a2) < sizeof(clone_args)) return false;
+  const auto* args = reinterpret_cast<const clone_args*>(a1);
+  return !(args->flags & (CLONE_VM | CLONE_THREAD)) && args->stack == 0;
+}
+
 }  // namespace
 
 CALLMON_EXPORT int prctl(int option, ...) noexcept {
@@ -65,6 +85,14 @@ CALLMON_EXPORT long syscall(long number, ...) noexcept {
   long a1 = va_arg(ap, long), a2 = va_arg(ap, long), a3 = va_arg(ap, long),
        a4 = va_arg(ap, long), a5 = va_arg(ap, long), a6 = va_arg(ap, long);
   va_end(ap);
+  if (forklike(number, a1, a2) && !in_vfork_child()) {
+    const long child = raw_syscall(number, a1, a2, a3, a4, a5, a6);
+    const int why = errno;
+    if (child == 0) raw_fork_child();
+    else if (child > 0) note_fork_parent(static_cast<pid_t>(child));
+    errno = why;
+    return child;
+  }
   if (number == SYS_seccomp && (a1 == SECCOMP_SET_MODE_STRICT || a1 == SECCOMP_SET_MODE_FILTER))
     seal_before(a1 == SECCOMP_SET_MODE_STRICT);
   if (number == SYS_prctl && a1 == PR_SET_SECCOMP &&
