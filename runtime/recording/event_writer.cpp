@@ -68,10 +68,14 @@ void done_reserving(ThreadState* s, uint32_t outer) {
 // `owed`: a pending count (ThreadState::pending_enter/pending_exits) the record settles,
 // lowered once its bytes are in the chunk. Sets ThreadState::unsynced before the commit;
 // the caller clears it (synced()) once the encoding state is updated after the record.
-template <class Encode>
+// `kMax`: the most bytes `encode` writes, its buffer on the stack. The slow ENTER and EXIT
+// take kMaxRecordBytes: they run in signal handlers too, on alternate stacks sized from
+// MINSIGSTKSZ, where the 1 KiB a SPECIAL needs overflowed a 4 KiB stack (a program that
+// lived without callmon died of SIGSEGV).
+template <unsigned kMax, class Encode>
 bool put_depth0(ThreadState* s, Encode&& encode, uint32_t* owed = nullptr) {
   for (;;) {
-    uint8_t buf[kMaxSpecialBytes];
+    uint8_t buf[kMax];
     unsigned n = encode(buf);
     pad_before_reserving(s, n);
     uint8_t* p = bump_unmarked(&s->cur, n);
@@ -160,7 +164,7 @@ void write_exit_burst_pause(ThreadState* s, uint64_t from, uint64_t to) {
 void write_enter_slow(ThreadState* s, uint64_t t, uintptr_t fn) {
   s->pending_enter = 1;  // until put_depth0 has the bytes in the chunk
   signal_fence();
-  if (put_depth0(s, [&](uint8_t* buf) {
+  if (put_depth0<kMaxRecordBytes>(s, [&](uint8_t* buf) {
         if (t < s->last_ticks) t = s->last_ticks;
         const uint64_t ticks = t - s->last_ticks;
         if (ticks & s->tick_mask) {
@@ -186,7 +190,7 @@ void write_enter_slow(ThreadState* s, uint64_t t, uintptr_t fn) {
 void write_exit_slow(ThreadState* s, uint64_t t) {
   if (!s->pending_exits) s->pending_exits = 1;  // a caller popping several set its count
   signal_fence();
-  if (put_depth0(s, [&](uint8_t* buf) {
+  if (put_depth0<kMaxRecordBytes>(s, [&](uint8_t* buf) {
         if (t < s->last_ticks) t = s->last_ticks;
         const uint64_t ticks = t - s->last_ticks;
         if (ticks & s->tick_mask) {
@@ -218,7 +222,7 @@ void write_special(ThreadState* s, bool nested, SpecialCode code, uint64_t t,
     return static_cast<unsigned>(p + nbytes - buf);
   };
   if (!nested) {
-    bool written = put_depth0(s, encode);
+    bool written = put_depth0<kMaxSpecialBytes>(s, encode);
     if (written) s->last_ticks = t;
     CALLMON_SYNCED();
     synced(s);
