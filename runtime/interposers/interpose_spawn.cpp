@@ -68,13 +68,9 @@ bool environ_complete() {
   return true;
 }
 
-// system() for a program that took callmon's variables out of its environment: what POSIX
-// asks of it (SIGINT and SIGQUIT ignored and SIGCHLD blocked in the caller while the
-// command runs; the child starts with the caller's dispositions and mask), through
-// posix_spawn with the child's environment.
-// Calls running at once share the ignoring, as glibc's do: the first sets it up and keeps
-// the dispositions it replaced, the last puts them back (each restoring its own would leave
-// SIGINT ignored when two overlap).
+// system() calls running at once share the ignoring of SIGINT and SIGQUIT, as glibc's do:
+// the first sets it up and keeps the dispositions it replaced, the last puts them back (each
+// restoring its own would leave SIGINT ignored when two overlap).
 int g_system_lock = 0;
 int g_system_running = 0;
 struct sigaction g_system_int, g_system_quit;
@@ -84,6 +80,10 @@ void lock_system() {
 }
 void unlock_system() { __atomic_store_n(&g_system_lock, 0, __ATOMIC_RELEASE); }
 
+// system() for a program whose `environ` lacks callmon's variables (the usual case: the
+// runtime takes them out, hide_callmon_env): what POSIX asks of it (SIGINT and SIGQUIT
+// ignored and SIGCHLD blocked in the caller while the command runs; the child starts with
+// the caller's dispositions and mask), through posix_spawn with the child's environment.
 int system_with_env(const char* command) {
   struct sigaction old_int, old_quit;
   lock_system();
@@ -165,7 +165,7 @@ void lock_popens() {
 }
 void unlock_popens() { __atomic_store_n(&g_popen_lock, 0, __ATOMIC_RELEASE); }
 
-// popen() for a program that took callmon's variables out of its environment: `sh -c` with
+// popen() for a program whose `environ` lacks callmon's variables: `sh -c` with
 // the command's end of a pipe as its stdout ("r") or stdin ("w"), the streams of earlier
 // popen calls closed in the child (POSIX), through posix_spawn with the child's
 // environment. `e` in the mode: close-on-exec, as glibc's.

@@ -10,7 +10,6 @@ chunk, filled before the filter went in).
   run_sandbox.py --callmon build/bin/callmon --cc gcc --mode cyg|fentry|patch --work DIR
 Exit status: 0 passed, 1 failed.
 """
-import json
 import os
 import subprocess
 import sys
@@ -60,16 +59,11 @@ def main():
         if " lost while recording" in info.stdout:
             problems.append(f"{tag}: events lost (the fork child wrote into its parent's "
                             f"file header?):\n{info.stdout}")
-        rep = subprocess.run([a.callmon, "report", "--format=json", "-d", data],
-                             capture_output=True, text=True, timeout=60)
-        calls = {}
-        if rep.returncode == 0:
-            for f in json.loads(rep.stdout).get("functions", []):
-                calls[f["name"]] = calls.get(f["name"], 0) + f["calls"]
-        if calls.get("main") != 1 or calls.get("work", 0) < 100000:
-            problems.append(f"{tag}: report (status {rep.returncode}): main {calls.get('main')}"
-                            f", work {calls.get('work')} (wanted 1 and over 100 000) "
-                            f"{rep.stderr.strip()}")
+        calls, err = run_fixture.recorded_counts(a.callmon, data)
+        if err or calls.get("main") != 1 or calls.get("work", 0) < 100000:
+            problems.append(f"{tag}: report: main {calls and calls.get('main')}, work "
+                            f"{calls and calls.get('work')} (wanted 1 and over 100 000) "
+                            f"{err or ''}")
     return run_fixture.report_problems(problems)
 
 
