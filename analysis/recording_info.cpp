@@ -9,6 +9,7 @@
 
 #include "analysis/call_walk.hpp"
 #include "analysis/compensation.hpp"
+#include "analysis/live_process.hpp"
 #include "analysis/sched_note.hpp"
 #include "analysis/unrecorded_modules.hpp"
 
@@ -73,6 +74,12 @@ Result<RecordingInfo> gather_info(const format::Recording& rec, const ProgressFn
   for (const format::ProcessRecording& proc : rec.processes) {
     const format::ProcessMeta& meta = proc.meta;
     ProcessInfo pi;
+    // A daemon that outlived `callmon record` still writes its files: they read as cut.
+    const bool live = still_recording(rec.dir, meta);
+    if (live)
+      info.problems.push_back(fmt::format(
+          "process {} (pid {}) is still running and recording: what is read now is not its "
+          "whole recording (read it again once it has ended)", meta.key, meta.pid));
     pi.key = meta.key;
     pi.pid = meta.pid;
     pi.ppid = meta.ppid;
@@ -169,7 +176,8 @@ Result<RecordingInfo> gather_info(const format::Recording& rec, const ProgressFn
         info.problems.push_back(fmt::format(
             "thread {} of process {} was cut with {} call(s) open ({})", ti.tid, pi.key,
             ti.left_open,
-            meta.sandboxed_ticks
+            live ? std::string("its process is still running")
+            : meta.sandboxed_ticks
                 ? std::string("its process installed a seccomp filter, after which callmon "
                               "writes nothing more")
             : rec.session && rec.session->exit_signal

@@ -19,6 +19,7 @@ import os
 import shutil
 import subprocess
 import sys
+import time
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 from checks import check, summary  # noqa: E402
@@ -31,6 +32,23 @@ int main(int argc, char** argv) {
   for (int i = 1; i < argc; ++i) show(argv[i]);
   printf("\n");
   return 0;
+}
+"""
+
+DAEMON_C = r"""
+#include <unistd.h>
+__attribute__((noinline)) long work(long i) { return i * 3 + 1; }
+int main(void) {
+  long s = 0;
+  for (int i = 0; i < 100; i++) s += work(i);
+  if (fork() > 0) return 0;
+  setsid();
+  if (fork() > 0) _exit(0);
+  for (int k = 0; k < 15; k++) {
+    for (int i = 0; i < 100; i++) s += work(i);
+    usleep(100000);
+  }
+  return s == 0;
 }
 """
 
@@ -207,6 +225,29 @@ def main():
                                env=env, capture_output=True, text=True, timeout=60)
         check(f"{cmd} -- env -i A=1 env: prints A=1 only",
               under.returncode == 0 and under.stdout == "A=1\n", under.stdout + under.stderr)
+
+    # A daemon that outlives `record` (fork, setsid, fork) goes on writing the recording:
+    # info says so while it runs (it said "problems: none" on the partial data), and not
+    # once it has ended.
+    with open(os.path.join(w, "daemon.c"), "w") as f:
+        f.write(DAEMON_C)
+    subprocess.run([a.cc, "-O1", "-finstrument-functions", "-o", "daemon", "daemon.c"], cwd=w,
+                   check=True)
+    # Not through pipes: the daemon would hold them open, and the wait for their end would
+    # last as long as it does.
+    subprocess.run([a.callmon, "record", "-o", "daemon.data", "--", "./daemon"], cwd=w,
+                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=60)
+    r = run([a.callmon, "info", "-d", "daemon.data"], w)
+    check("info while a daemon still records: says it is still running",
+          "is still running and recording" in r.stdout, r.stdout[-600:])
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline:
+        r = run([a.callmon, "info", "-d", "daemon.data"], w)
+        if "still running" not in r.stdout:
+            break
+        time.sleep(0.2)
+    check("info once the daemon has ended: no problem", "problems:  none" in r.stdout,
+          r.stdout[-600:])
 
     return summary()
 
