@@ -12,6 +12,7 @@
 #include "runtime/core/clock.hpp"
 #include "runtime/hooks/hooks.hpp"
 #include "runtime/interposers/interpose.hpp"
+#include "runtime/interposers/static_program.hpp"
 #include "runtime/recording/process.hpp"
 #include "runtime/patching/sled_patch.hpp"
 #include "runtime/core/sys.hpp"
@@ -96,6 +97,7 @@ void exec_wrappers_init() {
 CALLMON_EXPORT int execve(const char* path, char* const argv[], char* const envp[]) {
   resolve_real_functions();
   before_exec(path);
+  note_static_program(path, false);
   CALLMON_CHILD_ENV(envp, env);
   return after_failed_exec(g_real.execve_(path, argv, env));
 }
@@ -107,6 +109,7 @@ CALLMON_EXPORT int execv(const char* path, char* const argv[]) {
 CALLMON_EXPORT int execvpe(const char* file, char* const argv[], char* const envp[]) {
   resolve_real_functions();
   before_exec(file);
+  note_static_program(file, true);
   CALLMON_CHILD_ENV(envp, env);
   return after_failed_exec(g_real.execvpe_(file, argv, env));
 }

@@ -16,6 +16,7 @@
 
 #include "runtime/interposers/child_env.hpp"
 #include "runtime/interposers/interpose.hpp"
+#include "runtime/interposers/static_program.hpp"
 #include "runtime/core/runtime_scope.hpp"
 
 using namespace callmon::rt;
@@ -29,6 +30,7 @@ CALLMON_EXPORT int posix_spawn(pid_t* pid, const char* path,
                                const posix_spawnattr_t* attr, char* const argv[],
                                char* const envp[]) {
   resolve_real_functions();
+  note_static_program(path, false);
   CALLMON_CHILD_ENV(envp, env);
   return g_real.posix_spawn_(pid, path, actions, attr, argv, env);
 }
@@ -38,6 +40,7 @@ CALLMON_EXPORT int posix_spawnp(pid_t* pid, const char* file,
                                 const posix_spawnattr_t* attr, char* const argv[],
                                 char* const envp[]) {
   resolve_real_functions();
+  note_static_program(file, true);
   CALLMON_CHILD_ENV(envp, env);
   return g_real.posix_spawnp_(pid, file, actions, attr, argv, env);
 }

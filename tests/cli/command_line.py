@@ -249,6 +249,18 @@ def main():
     check("info once the daemon has ended: no problem", "problems:  none" in r.stdout,
           r.stdout[-600:])
 
+    # A statically linked program started by the recorded one (a shell here) cannot be
+    # followed (no dynamic loader to load the runtime): said once, the output unchanged.
+    with open(os.path.join(w, "static_child.c"), "w") as f:
+        f.write('#include <stdio.h>\nint main(void) { puts("static child"); return 0; }\n')
+    built = subprocess.run([a.cc, "-O1", "-static", "-o", "static_child", "static_child.c"],
+                           cwd=w, capture_output=True)
+    if built.returncode == 0:
+        r = run([a.callmon, "record", "-o", "static.data", "--", "sh", "-c", "./static_child"], w)
+        check("a static program started by the recorded one: said, output unchanged",
+              r.returncode == 0 and r.stdout == "static child\n" and
+              "static_child is statically linked" in r.stderr, r.stdout + r.stderr)
+
     return summary()
 
 
