@@ -51,6 +51,13 @@ const char* const* start_env_entries(size_t* count) {
   return g_kept;
 }
 
+const unsigned long* start_auxv() {
+  char* const* e = initial_envp();
+  if (!e) return nullptr;
+  while (*e) ++e;
+  return reinterpret_cast<const unsigned long*>(e + 1);
+}
+
 const char* start_env_get(const char* name) {
   size_t n;
   const char* const* kept = start_env_entries(&n);

@@ -19,6 +19,10 @@ void start_env_capture();
 // The kept entries ("NAME=value"), `*count` of them.
 const char* const* start_env_entries(size_t* count);
 
+// The auxiliary vector the kernel put on the initial stack after the environment's NULL:
+// (type, value) pairs up to AT_NULL. Null when the stack's layout is not the expected one.
+const unsigned long* start_auxv();
+
 // The value of `name` among the kept entries, or nullptr.
 const char* start_env_get(const char* name);
 

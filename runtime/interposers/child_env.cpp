@@ -5,6 +5,8 @@
 #include "runtime/interposers/child_env.hpp"
 
 #include <dlfcn.h>
+#include <elf.h>
+#include <sys/mman.h>
 
 #include <unistd.h>
 
@@ -154,7 +156,25 @@ void hide_callmon_env() {
   const char* self = self_path();
   const char* first = start_env_get("CALLMON_PRELOAD_FIRST");
   static char preload[4096];
-  char** kept = environ;
+  // A new array, never the one `environ` points to: at start-up that is the kernel's, on
+  // the initial stack, directly followed by the auxiliary vector, which code finds by
+  // walking past the environment's NULL (Go's runtime, some loaders). Compacted in place,
+  // the NULL moved up and such code read the stale pointers left behind as auxv entries:
+  // every cgo program died at start-up ("failed to get system page size"). The copy is
+  // followed by a copy of the auxiliary vector too: glibc hands main the new `environ` as
+  // its third argument, and code walks past that one's NULL just the same.
+  const unsigned long* auxv = start_auxv();
+  size_t auxv_words = 0;
+  if (auxv) {
+    while (auxv[auxv_words] != AT_NULL) auxv_words += 2;
+    auxv_words += 2;  // AT_NULL's pair
+  }
+  const size_t n = env_count(environ);
+  const size_t bytes = (n + 1) * sizeof(char*) + auxv_words * sizeof(unsigned long);
+  void* mem = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (mem == MAP_FAILED) return;
+  char** out = static_cast<char**>(mem);
+  size_t kept = 0;
   for (char** e = environ; *e; ++e) {
     if (has_prefix(*e, "CALLMON_")) continue;
     if (has_name(*e, "LD_PRELOAD") && self[0]) {
@@ -168,14 +188,21 @@ void hide_callmon_env() {
         LineBuf b(preload, sizeof preload);
         b.str("LD_PRELOAD=").str(value);
         if (b.size() + 1 < sizeof preload) {
-          *kept++ = preload;
+          out[kept++] = preload;
           continue;
         }
       }
     }
-    *kept++ = *e;
+    out[kept++] = *e;
   }
-  *kept = nullptr;
+  out[kept] = nullptr;
+  if (kept == n) {
+    munmap(mem, bytes);
+    return;
+  }
+  auto* aux_out = reinterpret_cast<unsigned long*>(out + kept + 1);
+  for (size_t i = 0; i < auxv_words; ++i) aux_out[i] = auxv[i];
+  environ = out;  // setenv copies it before changing it (it is not libc's own allocation)
 }
 
 }  // namespace callmon::rt

@@ -35,8 +35,8 @@ void child_env_prepare();
 // that passes them on (child_env_wanted): the exec and spawn wrappers put them back in the
 // environment of each program it starts, from the start-up environment. Called once from
 // the runtime's constructor, after start_env_capture and child_env_prepare, while the
-// program has no thread of its own (libc's setenv would take its lock; the array is
-// compacted in place as unsetenv does).
+// program has no thread of its own. `environ` then points to a copy: the kernel's array on
+// the initial stack is left whole (the auxiliary vector follows its NULL).
 void hide_callmon_env();
 
 // Entries in `envp`.

@@ -5,7 +5,8 @@
  * also checks what those must keep of glibc's: two system() calls overlapping in two
  * threads leave the program's SIGINT handler in place (the first one started ignores SIGINT,
  * the last one to end puts the handler back), and 70 popen() streams open at once all
- * close with their own child's status. Then it execs itself with `environ`, which lacks
+ * close with their own child's status; the auxiliary vector is where code that walks past
+ * the start-up environment finds it. Then it execs itself with `environ`, which lacks
  * callmon's variables: the child is recorded all the same and sees none either.
  *
  * Prints the same with and without callmon. */
@@ -15,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/auxv.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -66,11 +68,23 @@ COUNTED int many_popens(int n) {
   return right;
 }
 
-int main(int argc, char** argv) {
+/* The auxiliary vector found as Go's runtime finds it: past the NULL of the environment
+ * array the process started with (main's envp). The runtime's first version compacted that
+ * array in place, which left stale pointers where this walk reads auxv entries. */
+static int auxv_after_envp(char** envp) {
+  char** e = envp;
+  while (*e) e++;
+  for (unsigned long* a = (unsigned long*)(e + 1); a[0] != AT_NULL; a += 2)
+    if (a[0] == AT_PAGESZ) return a[1] == (unsigned long)sysconf(_SC_PAGESIZE);
+  return 0;
+}
+
+int main(int argc, char** argv, char** envp) {
   if (argc > 1) {
     printf("child: callmon entries %d\n", callmon_entries());
     return 0;
   }
+  printf("auxv after envp: %s\n", auxv_after_envp(envp) ? "AT_PAGESZ right" : "WRONG");
   printf("callmon entries %d\n", callmon_entries());
   const char* preload = getenv("LD_PRELOAD");
   printf("LD_PRELOAD %s\n", preload ? preload : "unset");
