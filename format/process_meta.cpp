@@ -247,6 +247,12 @@ bool parse_record(ProcessMeta& m, std::string_view name, std::string_view rest,
       return false;
     m.sandboxed_ticks = ticks;
     m.sandbox = rest.substr(space + 1);
+  } else if (name == "unsandboxed") {
+    // "unsandboxed TICKS": the filter of the last `sandboxed` line was refused.
+    uint64_t ticks = 0;
+    if (!parse_u64(rest, ticks)) return false;
+    m.sandboxed_ticks.reset();
+    m.sandbox.clear();
   } else if (name == "untraced") {
     // "untraced TID WHY"
     const size_t space = rest.find(' ');

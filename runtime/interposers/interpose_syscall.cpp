@@ -9,8 +9,8 @@
 // interposers call recording_seal (process.hpp) before the filter goes in, so the runtime
 // makes no system call of its own from then on; the call itself is passed on unchanged.
 //
-// A fork made by syscall(SYS_clone) or syscall(SYS_clone3) without CLONE_VM and without a
-// new stack (container runtimes, sandboxes' zygotes, test frameworks): glibc runs no
+// A fork made by syscall(SYS_fork), or syscall(SYS_clone) or syscall(SYS_clone3) without
+// CLONE_VM and without a new stack (container runtimes, sandboxes' zygotes, test frameworks): glibc runs no
 // pthread_atfork handler for it, so the child went on writing through its parent's thread
 // state into the parent's file (half the calls lost, no second process). The child runs the
 // runtime's fork handlers itself (raw_fork_child), the parent writes its FORK record.
@@ -52,14 +52,40 @@ long raw_syscall(long nr, long a1, long a2, long a3, long a4, long a5, long a6) 
   return ret;
 }
 
-// Not in a vfork child: the seal is the parent's memory, and the filter is the child's.
-void seal_before(bool strict) {
-  if (!in_vfork_child()) recording_seal(strict);
+// Whether a request to enter seccomp mode `mode` (SECCOMP_MODE_STRICT or _FILTER; -1 for
+// anything else) with `flags` and, for a filter, program `prog`, can install anything. A
+// feature probe passes no program (Chromium's, rr's, libseccomp's: EFAULT) or flags strict
+// mode does not take (EINVAL): the kernel refuses it, and sealing for it lost the rest of
+// the recording.
+bool installs(bool strict, long mode, long flags, long prog) {
+  if (strict) return mode == SECCOMP_MODE_STRICT && flags == 0;
+  return mode == SECCOMP_MODE_FILTER && prog != 0;
+}
+
+// The seccomp request `nr(a1..a6)`, behind recording_seal when it `may_install`. Not in a
+// vfork child: the seal is the parent's memory, and the filter the child's. A request the
+// kernel refused installed nothing (a failed TSYNC neither): the recording goes on.
+long sealed_call(bool strict, bool may_install, long nr, long a1, long a2, long a3, long a4,
+                 long a5, long a6) {
+  const bool seal = may_install && !in_vfork_child();
+  if (seal) recording_seal(strict);
+  const long r = raw_syscall(nr, a1, a2, a3, a4, a5, a6);
+  // With SECCOMP_FILTER_FLAG_TSYNC a thread that could not be synchronised is returned as
+  // a positive id, and nothing was installed.
+  const bool tsync_failed =
+      nr == SYS_seccomp && (a2 & SECCOMP_FILTER_FLAG_TSYNC) && r > 0;
+  if (seal && (r < 0 || tsync_failed)) {
+    const int why = errno;
+    recording_unseal(why);
+    errno = why;
+  }
+  return r;
 }
 
 // Whether syscall(number, a1, a2, ...) is a fork: a new process (no CLONE_VM, no
 // CLONE_THREAD) that goes on from here on a copy of this stack (no new stack).
 bool forklike(long number, long a1, long a2) {
+  if (number == SYS_fork) return true;
   if (number == SYS_clone) return !(a1 & (CLONE_VM | CLONE_THREAD)) && a2 == 0;
   if (number != SYS_clone3 || !a1 || static_cast<size_t>(a2) < sizeof(clone_args)) return false;
   const auto* args = reinterpret_cast<const clone_args*>(a1);
@@ -74,8 +100,10 @@ CALLMON_EXPORT int prctl(int option, ...) noexcept {
   long a2 = va_arg(ap, long), a3 = va_arg(ap, long), a4 = va_arg(ap, long),
        a5 = va_arg(ap, long);
   va_end(ap);
-  if (option == PR_SET_SECCOMP && (a2 == SECCOMP_MODE_STRICT || a2 == SECCOMP_MODE_FILTER))
-    seal_before(a2 == SECCOMP_MODE_STRICT);
+  if (option == PR_SET_SECCOMP)
+    return static_cast<int>(
+        sealed_call(a2 == SECCOMP_MODE_STRICT, installs(a2 == SECCOMP_MODE_STRICT, a2, 0, a3),
+                    SYS_prctl, option, a2, a3, a4, a5, 0));
   return static_cast<int>(raw_syscall(SYS_prctl, option, a2, a3, a4, a5, 0));
 }
 
@@ -93,10 +121,14 @@ CALLMON_EXPORT long syscall(long number, ...) noexcept {
     errno = why;
     return child;
   }
-  if (number == SYS_seccomp && (a1 == SECCOMP_SET_MODE_STRICT || a1 == SECCOMP_SET_MODE_FILTER))
-    seal_before(a1 == SECCOMP_SET_MODE_STRICT);
-  if (number == SYS_prctl && a1 == PR_SET_SECCOMP &&
-      (a2 == SECCOMP_MODE_STRICT || a2 == SECCOMP_MODE_FILTER))
-    seal_before(a2 == SECCOMP_MODE_STRICT);
+  if (number == SYS_seccomp)
+    return sealed_call(a1 == SECCOMP_SET_MODE_STRICT,
+                       installs(a1 == SECCOMP_SET_MODE_STRICT, a1 == SECCOMP_SET_MODE_FILTER
+                                    ? SECCOMP_MODE_FILTER : (a1 == SECCOMP_SET_MODE_STRICT
+                                    ? SECCOMP_MODE_STRICT : -1), a2, a3),
+                       number, a1, a2, a3, a4, a5, a6);
+  if (number == SYS_prctl && a1 == PR_SET_SECCOMP)
+    return sealed_call(a2 == SECCOMP_MODE_STRICT, installs(a2 == SECCOMP_MODE_STRICT, a2, 0, a3),
+                       number, a1, a2, a3, a4, a5, a6);
   return raw_syscall(number, a1, a2, a3, a4, a5, a6);
 }

@@ -395,6 +395,23 @@ void recording_seal(bool strict) {
   __atomic_store_n(&g_proc.sealed, 1, __ATOMIC_RELEASE);
 }
 
+void recording_unseal(int why) {
+  if (!recording_sealed()) return;
+  __atomic_store_n(&g_proc.sealed, 0, __ATOMIC_RELEASE);
+  ErrnoSaver es;
+  RuntimeScope rs;
+  char line[64];
+  LineBuf b(line, sizeof line);
+  b.str("unsandboxed ").dec(read_ticks()).ch('\n');
+  meta_append(b.c_str(), static_cast<unsigned>(b.size()));
+  char msg[200];
+  LineBuf m(msg, sizeof msg);
+  m.str("process ").dec(g_proc.pid).str(": the kernel refused the seccomp filter (")
+      .str(why ? strerrordesc_np(why) : "a thread could not take it")
+      .str("): nothing was installed, the recording goes on");
+  diag(msg);
+}
+
 void meta_append(const char* line, unsigned len) {
   if (recording_sealed()) return;
   int saved = errno;

@@ -54,6 +54,9 @@ pthread_key_t thread_key();
 // programs it execs get none of callmon's variables, and nothing is written at the exit.
 // `strict`: SECCOMP_MODE_STRICT, which also disables the TSC (docs/runtime.md, "Sandboxes").
 void recording_seal(bool strict);
+// The request recording_seal was for failed (errno `why`): nothing was installed, the
+// recording goes on (an `unsandboxed` line; threads that stopped meanwhile stay stopped).
+void recording_unseal(int why);
 inline bool recording_sealed() { return __atomic_load_n(&g_proc.sealed, __ATOMIC_ACQUIRE) != 0; }
 
 // Appends one line (which must end with '\n') to the meta file.

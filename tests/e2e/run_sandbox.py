@@ -5,7 +5,8 @@ syscall(SYS_seccomp): under callmon its output and status must be as without it 
 killed by SIGSYS at the runtime's next file window), `callmon info` must say where the
 filter went in and that the recording stopped there, and `callmon report` must read what
 was recorded (main once, work() hundreds of thousands of times: the calling thread's
-chunk, filled before the filter went in).
+chunk, filled before the filter went in). Requests the kernel refuses (feature probes)
+install nothing, and the recording goes on whole.
 
   run_sandbox.py --callmon build/bin/callmon --cc gcc --mode cyg|fentry|patch --work DIR
 Exit status: 0 passed, 1 failed.
@@ -18,6 +19,25 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import run_fixture  # noqa: E402  (program_test_args, build_program, report_problems)
 
 VARIANTS = [["trap", "prctl"], ["trap", "syscall"], ["kill", "prctl"], ["kill", "syscall"]]
+
+
+def check_probe(a, exe, problems):
+    """Requests the kernel refuses install nothing: the recording goes on whole (a probe
+    sealed it: the thread and the fork child unrecorded, the main thread cut at 4 MiB)."""
+    plain = subprocess.run([exe, "probe", "-"], capture_output=True, text=True, timeout=60)
+    data = os.path.join(a.work, "probe.data")
+    record = [a.callmon, "record", "-o", data] + (["--patch=."] if a.mode == "patch" else [])
+    rec = subprocess.run(record + ["--", exe, "probe", "-"], capture_output=True, text=True,
+                         timeout=120)
+    if (rec.returncode, rec.stdout) != (plain.returncode, plain.stdout) or plain.returncode:
+        problems.append(f"probe: status {rec.returncode} ({plain.returncode} without), "
+                        f"{rec.stdout!r} ({plain.stdout!r})")
+        return
+    info = subprocess.run([a.callmon, "info", "-d", data], capture_output=True, text=True,
+                          timeout=60)
+    if ("seccomp" in info.stdout or "processes: 2" not in info.stdout or
+            "problems:  none" not in info.stdout):
+        problems.append(f"probe: the recording did not go on whole:\n{info.stdout}")
 
 
 def main():
@@ -64,6 +84,7 @@ def main():
             problems.append(f"{tag}: report: main {calls and calls.get('main')}, work "
                             f"{calls and calls.get('work')} (wanted 1 and over 100 000) "
                             f"{err or ''}")
+    check_probe(a, exe, problems)
     return run_fixture.report_problems(problems)
 
 

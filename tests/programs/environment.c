@@ -71,7 +71,7 @@ COUNTED int many_popens(int n) {
 /* The auxiliary vector found as Go's runtime finds it: past the NULL of the environment
  * array the process started with (main's envp). The runtime's first version compacted that
  * array in place, which left stale pointers where this walk reads auxv entries. */
-static int auxv_after_envp(char** envp) {
+NOT_INSTRUMENTED static int auxv_after_envp(char** envp) {
   char** e = envp;
   while (*e) e++;
   for (unsigned long* a = (unsigned long*)(e + 1); a[0] != AT_NULL; a += 2)
@@ -85,6 +85,9 @@ int main(int argc, char** argv, char** envp) {
     return 0;
   }
   printf("auxv after envp: %s\n", auxv_after_envp(envp) ? "AT_PAGESZ right" : "WRONG");
+  /* The kernel's own array, after argv on the initial stack: where Go's runtime looks. */
+  printf("auxv after the initial envp: %s\n",
+         auxv_after_envp(argv + argc + 1) ? "AT_PAGESZ right" : "WRONG");
   printf("callmon entries %d\n", callmon_entries());
   const char* preload = getenv("LD_PRELOAD");
   printf("LD_PRELOAD %s\n", preload ? preload : "unset");

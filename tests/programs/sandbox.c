@@ -9,6 +9,9 @@
  * calls), a thread and a fork child that call work() too, and one openat of its own
  * (refused: EACCES under "trap"; not tried under "kill").
  *
+ * "probe" installs nothing: it only makes the requests feature probes make (no program, an
+ * empty one), which the kernel refuses.
+ *
  * Prints its results and, for "trap", how many system calls its handler emulated (1: its
  * own openat): the same with and without callmon. Before callmon kept to itself behind the
  * filter, the runtime's next file window met the filter: SIGSYS while the runtime blocked
@@ -65,8 +68,18 @@ static int confine(int kill, int by_prctl) {
                   : (int)syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &prog);
 }
 
+/* What feature probes and failed installs do: a filter request without a program (EFAULT),
+ * one with an empty program (EINVAL). Nothing is installed; callmon must go on recording. */
+static int probe(void) {
+  struct sock_fprog empty = {0, NULL};
+  long a = syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, NULL);
+  int b = prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &empty);
+  return a == -1 && b == -1;
+}
+
 int main(int argc, char** argv) {
   if (argc < 3) return 2;
+  if (strcmp(argv[1], "probe") == 0 && !probe()) return 4;
   const int kill = strcmp(argv[1], "kill") == 0;
   struct sigaction sa;
   memset(&sa, 0, sizeof sa);
@@ -74,7 +87,7 @@ int main(int argc, char** argv) {
   sa.sa_flags = SA_SIGINFO;
   sigaction(SIGSYS, &sa, NULL);
   fflush(stdout);
-  if (confine(kill, strcmp(argv[2], "prctl") == 0) != 0) {
+  if (strcmp(argv[1], "probe") != 0 && confine(kill, strcmp(argv[2], "prctl") == 0) != 0) {
     perror("seccomp");
     return 3;
   }
@@ -89,7 +102,7 @@ int main(int argc, char** argv) {
   int status = -1;
   waitpid(child, &status, 0);
   printf("sum %ld thread %ld child %d\n", s, (long)r, status);
-  if (!kill) {
+  if (strcmp(argv[1], "trap") == 0) {
     int fd = open("/etc/hostname", O_RDONLY);
     printf("open %d errno %s emulated %d\n", fd, fd < 0 ? strerror(errno) : "-", emulated);
   }
