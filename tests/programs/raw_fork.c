@@ -1,4 +1,4 @@
-/* fork made by the raw clone and clone3 system calls (syscall(2)), as container runtimes
+/* fork made by the raw clone, clone3 and fork system calls (syscall(2)), as container runtimes
  * and sandboxes' zygotes do: glibc runs no pthread_atfork handler for them. Otherwise as
  * fork.c: each child calls work() 3 times through child_part(), the parent (after waiting)
  * 5 times through parent_part(), plus once in common() before the first fork. Each child
@@ -34,10 +34,12 @@ COUNTED int parent_part(void) {
 }
 
 /* 1 in the child, 0 in the parent once the child has ended. */
-COUNTED int do_fork(int three) {
+COUNTED int do_fork(int how) {
   fflush(stdout);
   pid_t pid;
-  if (three) {
+  if (how == 2) {
+    pid = (pid_t)syscall(SYS_fork);
+  } else if (how == 1) {
     struct clone_args args = {0};
     args.exit_signal = SIGCHLD;
     pid = (pid_t)syscall(SYS_clone3, &args, sizeof args);
@@ -62,5 +64,6 @@ int main(void) {
   common();
   if (do_fork(0)) return 0;
   if (do_fork(1)) return 0;
+  if (do_fork(2)) return 0;
   return 0;
 }
