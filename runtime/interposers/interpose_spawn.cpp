@@ -16,6 +16,8 @@
 
 #include "runtime/interposers/child_env.hpp"
 #include "runtime/interposers/interpose.hpp"
+#include "runtime/interposers/next_function.hpp"
+#include "runtime/interposers/system_wait.hpp"
 #include "runtime/interposers/static_program.hpp"
 #include "runtime/core/runtime_scope.hpp"
 
@@ -87,8 +89,25 @@ void unlock_system() { __atomic_store_n(&g_system_lock, 0, __ATOMIC_RELEASE); }
 // runtime takes them out, hide_callmon_env): what POSIX asks of it (SIGINT and SIGQUIT
 // ignored and SIGCHLD blocked in the caller while the command runs; the child starts with
 // the caller's dispositions and mask), through posix_spawn with the child's environment.
-int system_with_env(const char* command) {
+// What system_with_env gives back at its end, or at its cancellation (system_wait).
+struct SystemEnd {
   struct sigaction old_int, old_quit;
+  sigset_t old_mask;
+};
+
+void system_end(void* arg) {
+  auto* e = static_cast<SystemEnd*>(arg);
+  lock_system();
+  if (--g_system_running == 0) {
+    sigaction(SIGINT, &e->old_int, nullptr);
+    sigaction(SIGQUIT, &e->old_quit, nullptr);
+  }
+  unlock_system();
+  sigprocmask(SIG_SETMASK, &e->old_mask, nullptr);
+}
+
+int system_with_env(const char* command) {
+  SystemEnd end;
   lock_system();
   if (g_system_running++ == 0) {
     struct sigaction ignore = {};
@@ -97,47 +116,37 @@ int system_with_env(const char* command) {
     sigaction(SIGINT, &ignore, &g_system_int);
     sigaction(SIGQUIT, &ignore, &g_system_quit);
   }
-  old_int = g_system_int;
-  old_quit = g_system_quit;
+  end.old_int = g_system_int;
+  end.old_quit = g_system_quit;
   unlock_system();
-  sigset_t chld, old_mask;
+  sigset_t chld;
   sigemptyset(&chld);
   sigaddset(&chld, SIGCHLD);
-  sigprocmask(SIG_BLOCK, &chld, &old_mask);
+  sigprocmask(SIG_BLOCK, &chld, &end.old_mask);
 
   posix_spawnattr_t attr;
   posix_spawnattr_init(&attr);
   sigset_t defaults;
   sigemptyset(&defaults);
-  if (old_int.sa_handler != SIG_IGN) sigaddset(&defaults, SIGINT);
-  if (old_quit.sa_handler != SIG_IGN) sigaddset(&defaults, SIGQUIT);
+  if (end.old_int.sa_handler != SIG_IGN) sigaddset(&defaults, SIGINT);
+  if (end.old_quit.sa_handler != SIG_IGN) sigaddset(&defaults, SIGQUIT);
   posix_spawnattr_setsigdefault(&attr, &defaults);
-  posix_spawnattr_setsigmask(&attr, &old_mask);
+  posix_spawnattr_setsigmask(&attr, &end.old_mask);
   posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK);
-  char sh[] = "sh", dash_c[] = "-c", dashes[] = "--";
-  char* argv[] = {sh, dash_c, dashes, const_cast<char*>(command), nullptr};
+  // As glibc 2.36's: `sh -c COMMAND`, no `--` (a command that starts with '-' is an option).
+  char sh[] = "sh", dash_c[] = "-c";
+  char* argv[] = {sh, dash_c, const_cast<char*>(command), nullptr};
   CALLMON_CHILD_ENV(environ, env);
   pid_t pid;
   int status;
   int err = g_real.posix_spawn_(&pid, "/bin/sh", nullptr, &attr, argv, env);
   posix_spawnattr_destroy(&attr);
   if (err == 0) {
-    while (waitpid(pid, &status, 0) < 0) {
-      if (errno != EINTR) {
-        status = -1;
-        break;
-      }
-    }
+    if (system_wait(pid, &status, system_end, &end) != 0) status = -1;
   } else {
     status = 127 << 8;  // as glibc's: the shell could not be run
   }
-  lock_system();
-  if (--g_system_running == 0) {
-    sigaction(SIGINT, &old_int, nullptr);
-    sigaction(SIGQUIT, &old_quit, nullptr);
-  }
-  unlock_system();
-  sigprocmask(SIG_SETMASK, &old_mask, nullptr);
+  system_end(&end);
   if (err != 0) errno = err;
   return status;
 }
@@ -162,6 +171,7 @@ struct OwnPopen {
 };
 OwnPopen* g_popens = nullptr;
 int g_popen_lock = 0;
+int (*g_fclose)(FILE*);  // the next fclose, looked up at the first call
 
 void lock_popens() {
   while (__atomic_exchange_n(&g_popen_lock, 1, __ATOMIC_ACQUIRE)) sched_yield();
@@ -173,13 +183,18 @@ void unlock_popens() { __atomic_store_n(&g_popen_lock, 0, __ATOMIC_RELEASE); }
 // popen calls closed in the child (POSIX), through posix_spawn with the child's
 // environment. `e` in the mode: close-on-exec, as glibc's.
 FILE* popen_with_env(const char* command, const char* mode) {
-  bool reading = mode[0] == 'r';
-  if ((mode[0] != 'r' && mode[0] != 'w')) {
+  // As glibc's: 'r', 'w' and 'e' in any order, exactly one of 'r' and 'w'.
+  bool reading = false, writing = false, cloexec = false, other = false;
+  for (const char* m = mode; *m; ++m) {
+    if (*m == 'r') reading = true;
+    else if (*m == 'w') writing = true;
+    else if (*m == 'e') cloexec = true;
+    else other = true;
+  }
+  if (other || reading == writing) {
     errno = EINVAL;
     return nullptr;
   }
-  bool cloexec = false;
-  for (const char* m = mode + 1; *m; ++m) cloexec |= *m == 'e';
   int fds[2];
   if (pipe2(fds, O_CLOEXEC) != 0) return nullptr;
   int mine = reading ? fds[0] : fds[1];
@@ -200,8 +215,8 @@ FILE* popen_with_env(const char* command, const char* mode) {
   for (const OwnPopen* p = g_popens; p; p = p->next)
     posix_spawn_file_actions_addclose(&actions, fileno(p->stream));
   unlock_popens();
-  char sh[] = "sh", dash_c[] = "-c", dashes[] = "--";
-  char* argv[] = {sh, dash_c, dashes, const_cast<char*>(command), nullptr};
+  char sh[] = "sh", dash_c[] = "-c";  // no `--`, as glibc 2.36's
+  char* argv[] = {sh, dash_c, const_cast<char*>(command), nullptr};
   CALLMON_CHILD_ENV(environ, env);
   pid_t pid;
   int err = g_real.posix_spawn_(&pid, "/bin/sh", &actions, nullptr, argv, env);
@@ -227,7 +242,7 @@ FILE* popen_with_env(const char* command, const char* mode) {
   *own = {f, pid, nullptr};
   lock_popens();
   own->next = g_popens;
-  g_popens = own;
+  __atomic_store_n(&g_popens, own, __ATOMIC_RELEASE);
   unlock_popens();
   return f;
 }
@@ -240,6 +255,21 @@ CALLMON_EXPORT FILE* popen(const char* command, const char* mode) {
   return popen_with_env(command, mode);
 }
 
+// fclose of a stream popen_with_env opened is its pclose: glibc's popen streams wait for
+// their command when closed either way (its pclose is fclose), and programs rely on it
+// (`sort`'s output before theirs). Before, such a fclose neither waited nor took the stream
+// off the list, whose freed FILE a later popen then read.
+CALLMON_EXPORT int fclose(FILE* stream) {
+  if (__atomic_load_n(&g_popens, __ATOMIC_ACQUIRE)) {
+    lock_popens();
+    bool own = false;
+    for (const OwnPopen* p = g_popens; p && !own; p = p->next) own = p->stream == stream;
+    unlock_popens();
+    if (own) return pclose(stream);
+  }
+  return next_function(g_fclose, "fclose")(stream);
+}
+
 CALLMON_EXPORT int pclose(FILE* stream) {
   resolve_real_functions();
   pid_t pid = 0;
@@ -248,7 +278,7 @@ CALLMON_EXPORT int pclose(FILE* stream) {
     if (stream && (*p)->stream == stream) {
       OwnPopen* gone = *p;
       pid = gone->pid;
-      *p = gone->next;
+      __atomic_store_n(p, gone->next, __ATOMIC_RELEASE);  // fclose reads the head unlocked
       free(gone);
       break;
     }

@@ -5,12 +5,15 @@
  * also checks what those must keep of glibc's: two system() calls overlapping in two
  * threads leave the program's SIGINT handler in place (the first one started ignores SIGINT,
  * the last one to end puts the handler back), and 70 popen() streams open at once all
- * close with their own child's status; the auxiliary vector is where code that walks past
+ * close with their own child's status, fclose waits for a popen command as pclose does, a
+ * thread cancelled inside system() gets its command killed and the handler back, popen
+ * takes glibc's modes; the auxiliary vector is where code that walks past
  * the start-up environment finds it. Then it execs itself with `environ`, which lacks
  * callmon's variables: the child is recorded all the same and sees none either.
  *
  * Prints the same with and without callmon. */
 #define _GNU_SOURCE
+#include <errno.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -79,6 +82,48 @@ NOT_INSTRUMENTED static int auxv_after_envp(char** envp) {
   return 0;
 }
 
+/* fclose of a popen stream waits for its command, as pclose does (glibc's pclose is
+ * fclose): no child is left to reap after it. */
+NOT_INSTRUMENTED static int fclose_reaps(void) {
+  FILE* f = popen("cat > /dev/null", "w");
+  if (!f) return 0;
+  fputs("line\n", f);
+  fclose(f);
+  int st;
+  return waitpid(-1, &st, WNOHANG) == -1;
+}
+
+NOT_INSTRUMENTED static void* long_system(void* arg) {
+  (void)arg;
+  system("sleep 5");
+  return NULL;
+}
+
+/* A thread cancelled inside system(): the command is killed and reaped, and the SIGINT
+ * disposition is the program's again (the runtime's own system() kept SIGINT ignored for
+ * good and left the command running). */
+NOT_INSTRUMENTED static int cancelled_system(void) {
+  pthread_t t;
+  pthread_create(&t, NULL, long_system, NULL);
+  usleep(200000);
+  pthread_cancel(t);
+  pthread_join(t, NULL);
+  struct sigaction now;
+  sigaction(SIGINT, NULL, &now);
+  int st;
+  return now.sa_handler == on_int && waitpid(-1, &st, WNOHANG) == -1;
+}
+
+/* popen's modes as glibc takes them: 'r', 'w', 'e' in any order, one of 'r' and 'w'. */
+NOT_INSTRUMENTED static int popen_modes(void) {
+  errno = 0;
+  FILE* both = popen("true", "rw");
+  int refused = !both && errno == EINVAL;
+  FILE* er = popen("true", "er");
+  if (er) pclose(er);
+  return refused && er;
+}
+
 int main(int argc, char** argv, char** envp) {
   if (argc > 1) {
     printf("child: callmon entries %d\n", callmon_entries());
@@ -95,6 +140,10 @@ int main(int argc, char** argv, char** envp) {
   printf("SIGINT handler kept across overlapping system(): %s\n",
          overlapping_systems() ? "yes" : "no");
   printf("popen streams closed right: %d of 70\n", many_popens(70));
+  printf("fclose of a popen stream reaps its command: %s\n", fclose_reaps() ? "yes" : "no");
+  printf("cancelled system(): command reaped, handler back: %s\n",
+         cancelled_system() ? "yes" : "no");
+  printf("popen modes as glibc's: %s\n", popen_modes() ? "yes" : "no");
   fflush(stdout);
   char self[4096];
   ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
