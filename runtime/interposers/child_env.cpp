@@ -98,6 +98,17 @@ bool child_env_wanted() {
 
 char** child_env(char* const envp[], char** out, char* scratch) {
   size_t n = 0;
+  // An environment that sets callmon up already (a callmon started by the recorded program,
+  // `record` or `trace` of its own): its program is that callmon's, and the outer
+  // recording's variables would send it here instead (a nested `callmon trace` printed
+  // nothing; a nested record got the outer's --patch).
+  for (char* const* e = envp; e && *e; ++e) {
+    if (has_name(*e, "CALLMON_DIR") || has_name(*e, "CALLMON_MONITOR")) {
+      for (char* const* c = envp; *c; ++c) out[n++] = *c;
+      out[n] = nullptr;
+      return out;
+    }
+  }
   const char* self = self_path();
   // Halves of the scratch: LD_PRELOAD, CALLMON_DIR.
   char* preload_buf = scratch;

@@ -20,7 +20,8 @@ bool child_env_wanted();
 // `envp` plus every CALLMON_* variable of the start-up environment that `envp` lacks
 // (CALLMON_DIR made absolute), and LD_PRELOAD naming libcallmon.so first (the program's
 // own preloads kept after it). `scratch` (kChildEnvScratch bytes) holds the built strings.
-// Returns `out`. Async-signal-safe (execve is; this must not make it less so) and safe in
+// An `envp` that carries CALLMON_DIR or CALLMON_MONITOR of its own (a callmon the program
+// started, setting its program up) is copied unchanged. Returns `out`. Async-signal-safe (execve is; this must not make it less so) and safe in
 // a vfork child: no allocation, no locks, no writes outside `out` and `scratch`.
 char** child_env(char* const envp[], char** out, char* scratch);
 

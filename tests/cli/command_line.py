@@ -261,6 +261,19 @@ def main():
               r.returncode == 0 and r.stdout == "static child\n" and
               "static_child is statically linked" in r.stderr, r.stdout + r.stderr)
 
+    # callmon inside a recorded program (its own test suite, build scripts): the inner
+    # trace's program is the inner callmon's; the outer recording's variables used to reach
+    # it and record it there, and the trace printed nothing.
+    alone = run([a.callmon, "trace", "--", "./args", "x"], w)
+    nested = run([a.callmon, "record", "-o", "outer.data", "--", a.callmon, "trace", "--",
+                  "./args", "x"], w)
+    def calls(text):  # the trace's lines without their "[pid]" prefix
+        return [l.split("]", 1)[1] for l in text.splitlines() if l.startswith("[") and "()" in l]
+
+    check("trace inside record: the inner trace shows its program's calls",
+          calls(alone.stderr) and calls(nested.stderr) == calls(alone.stderr),
+          nested.stdout + nested.stderr[-600:])
+
     return summary()
 
 
