@@ -96,7 +96,50 @@ bool child_env_wanted() {
   return start_env_get("CALLMON_DIR") || start_env_get("CALLMON_MONITOR");
 }
 
-char** child_env(char* const envp[], char** out, char* scratch) {
+namespace {
+
+// Where child_env puts what it builds in its buffer: the array of pointers, then the
+// LD_PRELOAD and CALLMON_DIR strings.
+struct ChildEnvLayout {
+  size_t pointers;      // entries the array has room for, its NULL included
+  size_t preload_size;  // bytes of the LD_PRELOAD string
+  size_t dir_size;      // bytes of the CALLMON_DIR string
+  size_t bytes() const {
+    return (pointers * sizeof(char*) + preload_size + dir_size + 7) & ~size_t{7};
+  }
+};
+
+size_t length(const char* s) {
+  size_t n = 0;
+  while (s[n]) ++n;
+  return n;
+}
+
+ChildEnvLayout layout_for(char* const envp[]) {
+  size_t kept_count;
+  start_env_entries(&kept_count);
+  ChildEnvLayout l;
+  l.pointers = env_count(envp) + kept_count + 2;  // + LD_PRELOAD + NULL
+  size_t preload_value = 0;
+  for (char* const* e = envp; e && *e; ++e)
+    if (has_name(*e, "LD_PRELOAD")) {
+      preload_value = length(*e + 11);
+      break;
+    }
+  l.preload_size = sizeof "LD_PRELOAD=" + length(self_path()) + 1 + preload_value;
+  l.dir_size = sizeof "CALLMON_DIR=" + length(g_proc.dir);
+  return l;
+}
+
+}  // namespace
+
+size_t child_env_bytes(char* const envp[]) { return layout_for(envp).bytes(); }
+
+char** child_env(char* const envp[], void* buf) {
+  const ChildEnvLayout l = layout_for(envp);
+  char** out = static_cast<char**>(buf);
+  char* preload_buf = reinterpret_cast<char*>(out + l.pointers);
+  char* dir_buf = preload_buf + l.preload_size;
   size_t n = 0;
   // An environment that sets callmon up already (a callmon started by the recorded program,
   // `record` or `trace` of its own): its program is that callmon's, and the outer
@@ -110,9 +153,6 @@ char** child_env(char* const envp[], char** out, char* scratch) {
     }
   }
   const char* self = self_path();
-  // Halves of the scratch: LD_PRELOAD, CALLMON_DIR.
-  char* preload_buf = scratch;
-  char* dir_buf = scratch + kChildEnvScratch / 2;
   bool has_preload = false;
   // A library callmon put in front of its runtime for this program only (an ASan build's
   // runtime, tools' first_library.hpp): the programs it starts did not have it without
@@ -126,7 +166,7 @@ char** child_env(char* const envp[], char** out, char* scratch) {
         value += name_len(first) + 1;  // name_len: the whole string (it holds no '=')
       if (!contains(value, self) || value != *e + 11) {
         // Ours first, then the program's own preloads.
-        LineBuf b(preload_buf, kChildEnvScratch / 2);
+        LineBuf b(preload_buf, l.preload_size);
         b.str("LD_PRELOAD=");
         if (!contains(value, self)) b.str(self).ch(':');
         b.str(value);
@@ -137,29 +177,39 @@ char** child_env(char* const envp[], char** out, char* scratch) {
     out[n++] = *e;
   }
   if (!has_preload && self[0]) {
-    LineBuf b(preload_buf, kChildEnvScratch / 2);
+    LineBuf b(preload_buf, l.preload_size);
     b.str("LD_PRELOAD=").str(self);
     out[n++] = preload_buf;
   }
   size_t kept_count;
   const char* const* kept = start_env_entries(&kept_count);
-  size_t added = 1;
-  for (size_t i = 0; i < kept_count && added < kChildEnvExtra; ++i) {
+  for (size_t i = 0; i < kept_count && n + 1 < l.pointers; ++i) {
     const char* e = kept[i];
     if (!has_prefix(e, "CALLMON_") || lookup(envp, e) || has_name(e, "CALLMON_PRELOAD_FIRST"))
       continue;
     if (has_name(e, "CALLMON_DIR") && g_proc.dir[0]) {
       // Absolute (the process set it up so): the child may start in another directory.
-      LineBuf b(dir_buf, kChildEnvScratch / 2);
+      LineBuf b(dir_buf, l.dir_size);
       b.str("CALLMON_DIR=").str(g_proc.dir);
       out[n++] = dir_buf;
     } else {
       out[n++] = const_cast<char*>(e);
     }
-    ++added;
   }
   out[n] = nullptr;
   return out;
+}
+
+ChildEnvMapping::~ChildEnvMapping() {
+  if (mem_) munmap(mem_, bytes_);
+}
+
+void* ChildEnvMapping::map(size_t bytes) {
+  void* m = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (m == MAP_FAILED) return nullptr;
+  mem_ = m;
+  bytes_ = bytes;
+  return m;
 }
 
 void hide_callmon_env() {

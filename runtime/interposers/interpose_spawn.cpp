@@ -64,9 +64,7 @@ namespace {
 bool environ_complete() {
   if (!child_env_wanted()) return true;
   size_t n = env_count(environ);
-  char** out = static_cast<char**>(alloca((n + kChildEnvExtra + 1) * sizeof(char*)));
-  char* scratch = static_cast<char*>(alloca(kChildEnvScratch));
-  child_env(environ, out, scratch);
+  CALLMON_CHILD_ENV(environ, out);
   if (env_count(out) != n) return false;
   for (size_t i = 0; i < n; ++i)
     if (out[i] != environ[i]) return false;

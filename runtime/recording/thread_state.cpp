@@ -99,6 +99,10 @@ bool fill_zeros(int fd, uint64_t off, uint64_t len) {
 // allocates nor faults in a megabyte it never uses. (Kernels before 5.14 lack
 // MADV_POPULATE_WRITE: pages then fault one by one.) Returns false when the file cannot
 // grow.
+// Opens of a file whose descriptor another thread closed before its use (EBADF) before the
+// thread's recording gives up.
+constexpr int kEbadfTries = 1000;
+
 bool extend_window(ThreadState* s) {
   uint8_t* from = s->limit;
   uint8_t* last = s->real_end - kNestedMargin;
@@ -111,9 +115,10 @@ bool extend_window(ThreadState* s) {
   // there, and nested records or padding may be in it: only what follows it is fresh.
   uint64_t kept = from == s->chunk_base ? 0 : kNestedMargin;
   // EBADF: another thread of the program closed every descriptor (close_range, a daemon's
-  // loop) between our open and its use; the file is opened again.
+  // loop) between our open and its use; the file is opened again (kEbadfTries: a program
+  // that closes in a tight loop wins a few rounds in a row).
   bool ok = false;
-  for (int tries = 0; tries < 3 && !ok; ++tries) {
+  for (int tries = 0; tries < kEbadfTries && !ok; ++tries) {
     int fd = open_recording_file(s->path, O_RDWR | O_CLOEXEC);
     if (fd < 0) return false;
     ok = grow_file(fd, off, len) && fill_zeros(fd, off + kept, len - kept);
@@ -145,7 +150,7 @@ uint64_t g_chunk_serials = 0;
 bool map_chunk(ThreadState* s, uint64_t index) {
   uint64_t off = chunk_offset(s, index);
   void* mem = MAP_FAILED;
-  for (int tries = 0; tries < 3 && mem == MAP_FAILED; ++tries) {  // EBADF: extend_window
+  for (int tries = 0; tries < kEbadfTries && mem == MAP_FAILED; ++tries) {  // EBADF: extend_window
     int fd = open_recording_file(s->path, O_RDWR | O_CLOEXEC);
     if (fd < 0) return false;
     mem = mmap(nullptr, s->chunk_size, PROT_READ | PROT_WRITE, MAP_SHARED, fd,
@@ -210,17 +215,24 @@ bool open_thread_file(ThreadState* s, uint32_t flags, pid_t tid = 0) {
   }
   if (fd < 0) return false;
   void* hdr = MAP_FAILED;
-  if (grow_file(fd, 0, format::kHeaderSize))
-    hdr = mmap(nullptr, format::kHeaderSize, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  for (int tries = 0; tries < kEbadfTries; ++tries) {  // EBADF: extend_window
+    if (tries) fd = open_recording_file(s->path, O_RDWR | O_CLOEXEC);
+    if (fd < 0) break;
+    if (grow_file(fd, 0, format::kHeaderSize))
+      hdr = mmap(nullptr, format::kHeaderSize, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    const int why = errno;
+    close(fd);
+    fd = -1;
+    errno = why;
+    if (hdr != MAP_FAILED || why != EBADF) break;
+  }
   if (hdr == MAP_FAILED) {
     // No header (a full disk): no file either, rather than an empty one readers must skip.
     const int why = errno;
     unlink_recording_file(s->path);
-    close(fd);
     errno = why;
     return false;
   }
-  close(fd);
   auto* h = static_cast<ThreadFileHeader*>(hdr);
   memcpy(h->magic, format::kThreadMagic, sizeof h->magic);
   h->version = format::kTraceVersion;

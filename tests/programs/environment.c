@@ -7,15 +7,18 @@
  * the last one to end puts the handler back), and 70 popen() streams open at once all
  * close with their own child's status, fclose waits for a popen command as pclose does, a
  * thread cancelled inside system() gets its command killed and the handler back, popen
- * takes glibc's modes; the auxiliary vector is where code that walks past
+ * takes glibc's modes, posix_spawn works from a thread with the smallest stack; the
+ * auxiliary vector is where code that walks past
  * the start-up environment finds it. Then it execs itself with `environ`, which lacks
  * callmon's variables: the child is recorded all the same and sees none either.
  *
  * Prints the same with and without callmon. */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <limits.h>
 #include <pthread.h>
 #include <signal.h>
+#include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -124,6 +127,28 @@ NOT_INSTRUMENTED static int popen_modes(void) {
   return refused && er;
 }
 
+NOT_INSTRUMENTED static void* spawn_true(void* arg) {
+  (void)arg;
+  pid_t pid;
+  char* argv[] = {"true", NULL};
+  if (posix_spawn(&pid, "/bin/true", NULL, NULL, argv, environ) != 0) return NULL;
+  int st;
+  waitpid(pid, &st, 0);
+  return (void*)(long)(st == 0);
+}
+
+/* posix_spawn from a thread with the smallest stack there is: the runtime's wrapper took
+ * 16 KiB of it for the child's environment, and the thread died of SIGSEGV. */
+NOT_INSTRUMENTED static int small_stack_spawn(void) {
+  pthread_attr_t attr;
+  pthread_attr_init(&attr);
+  pthread_attr_setstacksize(&attr, PTHREAD_STACK_MIN);
+  pthread_t t;
+  void* ok = NULL;
+  if (pthread_create(&t, &attr, spawn_true, NULL) == 0) pthread_join(t, &ok);
+  return ok != NULL;
+}
+
 int main(int argc, char** argv, char** envp) {
   if (argc > 1) {
     printf("child: callmon entries %d\n", callmon_entries());
@@ -144,6 +169,7 @@ int main(int argc, char** argv, char** envp) {
   printf("cancelled system(): command reaped, handler back: %s\n",
          cancelled_system() ? "yes" : "no");
   printf("popen modes as glibc's: %s\n", popen_modes() ? "yes" : "no");
+  printf("posix_spawn on a PTHREAD_STACK_MIN stack: %s\n", small_stack_spawn() ? "ok" : "failed");
   fflush(stdout);
   char self[4096];
   ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
