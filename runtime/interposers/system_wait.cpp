@@ -1,7 +1,9 @@
 // system()'s wait (system_wait.hpp). The cancellation unwinds the thread's stack, and only a
-// handler that unwinding runs can clean up: this file is compiled with -fexceptions, which
-// the runtime's others are not (runtime/CMakeLists.txt), so that pthread_cleanup_push's
-// handler runs.
+// handler that unwinding runs can clean up. Built without exceptions, as the whole runtime
+// is, pthread_cleanup_push takes glibc's setjmp form (__pthread_register_cancel), whose
+// buffer the cancellation's unwinding jumps to: no landing pad, no personality routine, so
+// libcallmon.so needs no libstdc++ (with -fexceptions it did, and libstdc++'s start-up
+// allocation showed in every recorded program's own malloc).
 #include "runtime/interposers/system_wait.hpp"
 
 #include <errno.h>
@@ -31,7 +33,7 @@ void on_cancel(void* p) {
 
 int system_wait(pid_t pid, int* status, void (*done)(void*), void* arg) {
   Cancelled c{pid, done, arg};
-  int r = 0;
+  volatile int r = 0;  // set after pthread_cleanup_push's setjmp
   pthread_cleanup_push(on_cancel, &c);
   while (waitpid(pid, status, 0) < 0) {
     if (errno != EINTR) {
