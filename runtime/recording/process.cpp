@@ -73,6 +73,19 @@ struct ModuleSeen {
 };
 ModuleSeen g_modules[4096];
 unsigned g_module_count = 0;
+// Set by the detach (process_end_for_attach) for the next attach to write every module line
+// again. The detach runs with the other threads stopped, maybe one inside a scan (a dlclose
+// under way); emptying the table under that scan's feet made its next removal index
+// g_modules[-1u] (SIGSEGV in the program, after the detach). The table is emptied by the
+// next one who takes the scan lock (lock_scan).
+int g_modules_reset = 0;
+
+// Takes the module scan lock; empties the table first if a detach asked for it.
+void lock_scan() {
+  while (__atomic_exchange_n(&g_scan_lock, 1, __ATOMIC_ACQUIRE)) sched_yield();
+  if (__atomic_exchange_n(&g_modules_reset, 0, __ATOMIC_ACQ_REL)) g_module_count = 0;
+}
+void unlock_scan() { __atomic_store_n(&g_scan_lock, 0, __ATOMIC_RELEASE); }
 
 uint64_t hash_str(const char* s) {
   uint64_t h = 1469598103934665603ull;
@@ -469,7 +482,7 @@ void modules_rescan() {
   // One scan at a time: the loader serialises the callbacks of concurrent scans, but the
   // name filter publishes what a scan found after it (filter_scan_done). Never taken from a
   // signal handler (rescans are not done by nested hooks).
-  while (__atomic_exchange_n(&g_scan_lock, 1, __ATOMIC_ACQUIRE)) sched_yield();
+  lock_scan();
   dl_iterate_phdr(module_callback, nullptr);
   for_each_other_namespace_module(module_callback, nullptr);  // dlmopen'ed (namespace_walk.hpp)
   filter_scan_done();
@@ -478,7 +491,7 @@ void modules_rescan() {
   put_pg_line();
   put_own_unwinder_line();
   put_other_namespace_lines();  // dlmopen'ed modules not recorded: said
-  __atomic_store_n(&g_scan_lock, 0, __ATOMIC_RELEASE);
+  unlock_scan();
 }
 
 namespace {
@@ -518,7 +531,7 @@ void modules_before_unload() {
 void modules_after_unload() {
   if (__atomic_load_n(&g_state, __ATOMIC_ACQUIRE) != kOn || monitor_mode()) return;
   ErrnoSaver es;
-  while (__atomic_exchange_n(&g_scan_lock, 1, __ATOMIC_ACQUIRE)) sched_yield();
+  lock_scan();
   for (unsigned i = 0; i < g_module_count; ++i) g_modules[i].present = false;
   dl_iterate_phdr(presence_callback, nullptr);
   for_each_other_namespace_module(presence_callback, nullptr);
@@ -539,7 +552,7 @@ void modules_after_unload() {
     g_modules[i] = g_modules[--g_module_count];
   }
   filter_scan_done();
-  __atomic_store_n(&g_scan_lock, 0, __ATOMIC_RELEASE);
+  unlock_scan();
 }
 
 void request_rescan() { __atomic_store_n(&g_rescan, 1, __ATOMIC_RELEASE); }
@@ -611,7 +624,9 @@ void process_end_for_attach() {
   uint64_t t = read_ticks(), ns = monotonic_ns();
   b.str("sync ").dec(t).ch(' ').dec(ns).str("\nexit ").dec(t).ch(' ').dec(ns).ch('\n');
   meta_append(b.c_str(), static_cast<unsigned>(b.size()));
-  g_module_count = 0;  // the next attach writes every module line into its own meta file
+  // The next attach writes every module line into its own meta file (lock_scan: a thread
+  // stopped inside a scan may hold the table).
+  __atomic_store_n(&g_modules_reset, 1, __ATOMIC_RELEASE);
   g_libcall_written = ~0u;  // and its library calls' names and count
   g_libcall_named = 0;
   g_xray_written = 0;  // and its xray-sleds line
