@@ -61,6 +61,15 @@ bool lookup(char* const envp[], const char* entry) {
   return false;
 }
 
+// An LD_PRELOAD value without the library callmon put in front of its runtime for this
+// program only (`first`, CALLMON_PRELOAD_FIRST: an ASan build's runtime), which the
+// programs it starts did not have without callmon.
+const char* without_first(const char* value, const char* first) {
+  if (first && first[0] && has_prefix(value, first) && value[name_len(first)] == ':')
+    return value + name_len(first) + 1;  // name_len: the whole string (it holds no '=')
+  return value;
+}
+
 // libcallmon.so's path: the recording's (set up with the process), else found once with
 // dladdr (a monitored process). Empty when unknown.
 char g_self[4096];
@@ -161,9 +170,7 @@ char** child_env(char* const envp[], void* buf) {
   for (char* const* e = envp; e && *e; ++e) {
     if (has_name(*e, "LD_PRELOAD") && self[0] && !has_preload) {
       has_preload = true;
-      const char* value = *e + 11;
-      if (first && first[0] && has_prefix(value, first) && value[name_len(first)] == ':')
-        value += name_len(first) + 1;  // name_len: the whole string (it holds no '=')
+      const char* value = without_first(*e + 11, first);
       if (!contains(value, self) || value != *e + 11) {
         // Ours first, then the program's own preloads.
         LineBuf b(preload_buf, l.preload_size);
@@ -239,9 +246,7 @@ void hide_callmon_env() {
   for (char** e = environ; *e; ++e) {
     if (has_prefix(*e, "CALLMON_")) continue;
     if (has_name(*e, "LD_PRELOAD") && self[0]) {
-      const char* value = *e + 11;
-      if (first && first[0] && has_prefix(value, first) && value[name_len(first)] == ':')
-        value += name_len(first) + 1;
+      const char* value = without_first(*e + 11, first);
       if (has_prefix(value, self) && (value[name_len(self)] == ':' || !value[name_len(self)])) {
         value += name_len(self);
         if (*value == ':') ++value;
